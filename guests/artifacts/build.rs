@@ -1,0 +1,96 @@
+//! Compiles every guest program in `guests/programs` to wasm32-wasip1 with a nested cargo (its
+//! own target directory under `OUT_DIR`, so it never waits on the outer build's lock) and
+//! writes `gen.rs`: one `pub const <NAME>: &str` path per guest (Rust bins and `guests/wat/*.wat`
+//! alike) and a `foreach_<suite>!` macro per name prefix.
+
+use std::collections::BTreeMap;
+use std::env;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Name prefixes of guests. A guest whose prefix is not listed fails the build, so every guest
+/// belongs to a suite whose tests call `foreach_<suite>!(assert_test_exists)`.
+const SUITES: &[&str] = &["cli", "fs", "trap", "limits", "mem"];
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let guests = manifest_dir.parent().expect("guests dir").to_owned();
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let target_dir = out_dir.join("target");
+
+    for watched in ["Cargo.toml", "Cargo.lock", "programs", "wat"] {
+        println!("cargo:rerun-if-changed={}", guests.join(watched).display());
+    }
+
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(&guests)
+        .args(["build", "--release", "--locked", "--target=wasm32-wasip1", "--workspace", "--bins"])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .status()
+        .expect("failed to run cargo for the guests");
+    assert!(
+        status.success(),
+        "building the guests failed (is the wasm32-wasip1 target installed? `rustup target add wasm32-wasip1`)"
+    );
+    let wasm_dir = target_dir.join("wasm32-wasip1").join("release");
+
+    let mut guests_by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for entry in read_dir_sorted(&guests.join("programs/src/bin")) {
+        if let Some(name) = stem_with_ext(&entry, "rs") {
+            let wasm = wasm_dir.join(format!("{name}.wasm"));
+            assert!(wasm.is_file(), "guest `{name}` was not built at {}", wasm.display());
+            guests_by_name.insert(name, wasm);
+        }
+    }
+    for entry in read_dir_sorted(&guests.join("wat")) {
+        if let Some(name) = stem_with_ext(&entry, "wat") {
+            let previous = guests_by_name.insert(name.clone(), entry.clone());
+            assert!(previous.is_none(), "guest `{name}` exists both as Rust and as WAT");
+        }
+    }
+
+    let mut generated = String::new();
+    let mut suites: BTreeMap<&str, Vec<&str>> = SUITES.iter().map(|s| (*s, Vec::new())).collect();
+    for (name, path) in &guests_by_name {
+        let suite = name.split('_').next().unwrap_or_default();
+        let Some(members) = suites.get_mut(suite) else {
+            panic!("guest `{name}` has unknown suite prefix `{suite}` (known: {SUITES:?})");
+        };
+        members.push(name);
+        writeln!(
+            generated,
+            "/// Path of the guest `{name}`.\npub const {}: &str = {:?};",
+            name.to_uppercase(),
+            path.display().to_string()
+        )
+        .unwrap();
+    }
+    for (suite, members) in &suites {
+        writeln!(generated, "/// Calls `$mac!(name)` for every guest of the `{suite}` suite.").unwrap();
+        writeln!(generated, "#[macro_export]\nmacro_rules! foreach_{suite} {{\n    ($mac:ident) => {{").unwrap();
+        for name in members {
+            writeln!(generated, "        $mac!({name});").unwrap();
+        }
+        writeln!(generated, "    }};\n}}").unwrap();
+    }
+    std::fs::write(out_dir.join("gen.rs"), generated).expect("write gen.rs");
+}
+
+fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    entries.sort();
+    entries
+}
+
+fn stem_with_ext(path: &Path, ext: &str) -> Option<String> {
+    (path.extension()? == ext).then(|| path.file_stem()?.to_str().map(str::to_owned))?
+}

@@ -1,0 +1,211 @@
+//! The sandbox builder: every setting of a guest run, with its default.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::cache::CacheMode;
+use crate::error::ConfigError;
+use crate::preopen::{DirAccess, Preopen};
+use crate::sandbox::Sandbox;
+use crate::stdio::{GuestOutput, GuestStdin};
+
+/// Settings of a sandbox. Defaults: no arguments, an empty environment, no preopened
+/// directories, stdin at end of file, stdout and stderr inherited, no memory limit beyond
+/// wasm's own, no fuel limit, no timeout, linear memory marked `MADV_DONTFORK`, compiled
+/// modules cached in the user cache directory.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use wrt_runtime::{GuestOutput, Outcome, Sandbox};
+///
+/// # fn main() -> wasmtime::Result<()> {
+/// let sandbox = Sandbox::builder()
+///     .arg("--verbose")
+///     .env("LANG", "C")?
+///     .stdout(GuestOutput::Capture { limit: 1 << 20 })
+///     .max_memory(256 << 20)
+///     .timeout(Duration::from_secs(2))
+///     .build()?;
+/// let guest = sandbox.load_file("app.wasm")?;
+/// let report = sandbox.run(&guest)?;
+/// assert_eq!(report.outcome, Outcome::Exited(0));
+/// println!("{}", String::from_utf8_lossy(&report.stdout));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct SandboxBuilder {
+    pub(crate) argv0: Option<String>,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) preopens: Vec<Preopen>,
+    pub(crate) stdin: GuestStdin,
+    pub(crate) stdout: GuestOutput,
+    pub(crate) stderr: GuestOutput,
+    pub(crate) max_memory: Option<u64>,
+    pub(crate) fuel: Option<u64>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) dontfork: bool,
+    pub(crate) cache: CacheMode,
+}
+
+impl Default for SandboxBuilder {
+    fn default() -> Self {
+        Self {
+            argv0: None,
+            args: Vec::new(),
+            env: Vec::new(),
+            preopens: Vec::new(),
+            stdin: GuestStdin::Null,
+            stdout: GuestOutput::Inherit,
+            stderr: GuestOutput::Inherit,
+            max_memory: None,
+            fuel: None,
+            timeout: None,
+            dontfork: true,
+            cache: CacheMode::Default,
+        }
+    }
+}
+
+impl SandboxBuilder {
+    /// A builder with the defaults listed above.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The guest's `argv[0]`. Default: the guest's file name.
+    pub fn argv0(mut self, argv0: impl Into<String>) -> Self {
+        self.argv0 = Some(argv0.into());
+        self
+    }
+
+    /// Appends one argument after `argv[0]`.
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Appends arguments after `argv[0]`.
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable of the guest. The guest sees no host variable unless it is
+    /// set here.
+    ///
+    /// # Errors
+    ///
+    /// An empty name, or a name containing `=` or NUL, or a value containing NUL.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Result<Self, ConfigError> {
+        let (name, value) = (name.into(), value.into());
+        if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
+            return Err(ConfigError::BadEnv { spec: format!("{name}={value}") });
+        }
+        self.env.push((name, value));
+        Ok(self)
+    }
+
+    /// Sets a variable from `NAME=VALUE`, as `--env` takes it.
+    ///
+    /// # Errors
+    ///
+    /// As [`SandboxBuilder::env`], and a spec without `=`.
+    pub fn env_spec(self, spec: &str) -> Result<Self, ConfigError> {
+        match spec.split_once('=') {
+            Some((name, value)) => self.env(name, value),
+            None => Err(ConfigError::BadEnv { spec: spec.to_owned() }),
+        }
+    }
+
+    /// Gives the guest a host directory.
+    ///
+    /// # Ambient authority
+    ///
+    /// The guest reaches the files below `host` with the host process's own permissions,
+    /// narrowed to `access`.
+    pub fn preopen(mut self, host: impl AsRef<Path>, guest: impl Into<String>, access: DirAccess) -> Self {
+        self.preopens.push(Preopen { host: host.as_ref().to_owned(), guest: guest.into(), access });
+        self
+    }
+
+    /// Gives the guest a directory described by a parsed [`Preopen`].
+    pub fn preopen_spec(mut self, preopen: Preopen) -> Self {
+        self.preopens.push(preopen);
+        self
+    }
+
+    /// The guest's standard input. Default: end of file.
+    pub fn stdin(mut self, stdin: GuestStdin) -> Self {
+        self.stdin = stdin;
+        self
+    }
+
+    /// The guest's standard output. Default: inherited.
+    pub fn stdout(mut self, stdout: GuestOutput) -> Self {
+        self.stdout = stdout;
+        self
+    }
+
+    /// The guest's standard error. Default: inherited.
+    pub fn stderr(mut self, stderr: GuestOutput) -> Self {
+        self.stderr = stderr;
+        self
+    }
+
+    /// The most bytes any one linear memory may grow to; `memory.grow` past it returns -1.
+    /// Default: no limit beyond the module's own maximum.
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = Some(bytes);
+        self
+    }
+
+    /// Fuel for each call into the guest (roughly one unit per wasm instruction); running out
+    /// ends the run with [`crate::Outcome::OutOfFuel`]. Default: unlimited (and no fuel
+    /// accounting in the generated code).
+    pub fn fuel(mut self, fuel: u64) -> Self {
+        self.fuel = Some(fuel);
+        self
+    }
+
+    /// Wall-clock time each call into the guest may take; past it the run ends with
+    /// [`crate::Outcome::TimedOut`]. Default: none.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Whether guest memories are marked `MADV_DONTFORK`, so a `fork()` of the host does not
+    /// copy their page tables. Default: on. Turn off only to measure what it saves.
+    pub fn dontfork(mut self, on: bool) -> Self {
+        self.dontfork = on;
+        self
+    }
+
+    /// Where compiled modules are cached. Default: [`CacheMode::Default`].
+    pub fn cache(mut self, cache: CacheMode) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Checks the settings and creates the sandbox (a wasmtime engine and linker).
+    ///
+    /// # Errors
+    ///
+    /// A zero fuel, memory limit or timeout ([`ConfigError::BadLimit`]), or a failure to
+    /// create the engine.
+    pub fn build(self) -> wasmtime::Result<Sandbox> {
+        if self.fuel == Some(0) {
+            return Err(ConfigError::BadLimit { what: "fuel", reason: "must be at least 1".into() }.into());
+        }
+        if self.max_memory == Some(0) {
+            return Err(ConfigError::BadLimit { what: "memory limit", reason: "must be at least 1 byte".into() }.into());
+        }
+        if self.timeout == Some(Duration::ZERO) {
+            return Err(ConfigError::BadLimit { what: "timeout", reason: "must be longer than zero".into() }.into());
+        }
+        Sandbox::new(self)
+    }
+}

@@ -1,0 +1,63 @@
+//! `wrt-runtime` runs WebAssembly guests (WASI preview 1 core modules) in wasmtime, with every
+//! guest linear memory and GC heap mapped by wrt's own memory creator and marked
+//! `MADV_DONTFORK`, so that a `fork()` of the host never copies the guest's page tables.
+//!
+//! A [`Sandbox`] holds the settings (arguments, environment, preopened directories, stdio,
+//! memory limit, fuel, timeout); it loads guests from files or bytes (compiled modules are
+//! cached on disk) and runs them. How a guest ended is an [`Outcome`]: exited with a code,
+//! trapped (with the trap and wasm backtrace), timed out, out of fuel. Errors are kept for
+//! failures of wrt itself: a missing file, bytes that are not wasm, an unknown import.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! use wrt_runtime::{DirAccess, Outcome, Sandbox};
+//!
+//! # fn main() -> wasmtime::Result<()> {
+//! let sandbox = Sandbox::builder()
+//!     .args(["input.txt"])
+//!     .preopen("./data", "/data", DirAccess::ReadOnly)
+//!     .max_memory(512 << 20)
+//!     .build()?;
+//! let guest = sandbox.load_file("app.wasm")?;
+//! match sandbox.run(&guest)?.outcome {
+//!     Outcome::Exited(code) => println!("exited with {code}"),
+//!     other => println!("ended: {other:?}"),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # Platform-specific behavior
+//!
+//! `MADV_DONTFORK` is Linux-only; elsewhere guest memory is mapped the same way without it.
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+#![doc(test(attr(deny(warnings))))]
+
+mod builder;
+mod cache;
+mod deadline;
+mod error;
+mod guest;
+mod instance;
+mod outcome;
+mod preopen;
+mod sandbox;
+mod state;
+mod stdio;
+#[allow(unsafe_code, reason = "maps guest memory and implements wasmtime's unsafe memory traits")]
+mod sys;
+mod units;
+mod wasi_ctx;
+
+pub use builder::SandboxBuilder;
+pub use cache::CacheMode;
+pub use error::{ConfigError, InstantiateError, LoadError};
+pub use guest::Guest;
+pub use instance::{Instance, Report};
+pub use outcome::{Outcome, TrapInfo, WasmValue};
+pub use preopen::{DirAccess, Preopen};
+pub use sandbox::Sandbox;
+pub use stdio::{GuestOutput, GuestStdin};
+pub use units::{UnitError, parse_duration, parse_size};
+pub use wasmtime;

@@ -1,0 +1,76 @@
+//! How a guest run ended. A guest stopping in one of the ways guests do is an outcome, not an
+//! error: errors are reserved for failures of wrt itself.
+
+use std::fmt;
+use std::time::Duration;
+
+/// How a guest run ended.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// `_start` returned (code 0) or the guest called `proc_exit(code)`.
+    Exited(i32),
+    /// An `--invoke`d export returned these values.
+    Returned(Vec<WasmValue>),
+    /// The guest trapped: unreachable, out-of-bounds access, stack overflow, a host function
+    /// refusing to continue, and so on.
+    Trapped(TrapInfo),
+    /// The wall-clock timeout passed.
+    TimedOut(Duration),
+    /// The guest used all its fuel.
+    OutOfFuel(u64),
+}
+
+impl Outcome {
+    /// Whether the guest finished normally with status 0 (or returned from an export).
+    pub fn success(&self) -> bool {
+        matches!(self, Outcome::Exited(0) | Outcome::Returned(_))
+    }
+}
+
+/// Why a guest trapped, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrapInfo {
+    /// The wasm trap code, if the guest trapped on a wasm instruction. `None` when a host
+    /// function stopped the guest (for example `proc_exit` with a status of 126 or more).
+    pub trap: Option<wasmtime::Trap>,
+    /// One line saying what happened.
+    pub message: String,
+    /// The wasm backtrace, one frame a line, innermost first, if one was captured.
+    pub backtrace: Option<String>,
+}
+
+impl fmt::Display for TrapInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(backtrace) = &self.backtrace {
+            write!(f, "\n{backtrace}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A value returned by an invoked export.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum WasmValue {
+    /// `i32`
+    I32(i32),
+    /// `i64`
+    I64(i64),
+    /// `f32`
+    F32(f32),
+    /// `f64`
+    F64(f64),
+}
+
+impl fmt::Display for WasmValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WasmValue::I32(v) => write!(f, "{v}"),
+            WasmValue::I64(v) => write!(f, "{v}"),
+            WasmValue::F32(v) => write!(f, "{v}"),
+            WasmValue::F64(v) => write!(f, "{v}"),
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! What a guest's `Store` holds.
+
+use std::time::Instant;
+
+use wasmtime::StoreLimits;
+use wasmtime_wasi::p1::WasiP1Ctx;
+
+/// The per-guest host state.
+pub(crate) struct GuestState {
+    pub(crate) wasi: WasiP1Ctx,
+    pub(crate) limits: StoreLimits,
+    /// When the running call must stop, if a timeout is set.
+    pub(crate) deadline: Option<Instant>,
+}

@@ -1,0 +1,78 @@
+//! The WASI preview 1 context of a guest, built from the sandbox settings.
+
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+use crate::builder::SandboxBuilder;
+use crate::error::ConfigError;
+use crate::preopen::DirAccess;
+use crate::stdio::{GuestOutput, GuestStdin};
+
+/// Captured output streams of one guest instance.
+#[derive(Debug, Default)]
+pub(crate) struct Captured {
+    pub(crate) stdout: Option<MemoryOutputPipe>,
+    pub(crate) stderr: Option<MemoryOutputPipe>,
+}
+
+/// Builds the context: argv, environment, preopens and stdio. Nothing of the host (env, args,
+/// network) is inherited unless the settings say so.
+pub(crate) fn build(settings: &SandboxBuilder, guest_name: &str) -> wasmtime::Result<(WasiP1Ctx, Captured)> {
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.arg(settings.argv0.as_deref().unwrap_or(guest_name));
+    wasi.args(&settings.args);
+    for (name, value) in &settings.env {
+        wasi.env(name, value);
+    }
+    for preopen in &settings.preopens {
+        let perms = match preopen.access {
+            DirAccess::ReadOnly => FsPerms::ReadOnly,
+            DirAccess::ReadWrite => FsPerms::ReadWrite,
+        };
+        // Check the directory first, for an error that names it and says why.
+        match std::fs::metadata(&preopen.host) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                let source = std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory");
+                return Err(ConfigError::Preopen { path: preopen.host.clone(), source }.into());
+            }
+            Err(source) => return Err(ConfigError::Preopen { path: preopen.host.clone(), source }.into()),
+        }
+        wasi.preopened_dir(&preopen.host, &preopen.guest, perms)
+            .map_err(|e| e.context(format!("failed to open directory `{}` for the guest", preopen.host.display())))?;
+    }
+    match &settings.stdin {
+        GuestStdin::Null => {}
+        GuestStdin::Inherit => {
+            wasi.inherit_stdin();
+        }
+        GuestStdin::Bytes(bytes) => {
+            wasi.stdin(MemoryInputPipe::new(bytes.clone()));
+        }
+    }
+    let mut captured = Captured::default();
+    match settings.stdout {
+        GuestOutput::Inherit => {
+            wasi.inherit_stdout();
+        }
+        GuestOutput::Null => {}
+        GuestOutput::Capture { limit } => {
+            let pipe = MemoryOutputPipe::new(limit);
+            wasi.stdout(pipe.clone());
+            captured.stdout = Some(pipe);
+        }
+    }
+    match settings.stderr {
+        GuestOutput::Inherit => {
+            wasi.inherit_stderr();
+        }
+        GuestOutput::Null => {}
+        GuestOutput::Capture { limit } => {
+            let pipe = MemoryOutputPipe::new(limit);
+            wasi.stderr(pipe.clone());
+            captured.stderr = Some(pipe);
+        }
+    }
+    Ok((wasi.build_p1(), captured))
+}

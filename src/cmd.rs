@@ -1,0 +1,39 @@
+//! The subcommands of `wrt`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub(crate) mod run;
+
+/// A WebAssembly sandbox runtime whose guests may run host programs.
+#[derive(Debug, Parser)]
+#[command(name = "wrt", version, about, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a WebAssembly module (WASI preview 1)
+    Run(run::RunArgs),
+}
+
+impl Cli {
+    pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
+        match self.command {
+            Command::Run(args) => args.run(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        super::Cli::command().debug_assert();
+    }
+}

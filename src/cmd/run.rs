@@ -1,0 +1,148 @@
+//! `wrt run`: run a guest and exit with its status.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use wrt_runtime::{CacheMode, DirAccess, GuestStdin, Outcome, Preopen, Sandbox, SandboxBuilder};
+
+/// Exit code for a trap, as `wasmtime run` (128 + SIGABRT).
+const EXIT_TRAP: u8 = 134;
+/// Exit code for a timeout, as `timeout(1)`.
+const EXIT_TIMEOUT: u8 = 124;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+/// Run a WebAssembly module (WASI preview 1)
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// Give the guest a host directory, read-write: HOST[::GUEST]
+    #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+    dirs: Vec<String>,
+
+    /// Give the guest a host directory, read-only: HOST[::GUEST]
+    #[arg(long = "ro-dir", value_name = "HOST[::GUEST]")]
+    ro_dirs: Vec<String>,
+
+    /// Set an environment variable of the guest (the guest sees no host variable otherwise)
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
+
+    /// Largest size of any guest linear memory, e.g. `512MiB`; memory.grow past it returns -1
+    #[arg(long, value_name = "SIZE", value_parser = wrt_runtime::parse_size)]
+    max_memory: Option<u64>,
+
+    /// Fuel (about one unit per wasm instruction) before the guest is stopped
+    #[arg(long, value_name = "N")]
+    fuel: Option<u64>,
+
+    /// Wall-clock time before the guest is stopped, e.g. `2s` or `500ms` (exit code 124)
+    #[arg(long, value_name = "DURATION", value_parser = wrt_runtime::parse_duration)]
+    timeout: Option<Duration>,
+
+    /// Call this exported function instead of `_start`; ARGS are its parameters
+    #[arg(long, value_name = "NAME")]
+    invoke: Option<String>,
+
+    /// Mark guest memory MADV_DONTFORK so forks of the host skip it (off only for comparisons)
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    dontfork: OnOff,
+
+    /// Compile the module even if a compiled copy is cached
+    #[arg(long)]
+    no_cache: bool,
+
+    /// The guest's standard input: `null` (end of file at once) or `inherit`
+    #[arg(long, value_name = "null|inherit", default_value = "inherit")]
+    stdin: StdinMode,
+
+    /// The WebAssembly module (.wasm or .wat)
+    module: PathBuf,
+
+    /// Arguments for the guest (or the parameters of --invoke)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StdinMode {
+    Null,
+    Inherit,
+}
+
+impl RunArgs {
+    /// Turns the flags into sandbox settings; the runtime validates them.
+    fn sandbox(&self) -> anyhow::Result<SandboxBuilder> {
+        let mut builder = Sandbox::builder()
+            .dontfork(self.dontfork == OnOff::On)
+            .cache(if self.no_cache { CacheMode::Disabled } else { CacheMode::Default })
+            .stdin(match self.stdin {
+                StdinMode::Null => GuestStdin::Null,
+                StdinMode::Inherit => GuestStdin::Inherit,
+            });
+        if self.invoke.is_none() {
+            builder = builder.args(self.args.iter().cloned());
+        }
+        for (specs, access) in [(&self.dirs, DirAccess::ReadWrite), (&self.ro_dirs, DirAccess::ReadOnly)] {
+            for spec in specs {
+                builder = builder.preopen_spec(Preopen::parse(spec, access)?);
+            }
+        }
+        for spec in &self.env {
+            builder = builder.env_spec(spec)?;
+        }
+        if let Some(max) = self.max_memory {
+            builder = builder.max_memory(max);
+        }
+        if let Some(fuel) = self.fuel {
+            builder = builder.fuel(fuel);
+        }
+        if let Some(timeout) = self.timeout {
+            builder = builder.timeout(timeout);
+        }
+        Ok(builder)
+    }
+
+    pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
+        let sandbox = self.sandbox()?.build()?;
+        let guest = sandbox.load_file(&self.module)?;
+        let report = match &self.invoke {
+            Some(export) => sandbox.invoke(&guest, export, &self.args)?,
+            None => sandbox.run(&guest)?,
+        };
+        let name = self.module.display();
+        Ok(match report.outcome {
+            Outcome::Exited(code) => ExitCode::from(code as u8),
+            Outcome::Returned(values) => {
+                let mut stdout = std::io::stdout().lock();
+                for value in values {
+                    writeln!(stdout, "{value}").context("failed to write the results")?;
+                }
+                ExitCode::SUCCESS
+            }
+            Outcome::Trapped(trap) => {
+                eprintln!("wrt: guest `{name}` trapped: {trap}");
+                ExitCode::from(EXIT_TRAP)
+            }
+            Outcome::TimedOut(after) => {
+                eprintln!("wrt: guest `{name}` timed out after {after:?}");
+                ExitCode::from(EXIT_TIMEOUT)
+            }
+            Outcome::OutOfFuel(fuel) => {
+                eprintln!("wrt: guest `{name}` ran out of fuel (all {fuel} units used)");
+                ExitCode::from(EXIT_TRAP)
+            }
+            _ => {
+                eprintln!("wrt: guest `{name}` ended in an unknown way");
+                ExitCode::from(EXIT_TRAP)
+            }
+        })
+    }
+}

@@ -1,0 +1,17 @@
+//! `wrt`: run WebAssembly guests in a sandbox whose guests may run host programs.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cmd;
+
+fn main() -> ExitCode {
+    match cmd::Cli::parse().run() {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("wrt: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
