@@ -1,1 +1,88 @@
-fn main() {}
+//! What a fork+exec+wait of `/bin/true` by the host costs while a guest holds 0 / 600 MiB /
+//! 2 GiB of touched linear memory, with MADV_DONTFORK on and off, beside posix_spawn (which
+//! never copies page tables) as the floor.
+
+use std::ffi::CString;
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use wrt_runtime::{Instance, Outcome, Sandbox};
+
+const HEAPS_MIB: [i32; 3] = [0, 600, 2048];
+
+/// A guest instance holding `mib` MiB of touched linear memory.
+fn guest_holding(mib: i32, dontfork: bool) -> Instance {
+    let sandbox = Sandbox::builder().dontfork(dontfork).build().expect("sandbox");
+    let guest = sandbox.load_file(wrt_test_guests::MEM_TOUCH).expect("mem_touch guest");
+    let mut instance = sandbox.instantiate(&guest).expect("instantiate");
+    let outcome = instance.invoke("touch", &[mib.max(1).to_string()]).expect("touch");
+    assert!(matches!(outcome, Outcome::Returned(_)), "{outcome:?}");
+    instance
+}
+
+fn fork_exec(c: &mut Criterion) {
+    let mut group = c.benchmark_group("fork_exec_true");
+    group.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    let true_path = CString::new("/bin/true").unwrap();
+    for mib in HEAPS_MIB {
+        for dontfork in [true, false] {
+            let instance = (mib > 0).then(|| guest_holding(mib, dontfork));
+            let id = BenchmarkId::new(if dontfork { "fork/dontfork" } else { "fork/plain" }, format!("{mib}MiB"));
+            group.bench_with_input(id, &mib, |b, _| b.iter(|| sys::fork_exec_wait(black_box(&true_path))));
+            drop(instance);
+        }
+        let instance = (mib > 0).then(|| guest_holding(mib, true));
+        group.bench_with_input(BenchmarkId::new("posix_spawn", format!("{mib}MiB")), &mib, |b, _| {
+            b.iter(|| sys::posix_spawn_wait(black_box(&true_path)))
+        });
+        drop(instance);
+    }
+    group.finish();
+}
+
+#[allow(unsafe_code, reason = "fork, exec and posix_spawn without any wrapper, as the floor")]
+mod sys {
+    use std::ffi::CString;
+
+    /// fork, execv `path` in the child, wait for it.
+    pub(crate) fn fork_exec_wait(path: &CString) {
+        let argv = [path.as_ptr(), std::ptr::null()];
+        // SAFETY: the child only calls execv and _exit (async-signal-safe) on `argv`, which was
+        // prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // SAFETY: `argv` is a NULL-terminated array of valid C strings.
+            unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
+            // SAFETY: exec failed; leave the child without running any of the parent's code.
+            unsafe { libc::_exit(127) };
+        }
+        wait(pid);
+    }
+
+    /// posix_spawn `path` with no file actions or attributes, wait for it.
+    pub(crate) fn posix_spawn_wait(path: &CString) {
+        let argv = [path.as_ptr().cast_mut(), std::ptr::null_mut()];
+        let envp = [std::ptr::null_mut()];
+        let mut pid = 0;
+        // SAFETY: `path`, `argv` and `envp` are valid NULL-terminated C arrays for the call;
+        // NULL file actions and attributes are allowed.
+        let rc = unsafe {
+            libc::posix_spawn(&mut pid, path.as_ptr(), std::ptr::null(), std::ptr::null(), argv.as_ptr(), envp.as_ptr())
+        };
+        assert_eq!(rc, 0, "posix_spawn failed");
+        wait(pid);
+    }
+
+    fn wait(pid: libc::pid_t) {
+        let mut status = 0;
+        // SAFETY: `pid` is our own child and `status` a valid out-parameter.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(rc, pid, "waitpid failed");
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "child failed: {status}");
+    }
+}
+
+criterion_group!(benches, fork_exec);
+criterion_main!(benches);

@@ -1,1 +1,18 @@
-fn main() {}
+//! wrt's integration tests: one binary, one module per area. Guests come from
+//! `wrt_test_guests`, compiled from source by its build script.
+
+mod cli;
+mod fs;
+mod limits;
+mod mem;
+mod trap;
+mod util;
+
+/// Fails to compile unless a test function named after the guest exists in the module.
+macro_rules! assert_test_exists {
+    ($name:ident) => {
+        #[expect(unused_imports, reason = "only checks that the test exists")]
+        use self::$name as _;
+    };
+}
+pub(crate) use assert_test_exists;

@@ -1,0 +1,186 @@
+//! `wrt run` end to end: arguments, environment, stdio, exit codes, and wrt's own errors.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use wrt_test_guests::*;
+
+use crate::util::{assert_code, run, stderr, stdout, wrt, wrt_lines};
+
+foreach_cli!(assert_test_exists);
+use crate::assert_test_exists;
+
+#[test]
+fn cli_hello() {
+    let out = run(["run", CLI_HELLO, "one", "two"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "hello from a wrt guest, args = [\"one\", \"two\"]\n");
+}
+
+#[test]
+fn cli_args() {
+    let out = run(["run", CLI_ARGS, "a", "b c", "--flag", "ünï"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "args ok\n");
+}
+
+#[test]
+fn cli_env() {
+    // The host's own environment (PATH, HOME, this variable) never reaches the guest.
+    let out = wrt()
+        .env("WRT_TEST_SECRET", "leak")
+        .args(["run", "--env", "GREETING=hi there", "--env", "EMPTY=", CLI_ENV])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "env ok\n");
+}
+
+#[test]
+fn cli_env_rejects_malformed_variables() {
+    for bad in ["NOVALUE", "=x"] {
+        let out = run(["run", "--env", bad, CLI_ENV]);
+        assert_code(&out, 2);
+        assert!(stderr(&out).contains(&format!("`{bad}`")), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn cli_exit_code() {
+    for code in [0, 1, 3, 42, 125] {
+        let out = run(["run", CLI_EXIT_CODE, &code.to_string()]);
+        assert_code(&out, code);
+        assert!(wrt_lines(&out).is_empty(), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn cli_stdin_echo() {
+    let input: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    let mut child = wrt()
+        .args(["run", CLI_STDIN_ECHO])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = {
+        let input = input.clone();
+        std::thread::spawn(move || stdin.write_all(&input).unwrap())
+    };
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_code(&out, 0);
+    assert!(out.stdout == input, "stdout differs from stdin");
+    assert_eq!(stderr(&out), "200000 bytes\n");
+}
+
+#[test]
+fn cli_stdin_null() {
+    let out = run(["run", "--stdin", "null", CLI_STDIN_ECHO]);
+    assert_code(&out, 0);
+    assert_eq!(stderr(&out), "0 bytes\n");
+}
+
+#[test]
+fn cli_unknown_import() {
+    let out = run(["run", CLI_UNKNOWN_IMPORT]);
+    assert_code(&out, 2);
+    assert_eq!(
+        wrt_lines(&out),
+        ["wrt: guest `cli_unknown_import.wat` imports `env::does_not_exist`, which wrt does not provide"]
+    );
+}
+
+#[test]
+fn missing_file_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.wasm");
+    let out = run(["run".as_ref(), missing.as_os_str()]);
+    assert_code(&out, 2);
+    let lines = wrt_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains(&format!("`{}`", missing.display())), "{lines:?}");
+    assert_eq!(stderr(&out).lines().count(), 1);
+}
+
+#[test]
+fn garbage_file_is_not_a_module() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in [
+        ("garbage.wasm", &b"\x7fELF\x02\x01\x01\0garbage"[..]),
+        ("text.wasm", b"hello, world\n"),
+        ("empty.wasm", b""),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = run(["run".as_ref(), path.as_os_str()]);
+        assert_code(&out, 2);
+        assert_eq!(wrt_lines(&out), [format!("wrt: `{name}` is not a WebAssembly module (no `\\0asm` header and not WebAssembly text)")]);
+    }
+}
+
+#[test]
+fn invalid_module_is_a_compile_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("truncated.wasm");
+    std::fs::write(&path, b"\0asm\x01\0\0\0\x01\x05").unwrap();
+    let out = run(["run".as_ref(), "--no-cache".as_ref(), path.as_os_str()]);
+    assert_code(&out, 2);
+    let lines = wrt_lines(&out);
+    assert!(lines[0].starts_with("wrt: failed to compile guest `truncated.wasm`"), "{lines:?}");
+}
+
+#[test]
+fn bad_flag_values_name_the_value() {
+    for (flag, value) in [("--max-memory", "12XB"), ("--timeout", "soon"), ("--fuel", "-5"), ("--dontfork", "maybe")] {
+        let out = run(["run", flag, value, CLI_HELLO]);
+        assert_code(&out, 2);
+        assert!(stderr(&out).contains(value), "{flag} {value}: {}", stderr(&out));
+    }
+    let out = run(["run", "--dir", "::/x", CLI_HELLO]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("`::/x`"), "{}", stderr(&out));
+}
+
+#[test]
+fn invoke_runs_an_export_with_parsed_arguments() {
+    let out = run(["run", "--invoke", "touch", MEM_TOUCH, "2"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "32\n");
+    let out = run(["run", "--invoke", "touch", MEM_TOUCH]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("expects 1 arguments, got 0"), "{}", stderr(&out));
+    let out = run(["run", "--invoke", "nope", MEM_TOUCH]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("no exported function `nope`"), "{}", stderr(&out));
+}
+
+#[test]
+fn second_run_uses_the_compile_cache() {
+    use wrt_runtime::{CacheMode, GuestOutput, Outcome, Sandbox};
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::builder()
+        .cache(CacheMode::Dir(dir.path().to_owned()))
+        .stdout(GuestOutput::Capture { limit: 1 << 16 })
+        .build()
+        .unwrap();
+    let first = sandbox.load_file(CLI_HELLO).unwrap();
+    assert!(!first.from_cache());
+    let second = sandbox.load_file(CLI_HELLO).unwrap();
+    assert!(second.from_cache());
+    let report = sandbox.run(&second).unwrap();
+    assert_eq!(report.outcome, Outcome::Exited(0));
+    assert!(String::from_utf8_lossy(&report.stdout).starts_with("hello from a wrt guest"));
+    // Different engine settings (fuel changes the generated code) miss the cache.
+    let fueled = Sandbox::builder().cache(CacheMode::Dir(dir.path().to_owned())).fuel(1 << 30).build().unwrap();
+    assert!(!fueled.load_file(CLI_HELLO).unwrap().from_cache());
+    // A corrupt entry is compiled again, not trusted.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        std::fs::write(entry.unwrap().path(), b"corrupt").unwrap();
+    }
+    let again = sandbox.load_file(CLI_HELLO).unwrap();
+    assert!(!again.from_cache());
+    assert_eq!(sandbox.run(&again).unwrap().outcome, Outcome::Exited(0));
+}

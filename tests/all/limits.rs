@@ -1,0 +1,69 @@
+//! Memory limit, fuel, timeout, and guard regions that fault.
+
+use std::time::{Duration, Instant};
+
+use wrt_runtime::{Outcome, Sandbox, WasmValue};
+use wrt_test_guests::*;
+
+use crate::util::{assert_code, run, stderr, stdout};
+
+foreach_limits!(assert_test_exists);
+use crate::assert_test_exists;
+
+#[test]
+fn limits_memory_grow() {
+    // 64 MiB limit: memory.grow returns -1 at 64 MiB, and the guest carries on.
+    let out = run(["run", "--max-memory", "64MiB", LIMITS_MEMORY_GROW]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "memory.grow failed at 64 MiB\n");
+    // Without a limit the same growth (to 128 MiB) succeeds.
+    let out = run(["run", LIMITS_MEMORY_GROW, "2048"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).starts_with("stopped at"), "{}", stdout(&out));
+}
+
+#[test]
+fn limits_spin() {
+    // Timeout: exit 124 and a message, well before the guest would ever finish.
+    let start = Instant::now();
+    let out = run(["run", "--timeout", "300ms", LIMITS_SPIN]);
+    assert_code(&out, 124);
+    assert!(stderr(&out).contains("timed out after 300ms"), "{}", stderr(&out));
+    assert!(start.elapsed() < Duration::from_secs(60), "the timeout did not stop the guest");
+    // Fuel: a trap exit code and a message saying so.
+    let out = run(["run", "--fuel", "1000000", LIMITS_SPIN]);
+    assert_code(&out, 134);
+    assert!(stderr(&out).contains("ran out of fuel"), "{}", stderr(&out));
+}
+
+#[test]
+fn limits_outcomes_through_the_api() {
+    let guest_in = |sandbox: &Sandbox| sandbox.load_file(LIMITS_SPIN).unwrap();
+    let sandbox = Sandbox::builder().timeout(Duration::from_millis(100)).build().unwrap();
+    let report = sandbox.run(&guest_in(&sandbox)).unwrap();
+    assert_eq!(report.outcome, Outcome::TimedOut(Duration::from_millis(100)));
+    let sandbox = Sandbox::builder().fuel(10_000).build().unwrap();
+    assert_eq!(sandbox.run(&guest_in(&sandbox)).unwrap().outcome, Outcome::OutOfFuel(10_000));
+    // Fuel and timeout enough for a guest that finishes: it exits normally.
+    let sandbox = Sandbox::builder().fuel(1 << 40).timeout(Duration::from_secs(60)).arg("7").build().unwrap();
+    let guest = sandbox.load_file(CLI_EXIT_CODE).unwrap();
+    assert_eq!(sandbox.run(&guest).unwrap().outcome, Outcome::Exited(7));
+    assert!(Sandbox::builder().fuel(0).build().is_err());
+    assert!(Sandbox::builder().max_memory(0).build().is_err());
+    assert!(Sandbox::builder().timeout(Duration::ZERO).build().is_err());
+}
+
+#[test]
+fn limits_oob_guard() {
+    // One 64 KiB page: the last byte reads, every address past it traps, whether it falls in
+    // the PROT_NONE reservation or in the guard region past it.
+    let sandbox = Sandbox::builder().build().unwrap();
+    let guest = sandbox.load_file(LIMITS_OOB_GUARD).unwrap();
+    let report = sandbox.invoke(&guest, "load", &["0xffff".into()]).unwrap();
+    assert_eq!(report.outcome, Outcome::Returned(vec![WasmValue::I32(0)]));
+    for addr in ["0x10000", "0x1000000", "0x7fffffff", "0xfffffff0", "0xffffffff"] {
+        let report = sandbox.invoke(&guest, "load", &[addr.into()]).unwrap();
+        let Outcome::Trapped(trap) = report.outcome else { panic!("{addr}: {:?}", report.outcome) };
+        assert_eq!(trap.trap, Some(wrt_runtime::wasmtime::Trap::MemoryOutOfBounds), "{addr}");
+    }
+}

@@ -1,0 +1,55 @@
+//! Helpers shared by the test modules.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+
+/// Held by tests that fork, wait on children or send signals, until their children are reaped.
+pub(crate) static SPAWN_LOCK: Mutex<()> = Mutex::new(());
+
+/// A compile cache shared by the tests, kept out of the user's own cache directory.
+pub(crate) fn cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wrt-cache")
+}
+
+/// `wrt` with the test cache and an empty environment apart from what it needs.
+pub(crate) fn wrt() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wrt"));
+    cmd.env("XDG_CACHE_HOME", cache_dir()).stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `wrt` with `args` and returns its output.
+pub(crate) fn run<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    wrt().args(args).output().expect("failed to start wrt")
+}
+
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts the exit code, printing both streams when it differs.
+#[track_caller]
+pub(crate) fn assert_code(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(out),
+        stderr(out)
+    );
+}
+
+/// Lines wrt itself wrote to stderr (its messages start with `wrt: `).
+pub(crate) fn wrt_lines(out: &Output) -> Vec<String> {
+    stderr(out).lines().filter(|l| l.starts_with("wrt: ")).map(str::to_owned).collect()
+}
