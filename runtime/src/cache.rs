@@ -87,10 +87,7 @@ pub(crate) fn load_or_compile(engine: &Engine, dir: &Path, bytes: &[u8]) -> wasm
 fn store(dir: &Path, path: &Path, serialized: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let (tmp, mut file) = tempfile_in(dir)?;
-    let result = file
-        .write_all(serialized)
-        .and_then(|()| file.sync_data())
-        .and_then(|()| std::fs::rename(&tmp, path));
+    let result = file.write_all(serialized).and_then(|()| file.sync_data()).and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }

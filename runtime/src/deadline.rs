@@ -37,16 +37,14 @@ impl Ticker {
     pub(crate) fn start(engine: &Engine) -> std::io::Result<Self> {
         let (stop, stopped) = mpsc::channel::<()>();
         let engine = engine.weak();
-        let thread = std::thread::Builder::new()
-            .name("wrt-deadline".into())
-            .spawn(move || {
-                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
-                    match engine.upgrade() {
-                        Some(engine) => engine.increment_epoch(),
-                        None => return,
-                    }
+        let thread = std::thread::Builder::new().name("wrt-deadline".into()).spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
+                match engine.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => return,
                 }
-            })?;
+            }
+        })?;
         Ok(Self { stop: Some(stop), thread: Some(thread) })
     }
 }

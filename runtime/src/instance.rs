@@ -95,7 +95,10 @@ impl Instance {
         let func = ["_start", ""]
             .iter()
             .find_map(|name| self.instance.get_typed_func::<(), ()>(&mut self.store, name).ok())
-            .ok_or_else(|| InstantiateError::NoSuchExport { guest: self.guest_name.clone(), export: "_start".into() })?;
+            .ok_or_else(|| InstantiateError::NoSuchExport {
+                guest: self.guest_name.clone(),
+                export: "_start".into(),
+            })?;
         self.call(|store| func.call(store, ()).map(|()| Outcome::Exited(0)))
     }
 
@@ -108,10 +111,10 @@ impl Instance {
     /// [`InstantiateError`] when the export is missing, is not a function, or the arguments do
     /// not fit its parameters; a failure of the host while it runs.
     pub fn invoke(&mut self, name: &str, args: &[String]) -> wasmtime::Result<Outcome> {
-        let func = self
-            .instance
-            .get_func(&mut self.store, name)
-            .ok_or_else(|| InstantiateError::NoSuchExport { guest: self.guest_name.clone(), export: name.to_owned() })?;
+        let func = self.instance.get_func(&mut self.store, name).ok_or_else(|| InstantiateError::NoSuchExport {
+            guest: self.guest_name.clone(),
+            export: name.to_owned(),
+        })?;
         let ty = func.ty(&self.store);
         let bad_args = |reason: String| InstantiateError::BadInvokeArgs {
             guest: self.guest_name.clone(),

@@ -77,7 +77,9 @@ impl Sandbox {
         }
         let compile_context = || format!("failed to compile guest `{name}`");
         let (module, from_cache) = match self.settings.cache.dir() {
-            Some(dir) => crate::cache::load_or_compile(&self.engine, &dir, bytes).map_err(|e| e.context(compile_context()))?,
+            Some(dir) => {
+                crate::cache::load_or_compile(&self.engine, &dir, bytes).map_err(|e| e.context(compile_context()))?
+            }
             None => (Module::new(&self.engine, bytes).map_err(|e| e.context(compile_context()))?, false),
         };
         Ok(Guest { module, name: name.to_owned(), from_cache })

@@ -93,9 +93,8 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
 pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
     const WHAT: &str = "duration";
     let (number, unit) = split_number(s.trim());
-    let value: f64 = number
-        .parse()
-        .map_err(|_| UnitError::new(WHAT, s, "expected a number with a unit such as `2s` or `500ms`"))?;
+    let value: f64 =
+        number.parse().map_err(|_| UnitError::new(WHAT, s, "expected a number with a unit such as `2s` or `500ms`"))?;
     let seconds = match unit {
         "ns" => value / 1e9,
         "us" | "µs" => value / 1e6,

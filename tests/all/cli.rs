@@ -108,16 +108,17 @@ fn missing_file_is_an_error_naming_it() {
 #[test]
 fn garbage_file_is_not_a_module() {
     let dir = tempfile::tempdir().unwrap();
-    for (name, bytes) in [
-        ("garbage.wasm", &b"\x7fELF\x02\x01\x01\0garbage"[..]),
-        ("text.wasm", b"hello, world\n"),
-        ("empty.wasm", b""),
-    ] {
+    for (name, bytes) in
+        [("garbage.wasm", &b"\x7fELF\x02\x01\x01\0garbage"[..]), ("text.wasm", b"hello, world\n"), ("empty.wasm", b"")]
+    {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         let out = run(["run".as_ref(), path.as_os_str()]);
         assert_code(&out, 2);
-        assert_eq!(wrt_lines(&out), [format!("wrt: `{name}` is not a WebAssembly module (no `\\0asm` header and not WebAssembly text)")]);
+        assert_eq!(
+            wrt_lines(&out),
+            [format!("wrt: `{name}` is not a WebAssembly module (no `\\0asm` header and not WebAssembly text)")]
+        );
     }
 }
 

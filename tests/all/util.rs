@@ -40,13 +40,7 @@ pub(crate) fn stderr(out: &Output) -> String {
 /// Asserts the exit code, printing both streams when it differs.
 #[track_caller]
 pub(crate) fn assert_code(out: &Output, code: i32) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        stdout(out),
-        stderr(out)
-    );
+    assert_eq!(out.status.code(), Some(code), "stdout:\n{}\nstderr:\n{}", stdout(out), stderr(out));
 }
 
 /// Lines wrt itself wrote to stderr (its messages start with `wrt: `).

@@ -49,12 +49,7 @@ impl Reservation {
         // SAFETY: no address hint and no `MAP_FIXED`, so the kernel picks a fresh range and no
         // existing mapping is replaced.
         let base = unsafe {
-            mmap_anonymous(
-                None,
-                length,
-                ProtFlags::PROT_NONE,
-                MapFlags::MAP_PRIVATE | MapFlags::MAP_NORESERVE,
-            )
+            mmap_anonymous(None, length, ProtFlags::PROT_NONE, MapFlags::MAP_PRIVATE | MapFlags::MAP_NORESERVE)
         }?;
         let reservation = Self { base: base.cast(), len, accessible: 0 };
         if dontfork {

@@ -76,10 +76,7 @@ unsafe impl LinearMemory for GuestMemory {
 
     fn grow_to(&mut self, new_size: usize) -> wasmtime::Result<()> {
         if new_size > self.capacity {
-            wasmtime::bail!(
-                "guest memory cannot grow to {new_size} bytes: its reservation holds {}",
-                self.capacity
-            );
+            wasmtime::bail!("guest memory cannot grow to {new_size} bytes: its reservation holds {}", self.capacity);
         }
         self.mapping
             .make_accessible(new_size)

@@ -2,9 +2,6 @@
 fn main() {
     let mut vars: Vec<(String, String)> = std::env::vars().collect();
     vars.sort();
-    assert_eq!(
-        vars,
-        [("EMPTY".to_owned(), String::new()), ("GREETING".to_owned(), "hi there".to_owned())],
-    );
+    assert_eq!(vars, [("EMPTY".to_owned(), String::new()), ("GREETING".to_owned(), "hi there".to_owned())],);
     println!("env ok");
 }
