@@ -1,4 +1,72 @@
 //! Spawning host programs for wrt guests under a deny-by-default policy.
+//!
+//! This crate is the security boundary between WebAssembly guests and the host: a guest's
+//! request to run a program becomes a [`Command`], which a [`Spawner`] checks against a
+//! [`Policy`] (allowed programs by canonical path, argument patterns, environment, working
+//! directory, limits) before starting it with `posix_spawn` (or fork-exec when resource
+//! limits are needed). The [`Child`] handle streams stdin, stdout and stderr without blocking
+//! the host, enforces the timeout on the child's whole process group, and reports an
+//! [`Outcome`]: exit code or signal, timeout, truncation, duration and resource usage. Every
+//! decision can be written to a JSONL [`AuditLog`].
+//!
+//! The policy file format and the audit record format are documented in `docs/policy.md`.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use wrt_host_spawn::{Command, Policy, Spawner};
+//!
+//! let policy = Policy::deny_all().allow_program("sort").timeout(Some(Duration::from_secs(5)));
+//! let spawner = Spawner::new(policy)?;
+//! let output = spawner.output(&Command::new("sort"), Some(b"b\na\n"))?;
+//! assert_eq!(output.stdout, b"a\nb\n");
+//! assert!(output.outcome.success());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Ambient authority
+//!
+//! Starting a host program hands it the host user's authority; the [`Policy`] decides which
+//! programs get it.
+//!
+//! # Platform-specific behavior
+//!
+//! Linux only (glibc or musl). `posix_spawn` needs `posix_spawn_file_actions_addchdir_np` and
+//! `posix_spawn_file_actions_addclosefrom_np` (glibc ≥ 2.34); with an older libc every spawn
+//! uses fork-exec, or fails in strict mode. Exits are watched with pidfds (Linux ≥ 5.3) and
+//! otherwise by polling `waitid`.
 #![cfg(unix)]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
+#![doc(test(attr(deny(warnings))))]
+
+mod audit;
+mod child;
+mod command;
+mod error;
+mod limits;
+mod outcome;
+mod policy;
+mod reap;
+mod registry;
+mod resolve;
+mod spawner;
+mod strategy;
+#[allow(unsafe_code, reason = "posix_spawn file actions, fork-exec, wait4 and pidfd_open need libc")]
+mod sys;
+
+pub use nix::sys::signal::Signal;
+
+pub use self::audit::AuditLog;
+pub use self::child::{Child, Interest};
+pub use self::command::{Command, Stdio, Stream};
+pub use self::error::{
+    CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, ReadError,
+    SpawnError, SpawnStep, WaitError, WriteError,
+};
+pub use self::limits::Rlimits;
+pub use self::outcome::{ExitStatus, Outcome, Output, ResourceUsage, Truncated};
+pub use self::policy::{DEFAULT_SEARCH_PATH, Policy, ProgramRule};
+pub use self::spawner::Spawner;
+pub use self::strategy::{Strategy, Unsupported};

@@ -1,8 +1,11 @@
 //! The sandbox builder: every setting of a guest run, with its default.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use wrt_host_spawn::{Policy, Spawner, Strategy};
+
+use crate::abi::spawn_state::{DenialHook, DeniedSpawn};
 use crate::cache::CacheMode;
 use crate::error::ConfigError;
 use crate::preopen::{DirAccess, Preopen};
@@ -12,7 +15,8 @@ use crate::stdio::{GuestOutput, GuestStdin};
 /// Settings of a sandbox. Defaults: no arguments, an empty environment, no preopened
 /// directories, stdin at end of file, stdout and stderr inherited, no memory limit beyond
 /// wasm's own, no fuel limit, no timeout, linear memory marked `MADV_DONTFORK`, compiled
-/// modules cached in the user cache directory.
+/// modules cached in the user cache directory; for host programs: a policy that denies every
+/// spawn, no audit log, the `posix_spawn` strategy with fallback to fork-exec.
 ///
 /// # Examples
 ///
@@ -34,7 +38,7 @@ use crate::stdio::{GuestOutput, GuestStdin};
 /// println!("{}", String::from_utf8_lossy(&report.stdout));
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SandboxBuilder {
     pub(crate) argv0: Option<String>,
     pub(crate) args: Vec<String>,
@@ -48,6 +52,35 @@ pub struct SandboxBuilder {
     pub(crate) timeout: Option<Duration>,
     pub(crate) dontfork: bool,
     pub(crate) cache: CacheMode,
+    pub(crate) policy: Policy,
+    pub(crate) audit_log: Option<PathBuf>,
+    pub(crate) strategy: Strategy,
+    pub(crate) strict_strategy: bool,
+    pub(crate) on_spawn_denied: Option<DenialHook>,
+}
+
+impl std::fmt::Debug for SandboxBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxBuilder")
+            .field("argv0", &self.argv0)
+            .field("args", &self.args)
+            .field("env", &self.env)
+            .field("preopens", &self.preopens)
+            .field("stdin", &self.stdin)
+            .field("stdout", &self.stdout)
+            .field("stderr", &self.stderr)
+            .field("max_memory", &self.max_memory)
+            .field("fuel", &self.fuel)
+            .field("timeout", &self.timeout)
+            .field("dontfork", &self.dontfork)
+            .field("cache", &self.cache)
+            .field("policy", &self.policy)
+            .field("audit_log", &self.audit_log)
+            .field("strategy", &self.strategy)
+            .field("strict_strategy", &self.strict_strategy)
+            .field("on_spawn_denied", &self.on_spawn_denied.as_ref().map(|_| "Fn"))
+            .finish()
+    }
 }
 
 impl Default for SandboxBuilder {
@@ -65,6 +98,11 @@ impl Default for SandboxBuilder {
             timeout: None,
             dontfork: true,
             cache: CacheMode::Default,
+            policy: Policy::deny_all(),
+            audit_log: None,
+            strategy: Strategy::PosixSpawn,
+            strict_strategy: false,
+            on_spawn_denied: None,
         }
     }
 }
@@ -190,6 +228,38 @@ impl SandboxBuilder {
         self
     }
 
+    /// The policy for host programs the guest asks to run (the `wrt_v1` ABI). Default: deny
+    /// every spawn.
+    ///
+    /// # Ambient authority
+    ///
+    /// Every program the policy allows runs with the host user's authority.
+    pub fn spawn_policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Appends a JSONL record of every spawn decision and exit to this file. Default: none.
+    pub fn audit_log(mut self, path: impl AsRef<Path>) -> Self {
+        self.audit_log = Some(path.as_ref().to_owned());
+        self
+    }
+
+    /// How host programs are started. Default: [`Strategy::PosixSpawn`], falling back to
+    /// fork-exec for requests it cannot express (rlimits) unless `strict`.
+    pub fn spawn_strategy(mut self, strategy: Strategy, strict: bool) -> Self {
+        self.strategy = strategy;
+        self.strict_strategy = strict;
+        self
+    }
+
+    /// Called for every spawn the policy denies (for example to tell a user which flag would
+    /// allow it). Default: none.
+    pub fn on_spawn_denied(mut self, hook: impl Fn(&DeniedSpawn) + Send + Sync + 'static) -> Self {
+        self.on_spawn_denied = Some(std::sync::Arc::new(hook));
+        self
+    }
+
     /// Checks the settings and creates the sandbox (a wasmtime engine and linker).
     ///
     /// # Errors
@@ -206,6 +276,23 @@ impl SandboxBuilder {
         if self.timeout == Some(Duration::ZERO) {
             return Err(ConfigError::BadLimit { what: "timeout", reason: "must be longer than zero".into() }.into());
         }
+        // Resolve and check the policy now, so a bad policy fails here and not at a spawn.
+        Spawner::new(self.policy.clone()).map_err(|e| wasmtime::Error::new(e).context("invalid spawn policy"))?;
         Sandbox::new(self)
+    }
+
+    /// The spawner of one guest instance.
+    pub(crate) fn spawner(&self) -> wasmtime::Result<Spawner> {
+        let mut spawner = Spawner::new(self.policy.clone())
+            .map_err(|e| wasmtime::Error::new(e).context("invalid spawn policy"))?
+            .with_strategy(self.strategy)
+            .strict(self.strict_strategy);
+        if let Some(path) = &self.audit_log {
+            let log = wrt_host_spawn::AuditLog::append_to_file(path).map_err(|e| {
+                wasmtime::Error::new(e).context(format!("failed to open audit log `{}`", path.display()))
+            })?;
+            spawner = spawner.with_audit_log(log);
+        }
+        Ok(spawner)
     }
 }

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use wasmtime::{Store, StoreLimitsBuilder, Trap, Val, ValType, WasmBacktrace};
 
+use crate::abi::spawn_state::SpawnState;
 use crate::deadline::{self, DeadlineExceeded, Ticker};
 use crate::error::InstantiateError;
 use crate::guest::Guest;
@@ -50,7 +51,13 @@ impl Instance {
         if let Some(max) = settings.max_memory {
             limits = limits.memory_size(usize::try_from(max).unwrap_or(usize::MAX));
         }
-        let state = GuestState { wasi, limits: limits.build(), deadline: None };
+        let inherit = [
+            matches!(settings.stdin, crate::GuestStdin::Inherit),
+            matches!(settings.stdout, crate::GuestOutput::Inherit),
+            matches!(settings.stderr, crate::GuestOutput::Inherit),
+        ];
+        let spawn = SpawnState::new(settings.spawner()?, settings.on_spawn_denied.clone(), guest.name.clone(), inherit);
+        let state = GuestState { wasi, limits: limits.build(), deadline: None, spawn };
         let mut store = Store::new(&sandbox.engine, state);
         store.limiter(|state| &mut state.limits);
         if settings.timeout.is_some() {

@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod abi;
 mod builder;
 mod cache;
 mod deadline;
@@ -50,6 +51,8 @@ mod sys;
 mod units;
 mod wasi_ctx;
 
+pub use abi::code::ErrorCode;
+pub use abi::spawn_state::DeniedSpawn;
 pub use builder::SandboxBuilder;
 pub use cache::CacheMode;
 pub use error::{ConfigError, InstantiateError, LoadError};
@@ -61,3 +64,4 @@ pub use sandbox::Sandbox;
 pub use stdio::{GuestOutput, GuestStdin};
 pub use units::{UnitError, parse_duration, parse_size};
 pub use wasmtime;
+pub use wrt_host_spawn;

@@ -48,6 +48,7 @@ impl Sandbox {
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |state: &mut GuestState| &mut state.wasi)?;
+        crate::abi::host::add_to_linker(&mut linker)?;
         Ok(Self { engine, linker: Arc::new(linker), settings: Arc::new(settings) })
     }
 

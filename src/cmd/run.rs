@@ -63,12 +63,49 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "null|inherit", default_value = "inherit")]
     stdin: StdinMode,
 
+    /// Allow the guest to run this host program (a name looked up on the policy's PATH, or an
+    /// absolute path); repeatable
+    #[cfg(unix)]
+    #[arg(long = "allow-run", value_name = "PROGRAM")]
+    allow_run: Vec<String>,
+
+    /// Never let the guest run this host program (wins over any allow rule); repeatable
+    #[cfg(unix)]
+    #[arg(long = "deny-run", value_name = "PROGRAM")]
+    deny_run: Vec<String>,
+
+    /// Spawn policy file (TOML, see docs/policy.md); --allow-run and --deny-run add to it
+    #[cfg(unix)]
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+
+    /// Append a JSONL record of every spawn decision and exit to FILE
+    #[cfg(unix)]
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
+
+    /// How host programs are started (fork-exec applies rlimits)
+    #[cfg(unix)]
+    #[arg(long, value_name = "STRATEGY", default_value = "posix-spawn")]
+    spawn_strategy: SpawnStrategy,
+
+    /// Pass this host environment variable through to programs the guest runs; repeatable
+    #[cfg(unix)]
+    #[arg(long = "allow-env", value_name = "NAME")]
+    allow_env: Vec<String>,
+
     /// The WebAssembly module (.wasm or .wat)
     module: PathBuf,
 
     /// Arguments for the guest (or the parameters of --invoke)
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SpawnStrategy {
+    PosixSpawn,
+    ForkExec,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -106,6 +143,42 @@ impl RunArgs {
         }
         if let Some(timeout) = self.timeout {
             builder = builder.timeout(timeout);
+        }
+        #[cfg(unix)]
+        {
+            builder = self.spawn_settings(builder)?;
+        }
+        Ok(builder)
+    }
+
+    /// The spawn policy and its companions from the flags.
+    #[cfg(unix)]
+    fn spawn_settings(&self, builder: SandboxBuilder) -> anyhow::Result<SandboxBuilder> {
+        use wrt_runtime::wrt_host_spawn::{Policy, Strategy};
+        let mut policy = match &self.policy {
+            Some(path) => Policy::from_file(path)?,
+            None => Policy::deny_all(),
+        };
+        for program in &self.allow_run {
+            policy = policy.allow_program(program);
+        }
+        for program in &self.deny_run {
+            policy = policy.deny_program(program);
+        }
+        policy = policy.env_passthrough(&self.allow_env);
+        let strategy = match self.spawn_strategy {
+            SpawnStrategy::PosixSpawn => Strategy::PosixSpawn,
+            SpawnStrategy::ForkExec => Strategy::ForkExec,
+        };
+        let mut builder = builder.spawn_policy(policy).spawn_strategy(strategy, false).on_spawn_denied(|denied| {
+            if denied.no_allow_rule {
+                eprintln!("wrt: {}; allow it with `--allow-run {}`", denied.reason, denied.program);
+            } else {
+                eprintln!("wrt: {}", denied.reason);
+            }
+        });
+        if let Some(path) = &self.audit_log {
+            builder = builder.audit_log(path);
         }
         Ok(builder)
     }

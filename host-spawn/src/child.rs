@@ -1,0 +1,457 @@
+//! A running host program: [`Child`].
+
+mod communicate;
+mod poll;
+mod stream;
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, poll};
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+
+pub use self::poll::Interest;
+pub(crate) use self::stream::{ReadStep, Reader};
+use crate::audit::{ExitRecord, Timestamp, lossy};
+use crate::command::Stream;
+use crate::error::{KillError, ReadError, WaitError, WriteError};
+use crate::outcome::{Outcome, Truncated};
+use crate::reap::{self, SystemClock, Timer, Wait};
+use crate::registry::{Leader, Shared, poll_timeout};
+use crate::strategy::Strategy;
+use crate::sys::{RawExit, write_no_sigpipe};
+
+/// A host program started by [`Spawner::spawn`](crate::Spawner::spawn).
+///
+/// The child is the leader of its own process group; signals from this handle
+/// ([`Child::kill`], timeouts, drop) go to the whole group. The group does not outlive its
+/// leader: when host-spawn sees the leader exit, it sends `SIGKILL` to the group before
+/// reaping, so background processes the child started die with it (a process that moved to
+/// another group or session with `setsid` escapes; use cgroups for that).
+///
+/// Everything works from one thread without async: every blocking call has a non-blocking
+/// `try_` twin, and every call also drives the timeout (at the deadline `SIGTERM` goes to the
+/// group, after the policy's grace period `SIGKILL`). A blocking call that reaches the
+/// deadline finishes the termination before it returns.
+///
+/// Dropping a `Child` that has not been reaped sends `SIGKILL` to its group and reaps it, so
+/// no zombie is left.
+///
+/// # Examples
+///
+/// ```no_run
+/// use wrt_host_spawn::{Command, Policy, Spawner, Stdio};
+///
+/// let spawner = Spawner::new(Policy::deny_all().allow_program("cat"))?;
+/// let mut child = spawner.spawn(Command::new("cat").stdin(Stdio::Piped))?;
+/// child.write_stdin(b"hello")?;
+/// child.close_stdin();
+/// let mut buf = [0u8; 16];
+/// let n = child.read_stdout(&mut buf)?;
+/// assert_eq!(&buf[..n], b"hello");
+/// assert!(child.wait()?.success());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Child {
+    pid: Pid,
+    path: PathBuf,
+    strategy: Strategy,
+    pidfd: Option<OwnedFd>,
+    stdin: Option<OwnedFd>,
+    stdout: Reader,
+    stderr: Reader,
+    started: Instant,
+    timeout: Option<Duration>,
+    timer: Timer,
+    /// The leader's exit was seen and its group killed; the pidfd need not be polled again.
+    leader_exited: bool,
+    outcome: Option<Outcome>,
+    shared: Arc<Shared>,
+}
+
+/// What the spawner hands over to a new [`Child`].
+#[derive(Debug)]
+pub(crate) struct ChildParts {
+    pub(crate) pid: Pid,
+    pub(crate) path: PathBuf,
+    pub(crate) strategy: Strategy,
+    pub(crate) pidfd: Option<OwnedFd>,
+    pub(crate) stdio: [Option<OwnedFd>; 3],
+    pub(crate) output_limit: u64,
+    pub(crate) started: Instant,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) grace: Duration,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Child {
+    pub(crate) fn new(parts: ChildParts) -> Self {
+        let [stdin, stdout, stderr] = parts.stdio;
+        Self {
+            pid: parts.pid,
+            path: parts.path,
+            strategy: parts.strategy,
+            pidfd: parts.pidfd,
+            stdin,
+            stdout: Reader::new(stdout, parts.output_limit),
+            stderr: Reader::new(stderr, parts.output_limit),
+            started: parts.started,
+            timeout: parts.timeout,
+            timer: Timer::new(parts.timeout.map(|t| parts.started + t), parts.grace),
+            leader_exited: false,
+            outcome: None,
+            shared: parts.shared,
+        }
+    }
+
+    /// The child's pid.
+    pub fn pid(&self) -> u32 {
+        self.pid.as_raw().cast_unsigned()
+    }
+
+    /// The child's process group: a new group whose id is the child's pid.
+    pub fn process_group(&self) -> u32 {
+        self.pid()
+    }
+
+    /// The canonical path that was executed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How the child was created.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// The timeout in force (counted from the spawn), if any.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    fn parts(&mut self) -> (Leader<'_>, &mut Timer) {
+        let leader = Leader { pid: self.pid, pidfd: self.pidfd.as_ref().map(AsFd::as_fd), shared: &self.shared };
+        (leader, &mut self.timer)
+    }
+
+    /// Sends whatever timeout signal is due, without blocking.
+    fn drive_timer(&mut self) -> io::Result<()> {
+        let (mut leader, timer) = self.parts();
+        timer.poll(&mut leader, Instant::now())
+    }
+
+    /// Finishes a timeout: blocks until the leader has exited (`SIGKILL` after the grace).
+    fn finish_termination(&mut self) -> io::Result<()> {
+        let (mut leader, timer) = self.parts();
+        reap::wait_until(&mut leader, timer, &SystemClock, None).map(drop)
+    }
+
+    /// The leader has exited: kill what is left of its group while the zombie pins the pgid.
+    fn on_leader_exit(&mut self) {
+        if !self.leader_exited {
+            self.leader_exited = true;
+            let _ = self.shared.signal_group(self.pid, Signal::SIGKILL);
+        }
+    }
+
+    /// Polls `stream`'s pipe for `events` (and the pidfd) until the next timeout step is due.
+    fn poll_stream(&mut self, stream: Stream, events: PollFlags) -> io::Result<()> {
+        let timeout = self.timer.next_due().map(|due| due.saturating_duration_since(Instant::now()));
+        let pidfd = if self.leader_exited { None } else { self.pidfd.as_ref().map(AsFd::as_fd) };
+        let fd = match stream {
+            Stream::Stdin => self.stdin.as_ref().map(AsFd::as_fd),
+            Stream::Stdout => self.stdout.fd(),
+            Stream::Stderr => self.stderr.fd(),
+        };
+        let Some(fd) = fd else { return Ok(()) };
+        if poll_with_pidfd(fd, events, pidfd, timeout)? {
+            self.on_leader_exit();
+        }
+        Ok(())
+    }
+
+    /// Writes some of `buf` to the child's stdin, blocking until at least one byte fits.
+    /// Returns how many bytes were written.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteError::NotPiped`] if stdin is not an open pipe; [`WriteError::Io`] with
+    /// [`io::ErrorKind::BrokenPipe`] once the child has closed its stdin (never `SIGPIPE` in
+    /// the host); [`WriteError::TimedOut`] if the deadline passes first (the child is then
+    /// terminated).
+    pub fn write_stdin(&mut self, buf: &[u8]) -> Result<usize, WriteError> {
+        self.write_stdin_inner(buf, true).map(|n| n.unwrap_or(0))
+    }
+
+    /// Writes what fits into the stdin pipe now; `Ok(None)` if nothing fits.
+    ///
+    /// # Errors
+    ///
+    /// As [`Child::write_stdin`], except that it never times out by itself.
+    pub fn try_write_stdin(&mut self, buf: &[u8]) -> Result<Option<usize>, WriteError> {
+        self.write_stdin_inner(buf, false)
+    }
+
+    fn write_stdin_inner(&mut self, buf: &[u8], block: bool) -> Result<Option<usize>, WriteError> {
+        let pid = self.pid();
+        let io_err = |source| WriteError::Io { pid, source };
+        loop {
+            self.drive_timer().map_err(io_err)?;
+            let Some(fd) = self.stdin.as_ref() else {
+                return Err(WriteError::NotPiped { pid });
+            };
+            match write_no_sigpipe(fd.as_fd(), buf) {
+                Ok(n) => return Ok(Some(n)),
+                Err(Errno::EAGAIN) if !block => return Ok(None),
+                Err(Errno::EAGAIN) => {}
+                Err(errno) => return Err(io_err(errno.into())),
+            }
+            if self.timer.timed_out() {
+                self.finish_termination().map_err(io_err)?;
+                return Err(WriteError::TimedOut { pid, timeout: self.timeout.unwrap_or_default() });
+            }
+            self.poll_stream(Stream::Stdin, PollFlags::POLLOUT).map_err(io_err)?;
+        }
+    }
+
+    /// Closes the host's end of stdin, so the child reads end-of-file.
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Reads stdout, blocking until some output, end-of-file (`Ok(0)`) or the deadline.
+    ///
+    /// # Errors
+    ///
+    /// [`ReadError::NotPiped`]; [`ReadError::OutputLimit`] once the child wrote more than the
+    /// limit (the pipe is then closed); [`ReadError::TimedOut`] if the deadline passes first
+    /// (the child is then terminated, and later reads return what is still buffered, then
+    /// `TimedOut` again instead of blocking); [`ReadError::Io`].
+    pub fn read_stdout(&mut self, buf: &mut [u8]) -> Result<usize, ReadError> {
+        self.read(Stream::Stdout, buf, true).map(|n| n.unwrap_or(0))
+    }
+
+    /// Reads whatever stdout has now; `Ok(None)` if nothing is available, `Ok(Some(0))` at
+    /// end-of-file.
+    ///
+    /// # Errors
+    ///
+    /// As [`Child::read_stdout`], except that it never times out by itself.
+    pub fn try_read_stdout(&mut self, buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
+        self.read(Stream::Stdout, buf, false)
+    }
+
+    /// Reads stderr; see [`Child::read_stdout`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Child::read_stdout`].
+    pub fn read_stderr(&mut self, buf: &mut [u8]) -> Result<usize, ReadError> {
+        self.read(Stream::Stderr, buf, true).map(|n| n.unwrap_or(0))
+    }
+
+    /// Reads whatever stderr has now; see [`Child::try_read_stdout`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Child::read_stdout`], except that it never times out by itself.
+    pub fn try_read_stderr(&mut self, buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
+        self.read(Stream::Stderr, buf, false)
+    }
+
+    fn reader(&mut self, stream: Stream) -> &mut Reader {
+        match stream {
+            Stream::Stderr => &mut self.stderr,
+            _ => &mut self.stdout,
+        }
+    }
+
+    fn read(&mut self, stream: Stream, buf: &mut [u8], block: bool) -> Result<Option<usize>, ReadError> {
+        let pid = self.pid();
+        let io_err = |source| ReadError::Io { pid, stream, source };
+        loop {
+            self.drive_timer().map_err(io_err)?;
+            let reader = self.reader(stream);
+            match reader.try_read(buf).map_err(io_err)? {
+                ReadStep::Data(n) => return Ok(Some(n)),
+                ReadStep::Eof => return Ok(Some(0)),
+                ReadStep::Limit => {
+                    return Err(ReadError::OutputLimit { pid, stream, limit: reader.limit() });
+                }
+                ReadStep::NotPiped => return Err(ReadError::NotPiped { pid, stream }),
+                ReadStep::WouldBlock if !block => return Ok(None),
+                ReadStep::WouldBlock => {}
+            }
+            if self.timer.timed_out() {
+                self.finish_termination().map_err(io_err)?;
+                return Err(ReadError::TimedOut { pid, timeout: self.timeout.unwrap_or_default() });
+            }
+            self.poll_stream(stream, PollFlags::POLLIN).map_err(io_err)?;
+        }
+    }
+
+    /// Sends `signal` to the child's process group. Does nothing once the child has been
+    /// reaped (its pgid may then belong to someone else).
+    ///
+    /// # Errors
+    ///
+    /// [`KillError::Signal`] if `kill` fails for another reason than the group being gone.
+    pub fn kill(&mut self, signal: Signal) -> Result<(), KillError> {
+        self.shared.signal_group(self.pid, signal).map_err(|source| KillError::Signal {
+            pgid: self.pid(),
+            signal,
+            source,
+        })
+    }
+
+    /// Reaps the child if it has exited, without blocking; sends any timeout signal due.
+    ///
+    /// # Errors
+    ///
+    /// [`WaitError::Io`] if `waitid`, `wait4` or `kill` fails (for example because something
+    /// else in the host reaped the child).
+    pub fn try_wait(&mut self) -> Result<Option<Outcome>, WaitError> {
+        if let Some(outcome) = &self.outcome {
+            return Ok(Some(outcome.clone()));
+        }
+        let pid = self.pid();
+        self.drive_timer().map_err(|source| WaitError::Io { pid, source })?;
+        match self.shared.try_reap(self.pid) {
+            Ok(Some(raw)) => Ok(Some(self.finish(raw))),
+            Ok(None) => Ok(None),
+            Err(errno) => Err(WaitError::Io { pid, source: errno.into() }),
+        }
+    }
+
+    /// Closes stdin and blocks until the child exits (or is terminated at its deadline).
+    ///
+    /// Output still in the pipes stays readable afterwards. A child that fills a pipe nobody
+    /// reads blocks until its deadline; use [`Child::communicate`] to read while waiting.
+    ///
+    /// # Errors
+    ///
+    /// As [`Child::try_wait`].
+    pub fn wait(&mut self) -> Result<Outcome, WaitError> {
+        self.close_stdin();
+        self.wait_until(None).map(|o| o.expect("waits without limit"))
+    }
+
+    /// Blocks until the child exits or `limit` passes (`Ok(None)`); the deadline still
+    /// applies.
+    ///
+    /// # Errors
+    ///
+    /// As [`Child::try_wait`].
+    pub fn wait_timeout(&mut self, limit: Duration) -> Result<Option<Outcome>, WaitError> {
+        self.wait_until(Some(Instant::now() + limit))
+    }
+
+    fn wait_until(&mut self, until: Option<Instant>) -> Result<Option<Outcome>, WaitError> {
+        if let Some(outcome) = &self.outcome {
+            return Ok(Some(outcome.clone()));
+        }
+        let pid = self.pid();
+        let io_err = |source| WaitError::Io { pid, source };
+        let exited = {
+            let (mut leader, timer) = self.parts();
+            reap::wait_until(&mut leader, timer, &SystemClock, until).map_err(io_err)?
+        };
+        if !exited {
+            return Ok(None);
+        }
+        // The leader has exited; reaping cannot block. Retry briefly in case the exit was
+        // seen a moment before it became waitable.
+        for _ in 0..1000 {
+            match self.shared.try_reap(self.pid) {
+                Ok(Some(raw)) => return Ok(Some(self.finish(raw))),
+                Ok(None) => thread::sleep(Duration::from_micros(100)),
+                Err(errno) => return Err(io_err(errno.into())),
+            }
+        }
+        Err(io_err(io::Error::other("the child exited but could not be reaped")))
+    }
+
+    /// Records the outcome of the reaped child and writes its audit record.
+    fn finish(&mut self, raw: RawExit) -> Outcome {
+        self.leader_exited = true;
+        let mut outcome = Outcome::from_raw(self.pid(), raw, self.strategy, self.started.elapsed());
+        outcome.timed_out = self.timer.timed_out();
+        outcome.truncated = Truncated { stdout: self.stdout.truncated(), stderr: self.stderr.truncated() };
+        outcome.stdout_bytes = self.stdout.bytes();
+        outcome.stderr_bytes = self.stderr.bytes();
+        let record = || ExitRecord {
+            time: Timestamp::now(),
+            event: "exit",
+            pid: outcome.pid,
+            path: lossy(self.path.as_os_str()),
+            exit_code: outcome.status.code(),
+            signal: outcome.status.signal(),
+            timed_out: outcome.timed_out,
+            duration_ms: outcome.duration.as_secs_f64() * 1e3,
+            stdout_bytes: outcome.stdout_bytes,
+            stderr_bytes: outcome.stderr_bytes,
+            stdout_truncated: outcome.truncated.stdout,
+            stderr_truncated: outcome.truncated.stderr,
+            user_time_ms: outcome.rusage.user_time.as_secs_f64() * 1e3,
+            system_time_ms: outcome.rusage.system_time.as_secs_f64() * 1e3,
+            max_rss_bytes: outcome.rusage.max_rss,
+            strategy: self.strategy.as_str(),
+        };
+        // Best effort: the child is already gone, and its outcome matters more.
+        let _ = self.shared.audit(|log| log.write(&record()));
+        self.outcome = Some(outcome.clone());
+        outcome
+    }
+}
+
+/// Polls `fd` for `events`, and `pidfd` for the leader's exit, up to `timeout`.
+/// Returns whether the leader has exited.
+fn poll_with_pidfd(
+    fd: BorrowedFd<'_>,
+    events: PollFlags,
+    pidfd: Option<BorrowedFd<'_>>,
+    timeout: Option<Duration>,
+) -> io::Result<bool> {
+    let mut fds = [PollFd::new(fd, events), PollFd::new(fd, PollFlags::empty())];
+    let len = match pidfd {
+        Some(pidfd) => {
+            fds[1] = PollFd::new(pidfd, PollFlags::POLLIN);
+            2
+        }
+        None => 1,
+    };
+    match poll(&mut fds[..len], poll_timeout(timeout)) {
+        Ok(_) | Err(Errno::EINTR) => {}
+        Err(errno) => return Err(errno.into()),
+    }
+    Ok(len == 2 && fds[1].revents().is_some_and(|r| r.contains(PollFlags::POLLIN)))
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if self.outcome.is_none() {
+            let _ = self.shared.signal_group(self.pid, Signal::SIGKILL);
+            let mut leader =
+                Leader { pid: self.pid, pidfd: self.pidfd.as_ref().map(AsFd::as_fd), shared: &self.shared };
+            while let Ok(false) = leader.wait_exit(None) {}
+            for _ in 0..1000 {
+                match self.shared.try_reap(self.pid) {
+                    Ok(Some(raw)) => {
+                        self.finish(raw);
+                        break;
+                    }
+                    Ok(None) => thread::sleep(Duration::from_micros(100)),
+                    Err(_) => break,
+                }
+            }
+        }
+        self.shared.release(self.pid);
+    }
+}

@@ -1,0 +1,13 @@
+//! The guest ABI `wrt_v1` (docs/abi.md): host functions that let a guest run host programs
+//! through `wrt-host-spawn`, with every pointer, length and handle checked.
+
+pub(crate) mod code;
+pub(crate) mod handles;
+pub(crate) mod host;
+pub(crate) mod memory;
+pub mod request;
+pub(crate) mod spawn_state;
+pub(crate) mod status;
+
+/// The import module name of the ABI.
+pub const MODULE: &str = "wrt_v1";

@@ -1,0 +1,79 @@
+//! The guest's handles: positive `i32`s that are never reused while the sandbox lives, so a
+//! released handle stays invalid.
+
+use std::collections::HashMap;
+
+use super::code::ErrorCode;
+
+/// The most handles a guest may hold at once.
+pub(crate) const MAX_LIVE_HANDLES: usize = 4096;
+
+/// Values behind handles.
+#[derive(Debug)]
+pub(crate) struct Handles<T> {
+    live: HashMap<i32, T>,
+    next: i32,
+}
+
+impl<T> Default for Handles<T> {
+    fn default() -> Self {
+        Self { live: HashMap::new(), next: 1 }
+    }
+}
+
+impl<T> Handles<T> {
+    /// Stores `value` under a new handle.
+    pub(crate) fn insert(&mut self, value: T) -> Result<i32, ErrorCode> {
+        if self.live.len() >= MAX_LIVE_HANDLES || self.next == i32::MAX {
+            return Err(ErrorCode::NoMemory);
+        }
+        let handle = self.next;
+        self.next += 1;
+        self.live.insert(handle, value);
+        Ok(handle)
+    }
+
+    pub(crate) fn get_mut(&mut self, handle: i32) -> Result<&mut T, ErrorCode> {
+        self.live.get_mut(&handle).ok_or(ErrorCode::BadHandle)
+    }
+
+    pub(crate) fn remove(&mut self, handle: i32) -> Result<T, ErrorCode> {
+        self.live.remove(&handle).ok_or(ErrorCode::BadHandle)
+    }
+
+    pub(crate) fn contains(&self, handle: i32) -> bool {
+        self.live.contains_key(&handle)
+    }
+
+    /// Removes and returns every value.
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
+        self.live.drain().map(|(_, v)| v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn released_handles_stay_invalid() {
+        let mut handles = Handles::default();
+        let a = handles.insert("a").unwrap();
+        assert_eq!(handles.remove(a), Ok("a"));
+        assert_eq!(handles.remove(a), Err(ErrorCode::BadHandle));
+        let b = handles.insert("b").unwrap();
+        assert_ne!(a, b);
+        assert!(a > 0 && b > 0);
+        assert_eq!(handles.get_mut(0).err(), Some(ErrorCode::BadHandle));
+        assert_eq!(handles.get_mut(-5).err(), Some(ErrorCode::BadHandle));
+    }
+
+    #[test]
+    fn live_handles_are_bounded() {
+        let mut handles = Handles::default();
+        for _ in 0..MAX_LIVE_HANDLES {
+            handles.insert(()).unwrap();
+        }
+        assert_eq!(handles.insert(()), Err(ErrorCode::NoMemory));
+    }
+}

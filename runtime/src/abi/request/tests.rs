@@ -1,0 +1,130 @@
+use proptest::prelude::*;
+
+use super::*;
+
+fn sample() -> SpawnRequest {
+    SpawnRequest {
+        program: "echo".into(),
+        args: vec!["hello".into(), "wörld".into(), String::new()],
+        env: vec![("LANG".into(), "C".into())],
+        cwd: Some("/tmp".into()),
+        stdio: [StdioMode::Piped, StdioMode::Piped, StdioMode::Inherit],
+        timeout_ms: Some(1500),
+        output_limit: None,
+    }
+}
+
+#[test]
+fn round_trip() {
+    let request = sample();
+    assert_eq!(decode(&encode(&request)), Ok(request));
+}
+
+#[test]
+fn every_truncation_is_invalid() {
+    let bytes = encode(&sample());
+    for len in 0..bytes.len() {
+        assert_eq!(decode(&bytes[..len]), Err(ErrorCode::InvalidArgument), "truncated to {len}");
+    }
+}
+
+#[test]
+fn trailing_bytes_bad_version_flags_and_modes_are_invalid() {
+    let mut bytes = encode(&sample());
+    bytes.push(0);
+    assert_eq!(decode(&bytes), Err(ErrorCode::InvalidArgument));
+    let mut bytes = encode(&sample());
+    bytes[0] = 2;
+    assert_eq!(decode(&bytes), Err(ErrorCode::InvalidArgument));
+    let bytes = encode(&sample());
+    let flags_at = bytes.len() - 17;
+    let mut flagged = bytes.clone();
+    flagged[flags_at] = 1;
+    assert_eq!(decode(&flagged), Err(ErrorCode::InvalidArgument));
+    let mut bad_mode = bytes;
+    bad_mode[flags_at - 1] = 3;
+    assert_eq!(decode(&bad_mode), Err(ErrorCode::InvalidArgument));
+}
+
+#[test]
+fn strings_must_be_utf8_without_nul_and_program_non_empty() {
+    let mut request = sample();
+    request.args[0] = "a\0b".into();
+    assert_eq!(decode(&encode(&request)), Err(ErrorCode::InvalidArgument));
+    let mut request = sample();
+    request.program = String::new();
+    assert_eq!(decode(&encode(&request)), Err(ErrorCode::InvalidArgument));
+    let mut bytes = encode(&sample());
+    bytes[8] = 0xff; // first byte of the program name
+    assert_eq!(decode(&bytes), Err(ErrorCode::BadUtf8));
+}
+
+#[test]
+fn huge_counts_and_lengths_are_rejected_without_allocating() {
+    let mut bytes = 1u32.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(decode(&bytes), Err(ErrorCode::InvalidArgument));
+    let mut bytes = 1u32.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&1u32.to_le_bytes());
+    bytes.push(b'x');
+    bytes.extend_from_slice(&u32::MAX.to_le_bytes()); // argc
+    assert_eq!(decode(&bytes), Err(ErrorCode::InvalidArgument));
+    assert_eq!(decode(&vec![0; MAX_REQUEST_LEN + 1]), Err(ErrorCode::InvalidArgument));
+}
+
+fn arb_string() -> impl Strategy<Value = String> {
+    "[^\u{0}]{0,12}"
+}
+
+fn arb_request() -> impl Strategy<Value = SpawnRequest> {
+    let mode = prop_oneof![Just(StdioMode::Null), Just(StdioMode::Piped), Just(StdioMode::Inherit)];
+    (
+        "[^\u{0}]{1,12}",
+        prop::collection::vec(arb_string(), 0..6),
+        prop::collection::vec((arb_string(), arb_string()), 0..4),
+        prop::option::of("[^\u{0}]{1,12}"),
+        [mode.clone(), mode.clone(), mode],
+        prop::option::of(1u64..),
+        prop::option::of(1u64..),
+    )
+        .prop_map(|(program, args, env, cwd, stdio, timeout_ms, output_limit)| SpawnRequest {
+            program,
+            args,
+            env,
+            cwd,
+            stdio,
+            timeout_ms,
+            output_limit,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Arbitrary bytes never panic the decoder, and whatever it accepts re-encodes to the
+    /// same bytes (the format has one encoding per request).
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        if let Ok(request) = decode(&bytes) {
+            prop_assert_eq!(encode(&request), bytes);
+        }
+    }
+
+    #[test]
+    fn valid_requests_round_trip(request in arb_request()) {
+        prop_assert_eq!(decode(&encode(&request)), Ok(request));
+    }
+
+    /// Flipping any byte of a valid request either still decodes or fails with one of the
+    /// two documented codes.
+    #[test]
+    fn mutations_fail_cleanly(request in arb_request(), at in any::<prop::sample::Index>(), byte in any::<u8>()) {
+        let mut bytes = encode(&request);
+        let i = at.index(bytes.len());
+        bytes[i] = byte;
+        match decode(&bytes) {
+            Ok(_) | Err(ErrorCode::InvalidArgument) | Err(ErrorCode::BadUtf8) => {}
+            Err(other) => prop_assert!(false, "unexpected {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! What one guest instance holds for the spawn ABI: its spawner, its children by handle, and
+//! the message of its last error.
+
+use std::sync::Arc;
+
+use wrt_host_spawn::{Child, Outcome, SpawnError, Spawner};
+
+use super::code::ErrorCode;
+use super::handles::Handles;
+
+/// A spawn the policy denied, as reported to [`crate::SandboxBuilder::on_spawn_denied`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DeniedSpawn {
+    /// The guest that asked.
+    pub guest: String,
+    /// The program as the guest named it.
+    pub program: String,
+    /// The canonical path it resolved to, if it resolved.
+    pub resolved: Option<std::path::PathBuf>,
+    /// Whether no allow rule named the program at all (as opposed to a deny rule or a
+    /// refused argument, variable or directory).
+    pub no_allow_rule: bool,
+    /// Why, in one line.
+    pub reason: String,
+}
+
+/// Called for every denied spawn.
+pub type DenialHook = Arc<dyn Fn(&DeniedSpawn) + Send + Sync>;
+
+/// One child of the guest.
+#[derive(Debug)]
+pub(crate) struct ChildEntry {
+    pub(crate) child: Child,
+    /// Its outcome, once it has been reaped.
+    pub(crate) outcome: Option<Outcome>,
+}
+
+pub(crate) struct SpawnState {
+    pub(crate) spawner: Spawner,
+    pub(crate) children: Handles<ChildEntry>,
+    pub(crate) last_error: String,
+    pub(crate) on_denied: Option<DenialHook>,
+    pub(crate) guest: String,
+    /// Whether the sandbox's stdin, stdout and stderr are the host's own, so a child may
+    /// inherit them.
+    pub(crate) inherit: [bool; 3],
+}
+
+impl SpawnState {
+    pub(crate) fn new(spawner: Spawner, on_denied: Option<DenialHook>, guest: String, inherit: [bool; 3]) -> Self {
+        Self { spawner, children: Handles::default(), last_error: String::new(), on_denied, guest, inherit }
+    }
+
+    /// Records `message` as the last error and returns `code` as a host function's result.
+    pub(crate) fn fail(&mut self, code: ErrorCode, message: impl Into<String>) -> i32 {
+        self.last_error = message.into();
+        code.to_return()
+    }
+
+    /// Maps a spawn error to its code, records its message, and reports denials.
+    pub(crate) fn spawn_failed(&mut self, program: &str, err: &SpawnError) -> i32 {
+        let code = match err {
+            SpawnError::InvalidRequest { .. } => ErrorCode::InvalidArgument,
+            SpawnError::Denied { .. } => ErrorCode::Denied,
+            SpawnError::NotFound { .. } => ErrorCode::NotFound,
+            SpawnError::NotExecutable { .. } => ErrorCode::NotExecutable,
+            SpawnError::TooManyChildren { .. } => ErrorCode::TooManyChildren,
+            _ => ErrorCode::SpawnFailed,
+        };
+        let message = error_chain(err);
+        if let SpawnError::Denied { path, reason, .. } = err
+            && let Some(hook) = &self.on_denied
+        {
+            hook(&DeniedSpawn {
+                guest: self.guest.clone(),
+                program: program.to_owned(),
+                resolved: path.clone(),
+                no_allow_rule: matches!(reason, wrt_host_spawn::Denial::NotAllowed { .. }),
+                reason: message.clone(),
+            });
+        }
+        self.fail(code, message)
+    }
+}
+
+impl Drop for SpawnState {
+    fn drop(&mut self) {
+        // Children never outlive the sandbox: kill every process group and reap.
+        for mut entry in self.children.drain() {
+            if entry.outcome.is_none() {
+                let _ = entry.child.kill(wrt_host_spawn::Signal::SIGKILL);
+                let _ = entry.child.wait();
+            }
+        }
+        self.spawner.kill_all();
+    }
+}
+
+/// `err` and its sources, joined with `: `.
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
