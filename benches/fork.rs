@@ -34,14 +34,17 @@ fn fork_exec(c: &mut Criterion) {
         }
         let instance = (mib > 0).then(|| guest_holding(mib, true));
         group.bench_with_input(BenchmarkId::new("posix_spawn", format!("{mib}MiB")), &mib, |b, _| {
-            b.iter(|| sys::posix_spawn_wait(black_box(&true_path)))
+            b.iter(|| floor::posix_spawn_wait(black_box(&true_path)))
         });
         drop(instance);
     }
     group.finish();
 }
 
-#[allow(unsafe_code, reason = "fork, exec and posix_spawn without any wrapper, as the floor")]
+#[path = "common/floor.rs"]
+mod floor;
+
+#[allow(unsafe_code, reason = "fork and exec without any wrapper")]
 mod sys {
     use std::ffi::CString;
 
@@ -58,29 +61,7 @@ mod sys {
             // SAFETY: exec failed; leave the child without running any of the parent's code.
             unsafe { libc::_exit(127) };
         }
-        wait(pid);
-    }
-
-    /// posix_spawn `path` with no file actions or attributes, wait for it.
-    pub(crate) fn posix_spawn_wait(path: &CString) {
-        let argv = [path.as_ptr().cast_mut(), std::ptr::null_mut()];
-        let envp = [std::ptr::null_mut()];
-        let mut pid = 0;
-        // SAFETY: `path`, `argv` and `envp` are valid NULL-terminated C arrays for the call;
-        // NULL file actions and attributes are allowed.
-        let rc = unsafe {
-            libc::posix_spawn(&mut pid, path.as_ptr(), std::ptr::null(), std::ptr::null(), argv.as_ptr(), envp.as_ptr())
-        };
-        assert_eq!(rc, 0, "posix_spawn failed");
-        wait(pid);
-    }
-
-    fn wait(pid: libc::pid_t) {
-        let mut status = 0;
-        // SAFETY: `pid` is our own child and `status` a valid out-parameter.
-        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-        assert_eq!(rc, pid, "waitpid failed");
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "child failed: {status}");
+        super::floor::wait(pid);
     }
 }
 

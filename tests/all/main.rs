@@ -1,6 +1,8 @@
 //! wrt's integration tests: one binary, one module per area. Guests come from
 //! `wrt_test_guests`, compiled from source by its build script.
 
+mod abi;
+mod bench;
 mod cli;
 mod fs;
 mod limits;

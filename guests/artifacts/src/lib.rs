@@ -1,7 +1,7 @@
 //! Paths of wrt's test and benchmark guests, compiled from source by this crate's build script.
 //!
 //! Every guest is a `pub const <NAME>: &str` holding the absolute path of its `.wasm` (or
-//! `.wat`) file, and every suite (`cli`, `fs`, `trap`, `limits`, `mem`) has a
+//! `.wat`) file, and every suite (`abi`, `cli`, `fs`, `trap`, `limits`, `mem`, `spawn`) has a
 //! `foreach_<suite>!` macro that lists its guests, so a test module can check with
 //! `foreach_cli!(assert_test_exists)` that each guest has a test.
 #![deny(missing_docs)]
