@@ -1,0 +1,206 @@
+//! The JSONL audit log: one line per spawn decision, one line per exit.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+/// Where audit records go: one JSON object per line.
+///
+/// Every spawn request produces one `"decision"` record, written before the request's result
+/// is returned; every child that ran produces one `"exit"` record when it is reaped. The
+/// format is documented in `docs/policy.md`. A decision to allow is written after the child
+/// has started (so it carries the pid); if that write fails the child is killed and the
+/// spawn fails: no child runs unrecorded. Failures to write an exit record are ignored.
+///
+/// Strings that are not valid UTF-8 are written lossily (U+FFFD).
+///
+/// # Examples
+///
+/// ```
+/// use wrt_host_spawn::AuditLog;
+///
+/// let log = AuditLog::new(std::io::sink());
+/// # drop(log);
+/// ```
+pub struct AuditLog {
+    out: Box<dyn Write + Send>,
+}
+
+impl fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuditLog").finish_non_exhaustive()
+    }
+}
+
+impl AuditLog {
+    /// Writes records to `out`, flushing after each.
+    pub fn new(out: impl Write + Send + 'static) -> Self {
+        Self { out: Box::new(out) }
+    }
+
+    /// Appends records to the file at `path`, creating it if needed.
+    ///
+    /// # Errors
+    ///
+    /// Opening the file fails.
+    ///
+    /// # Ambient authority
+    ///
+    /// Opens `path` on the host's file system.
+    pub fn append_to_file(path: impl AsRef<Path>) -> io::Result<Self> {
+        let file: File = OpenOptions::new().append(true).create(true).open(path)?;
+        Ok(Self::new(file))
+    }
+
+    pub(crate) fn write(&mut self, record: &impl Serialize) -> io::Result<()> {
+        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
+        line.push(b'\n');
+        self.out.write_all(&line)?;
+        self.out.flush()
+    }
+}
+
+/// How a request was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Decision {
+    /// Allowed and started.
+    Allow,
+    /// Refused by the policy.
+    Deny,
+    /// The policy would refuse it, but it ran in audit-only mode.
+    WouldDeny,
+    /// Not started for another reason (invalid, not found, spawn failure).
+    Error,
+}
+
+/// A `"decision"` record.
+#[derive(Debug, Serialize)]
+pub(crate) struct DecisionRecord {
+    pub(crate) time: Timestamp,
+    pub(crate) event: &'static str,
+    pub(crate) decision: Decision,
+    pub(crate) reason: String,
+    pub(crate) program: String,
+    pub(crate) path: Option<String>,
+    pub(crate) argv: Vec<String>,
+    pub(crate) env_keys: Vec<String>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) rule: Option<String>,
+    pub(crate) strategy: Option<&'static str>,
+    pub(crate) pid: Option<u32>,
+}
+
+/// An `"exit"` record.
+#[derive(Debug, Serialize)]
+pub(crate) struct ExitRecord {
+    pub(crate) time: Timestamp,
+    pub(crate) event: &'static str,
+    pub(crate) pid: u32,
+    pub(crate) path: String,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<i32>,
+    pub(crate) timed_out: bool,
+    pub(crate) duration_ms: f64,
+    pub(crate) stdout_bytes: u64,
+    pub(crate) stderr_bytes: u64,
+    pub(crate) stdout_truncated: bool,
+    pub(crate) stderr_truncated: bool,
+    pub(crate) user_time_ms: f64,
+    pub(crate) system_time_ms: f64,
+    pub(crate) max_rss_bytes: u64,
+    pub(crate) strategy: &'static str,
+}
+
+pub(crate) fn lossy(s: &OsStr) -> String {
+    s.to_string_lossy().into_owned()
+}
+
+/// A UTC time written as RFC 3339 with microseconds: `2026-01-02T03:04:05.678901Z`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timestamp {
+    /// Microseconds since the Unix epoch.
+    micros: u64,
+}
+
+impl Timestamp {
+    pub(crate) fn now() -> Self {
+        let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        Self { micros: u64::try_from(since.as_micros()).unwrap_or(u64::MAX) }
+    }
+}
+
+/// Days since 1970-01-01 to a (year, month, day) civil date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let month = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.micros / 1_000_000;
+        let micros = self.micros % 1_000_000;
+        let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX);
+        let rem = secs % 86_400;
+        let (year, month, day) = civil_from_days(days);
+        write!(f, "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}Z", rem / 3600, rem / 60 % 60, rem % 60)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: u64, micros: u64) -> String {
+        Timestamp { micros: secs * 1_000_000 + micros }.to_string()
+    }
+
+    #[test]
+    fn rfc3339() {
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.000005Z");
+        assert_eq!(at(1_700_000_000, 123_456), "2023-11-14T22:13:20.123456Z");
+        assert_eq!(at(4_107_542_399, 0), "2100-02-28T23:59:59.000000Z");
+    }
+
+    #[test]
+    fn one_line_per_record() {
+        #[derive(Serialize)]
+        struct R {
+            a: &'static str,
+        }
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.lock().unwrap().write(b)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut log = AuditLog::new(Shared(buf.clone()));
+        log.write(&R { a: "x\ny" }).unwrap();
+        log.write(&R { a: "z" }).unwrap();
+        assert_eq!(String::from_utf8(buf.lock().unwrap().clone()).unwrap(), "{\"a\":\"x\\ny\"}\n{\"a\":\"z\"}\n");
+    }
+}

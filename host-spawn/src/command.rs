@@ -1,0 +1,254 @@
+//! The description of one program to run: [`Command`] and its [`Stdio`] settings.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::limits::Rlimits;
+
+/// What to connect one of the child's standard streams to.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub enum Stdio {
+    /// A new pipe; the [`Child`](crate::Child) holds the other end.
+    #[default]
+    Piped,
+    /// The host's own descriptor (0, 1 or 2).
+    ///
+    /// # Ambient authority
+    ///
+    /// The child reads or writes the host's terminal or files directly.
+    Inherit,
+    /// `/dev/null`.
+    Null,
+    /// An open file (or any descriptor); the child gets a copy.
+    ///
+    /// # Ambient authority
+    ///
+    /// None by itself: opening the file is the caller's act, for example through a
+    /// guest's preopened directory with cap-std.
+    File(OwnedFd),
+}
+
+impl From<OwnedFd> for Stdio {
+    fn from(fd: OwnedFd) -> Self {
+        Self::File(fd)
+    }
+}
+
+impl From<File> for Stdio {
+    fn from(file: File) -> Self {
+        Self::File(file.into())
+    }
+}
+
+/// One of a child's standard streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream {
+    /// Standard input.
+    Stdin,
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+impl Stream {
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Self::Stdin => 0,
+            Self::Stdout => 1,
+            Self::Stderr => 2,
+        }
+    }
+}
+
+impl fmt::Display for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Stdin => "stdin",
+            Self::Stdout => "stdout",
+            Self::Stderr => "stderr",
+        })
+    }
+}
+
+/// A request to run a host program, checked against the [`Policy`](crate::Policy) by
+/// [`Spawner::spawn`](crate::Spawner::spawn).
+///
+/// Treat every field as hostile: a guest may have written it. The spawner validates the
+/// request (NUL bytes, empty program) before any system call, resolves the program with the
+/// policy's search path, and applies the policy's limits; a request can only lower the
+/// policy's timeout, output limit and resource limits.
+///
+/// Defaults: no arguments, an empty environment, the policy's default working directory,
+/// stdin from `/dev/null`, stdout and stderr piped, and the policy's timeout, output limit
+/// and resource limits.
+///
+/// `argv[0]` is the program exactly as given here (a bare name or an absolute path); the
+/// spawner executes the canonical path it resolved to.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use wrt_host_spawn::{Command, Stdio};
+///
+/// let mut cmd = Command::new("grep");
+/// cmd.args(["-c", "needle"])
+///     .env("LC_ALL", "C")
+///     .stdin(Stdio::Piped)
+///     .timeout(Duration::from_secs(5))
+///     .output_limit(1 << 20);
+/// assert_eq!(cmd.get_args().len(), 2);
+/// ```
+#[derive(Debug)]
+pub struct Command {
+    program: OsString,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    cwd: Option<PathBuf>,
+    stdio: [Stdio; 3],
+    timeout: Option<Duration>,
+    output_limit: Option<u64>,
+    rlimits: Rlimits,
+}
+
+impl Command {
+    /// A request to run `program`: a bare name (looked up on the policy's search path, never
+    /// the host's or the guest's `PATH`) or an absolute path.
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        Self {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            stdio: [Stdio::Null, Stdio::Piped, Stdio::Piped],
+            timeout: None,
+            output_limit: None,
+            rlimits: Rlimits::none(),
+        }
+    }
+
+    /// Appends one argument.
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Appends arguments.
+    pub fn args<I, S>(&mut self, args: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    /// Sets an environment variable. The child's environment starts empty; the policy must
+    /// list `key` in its `env.allow` list. A later value for the same key wins.
+    pub fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Self {
+        self.env.push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// Sets several environment variables.
+    pub fn envs<I, K, V>(&mut self, vars: I) -> &mut Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        for (k, v) in vars {
+            self.env(k, v);
+        }
+        self
+    }
+
+    /// Sets the working directory: an absolute path inside one of the policy's allowed
+    /// directories.
+    pub fn cwd(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.cwd = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    /// Sets stdin (default [`Stdio::Null`]).
+    pub fn stdin(&mut self, stdio: impl Into<Stdio>) -> &mut Self {
+        self.stdio[0] = stdio.into();
+        self
+    }
+
+    /// Sets stdout (default [`Stdio::Piped`]).
+    pub fn stdout(&mut self, stdio: impl Into<Stdio>) -> &mut Self {
+        self.stdio[1] = stdio.into();
+        self
+    }
+
+    /// Sets stderr (default [`Stdio::Piped`]).
+    pub fn stderr(&mut self, stdio: impl Into<Stdio>) -> &mut Self {
+        self.stdio[2] = stdio.into();
+        self
+    }
+
+    /// Sets the timeout, counted from the spawn. It can only shorten the policy's.
+    pub fn timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the limit in bytes for each of stdout and stderr when piped. It can only lower
+    /// the policy's.
+    pub fn output_limit(&mut self, bytes: u64) -> &mut Self {
+        self.output_limit = Some(bytes);
+        self
+    }
+
+    /// Sets resource limits. They can only lower the policy's.
+    pub fn rlimits(&mut self, rlimits: Rlimits) -> &mut Self {
+        self.rlimits = rlimits;
+        self
+    }
+
+    /// The program as given.
+    pub fn get_program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// The arguments, without the program.
+    pub fn get_args(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// The environment variables the request sets, in order.
+    pub fn get_envs(&self) -> &[(OsString, OsString)] {
+        &self.env
+    }
+
+    /// The requested working directory.
+    pub fn get_cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// The requested timeout.
+    pub fn get_timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The requested output limit.
+    pub fn get_output_limit(&self) -> Option<u64> {
+        self.output_limit
+    }
+
+    /// The requested resource limits.
+    pub fn get_rlimits(&self) -> Rlimits {
+        self.rlimits
+    }
+
+    pub(crate) fn get_stdio(&self, stream: Stream) -> &Stdio {
+        &self.stdio[stream.index()]
+    }
+}

@@ -1,0 +1,542 @@
+//! One error type per public operation; every variant names its subject.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::signal::Signal;
+
+use crate::command::Stream;
+use crate::strategy::{Strategy, Unsupported};
+
+/// Shows a user-supplied string with control characters (NUL, newline, escape) escaped.
+pub(crate) struct Shown<'a>(pub(crate) &'a OsStr);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.to_string_lossy().chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn shown(path: &Path) -> Shown<'_> {
+    Shown(path.as_os_str())
+}
+
+/// Why [`Spawner::spawn`](crate::Spawner::spawn) did not start a program.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// The request is malformed; it was rejected before any system call.
+    #[error("invalid request to spawn `{}`", shown(.program))]
+    InvalidRequest {
+        /// The program as requested.
+        program: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        reason: InvalidRequest,
+    },
+    /// The policy forbids the request.
+    #[error("spawning `{}` is denied: {reason}", shown(.program))]
+    Denied {
+        /// The program as requested.
+        program: PathBuf,
+        /// The canonical path it resolved to, if it resolved.
+        path: Option<PathBuf>,
+        /// The rule or check that denied it.
+        reason: Denial,
+    },
+    /// A bare name is on none of the policy's search directories, or a path does not exist.
+    #[error("program `{}` not found", shown(.program))]
+    NotFound {
+        /// The program as requested.
+        program: PathBuf,
+    },
+    /// The program exists but is not an executable regular file.
+    #[error("`{}` (for `{}`) is not executable", .path.display(), shown(.program))]
+    NotExecutable {
+        /// The program as requested.
+        program: PathBuf,
+        /// The file it resolved to.
+        path: PathBuf,
+    },
+    /// The spawner already has the policy's maximum number of running children.
+    #[error("cannot spawn `{}`: {limit} children are already running", shown(.program))]
+    TooManyChildren {
+        /// The program as requested.
+        program: PathBuf,
+        /// The policy's `max_children`.
+        limit: usize,
+    },
+    /// Strict mode is on and the chosen strategy cannot express the request.
+    #[error("{strategy} cannot spawn `{}`: {reason}", .program.display())]
+    StrategyUnavailable {
+        /// The canonical path of the program.
+        program: PathBuf,
+        /// The strategy that was asked for.
+        strategy: Strategy,
+        /// What it cannot do.
+        reason: Unsupported,
+    },
+    /// The operating system refused to start the program.
+    #[error("failed to spawn `{}` ({strategy}, step `{step}`)", .program.display())]
+    Spawn {
+        /// The canonical path of the program.
+        program: PathBuf,
+        /// The strategy that ran.
+        strategy: Strategy,
+        /// Where it failed.
+        step: SpawnStep,
+        /// The error number.
+        #[source]
+        source: Errno,
+    },
+    /// Creating a pipe or opening `/dev/null` for the child's stdio failed.
+    #[error("failed to set up {stream} for `{}`", .program.display())]
+    Stdio {
+        /// The canonical path of the program.
+        program: PathBuf,
+        /// The stream being set up.
+        stream: Stream,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// The audit record of the decision could not be written; nothing was left running.
+    #[error("failed to write the audit record for `{}`", shown(.program))]
+    Audit {
+        /// The program as requested.
+        program: PathBuf,
+        /// The write error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// A malformed spawn request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidRequest {
+    /// The program is the empty string.
+    #[error("the program is empty")]
+    EmptyProgram,
+    /// The program contains a NUL byte.
+    #[error("the program contains a NUL byte")]
+    NulInProgram,
+    /// An argument contains a NUL byte.
+    #[error("argument {index} contains a NUL byte")]
+    NulInArg {
+        /// Index in the argument list (0 is the first argument after the program).
+        index: usize,
+    },
+    /// An environment variable name is empty, or contains `=` or a NUL byte.
+    #[error("environment variable name `{}` is invalid", Shown(OsStr::new(.name)))]
+    InvalidEnvName {
+        /// The name, lossily decoded.
+        name: String,
+    },
+    /// An environment variable value contains a NUL byte.
+    #[error("the value of environment variable `{name}` contains a NUL byte")]
+    NulInEnvValue {
+        /// The variable's name, lossily decoded.
+        name: String,
+    },
+    /// The working directory contains a NUL byte.
+    #[error("the working directory contains a NUL byte")]
+    NulInCwd,
+}
+
+/// The policy rule or check that denied a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Denial {
+    /// The program path is relative; only bare names and absolute paths are accepted.
+    #[error("relative program paths are not allowed")]
+    RelativeProgram,
+    /// A deny rule matches the resolved program (deny rules win over allow rules).
+    #[error("`{}` matches deny rule `{}`", .path.display(), .rule.display())]
+    DenyRule {
+        /// The canonical path of the program.
+        path: PathBuf,
+        /// The deny rule as written in the policy.
+        rule: PathBuf,
+    },
+    /// No allow rule names the resolved program.
+    #[error("no allow rule names `{}`", .path.display())]
+    NotAllowed {
+        /// The canonical path of the program.
+        path: PathBuf,
+    },
+    /// The arguments match none of the argument patterns of the program's allow rule.
+    #[error("the arguments match none of the patterns of allow rule `{}`", .rule.display())]
+    Args {
+        /// The allow rule as written in the policy.
+        rule: PathBuf,
+    },
+    /// The request sets an environment variable the policy does not list in `env.allow`.
+    #[error("environment variable `{name}` is not allowed")]
+    Env {
+        /// The variable's name, lossily decoded.
+        name: String,
+    },
+    /// The request sets an `LD_*` or `DYLD_*` variable and the policy does not allow them.
+    #[error("environment variable `{name}` (dynamic loader) is refused")]
+    LoaderEnv {
+        /// The variable's name, lossily decoded.
+        name: String,
+    },
+    /// The working directory is relative, missing, or outside every allowed directory.
+    #[error("working directory `{}` is not allowed", .cwd.display())]
+    Cwd {
+        /// The directory as requested.
+        cwd: PathBuf,
+    },
+}
+
+/// The step of starting a child that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SpawnStep {
+    /// Preparing attributes, file actions or the error pipe in the parent.
+    Setup,
+    /// `posix_spawn` itself: the failing step in the child is not reported separately.
+    Spawn,
+    /// `fork`.
+    Fork,
+    /// `setpgid` in the child.
+    ProcessGroup,
+    /// Resetting signal dispositions or the mask in the child.
+    Signals,
+    /// `setrlimit` in the child.
+    Rlimit,
+    /// Installing stdin, stdout or stderr.
+    Stdio,
+    /// Changing to the working directory.
+    Chdir,
+    /// Closing inherited descriptors.
+    CloseFds,
+    /// `execve`.
+    Exec,
+}
+
+impl SpawnStep {
+    const ALL: [SpawnStep; 10] = [
+        Self::Setup,
+        Self::Spawn,
+        Self::Fork,
+        Self::ProcessGroup,
+        Self::Signals,
+        Self::Rlimit,
+        Self::Stdio,
+        Self::Chdir,
+        Self::CloseFds,
+        Self::Exec,
+    ];
+
+    pub(crate) fn code(self) -> u32 {
+        Self::ALL.iter().position(|&s| s == self).map_or(0, |i| i as u32)
+    }
+
+    pub(crate) fn from_code(code: u32) -> Self {
+        usize::try_from(code).ok().and_then(|i| Self::ALL.get(i)).copied().unwrap_or(Self::Exec)
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Setup => "setup",
+            Self::Spawn => "posix_spawn",
+            Self::Fork => "fork",
+            Self::ProcessGroup => "setpgid",
+            Self::Signals => "signals",
+            Self::Rlimit => "setrlimit",
+            Self::Stdio => "stdio",
+            Self::Chdir => "chdir",
+            Self::CloseFds => "close fds",
+            Self::Exec => "execve",
+        }
+    }
+}
+
+impl fmt::Display for SpawnStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why reading a child's stdout or stderr failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The stream was not configured as [`Stdio::Piped`](crate::Stdio::Piped).
+    #[error("{stream} of process {pid} is not piped")]
+    NotPiped {
+        /// The child's pid.
+        pid: u32,
+        /// The stream.
+        stream: Stream,
+    },
+    /// The child wrote more than the stream's output limit; the stream is closed and the
+    /// rest of the output is lost.
+    #[error("{stream} of process {pid} passed its limit of {limit} bytes")]
+    OutputLimit {
+        /// The child's pid.
+        pid: u32,
+        /// The stream.
+        stream: Stream,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// The child's timeout passed while waiting for output; the child was terminated.
+    #[error("process {pid} timed out after {timeout:?}")]
+    TimedOut {
+        /// The child's pid.
+        pid: u32,
+        /// The child's timeout.
+        timeout: Duration,
+    },
+    /// The read failed.
+    #[error("failed to read {stream} of process {pid}")]
+    Io {
+        /// The child's pid.
+        pid: u32,
+        /// The stream.
+        stream: Stream,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Why writing to a child's stdin failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// Stdin was not piped, or has been closed.
+    #[error("stdin of process {pid} is not an open pipe")]
+    NotPiped {
+        /// The child's pid.
+        pid: u32,
+    },
+    /// The child's timeout passed while waiting for the pipe; the child was terminated.
+    #[error("process {pid} timed out after {timeout:?}")]
+    TimedOut {
+        /// The child's pid.
+        pid: u32,
+        /// The child's timeout.
+        timeout: Duration,
+    },
+    /// The write failed; [`io::ErrorKind::BrokenPipe`] when the child closed its stdin.
+    #[error("failed to write stdin of process {pid}")]
+    Io {
+        /// The child's pid.
+        pid: u32,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Why waiting for a child failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WaitError {
+    /// `waitid`, `wait4`, `poll` or `kill` failed.
+    #[error("failed to wait for process {pid}")]
+    Io {
+        /// The child's pid.
+        pid: u32,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Why signalling a child failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KillError {
+    /// `kill(-pgid, signal)` failed (for example `EPERM` after a set-user-ID `execve`).
+    #[error("failed to send {signal} to process group {pgid}")]
+    Signal {
+        /// The child's process group.
+        pgid: u32,
+        /// The signal.
+        signal: Signal,
+        /// The error number.
+        #[source]
+        source: Errno,
+    },
+}
+
+/// Why [`Child::communicate`](crate::Child::communicate) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommunicateError {
+    /// Polling, reading or writing a pipe failed.
+    #[error("failed to exchange data with process {pid}")]
+    Io {
+        /// The child's pid.
+        pid: u32,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// Waiting for the child failed.
+    #[error(transparent)]
+    Wait(#[from] WaitError),
+}
+
+/// Why [`Spawner::output`](crate::Spawner::output) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    /// The program was not started.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// It was started, but talking to it failed; it has been killed and reaped.
+    #[error(transparent)]
+    Communicate(#[from] CommunicateError),
+}
+
+/// Why a [`Policy`](crate::Policy) cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// A search directory is not absolute.
+    #[error("search directory `{}` is not absolute", .dir.display())]
+    RelativeSearchDir {
+        /// The directory as written.
+        dir: PathBuf,
+    },
+    /// An allow rule names a program that is not found.
+    #[error("allow rule {index}: program `{}` not found", .program.display())]
+    ProgramNotFound {
+        /// Index of the rule.
+        index: usize,
+        /// The program as written.
+        program: PathBuf,
+    },
+    /// An allow rule names a relative path.
+    #[error("allow rule {index}: program `{}` must be a bare name or an absolute path", .program.display())]
+    RelativeProgram {
+        /// Index of the rule.
+        index: usize,
+        /// The program as written.
+        program: PathBuf,
+    },
+    /// An allow rule names a file that is not executable.
+    #[error("allow rule {index}: `{}` is not executable", .program.display())]
+    NotExecutable {
+        /// Index of the rule.
+        index: usize,
+        /// The program as written.
+        program: PathBuf,
+    },
+    /// Two allow rules resolve to the same program.
+    #[error("allow rule {index}: `{}` already has allow rule {first}", .path.display())]
+    DuplicateRule {
+        /// Index of the second rule.
+        index: usize,
+        /// Index of the first rule.
+        first: usize,
+        /// The canonical path both resolve to.
+        path: PathBuf,
+    },
+    /// An argument pattern is malformed.
+    #[error("allow rule {index}: argument pattern {pattern}: {reason}")]
+    BadPattern {
+        /// Index of the rule.
+        index: usize,
+        /// Index of the pattern list.
+        pattern: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An `LD_*`/`DYLD_*` name is listed but `allow_ld_env` is off.
+    #[error("environment variable `{name}` is a dynamic-loader variable; set `allow_ld_env`")]
+    LoaderEnv {
+        /// The name.
+        name: String,
+    },
+    /// An environment variable name is empty or contains `=` or NUL.
+    #[error("environment variable name `{name}` is invalid")]
+    BadEnvName {
+        /// The name, lossily decoded.
+        name: String,
+    },
+    /// An allowed or default working directory cannot be canonicalised.
+    #[error("working directory `{}` cannot be used", .dir.display())]
+    Cwd {
+        /// The directory as written.
+        dir: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// `max_children` is zero.
+    #[error("`max_children` must be at least 1")]
+    ZeroMaxChildren,
+}
+
+/// Why a policy file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyFileError {
+    /// The file could not be read.
+    #[error("failed to read policy file `{}`", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is not valid TOML, has an unknown key, or a value of the wrong shape.
+    /// The message includes the line and column.
+    #[error("invalid policy file `{}`", .path.display())]
+    Parse {
+        /// The file (`<string>` for [`Policy::from_toml_str`](crate::Policy::from_toml_str)).
+        path: PathBuf,
+        /// The parser's error, with the line and column.
+        #[source]
+        source: toml::de::Error,
+    },
+    /// The file parses but describes an unusable policy.
+    #[error("invalid policy file `{}` at line {line}", .path.display())]
+    Invalid {
+        /// The file (`<string>` for [`Policy::from_toml_str`](crate::Policy::from_toml_str)).
+        path: PathBuf,
+        /// The 1-based line of the offending value.
+        line: usize,
+        /// What is wrong.
+        #[source]
+        source: PolicyError,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let err = SpawnError::NotFound { program: PathBuf::from("a\0b\nc") };
+        assert_eq!(err.to_string(), "program `a\\u{0}b\\nc` not found");
+    }
+
+    #[test]
+    fn spawn_step_codes_round_trip() {
+        for step in SpawnStep::ALL {
+            assert_eq!(SpawnStep::from_code(step.code()), step);
+        }
+    }
+}

@@ -1,0 +1,551 @@
+//! The deny-by-default policy: which programs may run, with which arguments, environment,
+//! working directory and limits.
+
+mod file;
+mod pattern;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use self::pattern::ArgsPattern;
+use crate::command::Command;
+use crate::error::{Denial, PolicyError};
+use crate::limits::Rlimits;
+use crate::resolve::{ResolveError, resolve};
+
+/// The directories searched for bare program names unless the policy says otherwise.
+pub const DEFAULT_SEARCH_PATH: [&str; 3] = ["/usr/local/bin", "/usr/bin", "/bin"];
+
+/// Which host programs a [`Spawner`](crate::Spawner) may start, and how.
+///
+/// Deny by default: a program runs only if an allow rule names it, no deny rule names it
+/// (deny wins), and its arguments, environment and working directory pass the rule's and the
+/// policy's checks. Rules name programs by bare name (looked up on the policy's search path,
+/// never the host's or the guest's `PATH`) or by absolute path; both are resolved to a
+/// canonical path (symlinks followed) when the spawner is created, and a request matches a
+/// rule when it resolves to the same canonical path.
+///
+/// Defaults of [`Policy::deny_all`]: no program allowed, search path
+/// `/usr/local/bin:/usr/bin:/bin`, empty environment with no passthrough, `LD_*`/`DYLD_*`
+/// refused, no working directory allowed besides the default `/`, 30 s timeout, 2 s grace
+/// between `SIGTERM` and `SIGKILL`, 16 MiB output limit per stream, no resource limits,
+/// 16 concurrent children, enforcing (not audit-only).
+///
+/// The same policy can be written as a TOML file; see [`Policy::from_toml_str`] and
+/// `docs/policy.md`.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use wrt_host_spawn::{Policy, ProgramRule};
+///
+/// let policy = Policy::deny_all()
+///     .allow_program("true")
+///     .allow(ProgramRule::new("git").args(["status", "**"]).timeout(Duration::from_secs(5)))
+///     .deny_program("/usr/bin/sh")
+///     .env_passthrough(["LANG"])
+///     .max_children(4);
+/// policy.validate()?;
+/// # Ok::<(), wrt_host_spawn::PolicyError>(())
+/// ```
+///
+/// # Ambient authority
+///
+/// Allowing a program hands it the host user's full authority: a shell or interpreter
+/// (`sh -c`, `python -c`, `env`, `xargs`, `find -exec`, busybox) runs anything. Restrict such
+/// programs with argument patterns or do not allow them. Environment passthrough copies host
+/// values into the child.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    search_path: Vec<PathBuf>,
+    allow: Vec<ProgramRule>,
+    deny: Vec<PathBuf>,
+    env_passthrough: Vec<OsString>,
+    env_allow: Vec<OsString>,
+    allow_ld_env: bool,
+    cwd_allow: Vec<PathBuf>,
+    default_cwd: PathBuf,
+    timeout: Option<Duration>,
+    kill_grace: Duration,
+    output_limit: u64,
+    rlimits: Rlimits,
+    max_children: usize,
+    audit_only: bool,
+}
+
+/// An allow rule for one program, with optional argument patterns and limits that replace
+/// the policy's defaults for this program.
+///
+/// Defaults: any arguments, the policy's timeout, output limit and resource limits.
+#[derive(Debug, Clone)]
+pub struct ProgramRule {
+    program: PathBuf,
+    args: Option<Vec<Vec<String>>>,
+    timeout: Option<Option<Duration>>,
+    output_limit: Option<u64>,
+    rlimits: Option<Rlimits>,
+}
+
+impl ProgramRule {
+    /// A rule for `program`: a bare name (resolved on the policy's search path) or an
+    /// absolute path.
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        Self { program: program.into(), args: None, timeout: None, output_limit: None, rlimits: None }
+    }
+
+    /// Adds one accepted argument list. Once any is added, the arguments must match one of
+    /// them. Each element is a pattern matched against one argument: `*` matches any run of
+    /// characters, `?` one character, `\` escapes the next character, and a last element `**`
+    /// matches any number of further arguments.
+    #[must_use]
+    pub fn args<I, S>(mut self, pattern: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let pattern = pattern.into_iter().map(Into::into).collect();
+        self.args.get_or_insert_with(Vec::new).push(pattern);
+        self
+    }
+
+    /// Replaces the policy's timeout for this program.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(Some(timeout));
+        self
+    }
+
+    /// Runs this program without a timeout (requests may still set one).
+    #[must_use]
+    pub fn no_timeout(mut self) -> Self {
+        self.timeout = Some(None);
+        self
+    }
+
+    /// Replaces the policy's output limit (bytes per stream) for this program.
+    #[must_use]
+    pub fn output_limit(mut self, bytes: u64) -> Self {
+        self.output_limit = Some(bytes);
+        self
+    }
+
+    /// Replaces the policy's resource limits for this program.
+    #[must_use]
+    pub fn rlimits(mut self, rlimits: Rlimits) -> Self {
+        self.rlimits = Some(rlimits);
+        self
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self::deny_all()
+    }
+}
+
+impl Policy {
+    /// A policy that allows nothing, with the defaults listed on [`Policy`].
+    pub fn deny_all() -> Self {
+        Self {
+            search_path: DEFAULT_SEARCH_PATH.iter().map(PathBuf::from).collect(),
+            allow: Vec::new(),
+            deny: Vec::new(),
+            env_passthrough: Vec::new(),
+            env_allow: Vec::new(),
+            allow_ld_env: false,
+            cwd_allow: Vec::new(),
+            default_cwd: PathBuf::from("/"),
+            timeout: Some(Duration::from_secs(30)),
+            kill_grace: Duration::from_secs(2),
+            output_limit: 16 << 20,
+            rlimits: Rlimits::none(),
+            max_children: 16,
+            audit_only: false,
+        }
+    }
+
+    /// Allows `program` (a bare name or an absolute path) with any arguments.
+    #[must_use]
+    pub fn allow_program(self, program: impl Into<PathBuf>) -> Self {
+        self.allow(ProgramRule::new(program))
+    }
+
+    /// Adds an allow rule.
+    #[must_use]
+    pub fn allow(mut self, rule: ProgramRule) -> Self {
+        self.allow.push(rule);
+        self
+    }
+
+    /// Denies `program` (a bare name or an absolute path), even if an allow rule names it.
+    #[must_use]
+    pub fn deny_program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.deny.push(program.into());
+        self
+    }
+
+    /// Replaces the directories searched for bare program names (absolute paths, in order).
+    #[must_use]
+    pub fn search_path<I, P>(mut self, dirs: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.search_path = dirs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Adds host environment variables copied into every child (when set on the host at
+    /// spawn time).
+    #[must_use]
+    pub fn env_passthrough<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.env_passthrough.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds environment variables a request may set.
+    #[must_use]
+    pub fn env_allow<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.env_allow.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Lets `LD_*` and `DYLD_*` variables be listed in the passthrough and allow lists
+    /// (default: refused everywhere).
+    #[must_use]
+    pub fn allow_ld_env(mut self, allow: bool) -> Self {
+        self.allow_ld_env = allow;
+        self
+    }
+
+    /// Allows requests to run in `dir` or any directory below it.
+    #[must_use]
+    pub fn cwd_allow(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd_allow.push(dir.into());
+        self
+    }
+
+    /// Sets the working directory of requests that do not name one (default `/`; never the
+    /// host's own working directory).
+    #[must_use]
+    pub fn default_cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.default_cwd = dir.into();
+        self
+    }
+
+    /// Sets the default timeout; `None` runs children without one unless a rule or request
+    /// sets it.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the grace period between `SIGTERM` and `SIGKILL` when a child times out.
+    #[must_use]
+    pub fn kill_grace(mut self, grace: Duration) -> Self {
+        self.kill_grace = grace;
+        self
+    }
+
+    /// Sets the default output limit in bytes per piped stream.
+    #[must_use]
+    pub fn output_limit(mut self, bytes: u64) -> Self {
+        self.output_limit = bytes;
+        self
+    }
+
+    /// Sets the default resource limits.
+    #[must_use]
+    pub fn rlimits(mut self, rlimits: Rlimits) -> Self {
+        self.rlimits = rlimits;
+        self
+    }
+
+    /// Sets how many children may run at once.
+    #[must_use]
+    pub fn max_children(mut self, max: usize) -> Self {
+        self.max_children = max;
+        self
+    }
+
+    /// Audit-only mode: requests the policy would deny run anyway (with the policy's default
+    /// limits and exactly the requested environment and working directory), and the audit log
+    /// records them as `would-deny`. For finding out what a policy needs, never for production.
+    #[must_use]
+    pub fn audit_only(mut self, audit_only: bool) -> Self {
+        self.audit_only = audit_only;
+        self
+    }
+
+    /// Whether the policy is in audit-only mode.
+    pub fn is_audit_only(&self) -> bool {
+        self.audit_only
+    }
+
+    /// Checks that the policy can be used: every allowed program resolves, patterns parse,
+    /// directories exist. [`Spawner::new`](crate::Spawner::new) runs the same checks.
+    ///
+    /// # Errors
+    ///
+    /// The first problem found, naming the rule.
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        self.compile().map(drop)
+    }
+
+    pub(crate) fn compile(&self) -> Result<CompiledPolicy, PolicyError> {
+        if let Some(dir) = self.search_path.iter().find(|d| !d.is_absolute()) {
+            return Err(PolicyError::RelativeSearchDir { dir: dir.clone() });
+        }
+        if self.max_children == 0 {
+            return Err(PolicyError::ZeroMaxChildren);
+        }
+        for name in self.env_passthrough.iter().chain(&self.env_allow) {
+            let bytes = name.as_bytes();
+            if bytes.is_empty() || bytes.contains(&b'=') || bytes.contains(&0) {
+                return Err(PolicyError::BadEnvName { name: name.to_string_lossy().into() });
+            }
+            if is_loader_var(name) && !self.allow_ld_env {
+                return Err(PolicyError::LoaderEnv { name: name.to_string_lossy().into() });
+            }
+        }
+
+        let mut allow = HashMap::with_capacity(self.allow.len());
+        let mut first_index = HashMap::with_capacity(self.allow.len());
+        for (index, rule) in self.allow.iter().enumerate() {
+            let program = &rule.program;
+            let path = match resolve(program.as_os_str(), &self.search_path) {
+                Ok(path) => path,
+                Err(ResolveError::Relative) => {
+                    return Err(PolicyError::RelativeProgram { index, program: program.clone() });
+                }
+                Err(ResolveError::NotFound) => {
+                    return Err(PolicyError::ProgramNotFound { index, program: program.clone() });
+                }
+                Err(ResolveError::NotExecutable(_)) => {
+                    return Err(PolicyError::NotExecutable { index, program: program.clone() });
+                }
+            };
+            let args = match &rule.args {
+                None => None,
+                Some(patterns) => Some(
+                    patterns
+                        .iter()
+                        .enumerate()
+                        .map(|(pattern, parts)| {
+                            ArgsPattern::parse(parts).map_err(|reason| PolicyError::BadPattern {
+                                index,
+                                pattern,
+                                reason,
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+            };
+            if let Some(&first) = first_index.get(&path) {
+                return Err(PolicyError::DuplicateRule { index, first, path });
+            }
+            first_index.insert(path.clone(), index);
+            allow.insert(
+                path,
+                CompiledRule {
+                    written: program.clone(),
+                    args,
+                    timeout: rule.timeout,
+                    output_limit: rule.output_limit,
+                    rlimits: rule.rlimits,
+                },
+            );
+        }
+
+        // A deny rule for a name that is not installed cannot match anything installed now;
+        // one for an absolute path that does not exist yet is kept as written.
+        let deny = self
+            .deny
+            .iter()
+            .filter_map(|rule| match resolve(rule.as_os_str(), &self.search_path) {
+                Ok(path) => Some((path, rule.clone())),
+                Err(_) if rule.is_absolute() => Some((rule.clone(), rule.clone())),
+                Err(_) => None,
+            })
+            .collect();
+
+        let canonical_dir =
+            |dir: &PathBuf| {
+                fs::canonicalize(dir)
+                    .and_then(|c| {
+                        if c.is_dir() { Ok(c) } else { Err(std::io::Error::from(std::io::ErrorKind::NotADirectory)) }
+                    })
+                    .map_err(|source| PolicyError::Cwd { dir: dir.clone(), source })
+            };
+        let cwd_allow = self.cwd_allow.iter().map(canonical_dir).collect::<Result<_, _>>()?;
+        let default_cwd = canonical_dir(&self.default_cwd)?;
+
+        Ok(CompiledPolicy {
+            search_path: self.search_path.clone(),
+            allow,
+            deny,
+            env_passthrough: self.env_passthrough.clone(),
+            env_allow: self.env_allow.iter().cloned().collect(),
+            cwd_allow,
+            default_cwd,
+            timeout: self.timeout,
+            kill_grace: self.kill_grace,
+            output_limit: self.output_limit,
+            rlimits: self.rlimits,
+            max_children: self.max_children,
+            audit_only: self.audit_only,
+        })
+    }
+}
+
+fn is_loader_var(name: &OsStr) -> bool {
+    let bytes = name.as_bytes();
+    bytes.starts_with(b"LD_") || bytes.starts_with(b"DYLD_")
+}
+
+#[derive(Debug)]
+struct CompiledRule {
+    written: PathBuf,
+    args: Option<Vec<ArgsPattern>>,
+    timeout: Option<Option<Duration>>,
+    output_limit: Option<u64>,
+    rlimits: Option<Rlimits>,
+}
+
+/// A validated policy with every rule resolved to a canonical path.
+#[derive(Debug)]
+pub(crate) struct CompiledPolicy {
+    pub(crate) search_path: Vec<PathBuf>,
+    allow: HashMap<PathBuf, CompiledRule>,
+    /// (canonical path, rule as written)
+    deny: Vec<(PathBuf, PathBuf)>,
+    env_passthrough: Vec<OsString>,
+    env_allow: HashSet<OsString>,
+    cwd_allow: Vec<PathBuf>,
+    default_cwd: PathBuf,
+    timeout: Option<Duration>,
+    pub(crate) kill_grace: Duration,
+    output_limit: u64,
+    rlimits: Rlimits,
+    pub(crate) max_children: usize,
+    pub(crate) audit_only: bool,
+}
+
+/// What the policy lets a request do.
+#[derive(Debug)]
+pub(crate) struct Grant {
+    /// Set only in audit-only mode: the denial that was not enforced.
+    pub(crate) would_deny: Option<Denial>,
+    /// The allow rule as written, if one matched.
+    pub(crate) rule: Option<PathBuf>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) output_limit: u64,
+    pub(crate) rlimits: Rlimits,
+    /// The child's complete environment, sorted by name.
+    pub(crate) env: BTreeMap<OsString, OsString>,
+    /// The canonical working directory.
+    pub(crate) cwd: PathBuf,
+}
+
+fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+impl CompiledPolicy {
+    /// Checks a validated request whose program resolved to `path`.
+    pub(crate) fn check(&self, path: &Path, command: &Command) -> Result<Grant, Denial> {
+        let mut env = BTreeMap::new();
+        for name in &self.env_passthrough {
+            if let Some(value) = std::env::var_os(name) {
+                env.insert(name.clone(), value);
+            }
+        }
+        for (name, value) in command.get_envs() {
+            env.insert(name.clone(), value.clone());
+        }
+        let requested_cwd = command.get_cwd();
+
+        match self.decide(path, command) {
+            Ok((rule, cwd)) => Ok(Grant {
+                would_deny: None,
+                rule: Some(rule.written.clone()),
+                timeout: min_some(command.get_timeout(), rule.timeout.unwrap_or(self.timeout)),
+                output_limit: command
+                    .get_output_limit()
+                    .unwrap_or(u64::MAX)
+                    .min(rule.output_limit.unwrap_or(self.output_limit)),
+                rlimits: command.get_rlimits().min(rule.rlimits.unwrap_or(self.rlimits)),
+                env,
+                cwd,
+            }),
+            Err(denial) if self.audit_only => Ok(Grant {
+                would_deny: Some(denial),
+                rule: None,
+                timeout: min_some(command.get_timeout(), self.timeout),
+                output_limit: command.get_output_limit().unwrap_or(u64::MAX).min(self.output_limit),
+                rlimits: command.get_rlimits().min(self.rlimits),
+                env,
+                cwd: requested_cwd.map_or_else(
+                    || self.default_cwd.clone(),
+                    |cwd| fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned()),
+                ),
+            }),
+            Err(denial) => Err(denial),
+        }
+    }
+
+    /// The matching allow rule and the canonical working directory, or the first denial.
+    fn decide(&self, path: &Path, command: &Command) -> Result<(&CompiledRule, PathBuf), Denial> {
+        if let Some((_, rule)) = self.deny.iter().find(|(denied, _)| denied == path) {
+            return Err(Denial::DenyRule { path: path.to_owned(), rule: rule.clone() });
+        }
+        let rule = self.allow.get(path).ok_or_else(|| Denial::NotAllowed { path: path.to_owned() })?;
+        if let Some(patterns) = &rule.args
+            && !patterns.iter().any(|p| p.matches(command.get_args()))
+        {
+            return Err(Denial::Args { rule: rule.written.clone() });
+        }
+        for (name, _) in command.get_envs() {
+            if is_loader_var(name) && !self.env_allow.contains(name) {
+                return Err(Denial::LoaderEnv { name: name.to_string_lossy().into() });
+            }
+            if !self.env_allow.contains(name) {
+                return Err(Denial::Env { name: name.to_string_lossy().into() });
+            }
+        }
+        let cwd = match command.get_cwd() {
+            None => self.default_cwd.clone(),
+            Some(requested) => {
+                let denied = || Denial::Cwd { cwd: requested.to_owned() };
+                if !requested.is_absolute() {
+                    return Err(denied());
+                }
+                let canonical = fs::canonicalize(requested).map_err(|_| denied())?;
+                if !self.cwd_allow.iter().any(|allowed| canonical.starts_with(allowed)) {
+                    return Err(denied());
+                }
+                canonical
+            }
+        };
+        Ok((rule, cwd))
+    }
+}

@@ -1,0 +1,395 @@
+//! The TOML policy file format (documented in `docs/policy.md`).
+
+use std::fmt;
+use std::fs;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use toml::Spanned;
+
+use super::{Policy, ProgramRule};
+use crate::error::{PolicyError, PolicyFileError};
+use crate::limits::Rlimits;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    search_path: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    allow: Vec<Spanned<AllowEntry>>,
+    #[serde(default)]
+    deny: Vec<Spanned<String>>,
+    #[serde(default)]
+    env: EnvSection,
+    #[serde(default)]
+    allow_ld_env: bool,
+    #[serde(default)]
+    cwd_allow: Vec<Spanned<String>>,
+    default_cwd: Option<Spanned<String>>,
+    timeout: Option<Timeout>,
+    kill_grace: Option<Seconds>,
+    output_limit: Option<Size>,
+    rlimits: Option<RlimitsEntry>,
+    max_children: Option<Spanned<usize>>,
+    #[serde(default)]
+    audit_only: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AllowEntry {
+    program: String,
+    args: Option<Vec<Vec<String>>>,
+    timeout: Option<Timeout>,
+    output_limit: Option<Size>,
+    rlimits: Option<RlimitsEntry>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnvSection {
+    #[serde(default)]
+    passthrough: Vec<Spanned<String>>,
+    #[serde(default)]
+    allow: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RlimitsEntry {
+    cpu_seconds: Option<u64>,
+    address_space: Option<Size>,
+    open_files: Option<u64>,
+    file_size: Option<Size>,
+    processes: Option<u64>,
+    core_size: Option<Size>,
+}
+
+impl From<RlimitsEntry> for Rlimits {
+    fn from(entry: RlimitsEntry) -> Self {
+        Self {
+            cpu_seconds: entry.cpu_seconds,
+            address_space: entry.address_space.map(|s| s.0),
+            open_files: entry.open_files,
+            file_size: entry.file_size.map(|s| s.0),
+            processes: entry.processes,
+            core_size: entry.core_size.map(|s| s.0),
+        }
+    }
+}
+
+/// A duration: an integer number of seconds, or a string such as `"500ms"`, `"30s"`, `"2m"`,
+/// `"1h"` (a decimal point is allowed: `"1.5s"`).
+#[derive(Debug, Clone, Copy)]
+struct Seconds(Duration);
+
+/// A [`Seconds`] or the string `"none"`.
+#[derive(Debug, Clone, Copy)]
+struct Timeout(Option<Duration>);
+
+/// A byte count: an integer, or a string such as `"512 KiB"`, `"16MiB"`, `"1 GB"`.
+#[derive(Debug, Clone, Copy)]
+struct Size(u64);
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("`{text}` needs a unit: ms, s, m or h")),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a duration"))?;
+    Duration::try_from_secs_f64(value * scale).map_err(|_| format!("`{text}` is out of range"))
+}
+
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        "KB" | "kB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        _ => {
+            return Err(format!("`{text}` has an unknown unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"));
+        }
+    };
+    let value: u64 = number.parse().map_err(|_| format!("`{text}` is not a size"))?;
+    value.checked_mul(scale).ok_or_else(|| format!("`{text}` is out of range"))
+}
+
+struct SecondsVisitor {
+    allow_none: bool,
+}
+
+impl Visitor<'_> for SecondsVisitor {
+    type Value = Option<Duration>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.allow_none {
+            f.write_str("seconds as an integer, a string such as \"30s\", or \"none\"")
+        } else {
+            f.write_str("seconds as an integer or a string such as \"30s\"")
+        }
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        u64::try_from(v)
+            .map(|secs| Some(Duration::from_secs(secs)))
+            .map_err(|_| E::custom("a duration cannot be negative"))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Some(Duration::from_secs(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        if self.allow_none && v == "none" {
+            return Ok(None);
+        }
+        parse_duration(v).map(Some).map_err(E::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = d.deserialize_any(SecondsVisitor { allow_none: false })?;
+        value.map(Seconds).ok_or_else(|| de::Error::custom("expected a duration"))
+    }
+}
+
+impl<'de> Deserialize<'de> for Timeout {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SecondsVisitor { allow_none: true }).map(Timeout)
+    }
+}
+
+struct SizeVisitor;
+
+impl Visitor<'_> for SizeVisitor {
+    type Value = Size;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("bytes as an integer or a string such as \"16 MiB\"")
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Size, E> {
+        u64::try_from(v).map(Size).map_err(|_| E::custom("a size cannot be negative"))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Size, E> {
+        Ok(Size(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Size, E> {
+        parse_size(v).map(Size).map_err(E::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SizeVisitor)
+    }
+}
+
+/// Maps a [`PolicyError`] back to the span of the value that caused it.
+struct Spans {
+    search_path: Vec<(PathBuf, Range<usize>)>,
+    allow: Vec<Range<usize>>,
+    env: Vec<(String, Range<usize>)>,
+    dirs: Vec<(PathBuf, Range<usize>)>,
+    max_children: Option<Range<usize>>,
+}
+
+impl Spans {
+    fn find(&self, err: &PolicyError) -> Option<Range<usize>> {
+        let by_path = |list: &[(PathBuf, Range<usize>)], path: &Path| {
+            list.iter().find(|(p, _)| p == path).map(|(_, span)| span.clone())
+        };
+        match err {
+            PolicyError::RelativeSearchDir { dir } => by_path(&self.search_path, dir),
+            PolicyError::ProgramNotFound { index, .. }
+            | PolicyError::RelativeProgram { index, .. }
+            | PolicyError::NotExecutable { index, .. }
+            | PolicyError::DuplicateRule { index, .. }
+            | PolicyError::BadPattern { index, .. } => self.allow.get(*index).cloned(),
+            PolicyError::LoaderEnv { name } | PolicyError::BadEnvName { name } => {
+                self.env.iter().find(|(n, _)| n == name).map(|(_, span)| span.clone())
+            }
+            PolicyError::Cwd { dir, .. } => by_path(&self.dirs, dir),
+            PolicyError::ZeroMaxChildren => self.max_children.clone(),
+        }
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+impl Policy {
+    /// Parses and validates a TOML policy (format in `docs/policy.md`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use wrt_host_spawn::Policy;
+    ///
+    /// let policy = Policy::from_toml_str(r#"
+    ///     timeout = "10s"
+    ///     max_children = 4
+    ///
+    ///     [[allow]]
+    ///     program = "true"
+    /// "#)?;
+    /// assert!(!policy.is_audit_only());
+    /// # Ok::<(), wrt_host_spawn::PolicyFileError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyFileError::Parse`] for invalid TOML, unknown keys and malformed values (the
+    /// message has the line and column); [`PolicyFileError::Invalid`] with the line for a
+    /// policy that does not validate (a program that is not found, a bad pattern, …).
+    ///
+    /// # Ambient authority
+    ///
+    /// Validation resolves programs and directories on the host's file system.
+    pub fn from_toml_str(text: &str) -> Result<Self, PolicyFileError> {
+        Self::parse(text, Path::new("<string>"))
+    }
+
+    /// Reads, parses and validates a TOML policy file (format in `docs/policy.md`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Policy::from_toml_str`], plus [`PolicyFileError::Read`].
+    ///
+    /// # Ambient authority
+    ///
+    /// Reads `path` and resolves programs and directories on the host's file system.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, PolicyFileError> {
+        let path = path.as_ref();
+        let text =
+            fs::read_to_string(path).map_err(|source| PolicyFileError::Read { path: path.to_owned(), source })?;
+        Self::parse(&text, path)
+    }
+
+    fn parse(text: &str, path: &Path) -> Result<Self, PolicyFileError> {
+        let file: PolicyFile =
+            toml::from_str(text).map_err(|source| PolicyFileError::Parse { path: path.to_owned(), source })?;
+        let spans = Spans {
+            search_path: file.search_path.iter().flatten().map(|s| (PathBuf::from(s.get_ref()), s.span())).collect(),
+            allow: file.allow.iter().map(Spanned::span).collect(),
+            env: file.env.passthrough.iter().chain(&file.env.allow).map(|s| (s.get_ref().clone(), s.span())).collect(),
+            dirs: file
+                .cwd_allow
+                .iter()
+                .chain(&file.default_cwd)
+                .map(|s| (PathBuf::from(s.get_ref()), s.span()))
+                .collect(),
+            max_children: file.max_children.as_ref().map(Spanned::span),
+        };
+        let policy = Self::from_parsed(file);
+        match policy.validate() {
+            Ok(()) => Ok(policy),
+            Err(source) => {
+                let line = spans.find(&source).map_or(1, |span| line_of(text, span.start));
+                Err(PolicyFileError::Invalid { path: path.to_owned(), line, source })
+            }
+        }
+    }
+
+    fn from_parsed(file: PolicyFile) -> Self {
+        let mut policy = Self::deny_all();
+        if let Some(dirs) = file.search_path {
+            policy = policy.search_path(dirs.into_iter().map(Spanned::into_inner));
+        }
+        for entry in file.allow {
+            let entry = entry.into_inner();
+            let mut rule = ProgramRule::new(entry.program);
+            rule.args = entry.args;
+            rule.timeout = entry.timeout.map(|t| t.0);
+            rule.output_limit = entry.output_limit.map(|s| s.0);
+            rule.rlimits = entry.rlimits.map(Rlimits::from);
+            policy = policy.allow(rule);
+        }
+        for rule in file.deny {
+            policy = policy.deny_program(rule.into_inner());
+        }
+        policy = policy
+            .env_passthrough(file.env.passthrough.into_iter().map(Spanned::into_inner))
+            .env_allow(file.env.allow.into_iter().map(Spanned::into_inner))
+            .allow_ld_env(file.allow_ld_env)
+            .audit_only(file.audit_only);
+        for dir in file.cwd_allow {
+            policy = policy.cwd_allow(dir.into_inner());
+        }
+        if let Some(dir) = file.default_cwd {
+            policy = policy.default_cwd(dir.into_inner());
+        }
+        if let Some(timeout) = file.timeout {
+            policy = policy.timeout(timeout.0);
+        }
+        if let Some(grace) = file.kill_grace {
+            policy = policy.kill_grace(grace.0);
+        }
+        if let Some(limit) = file.output_limit {
+            policy = policy.output_limit(limit.0);
+        }
+        if let Some(rlimits) = file.rlimits {
+            policy = policy.rlimits(rlimits.into());
+        }
+        if let Some(max) = file.max_children {
+            policy = policy.max_children(max.into_inner());
+        }
+        policy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1.5 s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("30").is_err());
+        assert!(parse_duration("s").is_err());
+        assert!(parse_duration("1d").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_size("1 GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("2 KB"), Ok(2000));
+        assert!(parse_size("1.5MiB").is_err());
+        assert!(parse_size("1 mib").is_err());
+        assert!(parse_size("99999999999 TiB").is_err());
+    }
+
+    #[test]
+    fn line_numbers() {
+        assert_eq!(line_of("a\nb\nc", 0), 1);
+        assert_eq!(line_of("a\nb\nc", 2), 2);
+        assert_eq!(line_of("a\nb\nc", 4), 3);
+    }
+}

@@ -1,0 +1,250 @@
+use std::fs;
+use std::os::unix::fs::symlink;
+
+use super::*;
+use crate::error::PolicyFileError;
+
+fn canonical(program: &str) -> PathBuf {
+    resolve(OsStr::new(program), &[PathBuf::from("/usr/bin"), PathBuf::from("/bin")]).unwrap()
+}
+
+fn check(policy: &Policy, command: &Command) -> Result<Grant, Denial> {
+    let compiled = policy.compile().unwrap();
+    let path = resolve(command.get_program(), &compiled.search_path).unwrap();
+    compiled.check(&path, command)
+}
+
+#[test]
+fn nothing_is_allowed_by_default() {
+    let denial = check(&Policy::deny_all(), &Command::new("true")).unwrap_err();
+    assert_eq!(denial, Denial::NotAllowed { path: canonical("true") });
+}
+
+#[test]
+fn allowed_by_name_matches_the_absolute_path_too() {
+    let policy = Policy::deny_all().allow_program("true");
+    assert!(check(&policy, &Command::new("true")).is_ok());
+    assert!(check(&policy, &Command::new(canonical("true"))).is_ok());
+    assert!(check(&policy, &Command::new("false")).is_err());
+}
+
+#[test]
+fn deny_wins_over_allow() {
+    let policy = Policy::deny_all().allow_program("true").deny_program(canonical("true"));
+    let denial = check(&policy, &Command::new("true")).unwrap_err();
+    assert_eq!(denial, Denial::DenyRule { path: canonical("true"), rule: canonical("true") });
+}
+
+#[test]
+fn a_deny_rule_through_a_symlink_denies_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("alias");
+    symlink(canonical("true"), &link).unwrap();
+    let policy = Policy::deny_all().allow_program("true").deny_program(&link);
+    let denial = check(&policy, &Command::new("true")).unwrap_err();
+    assert_eq!(denial, Denial::DenyRule { path: canonical("true"), rule: link });
+}
+
+#[test]
+fn argument_patterns() {
+    let policy = Policy::deny_all().allow(ProgramRule::new("echo").args(["--", "*"]).args(["-n", "**"]));
+    assert!(check(&policy, Command::new("echo").args(["--", "x"])).is_ok());
+    assert!(check(&policy, Command::new("echo").args(["-n"])).is_ok());
+    assert!(check(&policy, Command::new("echo").args(["-n", "a", "b"])).is_ok());
+    let denial = check(&policy, Command::new("echo").args(["-e", "x"])).unwrap_err();
+    assert_eq!(denial, Denial::Args { rule: PathBuf::from("echo") });
+    assert!(check(&policy, &Command::new("echo")).is_err());
+}
+
+#[test]
+fn environment_starts_empty_with_passthrough_and_allowed_names() {
+    let policy = Policy::deny_all()
+        .allow_program("true")
+        .env_passthrough(["PATH", "WRT_HOST_SPAWN_SURELY_UNSET"])
+        .env_allow(["LANG"]);
+    let grant = check(&policy, Command::new("true").env("LANG", "C")).unwrap();
+    let keys: Vec<_> = grant.env.keys().cloned().collect();
+    assert_eq!(keys, ["LANG", "PATH"]);
+    assert_eq!(grant.env[OsStr::new("PATH")], std::env::var_os("PATH").unwrap());
+
+    let denial = check(&policy, Command::new("true").env("HOME", "/")).unwrap_err();
+    assert_eq!(denial, Denial::Env { name: "HOME".into() });
+}
+
+#[test]
+fn loader_variables_are_refused_unless_allowed() {
+    let policy = Policy::deny_all().allow_program("true");
+    let denial = check(&policy, Command::new("true").env("LD_PRELOAD", "/x.so")).unwrap_err();
+    assert_eq!(denial, Denial::LoaderEnv { name: "LD_PRELOAD".into() });
+    let denial = check(&policy, Command::new("true").env("DYLD_INSERT_LIBRARIES", "x")).unwrap_err();
+    assert_eq!(denial, Denial::LoaderEnv { name: "DYLD_INSERT_LIBRARIES".into() });
+
+    // Listing one without `allow_ld_env` is a policy error.
+    let err = Policy::deny_all().env_allow(["LD_PRELOAD"]).validate().unwrap_err();
+    assert!(matches!(err, PolicyError::LoaderEnv { .. }), "{err}");
+    let policy = policy.allow_ld_env(true).env_allow(["LD_PRELOAD"]);
+    assert!(check(&policy, Command::new("true").env("LD_PRELOAD", "/x.so")).is_ok());
+}
+
+#[test]
+fn working_directory_allowlist() {
+    let allowed = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    fs::create_dir(allowed.path().join("sub")).unwrap();
+    let policy = Policy::deny_all().allow_program("true").cwd_allow(allowed.path());
+
+    let grant = check(&policy, &Command::new("true")).unwrap();
+    assert_eq!(grant.cwd, Path::new("/"), "the default is `/`, never the host's cwd");
+    let grant = check(&policy, Command::new("true").cwd(allowed.path().join("sub"))).unwrap();
+    assert_eq!(grant.cwd, fs::canonicalize(allowed.path().join("sub")).unwrap());
+
+    for cwd in [
+        other.path().to_owned(),
+        allowed.path().join("sub/../.."),
+        PathBuf::from("relative"),
+        allowed.path().join("missing"),
+    ] {
+        let denial = check(&policy, Command::new("true").cwd(&cwd)).unwrap_err();
+        assert_eq!(denial, Denial::Cwd { cwd }, "escaping via `..` is denied");
+    }
+}
+
+#[test]
+fn limits_come_from_rule_policy_and_request() {
+    let policy = Policy::deny_all()
+        .timeout(Some(Duration::from_secs(30)))
+        .output_limit(1000)
+        .rlimits(Rlimits { cpu_seconds: Some(10), ..Rlimits::none() })
+        .allow(ProgramRule::new("true").timeout(Duration::from_secs(60)).output_limit(5000))
+        .allow_program("false");
+    let grant = check(&policy, &Command::new("true")).unwrap();
+    assert_eq!(grant.timeout, Some(Duration::from_secs(60)), "the rule replaces the default");
+    assert_eq!(grant.output_limit, 5000);
+    assert_eq!(grant.rlimits.cpu_seconds, Some(10));
+
+    let grant = check(
+        &policy,
+        Command::new("true").timeout(Duration::from_secs(90)).output_limit(9000).rlimits(Rlimits {
+            cpu_seconds: Some(20),
+            open_files: Some(8),
+            ..Rlimits::none()
+        }),
+    )
+    .unwrap();
+    assert_eq!(grant.timeout, Some(Duration::from_secs(60)), "a request cannot raise it");
+    assert_eq!(grant.output_limit, 5000);
+    assert_eq!(grant.rlimits.cpu_seconds, Some(10));
+    assert_eq!(grant.rlimits.open_files, Some(8), "a request can add a limit");
+
+    let grant = check(&policy, Command::new("false").timeout(Duration::from_secs(1))).unwrap();
+    assert_eq!(grant.timeout, Some(Duration::from_secs(1)));
+    assert_eq!(grant.output_limit, 1000);
+}
+
+#[test]
+fn audit_only_grants_what_it_would_deny() {
+    let policy = Policy::deny_all().audit_only(true);
+    let grant = check(&policy, Command::new("true").env("LD_PRELOAD", "x")).unwrap();
+    assert_eq!(grant.would_deny, Some(Denial::NotAllowed { path: canonical("true") }));
+    assert!(grant.env.contains_key(OsStr::new("LD_PRELOAD")));
+}
+
+#[test]
+fn invalid_policies_name_the_rule() {
+    let err = Policy::deny_all().allow_program("no-such-program-xyz").validate().unwrap_err();
+    assert!(matches!(err, PolicyError::ProgramNotFound { index: 0, .. }), "{err}");
+    let err = Policy::deny_all().allow_program("bin/true").validate().unwrap_err();
+    assert!(matches!(err, PolicyError::RelativeProgram { index: 0, .. }), "{err}");
+    let err = Policy::deny_all()
+        .allow_program("true")
+        .allow(ProgramRule::new("echo").args(["**", "x"]))
+        .validate()
+        .unwrap_err();
+    assert!(matches!(err, PolicyError::BadPattern { index: 1, pattern: 0, .. }), "{err}");
+    let err = Policy::deny_all().allow_program("true").allow_program(canonical("true")).validate();
+    assert!(matches!(err, Err(PolicyError::DuplicateRule { index: 1, first: 0, .. })));
+    let err = Policy::deny_all().search_path(["usr/bin"]).validate().unwrap_err();
+    assert!(matches!(err, PolicyError::RelativeSearchDir { .. }), "{err}");
+    let err = Policy::deny_all().max_children(0).validate().unwrap_err();
+    assert!(matches!(err, PolicyError::ZeroMaxChildren), "{err}");
+    let err = Policy::deny_all().cwd_allow("/no/such/dir").validate().unwrap_err();
+    assert!(matches!(err, PolicyError::Cwd { .. }), "{err}");
+}
+
+const FULL: &str = r#"
+search_path = ["/usr/bin", "/bin"]
+max_children = 4
+timeout = "10s"
+kill_grace = "500ms"
+output_limit = "1 MiB"
+default_cwd = "/tmp"
+cwd_allow = ["/tmp"]
+allow_ld_env = false
+audit_only = false
+deny = ["sh"]
+
+[env]
+passthrough = ["PATH"]
+allow = ["LANG"]
+
+[rlimits]
+core_size = 0
+
+[[allow]]
+program = "echo"
+args = [["hello", "*"]]
+timeout = "none"
+output_limit = 4096
+rlimits = { cpu_seconds = 5, address_space = "1 GiB", open_files = 32 }
+
+[[allow]]
+program = "/usr/bin/true"
+"#;
+
+#[test]
+fn toml_policy_round_trip() {
+    let policy = Policy::from_toml_str(FULL).unwrap();
+    let grant = check(&policy, Command::new("echo").args(["hello", "world"]).env("LANG", "C")).unwrap();
+    assert_eq!(grant.timeout, None);
+    assert_eq!(grant.output_limit, 4096);
+    assert_eq!(grant.rlimits.cpu_seconds, Some(5));
+    assert_eq!(grant.rlimits.address_space, Some(1 << 30));
+    assert_eq!(grant.rlimits.core_size, None, "a rule's rlimits replace the policy's");
+    assert_eq!(grant.cwd, fs::canonicalize("/tmp").unwrap());
+    assert!(check(&policy, Command::new("echo").arg("bye")).is_err());
+
+    let grant = check(&policy, &Command::new("true")).unwrap();
+    assert_eq!(grant.timeout, Some(Duration::from_secs(10)));
+    assert_eq!(grant.output_limit, 1 << 20);
+    assert_eq!(grant.rlimits.core_size, Some(0));
+
+    let compiled = policy.compile().unwrap();
+    assert_eq!(compiled.kill_grace, Duration::from_millis(500));
+    assert_eq!(compiled.max_children, 4);
+}
+
+#[test]
+fn toml_errors_have_lines() {
+    let err = Policy::from_toml_str("timeout = \"10s\"\nbogus = 1\n").unwrap_err();
+    let PolicyFileError::Parse { source, .. } = &err else { panic!("{err:?}") };
+    let text = source.to_string();
+    assert!(text.contains("line 2") && text.contains("bogus"), "{text}");
+
+    let err = Policy::from_toml_str("\n[[allow]]\nprogram = \"true\"\nfoo = 1\n").unwrap_err();
+    assert!(matches!(err, PolicyFileError::Parse { .. }), "unknown keys in tables: {err:?}");
+
+    let err = Policy::from_toml_str("\n\ntimeout = \"10 days\"\n").unwrap_err();
+    let PolicyFileError::Parse { source, .. } = &err else { panic!("{err:?}") };
+    assert!(source.to_string().contains("line 3"), "{source}");
+
+    let text = "max_children = 2\n\n[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"no-such-program-xyz\"\n";
+    let err = Policy::from_toml_str(text).unwrap_err();
+    let PolicyFileError::Invalid { line, source, .. } = &err else { panic!("{err:?}") };
+    assert_eq!(*line, 6);
+    assert!(matches!(source, PolicyError::ProgramNotFound { index: 1, .. }));
+    assert_eq!(err.to_string(), "invalid policy file `<string>` at line 6",);
+
+    let err = Policy::from_toml_str("[env]\nallow = [\"LANG\",\n  \"LD_PRELOAD\"]\n").unwrap_err();
+    let PolicyFileError::Invalid { line, .. } = &err else { panic!("{err:?}") };
+    assert_eq!(*line, 3);
+}

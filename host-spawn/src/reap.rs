@@ -1,0 +1,272 @@
+//! Timeout escalation: `SIGTERM` to the process group at the deadline, `SIGKILL` after the
+//! grace period. The logic is written against two small traits so that it is unit-tested
+//! with a mock process and a mock clock.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+/// Waits for the process-group leader to exit, without reaping it.
+pub(crate) trait Wait {
+    /// Blocks up to `timeout` (`None`: forever); `true` once the leader has exited.
+    fn wait_exit(&mut self, timeout: Option<Duration>) -> io::Result<bool>;
+}
+
+/// Signals the whole process group.
+pub(crate) trait Kill {
+    fn kill_group(&mut self, signal: Signal) -> io::Result<()>;
+}
+
+/// The current time.
+pub(crate) trait Clock {
+    fn now(&self) -> Instant;
+}
+
+/// The real clock.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Running,
+    Terminating { since: Instant },
+    Killed,
+}
+
+/// A child's deadline and how far its termination has gone.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timer {
+    deadline: Option<Instant>,
+    grace: Duration,
+    stage: Stage,
+}
+
+impl Timer {
+    pub(crate) fn new(deadline: Option<Instant>, grace: Duration) -> Self {
+        Self { deadline, grace, stage: Stage::Running }
+    }
+
+    /// Whether termination has started (the deadline passed, or [`Timer::expire`] ran).
+    pub(crate) fn timed_out(&self) -> bool {
+        self.stage != Stage::Running
+    }
+
+    /// When the next signal is due; `None` if no more are.
+    pub(crate) fn next_due(&self) -> Option<Instant> {
+        match self.stage {
+            Stage::Running => self.deadline,
+            Stage::Terminating { since } => Some(since + self.grace),
+            Stage::Killed => None,
+        }
+    }
+
+    /// Sends whatever signal is due at `now`, without blocking.
+    pub(crate) fn poll(&mut self, process: &mut impl Kill, now: Instant) -> io::Result<()> {
+        match self.stage {
+            Stage::Running if self.deadline.is_some_and(|d| now >= d) => {
+                process.kill_group(Signal::SIGTERM)?;
+                // A stopped process only acts on SIGTERM once continued.
+                process.kill_group(Signal::SIGCONT)?;
+                self.stage = Stage::Terminating { since: now };
+            }
+            Stage::Terminating { since } if now >= since + self.grace => {
+                process.kill_group(Signal::SIGKILL)?;
+                self.stage = Stage::Killed;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Blocks until the leader exits or `until` passes, sending the timer's signals on the way.
+/// Returns whether the leader exited.
+pub(crate) fn wait_until<P: Wait + Kill>(
+    process: &mut P,
+    timer: &mut Timer,
+    clock: &impl Clock,
+    until: Option<Instant>,
+) -> io::Result<bool> {
+    loop {
+        let now = clock.now();
+        timer.poll(process, now)?;
+        if until.is_some_and(|u| now >= u) {
+            // One last look without blocking.
+            return process.wait_exit(Some(Duration::ZERO));
+        }
+        let due = match (timer.next_due(), until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if process.wait_exit(due.map(|d| d.saturating_duration_since(now)))? {
+            return Ok(true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    /// A clock that only moves when the mock process "sleeps".
+    struct MockClock(Cell<Instant>);
+
+    impl Clock for MockClock {
+        fn now(&self) -> Instant {
+            self.0.get()
+        }
+    }
+
+    /// A process that exits on its own at `exits_at`, on SIGTERM if `honours_term`, and
+    /// always on SIGKILL.
+    struct MockProcess<'c> {
+        clock: &'c MockClock,
+        exits_at: Option<Instant>,
+        honours_term: bool,
+        signals: Vec<(Signal, Instant)>,
+    }
+
+    impl Wait for MockProcess<'_> {
+        fn wait_exit(&mut self, timeout: Option<Duration>) -> io::Result<bool> {
+            let now = self.clock.now();
+            match (self.exits_at, timeout) {
+                (Some(exit), _) if exit <= now => Ok(true),
+                (Some(exit), None) => {
+                    self.clock.0.set(exit);
+                    Ok(true)
+                }
+                (Some(exit), Some(t)) if exit <= now + t => {
+                    self.clock.0.set(exit);
+                    Ok(true)
+                }
+                (_, Some(t)) => {
+                    self.clock.0.set(now + t);
+                    Ok(false)
+                }
+                (None, None) => panic!("waiting forever for a process that never exits"),
+            }
+        }
+    }
+
+    impl Kill for MockProcess<'_> {
+        fn kill_group(&mut self, signal: Signal) -> io::Result<()> {
+            let now = self.clock.now();
+            self.signals.push((signal, now));
+            let dies = signal == Signal::SIGKILL || (signal == Signal::SIGTERM && self.honours_term);
+            if dies && self.exits_at.is_none_or(|e| e > now) {
+                self.exits_at = Some(now + Duration::from_millis(1));
+            }
+            Ok(())
+        }
+    }
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    fn setup() -> (MockClock, Instant) {
+        let start = Instant::now();
+        (MockClock(Cell::new(start)), start)
+    }
+
+    #[test]
+    fn exit_before_the_deadline_sends_nothing() {
+        let (clock, start) = setup();
+        let mut p = MockProcess { clock: &clock, exits_at: Some(start + secs(1)), honours_term: true, signals: vec![] };
+        let mut timer = Timer::new(Some(start + secs(10)), secs(2));
+        assert!(wait_until(&mut p, &mut timer, &clock, None).unwrap());
+        assert!(p.signals.is_empty());
+        assert!(!timer.timed_out());
+        assert_eq!(clock.now(), start + secs(1));
+    }
+
+    #[test]
+    fn term_at_the_deadline_and_no_kill_if_it_dies() {
+        let (clock, start) = setup();
+        let mut p = MockProcess { clock: &clock, exits_at: None, honours_term: true, signals: vec![] };
+        let mut timer = Timer::new(Some(start + secs(10)), secs(2));
+        assert!(wait_until(&mut p, &mut timer, &clock, None).unwrap());
+        let sent: Vec<_> = p.signals.iter().map(|&(s, _)| s).collect();
+        assert_eq!(sent, [Signal::SIGTERM, Signal::SIGCONT]);
+        assert_eq!(p.signals[0].1, start + secs(10));
+        assert!(timer.timed_out());
+    }
+
+    #[test]
+    fn kill_after_the_grace_period_if_term_is_ignored() {
+        let (clock, start) = setup();
+        let mut p = MockProcess { clock: &clock, exits_at: None, honours_term: false, signals: vec![] };
+        let mut timer = Timer::new(Some(start + secs(10)), secs(2));
+        assert!(wait_until(&mut p, &mut timer, &clock, None).unwrap());
+        assert_eq!(
+            p.signals,
+            [
+                (Signal::SIGTERM, start + secs(10)),
+                (Signal::SIGCONT, start + secs(10)),
+                (Signal::SIGKILL, start + secs(12)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_shorter_wait_returns_without_signals() {
+        let (clock, start) = setup();
+        let mut p = MockProcess { clock: &clock, exits_at: None, honours_term: true, signals: vec![] };
+        let mut timer = Timer::new(Some(start + secs(10)), secs(2));
+        assert!(!wait_until(&mut p, &mut timer, &clock, Some(start + secs(3))).unwrap());
+        assert!(p.signals.is_empty());
+        assert_eq!(clock.now(), start + secs(3));
+    }
+
+    #[test]
+    fn no_deadline_waits_for_the_exit() {
+        let (clock, start) = setup();
+        let mut p =
+            MockProcess { clock: &clock, exits_at: Some(start + secs(3600)), honours_term: true, signals: vec![] };
+        let mut timer = Timer::new(None, secs(2));
+        assert!(wait_until(&mut p, &mut timer, &clock, None).unwrap());
+        assert!(p.signals.is_empty());
+    }
+
+    #[test]
+    fn polling_escalates_step_by_step() {
+        let (clock, start) = setup();
+        let mut p = MockProcess { clock: &clock, exits_at: None, honours_term: false, signals: vec![] };
+        let mut timer = Timer::new(Some(start + secs(10)), secs(2));
+        let mut poll_at = |p: &mut MockProcess<'_>, at: u64| {
+            clock.0.set(start + secs(at));
+            timer.poll(p, start + secs(at)).unwrap();
+            timer.next_due()
+        };
+        poll_at(&mut p, 9);
+        assert!(p.signals.is_empty());
+        assert_eq!(poll_at(&mut p, 10), Some(start + secs(12)));
+        assert_eq!(p.signals.len(), 2);
+        poll_at(&mut p, 11);
+        assert_eq!(p.signals.len(), 2);
+        assert_eq!(poll_at(&mut p, 12), None);
+        assert_eq!(p.signals.last(), Some(&(Signal::SIGKILL, start + secs(12))));
+        poll_at(&mut p, 100);
+        assert_eq!(p.signals.len(), 3, "nothing more after SIGKILL");
+    }
+
+    #[test]
+    fn a_wait_ending_mid_grace_resumes_the_escalation_later() {
+        let (clock, start) = setup();
+        let mut p = MockProcess { clock: &clock, exits_at: None, honours_term: false, signals: vec![] };
+        let mut timer = Timer::new(Some(start + secs(10)), secs(2));
+        assert!(!wait_until(&mut p, &mut timer, &clock, Some(start + secs(11))).unwrap());
+        assert_eq!(p.signals.len(), 2);
+        assert!(wait_until(&mut p, &mut timer, &clock, None).unwrap());
+        assert_eq!(p.signals.last(), Some(&(Signal::SIGKILL, start + secs(12))));
+    }
+}

@@ -1,0 +1,244 @@
+//! State shared by a [`Spawner`](crate::Spawner) and its children: which children are still
+//! running (for the concurrency limit and for killing them all), their exit status once
+//! reaped, and the audit log.
+//!
+//! A child is reaped only under the registry lock, and its process group is signalled only
+//! while it has not been reaped: until then the zombie leader keeps the pgid from being
+//! reused, so a signal can never reach an unrelated process group.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::BorrowedFd;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use nix::unistd::Pid;
+
+use crate::audit::AuditLog;
+use crate::reap::{Kill, Wait};
+use crate::sys::{RawExit, wait4_nohang};
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Running,
+    Reaped(RawExit),
+}
+
+#[derive(Debug, Default)]
+struct Registry {
+    children: HashMap<i32, Slot>,
+    /// Spawns between the concurrency check and registration.
+    pending: usize,
+}
+
+impl Registry {
+    fn running(&self) -> usize {
+        self.pending + self.children.values().filter(|s| matches!(s, Slot::Running)).count()
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    registry: Mutex<Registry>,
+    audit: Mutex<Option<AuditLog>>,
+    max_children: usize,
+}
+
+/// A place for one more child, held while it is being spawned.
+#[derive(Debug)]
+pub(crate) struct Reservation<'a> {
+    shared: &'a Shared,
+}
+
+impl Reservation<'_> {
+    pub(crate) fn register(self, pid: Pid) {
+        let mut registry = self.shared.lock();
+        registry.children.insert(pid.as_raw(), Slot::Running);
+        // `Drop` releases the pending count.
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.shared.lock().pending -= 1;
+    }
+}
+
+impl Shared {
+    pub(crate) fn new(max_children: usize) -> Self {
+        Self { registry: Mutex::new(Registry::default()), audit: Mutex::new(None), max_children }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn max_children(&self) -> usize {
+        self.max_children
+    }
+
+    /// Reserves a place for one more child, or `None` at the limit.
+    pub(crate) fn reserve(&self) -> Option<Reservation<'_>> {
+        let mut registry = self.lock();
+        if registry.running() >= self.max_children {
+            return None;
+        }
+        registry.pending += 1;
+        Some(Reservation { shared: self })
+    }
+
+    /// Children that have not been reaped (and spawns in progress).
+    pub(crate) fn running(&self) -> usize {
+        self.lock().running()
+    }
+
+    pub(crate) fn set_audit(&self, log: Option<AuditLog>) {
+        *self.audit.lock().unwrap_or_else(PoisonError::into_inner) = log;
+    }
+
+    /// Runs `write` on the audit log, if there is one.
+    pub(crate) fn audit(&self, write: impl FnOnce(&mut AuditLog) -> io::Result<()>) -> io::Result<()> {
+        match self.audit.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+            Some(log) => write(log),
+            None => Ok(()),
+        }
+    }
+
+    /// Sends `signal` to `pid`'s process group unless `pid` has been reaped.
+    pub(crate) fn signal_group(&self, pid: Pid, signal: Signal) -> Result<(), Errno> {
+        let registry = self.lock();
+        match registry.children.get(&pid.as_raw()) {
+            Some(Slot::Running) => match killpg(pid, signal) {
+                Err(Errno::ESRCH) | Ok(()) => Ok(()),
+                Err(errno) => Err(errno),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// Reaps `pid` if it has exited; `Ok(None)` while it runs.
+    ///
+    /// The exit is checked with `waitid(WNOWAIT)` even when the caller has just seen it: that
+    /// also catches a child reaped behind our back (`ECHILD`), whose pgid may already be
+    /// reused and must not be signalled.
+    ///
+    /// Before reaping, `SIGKILL` goes to the process group: the group does not outlive its
+    /// leader, so no background process of the child survives it.
+    pub(crate) fn try_reap(&self, pid: Pid) -> Result<Option<RawExit>, Errno> {
+        let mut registry = self.lock();
+        match registry.children.get(&pid.as_raw()) {
+            Some(Slot::Reaped(raw)) => return Ok(Some(*raw)),
+            Some(Slot::Running) => {}
+            None => return Err(Errno::ECHILD),
+        }
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        loop {
+            match waitid(Id::Pid(pid), flags) {
+                Ok(WaitStatus::StillAlive) => return Ok(None),
+                Ok(_) => break,
+                Err(Errno::EINTR) => {}
+                Err(errno) => return Err(errno),
+            }
+        }
+        // The zombie leader still holds the pgid, so this reaches only its own group.
+        let _ = killpg(pid, Signal::SIGKILL);
+        let raw = wait4_nohang(pid)?;
+        if let Some(raw) = raw {
+            registry.children.insert(pid.as_raw(), Slot::Reaped(raw));
+        }
+        Ok(raw)
+    }
+
+    /// Forgets `pid`: its [`Child`](crate::Child) is gone.
+    pub(crate) fn release(&self, pid: Pid) {
+        self.lock().children.remove(&pid.as_raw());
+    }
+
+    /// `SIGKILL` to the process group of every running child, then reaps them all.
+    pub(crate) fn kill_all(&self) {
+        let pids: Vec<Pid> = {
+            let registry = self.lock();
+            registry
+                .children
+                .iter()
+                .filter(|(_, slot)| matches!(slot, Slot::Running))
+                .map(|(&pid, _)| Pid::from_raw(pid))
+                .inspect(|&pid| {
+                    let _ = killpg(pid, Signal::SIGKILL);
+                })
+                .collect()
+        };
+        for pid in pids {
+            let mut leader = Leader { pid, pidfd: None, shared: self };
+            while !leader.wait_exit(None).unwrap_or(true) {}
+            let _ = self.try_reap(pid);
+        }
+    }
+}
+
+/// A child's process-group leader, as the timeout logic sees it.
+#[derive(Debug)]
+pub(crate) struct Leader<'a> {
+    pub(crate) pid: Pid,
+    pub(crate) pidfd: Option<BorrowedFd<'a>>,
+    pub(crate) shared: &'a Shared,
+}
+
+/// `poll`'s timeout: rounded up to whole milliseconds, `None` for no timeout.
+pub(crate) fn poll_timeout(timeout: Option<Duration>) -> PollTimeout {
+    match timeout {
+        None => PollTimeout::NONE,
+        Some(t) => {
+            let ms = t.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128);
+            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
+        }
+    }
+}
+
+impl Wait for Leader<'_> {
+    fn wait_exit(&mut self, timeout: Option<Duration>) -> io::Result<bool> {
+        if let Some(pidfd) = self.pidfd {
+            let mut fds = [PollFd::new(pidfd, PollFlags::POLLIN)];
+            return match poll(&mut fds, poll_timeout(timeout)) {
+                Ok(n) => Ok(n > 0),
+                Err(Errno::EINTR) => Ok(false),
+                Err(errno) => Err(errno.into()),
+            };
+        }
+        // Without a pidfd (Linux < 5.3): block in waitid, or poll it with short sleeps.
+        let exited_flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
+        let Some(timeout) = timeout else {
+            return match waitid(Id::Pid(self.pid), exited_flags) {
+                Ok(_) | Err(Errno::ECHILD) => Ok(true),
+                Err(Errno::EINTR) => Ok(false),
+                Err(errno) => Err(errno.into()),
+            };
+        };
+        let end = Instant::now() + timeout;
+        let mut nap = Duration::from_micros(500);
+        loop {
+            match waitid(Id::Pid(self.pid), exited_flags | WaitPidFlag::WNOHANG) {
+                Ok(WaitStatus::StillAlive) | Err(Errno::EINTR) => {}
+                Ok(_) | Err(Errno::ECHILD) => return Ok(true),
+                Err(errno) => return Err(errno.into()),
+            }
+            let now = Instant::now();
+            if now >= end {
+                return Ok(false);
+            }
+            thread::sleep(nap.min(end - now));
+            nap = (nap * 2).min(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Kill for Leader<'_> {
+    fn kill_group(&mut self, signal: Signal) -> io::Result<()> {
+        self.shared.signal_group(self.pid, signal).map_err(io::Error::from)
+    }
+}

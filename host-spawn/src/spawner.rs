@@ -1,0 +1,449 @@
+//! [`Spawner`]: checks requests against the policy, starts children, and cleans up after them.
+
+use std::error::Error as _;
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+
+use crate::audit::{AuditLog, Decision, DecisionRecord, Timestamp, lossy};
+use crate::child::{Child, ChildParts};
+use crate::command::{Command, Stdio, Stream};
+use crate::error::{InvalidRequest, OutputError, PolicyError, SpawnError};
+use crate::outcome::Output;
+use crate::policy::{CompiledPolicy, Grant, Policy};
+use crate::registry::Shared;
+use crate::resolve::{ResolveError, resolve};
+use crate::strategy::{self, Strategy};
+use crate::sys::{self, CStringArray, Exec};
+
+/// Starts host programs under a [`Policy`] and keeps track of them.
+///
+/// Defaults: [`Strategy::PosixSpawn`] with fallback to [`Strategy::ForkExec`] when a request
+/// needs it (strict mode off), no audit log.
+///
+/// Dropping the spawner sends `SIGKILL` to the process group of every child it started that
+/// has not been reaped yet, and reaps them; [`Child`] handles that outlive it then report the
+/// `SIGKILL`. Children stay accounted to the spawner until their handle is dropped or they are
+/// reaped.
+///
+/// # Examples
+///
+/// ```no_run
+/// use wrt_host_spawn::{Command, Policy, Spawner};
+///
+/// let spawner = Spawner::new(Policy::deny_all().allow_program("uname"))?;
+/// let output = spawner.output(Command::new("uname").arg("-s"), None)?;
+/// assert_eq!(output.stdout, b"Linux\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Ambient authority
+///
+/// A spawner starts host processes with the host's user, capabilities and file system; the
+/// policy is the only limit.
+#[derive(Debug)]
+pub struct Spawner {
+    policy: CompiledPolicy,
+    shared: Arc<Shared>,
+    strategy: Strategy,
+    strict: bool,
+    null: OnceLock<OwnedFd>,
+}
+
+/// The request, checked for malformed fields before any system call.
+struct Validated {
+    argv: CStringArray,
+}
+
+fn validate(command: &Command) -> Result<Validated, InvalidRequest> {
+    let program = command.get_program();
+    if program.is_empty() {
+        return Err(InvalidRequest::EmptyProgram);
+    }
+    let mut argv = CStringArray::with_capacity(command.get_args().len() + 1);
+    argv.push(CString::new(program.as_bytes()).map_err(|_| InvalidRequest::NulInProgram)?);
+    for (index, arg) in command.get_args().iter().enumerate() {
+        argv.push(CString::new(arg.as_bytes()).map_err(|_| InvalidRequest::NulInArg { index })?);
+    }
+    for (name, value) in command.get_envs() {
+        let bytes = name.as_bytes();
+        if bytes.is_empty() || bytes.contains(&b'=') || bytes.contains(&0) {
+            return Err(InvalidRequest::InvalidEnvName { name: lossy(name) });
+        }
+        if value.as_bytes().contains(&0) {
+            return Err(InvalidRequest::NulInEnvValue { name: lossy(name) });
+        }
+    }
+    if command.get_cwd().is_some_and(|cwd| cwd.as_os_str().as_bytes().contains(&0)) {
+        return Err(InvalidRequest::NulInCwd);
+    }
+    Ok(Validated { argv })
+}
+
+/// The descriptors for the child's stdio: the host's ends and the sources for 0, 1, 2.
+struct StdioSetup {
+    parent: [Option<OwnedFd>; 3],
+    /// Descriptors this setup opened for the child; closed in the host after the spawn.
+    owned: Vec<OwnedFd>,
+    /// For each of 0, 1, 2: an index into `owned`, or a descriptor of the command.
+    source: [Source; 3],
+}
+
+#[derive(Clone, Copy)]
+enum Source {
+    Inherit,
+    Owned(usize),
+    Null,
+    Command,
+}
+
+/// The spawner's `/dev/null`, opened (close-on-exec, above 2) on first use.
+fn dev_null(cell: &OnceLock<OwnedFd>) -> io::Result<BorrowedFd<'_>> {
+    if cell.get().is_none() {
+        let file = File::options().read(true).write(true).open("/dev/null")?;
+        // Another thread may have won the race; its descriptor is as good.
+        let _ = cell.set(sys::above_stdio(file.into())?);
+    }
+    Ok(cell.get().expect("set above").as_fd())
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    // A new pipe end has no file status flags to keep.
+    fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
+    Ok(())
+}
+
+impl StdioSetup {
+    fn new(command: &Command, pipe_stdin: bool, null: &OnceLock<OwnedFd>) -> Result<Self, (Stream, io::Error)> {
+        let mut setup = Self { parent: [None, None, None], owned: Vec::new(), source: [Source::Inherit; 3] };
+        for stream in [Stream::Stdin, Stream::Stdout, Stream::Stderr] {
+            let i = stream.index();
+            let stdio = match command.get_stdio(stream) {
+                _ if pipe_stdin && stream == Stream::Stdin => &Stdio::Piped,
+                stdio => stdio,
+            };
+            let fail = |err: io::Error| (stream, err);
+            setup.source[i] = match stdio {
+                Stdio::Inherit => Source::Inherit,
+                Stdio::Piped => {
+                    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| fail(e.into()))?;
+                    let (ours, theirs) = if stream == Stream::Stdin { (write, read) } else { (read, write) };
+                    set_nonblocking(&ours).map_err(fail)?;
+                    setup.parent[i] = Some(ours);
+                    setup.owned.push(sys::above_stdio(theirs).map_err(|e| fail(e.into()))?);
+                    Source::Owned(setup.owned.len() - 1)
+                }
+                Stdio::Null => {
+                    dev_null(null).map_err(fail)?;
+                    Source::Null
+                }
+                Stdio::File(fd) if fd.as_raw_fd() > 2 => Source::Command,
+                Stdio::File(fd) => {
+                    setup.owned.push(fd.as_fd().try_clone_to_owned().map_err(fail)?);
+                    Source::Owned(setup.owned.len() - 1)
+                }
+            };
+        }
+        Ok(setup)
+    }
+
+    fn child_fds<'a>(&'a self, command: &'a Command, null: &'a OnceLock<OwnedFd>) -> [Option<BorrowedFd<'a>>; 3] {
+        let streams = [Stream::Stdin, Stream::Stdout, Stream::Stderr];
+        streams.map(|stream| match self.source[stream.index()] {
+            Source::Inherit => None,
+            Source::Owned(index) => Some(self.owned[index].as_fd()),
+            Source::Null => null.get().map(AsFd::as_fd),
+            Source::Command => match command.get_stdio(stream) {
+                Stdio::File(fd) => Some(fd.as_fd()),
+                _ => None,
+            },
+        })
+    }
+}
+
+/// `err` and its sources, joined with `: `.
+fn chain(err: &SpawnError) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+impl Spawner {
+    /// A spawner for `policy`, resolving every rule now.
+    ///
+    /// # Errors
+    ///
+    /// The policy does not validate (see [`Policy::validate`]).
+    ///
+    /// # Ambient authority
+    ///
+    /// Resolves programs and directories on the host's file system.
+    pub fn new(policy: Policy) -> Result<Self, PolicyError> {
+        let policy = policy.compile()?;
+        let shared = Arc::new(Shared::new(policy.max_children));
+        Ok(Self { policy, shared, strategy: Strategy::PosixSpawn, strict: false, null: OnceLock::new() })
+    }
+
+    /// Writes every decision and exit to `log`.
+    #[must_use]
+    pub fn with_audit_log(self, log: AuditLog) -> Self {
+        self.shared.set_audit(Some(log));
+        self
+    }
+
+    /// Prefers `strategy` (default [`Strategy::PosixSpawn`]).
+    #[must_use]
+    pub fn with_strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Strict mode: fail with [`SpawnError::StrategyUnavailable`] instead of falling back
+    /// from `posix_spawn` to fork-exec (default off).
+    #[must_use]
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Children started and not yet reaped.
+    pub fn running(&self) -> usize {
+        self.shared.running()
+    }
+
+    /// Sends `SIGKILL` to the process group of every running child and reaps them all.
+    /// Children spawned concurrently from other threads may be missed.
+    pub fn kill_all(&self) {
+        self.shared.kill_all();
+    }
+
+    /// Checks `command` against the policy and starts it.
+    ///
+    /// In order: the request is validated without system calls (NUL bytes, empty program,
+    /// malformed environment names); the program is resolved to a canonical path with the
+    /// policy's search path; the policy checks path, arguments, environment and working
+    /// directory; the concurrency limit is checked; the strategy is chosen; the program at
+    /// the canonical path is executed. Every outcome of these steps is written to the audit
+    /// log, if any.
+    ///
+    /// # Errors
+    ///
+    /// One [`SpawnError`] variant per step that can fail: `InvalidRequest`, `NotFound`,
+    /// `NotExecutable`, `Denied` (with the rule), `TooManyChildren`, `StrategyUnavailable`
+    /// (strict mode), `Stdio`, `Spawn` (with the step and `errno`), `Audit`.
+    ///
+    /// # Ambient authority
+    ///
+    /// Starts a host process (see [`Spawner`]).
+    pub fn spawn(&self, command: &Command) -> Result<Child, SpawnError> {
+        self.spawn_inner(command, false)
+    }
+
+    /// Starts `command` and collects its output: [`Spawner::spawn`] then
+    /// [`Child::communicate`]. With `Some(input)`, stdin is a pipe fed with `input` (whatever
+    /// the command says); with `None`, stdin is as the command says.
+    ///
+    /// # Errors
+    ///
+    /// [`OutputError::Spawn`] if it did not start, [`OutputError::Communicate`] if talking to
+    /// it failed. Timeouts and truncation are not errors: see [`Outcome`](crate::Outcome).
+    ///
+    /// # Ambient authority
+    ///
+    /// Starts a host process (see [`Spawner`]).
+    pub fn output(&self, command: &Command, input: Option<&[u8]>) -> Result<Output, OutputError> {
+        let mut child = self.spawn_inner(command, input.is_some())?;
+        Ok(child.communicate(input.unwrap_or_default())?)
+    }
+
+    fn spawn_inner(&self, command: &Command, pipe_stdin: bool) -> Result<Child, SpawnError> {
+        let program = PathBuf::from(command.get_program());
+        let validated = match validate(command) {
+            Ok(validated) => validated,
+            Err(reason) => {
+                return Err(self.refuse(command, None, SpawnError::InvalidRequest { program, reason }));
+            }
+        };
+        let path = match resolve(command.get_program(), &self.policy.search_path) {
+            Ok(path) => path,
+            Err(err) => {
+                let err = match err {
+                    ResolveError::Relative => {
+                        SpawnError::Denied { program, path: None, reason: crate::Denial::RelativeProgram }
+                    }
+                    ResolveError::NotFound => SpawnError::NotFound { program },
+                    ResolveError::NotExecutable(path) => SpawnError::NotExecutable { program, path },
+                };
+                return Err(self.refuse(command, None, err));
+            }
+        };
+        let grant = match self.policy.check(&path, command) {
+            Ok(grant) => grant,
+            Err(reason) => {
+                let err = SpawnError::Denied { program, path: Some(path.clone()), reason };
+                return Err(self.refuse(command, Some(&path), err));
+            }
+        };
+        let Some(reservation) = self.shared.reserve() else {
+            let err = SpawnError::TooManyChildren { program, limit: self.shared.max_children() };
+            return Err(self.refuse(command, Some(&path), err));
+        };
+        let needs_rlimits = !grant.rlimits.is_empty();
+        let strategy = match strategy::choose(self.strategy, self.strict, needs_rlimits, sys::posix_spawn_support()) {
+            Ok(strategy) => strategy,
+            Err(reason) => {
+                let err = SpawnError::StrategyUnavailable { program: path.clone(), strategy: self.strategy, reason };
+                return Err(self.refuse(command, Some(&path), err));
+            }
+        };
+
+        let setup = match StdioSetup::new(command, pipe_stdin, &self.null) {
+            Ok(setup) => setup,
+            Err((stream, source)) => {
+                let err = SpawnError::Stdio { program: path.clone(), stream, source };
+                return Err(self.refuse(command, Some(&path), err));
+            }
+        };
+        // Neither can contain NUL: the path comes from `realpath`, the directory from the
+        // policy or a validated request.
+        let path_c = CString::new(path.as_os_str().as_bytes()).unwrap_or_default();
+        let cwd_c = CString::new(grant.cwd.as_os_str().as_bytes()).unwrap_or_default();
+        let mut envp = CStringArray::with_capacity(grant.env.len());
+        for (name, value) in &grant.env {
+            let mut entry = Vec::with_capacity(name.len() + value.len() + 1);
+            entry.extend_from_slice(name.as_bytes());
+            entry.push(b'=');
+            entry.extend_from_slice(value.as_bytes());
+            // Validated: names have no NUL or `=`, values no NUL.
+            envp.push(CString::new(entry).unwrap_or_default());
+        }
+        let exec = Exec {
+            path: &path_c,
+            argv: &validated.argv,
+            envp: &envp,
+            stdio: setup.child_fds(command, &self.null),
+            cwd: &cwd_c,
+        };
+
+        let started = Instant::now();
+        let spawned = match strategy {
+            Strategy::PosixSpawn => sys::posix_spawn(&exec),
+            Strategy::ForkExec => sys::fork_exec(&exec, &grant.rlimits.to_sys()),
+        };
+        let StdioSetup { parent, owned, .. } = setup;
+        drop(owned);
+        let pid = match spawned {
+            Ok(pid) => pid,
+            Err(failure) => {
+                let err =
+                    SpawnError::Spawn { program: path.clone(), strategy, step: failure.step, source: failure.errno };
+                return Err(self.refuse(command, Some(&path), err));
+            }
+        };
+        reservation.register(pid);
+
+        let child = Child::new(ChildParts {
+            pid,
+            path: path.clone(),
+            strategy,
+            pidfd: sys::pidfd_open(pid).ok(),
+            stdio: parent,
+            output_limit: grant.output_limit,
+            started,
+            timeout: grant.timeout,
+            grace: self.policy.kill_grace,
+            shared: Arc::clone(&self.shared),
+        });
+        let pid = child.pid();
+        let written = self.shared.audit(|log| log.write(&self.record(command, &path, &grant, strategy, pid)));
+        if let Err(source) = written {
+            drop(child);
+            return Err(SpawnError::Audit { program, source });
+        }
+        Ok(child)
+    }
+
+    fn record(&self, command: &Command, path: &Path, grant: &Grant, strategy: Strategy, pid: u32) -> DecisionRecord {
+        let (decision, reason) = match &grant.would_deny {
+            Some(denial) => (Decision::WouldDeny, denial.to_string()),
+            None => (Decision::Allow, "allowed".to_owned()),
+        };
+        DecisionRecord {
+            time: Timestamp::now(),
+            event: "decision",
+            decision,
+            reason,
+            program: lossy(command.get_program()),
+            path: Some(lossy(path.as_os_str())),
+            argv: argv(command),
+            env_keys: grant.env.keys().map(|k| lossy(k)).collect(),
+            cwd: Some(lossy(grant.cwd.as_os_str())),
+            rule: grant.rule.as_ref().map(|r| lossy(r.as_os_str())),
+            strategy: Some(strategy.as_str()),
+            pid: Some(pid),
+        }
+    }
+
+    /// Writes the decision record for a request that did not start, and returns `err`.
+    fn refuse(&self, command: &Command, path: Option<&Path>, err: SpawnError) -> SpawnError {
+        let decision = match err {
+            SpawnError::Denied { .. } | SpawnError::TooManyChildren { .. } => Decision::Deny,
+            _ => Decision::Error,
+        };
+        let record = || DecisionRecord {
+            time: Timestamp::now(),
+            event: "decision",
+            decision,
+            reason: chain(&err),
+            program: lossy(command.get_program()),
+            path: path.map(|p| lossy(p.as_os_str())),
+            argv: argv(command),
+            env_keys: command.get_envs().iter().map(|(k, _)| lossy(k)).collect(),
+            cwd: command.get_cwd().map(|c| lossy(c.as_os_str())),
+            rule: match &err {
+                SpawnError::Denied { reason: crate::Denial::DenyRule { rule, .. }, .. }
+                | SpawnError::Denied { reason: crate::Denial::Args { rule }, .. } => Some(lossy(rule.as_os_str())),
+                _ => None,
+            },
+            strategy: None,
+            pid: None,
+        };
+        // The request fails either way; a failed audit write cannot make it fail harder.
+        let _ = self.shared.audit(|log| log.write(&record()));
+        err
+    }
+}
+
+fn argv(command: &Command) -> Vec<String> {
+    std::iter::once(command.get_program()).chain(command.get_args().iter().map(|a| a.as_os_str())).map(lossy).collect()
+}
+
+impl Drop for Spawner {
+    fn drop(&mut self) {
+        self.shared.kill_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_can_move_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Spawner>();
+        send_sync::<Child>();
+    }
+}

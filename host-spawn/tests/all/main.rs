@@ -1,0 +1,80 @@
+//! Integration tests of wrt-host-spawn with real processes.
+//!
+//! Every test that spawns holds [`SPAWN_LOCK`] until its children have been waited on, so
+//! that fd counts, RSS and process-group checks see only the test's own children.
+
+mod audit;
+mod io;
+mod isolation;
+mod leak;
+mod policy;
+mod rlimits;
+mod spawn;
+mod strace;
+mod timeout;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use nix::errno::Errno;
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::unistd::Pid;
+
+/// Held by every test that spawns, signals or counts fds (as nix's `FORK_MTX`).
+pub static SPAWN_LOCK: Mutex<()> = Mutex::new(());
+
+pub fn lock() -> MutexGuard<'static, ()> {
+    SPAWN_LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `(state, pgrp)` from `/proc/<pid>/stat`, or `None` if the process is gone.
+pub fn proc_stat(pid: u32) -> Option<(char, u32)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces and parentheses: split after the last `)`.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ');
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+/// Processes in process group `pgrp` that are alive (not zombies).
+pub fn live_members(pgrp: u32) -> Vec<u32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| proc_stat(pid).is_some_and(|(state, g)| g == pgrp && state != 'Z'))
+        .collect()
+}
+
+/// A line such as `SigBlk:` of `/proc/<pid>/status`.
+pub fn status_field(pid: u32, field: &str) -> String {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+        .trim()
+        .to_owned()
+}
+
+/// Open fd numbers of `/proc/<who>/fd` (`who` is a pid or `self`).
+pub fn open_fds(who: &str) -> BTreeSet<i32> {
+    fs::read_dir(format!("/proc/{who}/fd"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// Whether `pid` is no longer a child of this process that could be waited for.
+pub fn is_reaped(pid: u32) -> bool {
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    waitid(Id::Pid(Pid::from_raw(pid.cast_signed())), flags) == Err(Errno::ECHILD)
+}
+
+/// A program's canonical path (`/bin/sh` → `/usr/bin/dash` on Debian).
+pub fn canonical(program: &str) -> std::path::PathBuf {
+    fs::canonicalize(program).unwrap()
+}

@@ -1,0 +1,156 @@
+//! Basic spawning: output, exit codes and signals, environment, working directory, errors.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use nix::errno::Errno;
+use wrt_host_spawn::{Command, ExitStatus, Policy, Signal, SpawnError, SpawnStep, Spawner, Stdio, Strategy};
+
+use crate::{canonical, lock};
+
+fn spawner(programs: &[&str]) -> Spawner {
+    let policy = programs.iter().fold(Policy::deny_all(), |p, prog| p.allow_program(*prog));
+    Spawner::new(policy).unwrap()
+}
+
+#[test]
+fn output_of_a_program() {
+    let _lock = lock();
+    let spawner = spawner(&["echo"]);
+    let output = spawner.output(Command::new("echo").args(["hello", "world"]), None).unwrap();
+    assert_eq!(output.stdout, b"hello world\n");
+    assert!(output.stderr.is_empty());
+    assert!(output.outcome.success());
+    assert_eq!(output.outcome.strategy, Strategy::PosixSpawn);
+    assert_eq!(output.outcome.stdout_bytes, 12);
+    assert!(!output.outcome.timed_out);
+}
+
+#[test]
+fn exit_codes_and_signals_are_distinct() {
+    let _lock = lock();
+    let spawner = spawner(&["sh"]);
+    let exited = spawner.output(Command::new("sh").args(["-c", "exit 3"]), None).unwrap();
+    assert_eq!(exited.outcome.status, ExitStatus::Exited(3));
+    assert!(!exited.outcome.success());
+
+    let killed = spawner.output(Command::new("sh").args(["-c", "kill -KILL $$"]), None).unwrap();
+    assert_eq!(killed.outcome.status, ExitStatus::Signaled { signal: 9, core_dumped: false });
+    assert_eq!(killed.outcome.status.code(), None, "a signal death is not exit 0");
+}
+
+#[test]
+fn rusage_and_duration_are_reported() {
+    let _lock = lock();
+    let spawner = spawner(&["sh"]);
+    let busy = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done";
+    let output = spawner.output(Command::new("sh").args(["-c", busy]), None).unwrap();
+    let usage = output.outcome.rusage;
+    assert!(usage.user_time + usage.system_time > Duration::ZERO, "{usage:?}");
+    assert!(usage.max_rss > 0);
+    assert!(output.outcome.duration >= usage.user_time);
+}
+
+#[test]
+fn stderr_is_separate() {
+    let _lock = lock();
+    let spawner = spawner(&["sh"]);
+    let output = spawner.output(Command::new("sh").args(["-c", "echo out; echo err >&2"]), None).unwrap();
+    assert_eq!(output.stdout, b"out\n");
+    assert_eq!(output.stderr, b"err\n");
+}
+
+#[test]
+fn environment_is_exactly_passthrough_and_allowed() {
+    let _lock = lock();
+    let policy = Policy::deny_all()
+        .allow_program("env")
+        .env_passthrough(["PATH", "WRT_HOST_SPAWN_SURELY_UNSET"])
+        .env_allow(["GREETING"]);
+    let spawner = Spawner::new(policy).unwrap();
+    let output = spawner.output(Command::new("env").env("GREETING", "hi"), None).unwrap();
+    let expected = format!("GREETING=hi\nPATH={}\n", std::env::var("PATH").unwrap());
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+
+    let err = spawner.spawn(Command::new("env").env("HOME", "/root")).unwrap_err();
+    assert!(matches!(err, SpawnError::Denied { .. }), "{err}");
+}
+
+#[test]
+fn working_directory() {
+    let _lock = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let spawner = Spawner::new(Policy::deny_all().allow_program("pwd").cwd_allow(dir.path())).unwrap();
+    let output = spawner.output(&Command::new("pwd"), None).unwrap();
+    assert_eq!(output.stdout, b"/\n", "the default is `/`, not the host's cwd");
+    let output = spawner.output(Command::new("pwd").cwd(dir.path()), None).unwrap();
+    let expected = format!("{}\n", canonical(dir.path().to_str().unwrap()).display());
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+
+    let forked = spawner.with_strategy(Strategy::ForkExec);
+    let output = forked.output(Command::new("pwd").cwd(dir.path()), None).unwrap();
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+}
+
+#[test]
+fn stdout_to_a_file() {
+    let _lock = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let file = fs::File::create(dir.path().join("out")).unwrap();
+    let spawner = spawner(&["echo"]);
+    let output = spawner.output(Command::new("echo").arg("to file").stdout(file), None).unwrap();
+    assert!(output.stdout.is_empty());
+    assert!(output.outcome.success());
+    assert_eq!(fs::read(dir.path().join("out")).unwrap(), b"to file\n");
+}
+
+#[test]
+fn kill_try_wait_and_wait_timeout() {
+    let _lock = lock();
+    let spawner = spawner(&["sleep"]);
+    let mut child = spawner.spawn(Command::new("sleep").arg("100")).unwrap();
+    assert_eq!(child.try_wait().unwrap(), None);
+    assert_eq!(child.wait_timeout(Duration::from_millis(50)).unwrap(), None);
+    assert_eq!(spawner.running(), 1);
+    child.kill(Signal::SIGTERM).unwrap();
+    let outcome = child.wait().unwrap();
+    assert_eq!(outcome.status.signal(), Some(Signal::SIGTERM as i32));
+    assert!(!outcome.timed_out);
+    assert_eq!(child.try_wait().unwrap(), Some(outcome), "the outcome is kept");
+    child.kill(Signal::SIGKILL).unwrap();
+    assert_eq!(spawner.running(), 0);
+}
+
+#[test]
+fn exec_failures_are_reported_with_errno_by_both_strategies() {
+    let _lock = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let bogus = dir.path().join("bogus");
+    fs::write(&bogus, b"\x01\x02 not a program").unwrap();
+    fs::set_permissions(&bogus, fs::Permissions::from_mode(0o755)).unwrap();
+    let spawner = Spawner::new(Policy::deny_all().allow_program(&bogus)).unwrap();
+    let err = spawner.spawn(&Command::new(&bogus)).unwrap_err();
+    assert!(matches!(err, SpawnError::Spawn { strategy: Strategy::PosixSpawn, source: Errno::ENOEXEC, .. }), "{err:?}");
+    let forked = spawner.with_strategy(Strategy::ForkExec);
+    let err = forked.spawn(&Command::new(&bogus)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SpawnError::Spawn { strategy: Strategy::ForkExec, step: SpawnStep::Exec, source: Errno::ENOEXEC, .. }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(forked.running(), 0, "the failed child was reaped");
+}
+
+#[test]
+fn streams_that_are_not_piped() {
+    let _lock = lock();
+    let spawner = spawner(&["true"]);
+    let mut child = spawner.spawn(Command::new("true").stdout(Stdio::Null).stderr(Stdio::Null)).unwrap();
+    let mut buf = [0u8; 8];
+    assert!(matches!(child.read_stdout(&mut buf), Err(wrt_host_spawn::ReadError::NotPiped { .. })));
+    assert!(matches!(child.write_stdin(b"x"), Err(wrt_host_spawn::WriteError::NotPiped { .. })));
+    assert!(child.wait().unwrap().success());
+}

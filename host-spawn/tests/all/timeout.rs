@@ -1,0 +1,140 @@
+//! Timeouts kill whole process trees; dropping a child or a spawner leaves no zombie.
+
+use std::time::Duration;
+
+use wrt_host_spawn::{Command, ExitStatus, Policy, ReadError, Signal, Spawner};
+
+use crate::{is_reaped, live_members, lock, proc_stat};
+
+fn spawner(grace: Duration) -> Spawner {
+    let policy = Policy::deny_all()
+        .allow_program("sh")
+        .allow_program("sleep")
+        .timeout(Some(Duration::from_secs(60)))
+        .kill_grace(grace);
+    Spawner::new(policy).unwrap()
+}
+
+/// Reads the first line of stdout (a grandchild's pid printed by `echo $!`).
+fn read_pid(child: &mut wrt_host_spawn::Child) -> u32 {
+    let mut line = Vec::new();
+    let mut buf = [0u8; 64];
+    while !line.ends_with(b"\n") {
+        let n = child.read_stdout(&mut buf).unwrap();
+        assert_ne!(n, 0, "stdout ended before a pid");
+        line.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8(line).unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn a_timeout_kills_the_whole_tree() {
+    let _lock = lock();
+    let spawner = spawner(Duration::from_secs(2));
+    let mut child = spawner
+        .spawn(Command::new("sh").args(["-c", "sleep 100 & echo $!; sleep 100"]).timeout(Duration::from_millis(500)))
+        .unwrap();
+    let pgid = child.process_group();
+    let grandchild = read_pid(&mut child);
+    assert_eq!(proc_stat(grandchild).map(|(_, g)| g), Some(pgid), "same group");
+
+    let outcome = child.wait().unwrap();
+    assert!(outcome.timed_out);
+    assert_eq!(outcome.status.signal(), Some(Signal::SIGTERM as i32));
+    assert!(outcome.duration >= Duration::from_millis(500));
+    // The grandchild was reparented; it is dead (gone, or a zombie awaiting its new parent).
+    assert!(proc_stat(grandchild).is_none_or(|(state, _)| state == 'Z'));
+    assert_eq!(live_members(pgid), Vec::<u32>::new());
+    assert!(is_reaped(child.pid()));
+}
+
+#[test]
+fn sigkill_follows_an_ignored_sigterm_after_the_grace_period() {
+    let _lock = lock();
+    let grace = Duration::from_millis(300);
+    let spawner = spawner(grace);
+    let script = "trap '' TERM; sleep 100 & echo $!; while :; do sleep 1; done";
+    let mut child = spawner.spawn(Command::new("sh").args(["-c", script]).timeout(Duration::from_millis(300))).unwrap();
+    let pgid = child.process_group();
+    let grandchild = read_pid(&mut child);
+    let outcome = child.wait().unwrap();
+    assert!(outcome.timed_out);
+    assert_eq!(outcome.status, ExitStatus::Signaled { signal: 9, core_dumped: false });
+    assert!(outcome.duration >= Duration::from_millis(600), "{:?}", outcome.duration);
+    assert!(proc_stat(grandchild).is_none_or(|(state, _)| state == 'Z'));
+    assert_eq!(live_members(pgid), Vec::<u32>::new());
+}
+
+#[test]
+fn try_wait_drives_the_timeout_without_blocking() {
+    let _lock = lock();
+    let spawner = spawner(Duration::from_millis(200));
+    let mut child = spawner.spawn(Command::new("sleep").arg("100").timeout(Duration::from_millis(100))).unwrap();
+    let outcome = loop {
+        if let Some(outcome) = child.try_wait().unwrap() {
+            break outcome;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(outcome.timed_out);
+    assert_eq!(outcome.status.signal(), Some(Signal::SIGTERM as i32));
+}
+
+#[test]
+fn a_blocking_read_returns_at_the_deadline() {
+    let _lock = lock();
+    let spawner = spawner(Duration::from_millis(200));
+    let mut child = spawner.spawn(Command::new("sleep").arg("100").timeout(Duration::from_millis(200))).unwrap();
+    let mut buf = [0u8; 16];
+    let err = child.read_stdout(&mut buf).unwrap_err();
+    assert!(matches!(err, ReadError::TimedOut { .. }), "{err}");
+    // The termination finished before the read returned.
+    let outcome = child.try_wait().unwrap().expect("already exited");
+    assert!(outcome.timed_out);
+}
+
+#[test]
+fn the_group_does_not_outlive_its_leader() {
+    let _lock = lock();
+    let spawner = spawner(Duration::from_secs(2));
+    let output = spawner.output(Command::new("sh").args(["-c", "sleep 100 & echo $!"]), None).unwrap();
+    assert!(output.outcome.success());
+    let grandchild: u32 = String::from_utf8(output.stdout).unwrap().trim().parse().unwrap();
+    assert!(proc_stat(grandchild).is_none_or(|(state, _)| state == 'Z'));
+    assert_eq!(live_members(output.outcome.pid), Vec::<u32>::new());
+}
+
+#[test]
+fn dropping_a_child_kills_and_reaps_it() {
+    let _lock = lock();
+    let spawner = spawner(Duration::from_secs(2));
+    let child = spawner.spawn(Command::new("sh").args(["-c", "sleep 100 & sleep 100"])).unwrap();
+    let pid = child.pid();
+    assert!(!is_reaped(pid));
+    drop(child);
+    assert!(is_reaped(pid));
+    assert_eq!(live_members(pid), Vec::<u32>::new());
+    assert_eq!(spawner.running(), 0);
+}
+
+#[test]
+fn dropping_the_spawner_kills_and_reaps_every_child() {
+    let _lock = lock();
+    let spawner = spawner(Duration::from_secs(2));
+    let mut kept: Vec<_> = (0..3).map(|_| spawner.spawn(Command::new("sleep").arg("100")).unwrap()).collect();
+    let ignoring = spawner.spawn(Command::new("sh").args(["-c", "trap '' TERM HUP INT; sleep 100"])).unwrap();
+    kept.push(ignoring);
+    let pids: Vec<u32> = kept.iter().map(|c| c.pid()).collect();
+    assert_eq!(spawner.running(), 4);
+
+    drop(spawner);
+    for &pid in &pids {
+        assert!(is_reaped(pid), "{pid} is a zombie or still running");
+        assert_eq!(live_members(pid), Vec::<u32>::new());
+    }
+    // The handles that outlived the spawner see the SIGKILL.
+    for child in &mut kept {
+        let outcome = child.try_wait().unwrap().expect("reaped by the spawner");
+        assert_eq!(outcome.status.signal(), Some(Signal::SIGKILL as i32));
+    }
+}
