@@ -99,7 +99,11 @@ fn arb_request() -> impl Strategy<Value = SpawnRequest> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    // 2,000 cases by default; CI runs more with `PROPTEST_CASES`.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
+        ..ProptestConfig::default()
+    })]
 
     /// Arbitrary bytes never panic the decoder, and whatever it accepts re-encodes to the
     /// same bytes (the format has one encoding per request).
