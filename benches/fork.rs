@@ -42,6 +42,7 @@ fn fork_exec(c: &mut Criterion) {
 }
 
 #[path = "common/floor.rs"]
+#[allow(dead_code, reason = "shared by several benches, each using a part")]
 mod floor;
 
 #[allow(unsafe_code, reason = "fork and exec without any wrapper")]

@@ -14,6 +14,7 @@ use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{Instance, Outcome, Sandbox, WasmValue};
 
 #[path = "common/floor.rs"]
+#[allow(dead_code, reason = "shared by several benches, each using a part")]
 mod floor;
 
 const HEAPS_MIB: [u32; 3] = [0, 600, 2048];

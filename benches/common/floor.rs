@@ -29,7 +29,10 @@ mod sys {
     }
 }
 
-pub(crate) use sys::wait;
+/// `waitpid` for a child that must exit with status 0.
+pub(crate) fn wait(pid: libc::pid_t) {
+    sys::wait(pid);
+}
 
 /// `posix_spawn` of `path` with no file actions or attributes, then `waitpid`.
 pub(crate) fn posix_spawn_wait(path: &CString) {

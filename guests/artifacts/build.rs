@@ -11,7 +11,7 @@ use std::process::Command;
 
 /// Name prefixes of guests. A guest whose prefix is not listed fails the build, so every guest
 /// belongs to a suite whose tests call `foreach_<suite>!(assert_test_exists)`.
-const SUITES: &[&str] = &["bench", "abi", "cli", "fs", "trap", "limits", "mem"];
+const SUITES: &[&str] = &["bench", "abi", "cli", "fs", "trap", "limits", "mem", "spawn"];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -19,7 +19,7 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let target_dir = out_dir.join("target");
 
-    for watched in ["Cargo.toml", "Cargo.lock", "programs", "wat"] {
+    for watched in ["Cargo.toml", "Cargo.lock", "programs", "sdk", "wat"] {
         println!("cargo:rerun-if-changed={}", guests.join(watched).display());
     }
 

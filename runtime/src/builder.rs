@@ -253,9 +253,10 @@ impl SandboxBuilder {
         self
     }
 
-    /// Called for every spawn the policy denies (for example to tell a user which flag would
-    /// allow it). Default: none.
-    pub fn on_spawn_denied(mut self, hook: impl Fn(&DeniedSpawn) + Send + Sync + 'static) -> Self {
+    /// Called for every spawn the policy denies, for example to tell a user which flag would
+    /// allow it. A hint it returns is appended to the message the guest reads with
+    /// `last_error`. Default: none.
+    pub fn on_spawn_denied(mut self, hook: impl Fn(&DeniedSpawn) -> Option<String> + Send + Sync + 'static) -> Self {
         self.on_spawn_denied = Some(std::sync::Arc::new(hook));
         self
     }

@@ -171,11 +171,12 @@ impl RunArgs {
             SpawnStrategy::ForkExec => Strategy::ForkExec,
         };
         let mut builder = builder.spawn_policy(policy).spawn_strategy(strategy, false).on_spawn_denied(|denied| {
-            if denied.no_allow_rule {
-                eprintln!("wrt: {}; allow it with `--allow-run {}`", denied.reason, denied.program);
-            } else {
-                eprintln!("wrt: {}", denied.reason);
+            let hint = denied.no_allow_rule.then(|| format!("allow it with `--allow-run {}`", denied.program));
+            match &hint {
+                Some(hint) => eprintln!("wrt: {}; {hint}", denied.reason),
+                None => eprintln!("wrt: {}", denied.reason),
             }
+            hint
         });
         if let Some(path) = &self.audit_log {
             builder = builder.audit_log(path);

@@ -89,15 +89,14 @@ mod fuzz {
     }
 
     fn call() -> impl Strategy<Value = (&'static str, Vec<String>)> {
-        let s = |v: Vec<String>| v;
         prop_oneof![
-            (int(), int()).prop_map(move |(a, b)| ("spawn", s(vec![a.to_string(), b.to_string()]))),
+            (int(), int()).prop_map(|(a, b)| ("spawn", vec![a.to_string(), b.to_string()])),
             Just(("spawn", vec!["1024".to_owned(), "49".to_owned()])),
             (int(), int(), int(), int())
-                .prop_map(|(a, b, c, d)| ("write", vec![a, b, c, d].iter().map(i32::to_string).collect())),
+                .prop_map(|(a, b, c, d)| ("write", [a, b, c, d].iter().map(i32::to_string).collect())),
             int().prop_map(|a| ("close_stdin", vec![a.to_string()])),
             (int(), int(), int(), int(), int())
-                .prop_map(|(a, b, c, d, e)| ("read", vec![a, b, c, d, e].iter().map(i32::to_string).collect())),
+                .prop_map(|(a, b, c, d, e)| ("read", [a, b, c, d, e].iter().map(i32::to_string).collect())),
             (int(), int(), timeout()).prop_map(|(a, b, t)| ("poll", vec![a.to_string(), b.to_string(), t.to_string()])),
             (int(), timeout(), int()).prop_map(|(a, t, c)| ("wait", vec![a.to_string(), t.to_string(), c.to_string()])),
             (int(), int(), timeout(), int()).prop_map(|(a, b, t, d)| (
@@ -107,7 +106,7 @@ mod fuzz {
             (int(), signal()).prop_map(|(a, b)| ("kill", vec![a.to_string(), b.to_string()])),
             int().prop_map(|a| ("release", vec![a.to_string()])),
             (int(), int(), int(), int())
-                .prop_map(|(a, b, c, d)| ("run", vec![a, b, c, d].iter().map(i32::to_string).collect())),
+                .prop_map(|(a, b, c, d)| ("run", [a, b, c, d].iter().map(i32::to_string).collect())),
             (int(), int()).prop_map(|(a, b)| ("last_error", vec![a.to_string(), b.to_string()])),
         ]
     }

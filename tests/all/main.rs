@@ -7,6 +7,7 @@ mod cli;
 mod fs;
 mod limits;
 mod mem;
+mod spawn;
 mod trap;
 mod util;
 

@@ -237,8 +237,19 @@ fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i32, timeout_
         stderr: interest & 4 != 0,
         exit: interest & 8 != 0,
     };
-    let ready = if entry.outcome.is_some() && wanted.exit {
-        wrt_host_spawn::Interest { exit: true, ..Default::default() }
+    let ready = if entry.outcome.is_some() {
+        // Reaped already: the exit is ready, and the pipes may still hold output.
+        let streams = wrt_host_spawn::Interest { exit: false, ..wanted };
+        let mut ready = if streams.is_empty() {
+            wrt_host_spawn::Interest::default()
+        } else {
+            match entry.child.poll(streams, Some(Duration::ZERO)) {
+                Ok(ready) => ready,
+                Err(err) => return Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+            }
+        };
+        ready.exit = wanted.exit;
+        ready
     } else {
         match entry.child.poll(wanted, deadline.map(|d| d.saturating_duration_since(Instant::now()))) {
             Ok(ready) => ready,

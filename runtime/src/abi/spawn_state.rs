@@ -25,8 +25,8 @@ pub struct DeniedSpawn {
     pub reason: String,
 }
 
-/// Called for every denied spawn.
-pub type DenialHook = Arc<dyn Fn(&DeniedSpawn) + Send + Sync>;
+/// Called for every denied spawn; a returned hint is appended to the message the guest sees.
+pub type DenialHook = Arc<dyn Fn(&DeniedSpawn) -> Option<String> + Send + Sync>;
 
 /// One child of the guest.
 #[derive(Debug)]
@@ -68,17 +68,20 @@ impl SpawnState {
             SpawnError::TooManyChildren { .. } => ErrorCode::TooManyChildren,
             _ => ErrorCode::SpawnFailed,
         };
-        let message = error_chain(err);
+        let mut message = error_chain(err);
         if let SpawnError::Denied { path, reason, .. } = err
             && let Some(hook) = &self.on_denied
         {
-            hook(&DeniedSpawn {
+            let hint = hook(&DeniedSpawn {
                 guest: self.guest.clone(),
                 program: program.to_owned(),
                 resolved: path.clone(),
                 no_allow_rule: matches!(reason, wrt_host_spawn::Denial::NotAllowed { .. }),
                 reason: message.clone(),
             });
+            if let Some(hint) = hint {
+                message = format!("{message}; {hint}");
+            }
         }
         self.fail(code, message)
     }

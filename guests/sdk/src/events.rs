@@ -1,0 +1,116 @@
+//! The events [`Child::poll`](crate::Child::poll) waits for.
+
+use std::fmt;
+use std::ops::{BitOr, BitOrAssign};
+
+/// A set of child events, as `poll` takes and returns them: stdin writable, stdout or stderr
+/// readable (data or end of file), the child ended.
+///
+/// # Examples
+///
+/// ```
+/// use wrt_guest::Events;
+///
+/// let interest = Events::STDOUT | Events::STDERR;
+/// assert!(interest.contains(Events::STDOUT));
+/// assert!(!interest.contains(Events::STDIN));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Events(u32);
+
+impl Events {
+    /// The child's stdin accepts a write without blocking.
+    pub const STDIN: Self = Self(1);
+    /// The child's stdout has data or is at end of file.
+    pub const STDOUT: Self = Self(2);
+    /// The child's stderr has data or is at end of file.
+    pub const STDERR: Self = Self(4);
+    /// The child has ended.
+    pub const EXITED: Self = Self(8);
+    const ALL: Self = Self(15);
+
+    /// No event.
+    pub const fn empty() -> Self {
+        Self(0)
+    }
+
+    /// Whether no event is in the set.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether every event of `other` is in the set.
+    pub const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The events in either set.
+    pub const fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// The events in both sets.
+    pub const fn intersection(self, other: Self) -> Self {
+        Self(self.0 & other.0)
+    }
+
+    /// The events in `self` and not in `other`.
+    pub const fn difference(self, other: Self) -> Self {
+        Self(self.0 & !other.0)
+    }
+
+    /// The bits as the ABI's `poll` uses them.
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The set with the ABI's `bits`; bits this version does not know are dropped.
+    pub const fn from_bits_truncate(bits: u32) -> Self {
+        Self(bits & Self::ALL.0)
+    }
+}
+
+impl BitOr for Events {
+    type Output = Self;
+
+    fn bitor(self, rhs: Self) -> Self {
+        self.union(rhs)
+    }
+}
+
+impl BitOrAssign for Events {
+    fn bitor_assign(&mut self, rhs: Self) {
+        *self = self.union(rhs);
+    }
+}
+
+impl fmt::Debug for Events {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names =
+            [(Self::STDIN, "STDIN"), (Self::STDOUT, "STDOUT"), (Self::STDERR, "STDERR"), (Self::EXITED, "EXITED")];
+        let mut set = f.debug_set();
+        for (event, name) in names {
+            if self.contains(event) {
+                set.entry(&format_args!("{name}"));
+            }
+        }
+        set.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_operations() {
+        let both = Events::STDOUT | Events::STDERR;
+        assert_eq!(both.bits(), 6);
+        assert!(both.contains(Events::STDERR) && !both.contains(Events::EXITED));
+        assert_eq!(both.difference(Events::STDOUT), Events::STDERR);
+        assert_eq!(both.intersection(Events::STDERR | Events::STDIN), Events::STDERR);
+        assert!(Events::empty().is_empty() && Events::default().is_empty());
+        assert_eq!(Events::from_bits_truncate(0xff), Events::STDIN | Events::STDOUT | Events::STDERR | Events::EXITED);
+        assert_eq!(format!("{both:?}"), "{STDOUT, STDERR}");
+    }
+}

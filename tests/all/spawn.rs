@@ -1,0 +1,209 @@
+//! Guests running host programs through the SDK `wrt-guest`: output capture, exit codes and
+//! signals, stdin both ways, environment and working directory, denial, timeouts, kill,
+//! `wait_any`, many spawns without leaks, and children that never outlive the sandbox.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use wrt_test_guests::*;
+
+use crate::util::{assert_code, run, stderr, stdout, wrt, wrt_lines};
+
+foreach_spawn!(assert_test_exists);
+use crate::assert_test_exists;
+
+/// `--allow-run P` for each program.
+fn allow(programs: &[&str]) -> Vec<String> {
+    programs.iter().flat_map(|p| ["--allow-run".to_owned(), (*p).to_owned()]).collect()
+}
+
+/// `wrt run` with the allow rules, the guest and its arguments.
+fn run_guest(programs: &[&str], guest: &str, args: &[&str]) -> std::process::Output {
+    let mut argv = vec!["run".to_owned()];
+    argv.extend(allow(programs));
+    argv.push(guest.to_owned());
+    argv.extend(args.iter().map(|a| (*a).to_owned()));
+    run(argv)
+}
+
+/// A number no other test (or test run) uses, for command lines to find in /proc.
+fn token() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!("{}{:03}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Pids of processes whose command line contains `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else { continue };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(needle)
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// A policy file in `dir` with `text`, and its path.
+fn policy_file(dir: &Path, text: &str) -> String {
+    let path = dir.join("policy.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn spawn_output() {
+    let out = run_guest(&["echo", "sh", "cat", "head"], SPAWN_OUTPUT, &[]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "output ok\n");
+}
+
+#[test]
+fn spawn_status() {
+    let out = run_guest(&["true", "false", "sh"], SPAWN_STATUS, &[]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "status ok\n");
+}
+
+#[test]
+fn spawn_stdin_cat() {
+    let out = run_guest(&["cat", "true"], SPAWN_STDIN_CAT, &["16777216"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "16777216 bytes each way, three times\n");
+}
+
+#[test]
+fn spawn_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), "[env]\nallow = [\"WRT_ALLOWED\"]\n");
+    let out = wrt()
+        .env("WRT_PASS", "from the host")
+        .env("WRT_TEST_SECRET", "leak")
+        .args(["run", "--policy", &policy, "--allow-run", "env", "--allow-env", "WRT_PASS"])
+        .args(["--env", "GUEST_ONLY=1", SPAWN_ENV, "WRT_PASS=from the host"])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert!(stdout(&out).ends_with("env ok\n"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("leak"));
+}
+
+#[test]
+fn spawn_cwd() {
+    let allowed = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let allowed = allowed.path().canonicalize().unwrap();
+    std::fs::create_dir(allowed.join("sub")).unwrap();
+    let policy = policy_file(
+        outside.path(),
+        &format!("cwd_allow = [{:?}]\n\n[[allow]]\nprogram = \"pwd\"\n", allowed.to_str().unwrap()),
+    );
+    let outside = outside.path().canonicalize().unwrap();
+    let out = run(["run", "--policy", &policy, SPAWN_CWD, allowed.to_str().unwrap(), outside.to_str().unwrap()]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).ends_with("cwd ok\n"), "{}", stdout(&out));
+}
+
+#[test]
+fn spawn_denied() {
+    // Deny by default: the guest sees DENIED with the host's message, which (docs/abi.md)
+    // names the flag that would allow the program; wrt also says so on stderr.
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let out = run(["run", "--audit-log", audit.to_str().unwrap(), SPAWN_DENIED, "sh", "--allow-run"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).starts_with("denied: "), "{}", stdout(&out));
+    assert!(wrt_lines(&out).iter().any(|l| l.contains("`--allow-run sh`")), "{}", stderr(&out));
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert_eq!(log.lines().count(), 3, "one decision per attempt:\n{log}");
+    assert!(log.lines().all(|l| l.contains("\"deny\"")), "{log}");
+
+    // Deny beats allow.
+    let out = run(["run", "--allow-run", "sh", "--deny-run", "sh", SPAWN_DENIED, "sh", "deny rule"]);
+    assert_code(&out, 0);
+
+    // A symlink to a denied program is the program: rules and requests resolve to the
+    // canonical path, whatever name the guest (or the allow rule) uses.
+    let link = dir.path().join("innocent");
+    std::os::unix::fs::symlink(Path::new("/bin/sh").canonicalize().unwrap(), &link).unwrap();
+    let link = link.to_str().unwrap();
+    let out = run(["run", "--allow-run", "true", "--deny-run", "sh", SPAWN_DENIED, link, "deny rule"]);
+    assert_code(&out, 0);
+    let out = run(["run", "--allow-run", link, "--deny-run", "sh", SPAWN_DENIED, link, "deny rule"]);
+    assert_code(&out, 0);
+    let out = run(["run", "--allow-run", "true", SPAWN_DENIED, link, "no allow rule"]);
+    assert_code(&out, 0);
+}
+
+#[test]
+fn spawn_timeout() {
+    let started = Instant::now();
+    let out = run_guest(&["sleep"], SPAWN_TIMEOUT, &[]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).ends_with("timeout ok\n"), "{}", stdout(&out));
+    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn spawn_kill() {
+    let token = token();
+    let out = run_guest(&["sleep", "sh", "grep", "true"], SPAWN_KILL, &[&token]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "kill ok\n");
+    assert_eq!(processes_with(&format!("1000.{token}")), Vec::<u32>::new());
+}
+
+#[test]
+fn spawn_wait_any() {
+    let out = run_guest(&["sleep", "sh"], SPAWN_WAIT_ANY, &[]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "wait_any ok\n");
+}
+
+#[test]
+fn spawn_many() {
+    // The guest compares the host's open fds before and after (via /proc/$PPID/fd, after a
+    // warm-up) and looks for zombies; here the counts are checked too.
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run_guest(&["true", "sh", "ls", "ps", "grep"], SPAWN_MANY, &["1000"]);
+    assert_code(&out, 0);
+    let line = stdout(&out);
+    let counts = line.trim().strip_prefix("spawned 1000, fds ").expect(&line);
+    let (fds, zombies) = counts.split_once(", zombies ").expect(&line);
+    let (before, after) = fds.split_once(" -> ").expect(&line);
+    let (before, after): (u32, u32) = (before.parse().unwrap(), after.parse().unwrap());
+    assert!(after <= before, "{line}");
+    assert_eq!(zombies, "0", "{line}");
+}
+
+#[test]
+fn spawn_hang() {
+    // A guest blocked in `wait` on a child that never ends: the sandbox's --timeout stops it,
+    // and the child dies with the sandbox.
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let token = token();
+    let started = Instant::now();
+    let out = run(["run", "--timeout", "1s", "--allow-run", "sleep", SPAWN_HANG, &token]);
+    assert_code(&out, 124);
+    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    assert!(stdout(&out).starts_with("waiting for child "), "{}", stdout(&out));
+    assert!(stderr(&out).contains("timed out after 1s"), "{}", stderr(&out));
+    assert_eq!(processes_with(&format!("1000.{token}")), Vec::<u32>::new(), "the child outlived the sandbox");
+}
+
+#[test]
+fn spawn_too_many() {
+    let out = run_guest(&["sleep"], SPAWN_TOO_MANY, &["16"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).ends_with("too many ok\n"), "{}", stdout(&out));
+}
+
+#[test]
+fn spawn_abi() {
+    let out = run_guest(&["true", "cat"], SPAWN_ABI, &[]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).ends_with("abi ok\n"), "{}", stdout(&out));
+}
