@@ -360,6 +360,21 @@ pub enum WaitError {
     },
 }
 
+/// Why [`Child::poll`](crate::Child::poll) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PollError {
+    /// `poll`, `waitid` or `kill` failed.
+    #[error("failed to poll process {pid}")]
+    Io {
+        /// The child's pid.
+        pid: u32,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
 /// Why signalling a child failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -62,8 +62,8 @@ pub use self::audit::AuditLog;
 pub use self::child::{Child, Interest};
 pub use self::command::{Command, Stdio, Stream};
 pub use self::error::{
-    CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, ReadError,
-    SpawnError, SpawnStep, WaitError, WriteError,
+    CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
+    ReadError, SpawnError, SpawnStep, WaitError, WriteError,
 };
 pub use self::limits::Rlimits;
 pub use self::outcome::{ExitStatus, Outcome, Output, ResourceUsage, Truncated};

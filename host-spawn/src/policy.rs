@@ -540,7 +540,7 @@ impl CompiledPolicy {
                     return Err(denied());
                 }
                 let canonical = fs::canonicalize(requested).map_err(|_| denied())?;
-                if !self.cwd_allow.iter().any(|allowed| canonical.starts_with(allowed)) {
+                if !canonical.is_dir() || !self.cwd_allow.iter().any(|allowed| canonical.starts_with(allowed)) {
                     return Err(denied());
                 }
                 canonical

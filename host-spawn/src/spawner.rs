@@ -15,7 +15,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use crate::audit::{AuditLog, Decision, DecisionRecord, Timestamp, lossy};
 use crate::child::{Child, ChildParts};
 use crate::command::{Command, Stdio, Stream};
-use crate::error::{InvalidRequest, OutputError, PolicyError, SpawnError};
+use crate::error::{Denial, InvalidRequest, OutputError, PolicyError, SpawnError};
 use crate::outcome::Output;
 use crate::policy::{CompiledPolicy, Grant, Policy};
 use crate::registry::Shared;
@@ -27,6 +27,9 @@ use crate::sys::{self, CStringArray, Exec};
 ///
 /// Defaults: [`Strategy::PosixSpawn`] with fallback to [`Strategy::ForkExec`] when a request
 /// needs it (strict mode off), no audit log.
+///
+/// The spawner keeps one descriptor open, `/dev/null` (close-on-exec), once a request asks for
+/// [`Stdio::Null`].
 ///
 /// Dropping the spawner sends `SIGKILL` to the process group of every child it started that
 /// has not been reaped yet, and reaps them; [`Child`] handles that outlive it then report the
@@ -281,7 +284,7 @@ impl Spawner {
             Err(err) => {
                 let err = match err {
                     ResolveError::Relative => {
-                        SpawnError::Denied { program, path: None, reason: crate::Denial::RelativeProgram }
+                        SpawnError::Denied { program, path: None, reason: Denial::RelativeProgram }
                     }
                     ResolveError::NotFound => SpawnError::NotFound { program },
                     ResolveError::NotExecutable(path) => SpawnError::NotExecutable { program, path },
@@ -413,8 +416,8 @@ impl Spawner {
             env_keys: command.get_envs().iter().map(|(k, _)| lossy(k)).collect(),
             cwd: command.get_cwd().map(|c| lossy(c.as_os_str())),
             rule: match &err {
-                SpawnError::Denied { reason: crate::Denial::DenyRule { rule, .. }, .. }
-                | SpawnError::Denied { reason: crate::Denial::Args { rule }, .. } => Some(lossy(rule.as_os_str())),
+                SpawnError::Denied { reason: Denial::DenyRule { rule, .. }, .. }
+                | SpawnError::Denied { reason: Denial::Args { rule }, .. } => Some(lossy(rule.as_os_str())),
                 _ => None,
             },
             strategy: None,

@@ -23,7 +23,8 @@ impl Child {
     /// deadlock. Output past the limit is dropped and reported in
     /// [`Outcome::truncated`](crate::Outcome::truncated); the closed pipe usually ends the
     /// child with `SIGPIPE`. If the child stops reading stdin early, the rest of `input` is
-    /// discarded. Streams that are not piped give empty vectors. At the deadline the child is
+    /// discarded; if stdin is not piped, `input` is ignored. Streams that are not piped give
+    /// empty vectors. At the deadline the child is
     /// terminated and whatever it wrote until then is returned.
     ///
     /// # Errors

@@ -1,145 +1,131 @@
-//! Waiting for any of a child's pipes, or its exit, to be ready: [`Child::poll`].
+//! [`Child::poll`]: wait until a pipe is ready or the child has ended.
 
-use std::io;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, poll};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 
 use super::Child;
+use crate::error::PollError;
 use crate::registry::poll_timeout;
 
-/// Events of a [`Child`] to wait for with [`Child::poll`], and the ones that are ready.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A set of a child's events: what [`Child::poll`] waits for, and what it found ready.
+///
+/// Default: the empty set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Interest {
-    /// Stdin can take bytes (or writing would fail at once: closed, not piped, broken).
+    /// Stdin accepts a write without blocking (or the write would fail at once).
     pub stdin: bool,
-    /// Stdout has bytes or end of file (or reading would fail at once).
+    /// Stdout has data or end-of-file (or a read would fail at once).
     pub stdout: bool,
-    /// Stderr has bytes or end of file (or reading would fail at once).
+    /// Stderr has data or end-of-file (or a read would fail at once).
     pub stderr: bool,
-    /// The child has exited.
+    /// The child has ended: [`Child::wait`] will not block.
     pub exit: bool,
 }
 
 impl Interest {
-    /// Whether no event is set.
+    /// Whether no event is in the set.
     pub fn is_empty(self) -> bool {
         self == Self::default()
     }
-
-    fn and(self, other: Self) -> Self {
-        Self {
-            stdin: self.stdin && other.stdin,
-            stdout: self.stdout && other.stdout,
-            stderr: self.stderr && other.stderr,
-            exit: self.exit && other.exit,
-        }
-    }
 }
 
-/// How long to sleep between exit checks on kernels without pidfds.
-const NO_PIDFD_SLICE: Duration = Duration::from_millis(5);
+/// How long to sleep between `waitid` checks when there is no pidfd (Linux < 5.3).
+const EXIT_CHECK: Duration = Duration::from_millis(10);
 
 impl Child {
-    /// Whether the host still holds the write end of the child's stdin.
+    /// Whether the host's end of stdin is open (stdin was piped and not closed).
     pub fn has_stdin(&self) -> bool {
         self.stdin.is_some()
     }
 
-    /// Blocks until one of the `interest` events is ready or `timeout` passes (`None`: no
-    /// limit; the child's own deadline still applies and is driven meanwhile). Returns the
-    /// ready subset of `interest`, empty when the timeout passed.
+    /// Waits until one of the events in `interest` is ready, or `timeout` passes (`None`:
+    /// no limit); returns the ready subset, empty when the timeout passed.
     ///
-    /// A stream that is not piped, or already at end of file, closed or over its limit, is
-    /// ready at once: the next operation on it returns without blocking.
+    /// An empty `interest` returns at once. A stream that is not piped, closed, at end-of-file
+    /// or past its limit is ready at once (an operation on it returns without blocking). Like
+    /// every call on a `Child`, it drives the timeout: the child's deadline sends `SIGTERM` and
+    /// `SIGKILL` while it waits. It does not reap the child; `exit` says [`Child::wait`] will
+    /// return at once.
     ///
     /// # Errors
     ///
-    /// `poll` or `kill` failing.
-    pub fn poll(&mut self, interest: Interest, timeout: Option<Duration>) -> io::Result<Interest> {
+    /// [`PollError::Io`] if `poll`, `waitid` or `kill` fails.
+    pub fn poll(&mut self, interest: Interest, timeout: Option<Duration>) -> Result<Interest, PollError> {
+        let pid = self.pid();
+        let io_err = |source| PollError::Io { pid, source };
+        if interest.is_empty() {
+            return Ok(Interest::default());
+        }
         let until = timeout.map(|t| Instant::now() + t);
         loop {
-            self.drive_timer()?;
-            let ready = self.poll_once(interest, until)?;
-            if !ready.is_empty() || until.is_some_and(|u| Instant::now() >= u) {
+            self.drive_timer().map_err(io_err)?;
+            let mut ready = Interest {
+                stdin: interest.stdin && self.stdin.is_none(),
+                stdout: interest.stdout && !self.stdout.is_open(),
+                stderr: interest.stderr && !self.stderr.is_open(),
+                exit: interest.exit && (self.outcome.is_some() || self.leader_exited),
+            };
+            let now = Instant::now();
+            let due = match (self.timer.next_due(), until) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let watch_exit = interest.exit && !ready.exit;
+            let pidfd = self.pidfd.as_ref().filter(|_| watch_exit).map(AsFd::as_fd);
+            let mut wait =
+                if ready.is_empty() { due.map(|d| d.saturating_duration_since(now)) } else { Some(Duration::ZERO) };
+            if watch_exit && pidfd.is_none() {
+                wait = Some(wait.map_or(EXIT_CHECK, |w| w.min(EXIT_CHECK)));
+            }
+
+            let (stdin, stdout, stderr, exited) = {
+                let sources = [
+                    (self.stdin.as_ref().filter(|_| interest.stdin).map(AsFd::as_fd), PollFlags::POLLOUT),
+                    (self.stdout.fd().filter(|_| interest.stdout), PollFlags::POLLIN),
+                    (self.stderr.fd().filter(|_| interest.stderr), PollFlags::POLLIN),
+                    (pidfd, PollFlags::POLLIN),
+                ];
+                let mut fds = Vec::with_capacity(4);
+                let mut slots = [None; 4];
+                for (slot, (fd, events)) in slots.iter_mut().zip(sources) {
+                    if let Some(fd) = fd {
+                        *slot = Some(fds.len());
+                        fds.push(PollFd::new(fd, events));
+                    }
+                }
+                match poll(&mut fds, poll_timeout(wait)) {
+                    Ok(_) | Err(Errno::EINTR) => {}
+                    Err(errno) => return Err(io_err(errno.into())),
+                }
+                let hit = |slot: Option<usize>| slot.and_then(|i| fds[i].revents()).is_some_and(|r| !r.is_empty());
+                (hit(slots[0]), hit(slots[1]), hit(slots[2]), hit(slots[3]))
+            };
+            ready.stdin |= stdin;
+            ready.stdout |= stdout;
+            ready.stderr |= stderr;
+            let exited = exited
+                || (watch_exit
+                    && self.pidfd.is_none()
+                    && matches!(
+                        waitid(Id::Pid(self.pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT),
+                        Ok(status) if status != WaitStatus::StillAlive
+                    ));
+            if exited {
+                self.on_leader_exit();
+                ready.exit = true;
+            }
+            if !ready.is_empty() {
                 return Ok(ready);
+            }
+            if until.is_some_and(|u| Instant::now() >= u) {
+                return Ok(Interest::default());
             }
         }
     }
-
-    /// One `poll(2)` up to the earlier of `until` and the next timeout step.
-    fn poll_once(&mut self, interest: Interest, until: Option<Instant>) -> io::Result<Interest> {
-        if interest.exit && self.leader_exited {
-            return Ok(Interest { exit: true, ..Interest::default() });
-        }
-        // Streams that cannot block are ready without a system call.
-        let immediate = Interest {
-            stdin: self.stdin.is_none(),
-            stdout: !self.stdout.is_open(),
-            stderr: !self.stderr.is_open(),
-            exit: false,
-        }
-        .and(interest);
-        if !immediate.is_empty() {
-            return Ok(immediate);
-        }
-        let pidfd = if self.leader_exited { None } else { self.pidfd.as_ref().map(AsFd::as_fd) };
-        let mut wait = [until, self.timer.next_due()].into_iter().flatten().min();
-        if interest.exit && pidfd.is_none() {
-            wait = Some(wait.map_or(Instant::now() + NO_PIDFD_SLICE, |w| w.min(Instant::now() + NO_PIDFD_SLICE)));
-        }
-        let timeout = wait.map(|w| w.saturating_duration_since(Instant::now()));
-        let mut fds = Vec::with_capacity(4);
-        let mut slots = [None; 4];
-        if interest.stdin
-            && let Some(fd) = &self.stdin
-        {
-            slots[0] = Some(fds.len());
-            fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLOUT));
-        }
-        if interest.stdout
-            && let Some(fd) = self.stdout.fd()
-        {
-            slots[1] = Some(fds.len());
-            fds.push(PollFd::new(fd, PollFlags::POLLIN));
-        }
-        if interest.stderr
-            && let Some(fd) = self.stderr.fd()
-        {
-            slots[2] = Some(fds.len());
-            fds.push(PollFd::new(fd, PollFlags::POLLIN));
-        }
-        if let Some(pidfd) = pidfd {
-            // Always watched: the leader's exit also ends the group, whatever the interest.
-            slots[3] = Some(fds.len());
-            fds.push(PollFd::new(pidfd, PollFlags::POLLIN));
-        }
-        match poll(&mut fds, poll_timeout(timeout)) {
-            Ok(_) | Err(Errno::EINTR) => {}
-            Err(errno) => return Err(errno.into()),
-        }
-        let fired = |slot: Option<usize>| slot.is_some_and(|i| fds[i].revents().is_some_and(|r| !r.is_empty()));
-        let mut ready =
-            Interest { stdin: fired(slots[0]), stdout: fired(slots[1]), stderr: fired(slots[2]), exit: false };
-        let leader_exited = fired(slots[3]);
-        drop(fds);
-        if leader_exited {
-            self.on_leader_exit();
-        }
-        ready.exit = interest.exit && (self.leader_exited || (pidfd_missing(self) && self.try_wait_exited()?));
-        Ok(ready.and(interest))
-    }
-
-    /// Without a pidfd: reaps the child if it has exited (the outcome is kept).
-    fn try_wait_exited(&mut self) -> io::Result<bool> {
-        self.try_wait().map(|o| o.is_some()).map_err(io::Error::other)
-    }
-}
-
-fn pidfd_missing(child: &Child) -> bool {
-    child.pidfd.is_none()
 }
 
 #[cfg(test)]
@@ -170,5 +156,15 @@ mod tests {
         // Not piped: ready at once.
         let err = Interest { stderr: true, ..Interest::default() };
         assert_eq!(child.poll(err, Some(Duration::ZERO)).unwrap(), err);
+    }
+
+    #[test]
+    fn poll_drives_the_deadline() {
+        let policy = Policy::deny_all().allow_program("sleep").kill_grace(Duration::from_millis(100));
+        let spawner = Spawner::new(policy).unwrap();
+        let mut child = spawner.spawn(Command::new("sleep").arg("100").timeout(Duration::from_millis(100))).unwrap();
+        let exit = Interest { exit: true, ..Interest::default() };
+        assert_eq!(child.poll(exit, None).unwrap(), exit, "the deadline ends the child");
+        assert!(child.wait().unwrap().timed_out);
     }
 }

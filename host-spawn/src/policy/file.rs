@@ -387,6 +387,17 @@ mod tests {
     }
 
     #[test]
+    fn the_examples_in_docs_parse() {
+        let doc = include_str!("../../../docs/policy.md");
+        let blocks: Vec<&str> = doc.split("```toml\n").skip(1).map(|b| b.split("```").next().unwrap()).collect();
+        assert_eq!(blocks.len(), 3);
+        for block in blocks {
+            // Shape only: the programs need not be installed here.
+            toml::from_str::<PolicyFile>(block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+        }
+    }
+
+    #[test]
     fn line_numbers() {
         assert_eq!(line_of("a\nb\nc", 0), 1);
         assert_eq!(line_of("a\nb\nc", 2), 2);

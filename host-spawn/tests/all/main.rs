@@ -49,6 +49,19 @@ pub fn live_members(pgrp: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Members of `pgrp` still alive after `SIGKILL` had up to 2 s to take effect (signals are
+/// delivered asynchronously: `kill` returns before the target has died).
+pub fn survivors(pgrp: u32) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        let live = live_members(pgrp);
+        if live.is_empty() || std::time::Instant::now() >= deadline {
+            return live;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// A line such as `SigBlk:` of `/proc/<pid>/status`.
 pub fn status_field(pid: u32, field: &str) -> String {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();

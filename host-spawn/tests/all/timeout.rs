@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use wrt_host_spawn::{Command, ExitStatus, Policy, ReadError, Signal, Spawner};
 
-use crate::{is_reaped, live_members, lock, proc_stat};
+use crate::{is_reaped, lock, proc_stat, survivors};
 
 fn spawner(grace: Duration) -> Spawner {
     let policy = Policy::deny_all()
@@ -32,7 +32,7 @@ fn a_timeout_kills_the_whole_tree() {
     let _lock = lock();
     let spawner = spawner(Duration::from_secs(2));
     let mut child = spawner
-        .spawn(Command::new("sh").args(["-c", "sleep 100 & echo $!; sleep 100"]).timeout(Duration::from_millis(500)))
+        .spawn(Command::new("sh").args(["-c", "sleep 100 & echo $!; sleep 100"]).timeout(Duration::from_secs(1)))
         .unwrap();
     let pgid = child.process_group();
     let grandchild = read_pid(&mut child);
@@ -41,10 +41,9 @@ fn a_timeout_kills_the_whole_tree() {
     let outcome = child.wait().unwrap();
     assert!(outcome.timed_out);
     assert_eq!(outcome.status.signal(), Some(Signal::SIGTERM as i32));
-    assert!(outcome.duration >= Duration::from_millis(500));
+    assert!(outcome.duration >= Duration::from_secs(1));
     // The grandchild was reparented; it is dead (gone, or a zombie awaiting its new parent).
-    assert!(proc_stat(grandchild).is_none_or(|(state, _)| state == 'Z'));
-    assert_eq!(live_members(pgid), Vec::<u32>::new());
+    assert_eq!(survivors(pgid), Vec::<u32>::new(), "the grandchild {grandchild} is in the group");
     assert!(is_reaped(child.pid()));
 }
 
@@ -54,15 +53,14 @@ fn sigkill_follows_an_ignored_sigterm_after_the_grace_period() {
     let grace = Duration::from_millis(300);
     let spawner = spawner(grace);
     let script = "trap '' TERM; sleep 100 & echo $!; while :; do sleep 1; done";
-    let mut child = spawner.spawn(Command::new("sh").args(["-c", script]).timeout(Duration::from_millis(300))).unwrap();
+    let mut child = spawner.spawn(Command::new("sh").args(["-c", script]).timeout(Duration::from_secs(1))).unwrap();
     let pgid = child.process_group();
     let grandchild = read_pid(&mut child);
     let outcome = child.wait().unwrap();
     assert!(outcome.timed_out);
     assert_eq!(outcome.status, ExitStatus::Signaled { signal: 9, core_dumped: false });
-    assert!(outcome.duration >= Duration::from_millis(600), "{:?}", outcome.duration);
-    assert!(proc_stat(grandchild).is_none_or(|(state, _)| state == 'Z'));
-    assert_eq!(live_members(pgid), Vec::<u32>::new());
+    assert!(outcome.duration >= Duration::from_millis(1300), "{:?}", outcome.duration);
+    assert_eq!(survivors(pgid), Vec::<u32>::new(), "the grandchild {grandchild} is in the group");
 }
 
 #[test]
@@ -100,8 +98,7 @@ fn the_group_does_not_outlive_its_leader() {
     let output = spawner.output(Command::new("sh").args(["-c", "sleep 100 & echo $!"]), None).unwrap();
     assert!(output.outcome.success());
     let grandchild: u32 = String::from_utf8(output.stdout).unwrap().trim().parse().unwrap();
-    assert!(proc_stat(grandchild).is_none_or(|(state, _)| state == 'Z'));
-    assert_eq!(live_members(output.outcome.pid), Vec::<u32>::new());
+    assert_eq!(survivors(output.outcome.pid), Vec::<u32>::new(), "the grandchild {grandchild} is in the group");
 }
 
 #[test]
@@ -113,7 +110,7 @@ fn dropping_a_child_kills_and_reaps_it() {
     assert!(!is_reaped(pid));
     drop(child);
     assert!(is_reaped(pid));
-    assert_eq!(live_members(pid), Vec::<u32>::new());
+    assert_eq!(survivors(pid), Vec::<u32>::new());
     assert_eq!(spawner.running(), 0);
 }
 
@@ -130,7 +127,7 @@ fn dropping_the_spawner_kills_and_reaps_every_child() {
     drop(spawner);
     for &pid in &pids {
         assert!(is_reaped(pid), "{pid} is a zombie or still running");
-        assert_eq!(live_members(pid), Vec::<u32>::new());
+        assert_eq!(survivors(pid), Vec::<u32>::new());
     }
     // The handles that outlived the spawner see the SIGKILL.
     for child in &mut kept {
