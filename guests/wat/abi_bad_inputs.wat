@@ -14,7 +14,7 @@
 ;;    11: spawn: non-zero flags
 ;;    12: spawn: empty program
 ;;    13: spawn: program without allow rule
-;;    14: spawn: program that does not exist
+;;    14: spawn: a path no rule names is denied, whether it exists or not
 ;;    15: last_error: a message is kept
 ;;    16: last_error: buffer outside memory
 ;;    17: spawn: `true` is allowed and gets a handle
@@ -116,7 +116,7 @@
     (call $check (call $spawn (i32.const 8800) (i32.const 44)) (i32.const -9) (i32.const 11)) ;; spawn: non-zero flags
     (call $check (call $spawn (i32.const 8864) (i32.const 40)) (i32.const -9) (i32.const 12)) ;; spawn: empty program
     (call $check (call $spawn (i32.const 8592) (i32.const 42)) (i32.const -1) (i32.const 13)) ;; spawn: program without allow rule
-    (call $check (call $spawn (i32.const 8656) (i32.const 60)) (i32.const -2) (i32.const 14)) ;; spawn: program that does not exist
+    (call $check (call $spawn (i32.const 8656) (i32.const 60)) (i32.const -1) (i32.const 14)) ;; spawn: a path no rule names is denied, whether it exists or not
     (call $check (i32.gt_s (call $last_error (i32.const 0) (i32.const 0)) (i32.const 0)) (i32.const 1) (i32.const 15)) ;; last_error: a message is kept
     (call $check (call $last_error (i32.const 65536) (i32.const 10)) (i32.const -12) (i32.const 16)) ;; last_error: buffer outside memory
     (global.set $h (call $spawn (i32.const 8192) (i32.const 44)))

@@ -471,6 +471,13 @@ fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
 }
 
 impl CompiledPolicy {
+    /// Whether an allow rule is written exactly as `program` (a name or a path), so that
+    /// failing to find it may be reported as such. For any other program a failed lookup is
+    /// reported as a denial: a guest without permissions learns nothing about the host's files.
+    pub(crate) fn names_allowed(&self, program: &OsStr) -> bool {
+        self.allow.values().any(|rule| rule.written.as_os_str() == program)
+    }
+
     /// Checks a validated request whose program resolved to `path`.
     pub(crate) fn check(&self, path: &Path, command: &Command) -> Result<Grant, Denial> {
         let mut env = BTreeMap::new();

@@ -286,6 +286,15 @@ impl Spawner {
                     ResolveError::Relative => {
                         SpawnError::Denied { program, path: None, reason: Denial::RelativeProgram }
                     }
+                    // A path that no allow rule names is simply not allowed, missing or not:
+                    // requests cannot probe which files exist on the host. (A bare name is a
+                    // lookup on the policy's own PATH, and may be reported not found.)
+                    _ if !self.policy.audit_only
+                        && command.get_program().as_bytes().contains(&b'/')
+                        && !self.policy.names_allowed(command.get_program()) =>
+                    {
+                        SpawnError::Denied { path: None, reason: Denial::NotAllowed { path: program.clone() }, program }
+                    }
                     ResolveError::NotFound => SpawnError::NotFound { program },
                     ResolveError::NotExecutable(path) => SpawnError::NotExecutable { program, path },
                 };

@@ -53,12 +53,22 @@ fn dot_dot_and_relative_paths_are_denied() {
         let err = spawner.spawn(&Command::new(program)).unwrap_err();
         assert!(matches!(err, SpawnError::Denied { reason: Denial::RelativeProgram, .. }), "{program}: {err}");
     }
-    // `..` through a file is not a path at all.
+    // `..` through a file is not a path at all; no rule names it, so it is not allowed.
     let err = spawner.spawn(&Command::new("/bin/true/../sh")).unwrap_err();
-    assert!(matches!(err, SpawnError::NotFound { .. }), "{err}");
+    assert!(matches!(err, SpawnError::Denied { reason: Denial::NotAllowed { .. }, .. }), "{err}");
     // `..` that stays on an allowed program is fine: the canonical path is what counts.
     let mut child = spawner.spawn(&Command::new("/usr/bin/../bin/true")).unwrap();
     assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn paths_no_rule_names_are_denied_whether_or_not_they_exist() {
+    let _lock = lock();
+    let spawner = Spawner::new(Policy::deny_all().allow_program("true")).unwrap();
+    for program in ["/etc/passwd", "/root", "/nonexistent/program", "/usr/bin/ls"] {
+        let err = spawner.spawn(&Command::new(program)).unwrap_err();
+        assert!(matches!(err, SpawnError::Denied { reason: Denial::NotAllowed { .. }, .. }), "{program}: {err}");
+    }
 }
 
 #[test]
