@@ -3,6 +3,7 @@
 mod communicate;
 mod poll;
 mod stream;
+mod wait_any;
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -18,6 +19,7 @@ use nix::unistd::Pid;
 
 pub use self::poll::Interest;
 pub(crate) use self::stream::{ReadStep, Reader};
+pub use self::wait_any::wait_any;
 use crate::audit::{ExitRecord, Timestamp, lossy};
 use crate::command::Stream;
 use crate::error::{KillError, ReadError, WaitError, WriteError};
@@ -104,7 +106,8 @@ impl Child {
             stderr: Reader::new(stderr, parts.output_limit),
             started: parts.started,
             timeout: parts.timeout,
-            timer: Timer::new(parts.timeout.map(|t| parts.started + t), parts.grace),
+            // A timeout too long to represent as an instant is no timeout.
+            timer: Timer::new(parts.timeout.and_then(|t| parts.started.checked_add(t)), parts.grace),
             leader_exited: false,
             outcome: None,
             shared: parts.shared,
@@ -350,7 +353,8 @@ impl Child {
     ///
     /// As [`Child::try_wait`].
     pub fn wait_timeout(&mut self, limit: Duration) -> Result<Option<Outcome>, WaitError> {
-        self.wait_until(Some(Instant::now() + limit))
+        // A limit too far away to represent is no limit.
+        self.wait_until(Instant::now().checked_add(limit))
     }
 
     fn wait_until(&mut self, until: Option<Instant>) -> Result<Option<Outcome>, WaitError> {

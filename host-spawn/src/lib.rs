@@ -59,7 +59,7 @@ mod sys;
 pub use nix::sys::signal::Signal;
 
 pub use self::audit::AuditLog;
-pub use self::child::{Child, Interest};
+pub use self::child::{Child, Interest, wait_any};
 pub use self::command::{Command, Stdio, Stream};
 pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,

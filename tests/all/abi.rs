@@ -80,7 +80,7 @@ mod fuzz {
     }
 
     fn timeout() -> impl Strategy<Value = i64> {
-        prop_oneof![Just(0i64), Just(1), Just(-1), Just(i64::MIN), 0i64..50]
+        prop_oneof![Just(0i64), Just(1), Just(-1), Just(i64::MIN), Just(i64::MAX), 0i64..50]
     }
 
     /// A signal that cannot stop a child forever (stop signals would make waits hang).

@@ -60,7 +60,7 @@ impl Child {
         if interest.is_empty() {
             return Ok(Interest::default());
         }
-        let until = timeout.map(|t| Instant::now() + t);
+        let until = timeout.and_then(|t| Instant::now().checked_add(t));
         loop {
             self.drive_timer().map_err(io_err)?;
             let mut ready = Interest {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use wrt_host_spawn::{Command, ExitStatus, Policy, ReadError, Signal, Spawner};
+use wrt_host_spawn::{Command, ExitStatus, Interest, Policy, ProgramRule, ReadError, Signal, Spawner, wait_any};
 
 use crate::{is_reaped, lock, proc_stat, survivors};
 
@@ -134,4 +134,18 @@ fn dropping_the_spawner_kills_and_reaps_every_child() {
         let outcome = child.try_wait().unwrap().expect("reaped by the spawner");
         assert_eq!(outcome.status.signal(), Some(Signal::SIGKILL as i32));
     }
+}
+
+#[test]
+fn timeouts_too_long_to_represent_are_no_timeout() {
+    let _lock = lock();
+    let policy = Policy::deny_all().allow(ProgramRule::new("true").no_timeout());
+    let spawner = Spawner::new(policy).unwrap();
+    let mut child = spawner.spawn(Command::new("true").timeout(Duration::MAX)).unwrap();
+    assert!(child.wait_timeout(Duration::MAX).unwrap().unwrap().success());
+    let mut child = spawner.spawn(&Command::new("true")).unwrap();
+    let ready = child.poll(Interest { exit: true, ..Default::default() }, Some(Duration::MAX)).unwrap();
+    assert!(ready.exit);
+    let mut other = spawner.spawn(&Command::new("true")).unwrap();
+    assert!(wait_any(&mut [&mut child, &mut other], Some(Duration::MAX)).unwrap().is_some());
 }

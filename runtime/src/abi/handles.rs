@@ -41,8 +41,21 @@ impl<T> Handles<T> {
         self.live.remove(&handle).ok_or(ErrorCode::BadHandle)
     }
 
-    pub(crate) fn contains(&self, handle: i32) -> bool {
-        self.live.contains_key(&handle)
+    /// The values behind `handles`, each paired with the index of its first occurrence in
+    /// `handles` (a handle listed twice appears once), in that order.
+    ///
+    /// # Errors
+    ///
+    /// The first handle that is not live.
+    pub(crate) fn get_many_mut(&mut self, handles: &[i32]) -> Result<Vec<(usize, &mut T)>, i32> {
+        if let Some(&bad) = handles.iter().find(|h| !self.live.contains_key(h)) {
+            return Err(bad);
+        }
+        let first_index = |handle: i32| handles.iter().position(|&h| h == handle);
+        let mut found: Vec<(usize, &mut T)> =
+            self.live.iter_mut().filter_map(|(&handle, value)| Some((first_index(handle)?, value))).collect();
+        found.sort_by_key(|(index, _)| *index);
+        Ok(found)
     }
 
     /// Removes and returns every value.
@@ -66,6 +79,18 @@ mod tests {
         assert!(a > 0 && b > 0);
         assert_eq!(handles.get_mut(0).err(), Some(ErrorCode::BadHandle));
         assert_eq!(handles.get_mut(-5).err(), Some(ErrorCode::BadHandle));
+    }
+
+    #[test]
+    fn many_at_once_in_request_order_without_duplicates() {
+        let mut handles = Handles::default();
+        let a = handles.insert('a').unwrap();
+        let b = handles.insert('b').unwrap();
+        let _c = handles.insert('c').unwrap();
+        let got: Vec<(usize, char)> =
+            handles.get_many_mut(&[b, a, b]).unwrap().into_iter().map(|(i, v)| (i, *v)).collect();
+        assert_eq!(got, [(0, 'b'), (1, 'a')]);
+        assert_eq!(handles.get_many_mut(&[a, 77]).err(), Some(77));
     }
 
     #[test]

@@ -64,9 +64,11 @@ fn check_deadline(state: &GuestState) -> Result<()> {
     }
 }
 
-/// A guest timeout in milliseconds (negative: none) as an instant.
+/// A guest timeout in milliseconds (negative: none) as an instant; one too far away to
+/// represent is no limit.
 fn until(timeout_ms: i64) -> Option<Instant> {
-    u64::try_from(timeout_ms).ok().map(|ms| Instant::now() + Duration::from_millis(ms))
+    let ms = u64::try_from(timeout_ms).ok()?;
+    Instant::now().checked_add(Duration::from_millis(ms))
 }
 
 /// The earlier of two optional instants.
@@ -336,34 +338,29 @@ fn wait_any(
         memory::range(data.len(), status_ptr, STATUS_LEN as i32),
         "status record at {status_ptr:#x} is outside linear memory"
     );
-    if let Some(bad) = handles.iter().find(|&&h| !state.spawn.children.contains(h)) {
-        return Ok(state.spawn.fail(ErrorCode::BadHandle, format!("`{bad}` is not a handle")));
-    }
     let deadline = earliest(until(timeout_ms), state.deadline);
-    // Poll the children with a backoff from 50 µs to 5 ms: each check is a non-blocking wait.
-    let mut pause = Duration::from_micros(50);
-    loop {
-        for (index, &handle) in handles.iter().enumerate() {
-            let entry = state.spawn.children.get_mut(handle).expect("checked above");
-            match wait_entry(entry, Some(Instant::now())) {
-                Ok(true) => {
-                    let record = status::encode(entry.outcome.as_ref().expect("reaped"));
-                    data[status_range].copy_from_slice(&record);
-                    return Ok(index as i32);
-                }
-                Ok(false) => {}
-                Err(err) => return Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+    let entries = match state.spawn.children.get_many_mut(&handles) {
+        Ok(entries) => entries,
+        Err(bad) => return Ok(state.spawn.fail(ErrorCode::BadHandle, format!("`{bad}` is not a handle"))),
+    };
+    let (indexes, mut children): (Vec<usize>, Vec<&mut wrt_host_spawn::Child>) =
+        entries.into_iter().map(|(index, entry)| (index, &mut entry.child)).unzip();
+    let waited = wrt_host_spawn::wait_any(&mut children, deadline.map(|d| d.saturating_duration_since(Instant::now())));
+    match waited {
+        Ok(Some((position, outcome))) => {
+            let index = indexes[position];
+            let record = status::encode(&outcome);
+            if let Ok(entry) = state.spawn.children.get_mut(handles[index]) {
+                entry.outcome = Some(outcome);
             }
+            data[status_range].copy_from_slice(&record);
+            Ok(index as i32)
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
+        Ok(None) => {
             check_deadline(state)?;
-            return Ok(state.spawn.fail(ErrorCode::Timeout, "no child ended before the timeout"));
+            Ok(state.spawn.fail(ErrorCode::Timeout, "no child ended before the timeout"))
         }
-        std::thread::sleep(match deadline {
-            Some(d) => pause.min(d.saturating_duration_since(Instant::now())),
-            None => pause,
-        });
-        pause = (pause * 2).min(Duration::from_millis(5));
+        Err(err) => Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
     }
 }
 
