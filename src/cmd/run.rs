@@ -23,11 +23,11 @@ enum OnOff {
 /// Run a WebAssembly module (WASI preview 1)
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// Give the guest a host directory, read-write: HOST[::GUEST]
+    /// Give the guest a host directory, read-write: HOST, or HOST::GUEST to mount it elsewhere
     #[arg(long = "dir", value_name = "HOST[::GUEST]")]
     dirs: Vec<String>,
 
-    /// Give the guest a host directory, read-only: HOST[::GUEST]
+    /// Give the guest a host directory, read-only: HOST, or HOST::GUEST to mount it elsewhere
     #[arg(long = "ro-dir", value_name = "HOST[::GUEST]")]
     ro_dirs: Vec<String>,
 

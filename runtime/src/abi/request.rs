@@ -26,7 +26,7 @@ pub enum StdioMode {
 pub struct SpawnRequest {
     /// A name or an absolute path.
     pub program: String,
-    /// The arguments after argv[0].
+    /// The arguments after `argv[0]`.
     pub args: Vec<String>,
     /// Variables set for the child.
     pub env: Vec<(String, String)>,
