@@ -139,3 +139,28 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn abi_trap_with_child() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["run", "--allow-run", "sleep", ABI_TRAP_WITH_CHILD]);
+    // A trap (not a return without spawning, which would exit 0).
+    assert_code(&out, 134);
+    // The child died with the sandbox: no `sleep 4242.5` is left running.
+    assert!(sleepers("4242.5").is_empty(), "children outlived the sandbox: {:?}", sleepers("4242.5"));
+}
+
+/// Pids of live (not zombie) processes whose command line contains `marker`.
+fn sleepers(marker: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
