@@ -25,7 +25,7 @@ use crate::command::Stream;
 use crate::error::{KillError, ReadError, WaitError, WriteError};
 use crate::outcome::{Outcome, Truncated};
 use crate::reap::{self, SystemClock, Timer, Wait};
-use crate::registry::{Leader, Shared, poll_timeout};
+use crate::registry::{ChildId, Leader, Shared, poll_timeout};
 use crate::strategy::Strategy;
 use crate::sys::{RawExit, write_no_sigpipe};
 
@@ -63,6 +63,8 @@ use crate::sys::{RawExit, write_no_sigpipe};
 #[derive(Debug)]
 pub struct Child {
     pid: Pid,
+    /// The registry's identity of this child (pids are reused once reaped).
+    id: ChildId,
     path: PathBuf,
     strategy: Strategy,
     pidfd: Option<OwnedFd>,
@@ -82,6 +84,7 @@ pub struct Child {
 #[derive(Debug)]
 pub(crate) struct ChildParts {
     pub(crate) pid: Pid,
+    pub(crate) id: ChildId,
     pub(crate) path: PathBuf,
     pub(crate) strategy: Strategy,
     pub(crate) pidfd: Option<OwnedFd>,
@@ -98,6 +101,7 @@ impl Child {
         let [stdin, stdout, stderr] = parts.stdio;
         Self {
             pid: parts.pid,
+            id: parts.id,
             path: parts.path,
             strategy: parts.strategy,
             pidfd: parts.pidfd,
@@ -140,7 +144,8 @@ impl Child {
     }
 
     fn parts(&mut self) -> (Leader<'_>, &mut Timer) {
-        let leader = Leader { pid: self.pid, pidfd: self.pidfd.as_ref().map(AsFd::as_fd), shared: &self.shared };
+        let leader =
+            Leader { pid: self.pid, id: self.id, pidfd: self.pidfd.as_ref().map(AsFd::as_fd), shared: &self.shared };
         (leader, &mut self.timer)
     }
 
@@ -160,7 +165,7 @@ impl Child {
     fn on_leader_exit(&mut self) {
         if !self.leader_exited {
             self.leader_exited = true;
-            let _ = self.shared.signal_group(self.pid, Signal::SIGKILL);
+            let _ = self.shared.signal_group(self.id, Signal::SIGKILL);
         }
     }
 
@@ -307,7 +312,7 @@ impl Child {
     ///
     /// [`KillError::Signal`] if `kill` fails for another reason than the group being gone.
     pub fn kill(&mut self, signal: Signal) -> Result<(), KillError> {
-        self.shared.signal_group(self.pid, signal).map_err(|source| KillError::Signal {
+        self.shared.signal_group(self.id, signal).map_err(|source| KillError::Signal {
             pgid: self.pid(),
             signal,
             source,
@@ -326,7 +331,7 @@ impl Child {
         }
         let pid = self.pid();
         self.drive_timer().map_err(|source| WaitError::Io { pid, source })?;
-        match self.shared.try_reap(self.pid) {
+        match self.shared.try_reap(self.id) {
             Ok(Some(raw)) => Ok(Some(self.finish(raw))),
             Ok(None) => Ok(None),
             Err(errno) => Err(WaitError::Io { pid, source: errno.into() }),
@@ -373,7 +378,7 @@ impl Child {
         // The leader has exited; reaping cannot block. Retry briefly in case the exit was
         // seen a moment before it became waitable.
         for _ in 0..1000 {
-            match self.shared.try_reap(self.pid) {
+            match self.shared.try_reap(self.id) {
                 Ok(Some(raw)) => return Ok(Some(self.finish(raw))),
                 Ok(None) => thread::sleep(Duration::from_micros(100)),
                 Err(errno) => return Err(io_err(errno.into())),
@@ -441,12 +446,16 @@ fn poll_with_pidfd(
 impl Drop for Child {
     fn drop(&mut self) {
         if self.outcome.is_none() {
-            let _ = self.shared.signal_group(self.pid, Signal::SIGKILL);
-            let mut leader =
-                Leader { pid: self.pid, pidfd: self.pidfd.as_ref().map(AsFd::as_fd), shared: &self.shared };
+            let _ = self.shared.signal_group(self.id, Signal::SIGKILL);
+            let mut leader = Leader {
+                pid: self.pid,
+                id: self.id,
+                pidfd: self.pidfd.as_ref().map(AsFd::as_fd),
+                shared: &self.shared,
+            };
             while let Ok(false) = leader.wait_exit(None) {}
             for _ in 0..1000 {
-                match self.shared.try_reap(self.pid) {
+                match self.shared.try_reap(self.id) {
                     Ok(Some(raw)) => {
                         self.finish(raw);
                         break;
@@ -456,6 +465,6 @@ impl Drop for Child {
                 }
             }
         }
-        self.shared.release(self.pid);
+        self.shared.release(self.id);
     }
 }

@@ -29,16 +29,22 @@ enum Slot {
     Reaped(RawExit),
 }
 
+/// A child's identity in the registry. Not its pid: once a child is reaped its pid may be
+/// reused by a later child of the same spawner, and a stale handle must never reach that one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ChildId(u64);
+
 #[derive(Debug, Default)]
 struct Registry {
-    children: HashMap<i32, Slot>,
+    children: HashMap<ChildId, (Pid, Slot)>,
+    next_id: u64,
     /// Spawns between the concurrency check and registration.
     pending: usize,
 }
 
 impl Registry {
     fn running(&self) -> usize {
-        self.pending + self.children.values().filter(|s| matches!(s, Slot::Running)).count()
+        self.pending + self.children.values().filter(|(_, s)| matches!(s, Slot::Running)).count()
     }
 }
 
@@ -56,10 +62,13 @@ pub(crate) struct Reservation<'a> {
 }
 
 impl Reservation<'_> {
-    pub(crate) fn register(self, pid: Pid) {
+    pub(crate) fn register(self, pid: Pid) -> ChildId {
         let mut registry = self.shared.lock();
-        registry.children.insert(pid.as_raw(), Slot::Running);
+        let id = ChildId(registry.next_id);
+        registry.next_id += 1;
+        registry.children.insert(id, (pid, Slot::Running));
         // `Drop` releases the pending count.
+        id
     }
 }
 
@@ -109,11 +118,11 @@ impl Shared {
         }
     }
 
-    /// Sends `signal` to `pid`'s process group unless `pid` has been reaped.
-    pub(crate) fn signal_group(&self, pid: Pid, signal: Signal) -> Result<(), Errno> {
+    /// Sends `signal` to child `id`'s process group unless it has been reaped.
+    pub(crate) fn signal_group(&self, id: ChildId, signal: Signal) -> Result<(), Errno> {
         let registry = self.lock();
-        match registry.children.get(&pid.as_raw()) {
-            Some(Slot::Running) => match killpg(pid, signal) {
+        match registry.children.get(&id) {
+            Some(&(pid, Slot::Running)) => match killpg(pid, signal) {
                 Err(Errno::ESRCH) | Ok(()) => Ok(()),
                 Err(errno) => Err(errno),
             },
@@ -129,13 +138,13 @@ impl Shared {
     ///
     /// Before reaping, `SIGKILL` goes to the process group: the group does not outlive its
     /// leader, so no background process of the child survives it.
-    pub(crate) fn try_reap(&self, pid: Pid) -> Result<Option<RawExit>, Errno> {
+    pub(crate) fn try_reap(&self, id: ChildId) -> Result<Option<RawExit>, Errno> {
         let mut registry = self.lock();
-        match registry.children.get(&pid.as_raw()) {
-            Some(Slot::Reaped(raw)) => return Ok(Some(*raw)),
-            Some(Slot::Running) => {}
+        let pid = match registry.children.get(&id) {
+            Some(&(_, Slot::Reaped(raw))) => return Ok(Some(raw)),
+            Some(&(pid, Slot::Running)) => pid,
             None => return Err(Errno::ECHILD),
-        }
+        };
         let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
         loop {
             match waitid(Id::Pid(pid), flags) {
@@ -149,34 +158,34 @@ impl Shared {
         let _ = killpg(pid, Signal::SIGKILL);
         let raw = wait4_nohang(pid)?;
         if let Some(raw) = raw {
-            registry.children.insert(pid.as_raw(), Slot::Reaped(raw));
+            registry.children.insert(id, (pid, Slot::Reaped(raw)));
         }
         Ok(raw)
     }
 
-    /// Forgets `pid`: its [`Child`](crate::Child) is gone.
-    pub(crate) fn release(&self, pid: Pid) {
-        self.lock().children.remove(&pid.as_raw());
+    /// Forgets child `id`: its [`Child`](crate::Child) is gone.
+    pub(crate) fn release(&self, id: ChildId) {
+        self.lock().children.remove(&id);
     }
 
     /// `SIGKILL` to the process group of every running child, then reaps them all.
     pub(crate) fn kill_all(&self) {
-        let pids: Vec<Pid> = {
+        let running: Vec<(ChildId, Pid)> = {
             let registry = self.lock();
             registry
                 .children
                 .iter()
-                .filter(|(_, slot)| matches!(slot, Slot::Running))
-                .map(|(&pid, _)| Pid::from_raw(pid))
-                .inspect(|&pid| {
+                .filter(|(_, (_, slot))| matches!(slot, Slot::Running))
+                .map(|(&id, &(pid, _))| (id, pid))
+                .inspect(|&(_, pid)| {
                     let _ = killpg(pid, Signal::SIGKILL);
                 })
                 .collect()
         };
-        for pid in pids {
-            let mut leader = Leader { pid, pidfd: None, shared: self };
+        for (id, pid) in running {
+            let mut leader = Leader { pid, id, pidfd: None, shared: self };
             while !leader.wait_exit(None).unwrap_or(true) {}
-            let _ = self.try_reap(pid);
+            let _ = self.try_reap(id);
         }
     }
 }
@@ -185,6 +194,7 @@ impl Shared {
 #[derive(Debug)]
 pub(crate) struct Leader<'a> {
     pub(crate) pid: Pid,
+    pub(crate) id: ChildId,
     pub(crate) pidfd: Option<BorrowedFd<'a>>,
     pub(crate) shared: &'a Shared,
 }
@@ -239,6 +249,6 @@ impl Wait for Leader<'_> {
 
 impl Kill for Leader<'_> {
     fn kill_group(&mut self, signal: Signal) -> io::Result<()> {
-        self.shared.signal_group(self.pid, signal).map_err(io::Error::from)
+        self.shared.signal_group(self.id, signal).map_err(io::Error::from)
     }
 }

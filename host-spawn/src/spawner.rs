@@ -364,10 +364,11 @@ impl Spawner {
                 return Err(self.refuse(command, Some(&path), err));
             }
         };
-        reservation.register(pid);
+        let id = reservation.register(pid);
 
         let child = Child::new(ChildParts {
             pid,
+            id,
             path: path.clone(),
             strategy,
             pidfd: sys::pidfd_open(pid).ok(),

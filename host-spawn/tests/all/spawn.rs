@@ -154,3 +154,36 @@ fn streams_that_are_not_piped() {
     assert!(matches!(child.write_stdin(b"x"), Err(wrt_host_spawn::WriteError::NotPiped { .. })));
     assert!(child.wait().unwrap().success());
 }
+
+/// A reaped child's pid may be reused by a later child: the stale handle must not reach it.
+/// Forces the reuse through `/proc/sys/kernel/ns_last_pid` (root only; skips loudly otherwise).
+#[test]
+fn a_stale_handle_never_reaches_a_child_that_reused_its_pid() {
+    let _lock = lock();
+    let spawner =
+        Spawner::new(Policy::deny_all().allow_program("true").allow_program("sleep").max_children(1)).unwrap();
+    let mut old = spawner.spawn(&Command::new("true")).unwrap();
+    assert!(old.wait().unwrap().success());
+    let mut new = None;
+    for _ in 0..20 {
+        if fs::write("/proc/sys/kernel/ns_last_pid", (old.pid() - 1).to_string()).is_err() {
+            eprintln!("SKIPPED: cannot write /proc/sys/kernel/ns_last_pid (needs root)");
+            return;
+        }
+        let child = spawner.spawn(Command::new("sleep").arg("100")).unwrap();
+        if child.pid() == old.pid() {
+            new = Some(child);
+            break;
+        }
+    }
+    let Some(mut new) = new else {
+        eprintln!("SKIPPED: could not make a child reuse pid {}", old.pid());
+        return;
+    };
+    // Dropping the stale handle must leave the new child registered: still counted, killable.
+    drop(old);
+    assert!(spawner.spawn(&Command::new("true")).is_err(), "the new child no longer counts against max_children");
+    new.kill(Signal::SIGKILL).unwrap();
+    let outcome = new.wait_timeout(Duration::from_secs(10)).unwrap().expect("the kill reached the new child");
+    assert_eq!(outcome.status, ExitStatus::Signaled { signal: 9, core_dumped: false });
+}
