@@ -415,8 +415,20 @@ impl Policy {
 }
 
 fn is_loader_var(name: &OsStr) -> bool {
+    /// Variables that change what glibc loads or reads, as its list of variables it ignores
+    /// for setuid programs.
+    const LOADER_VARS: [&[u8]; 8] = [
+        b"GCONV_PATH",
+        b"GLIBC_TUNABLES",
+        b"LOCPATH",
+        b"NLSPATH",
+        b"HOSTALIASES",
+        b"RES_OPTIONS",
+        b"LOCALDOMAIN",
+        b"MALLOC_TRACE",
+    ];
     let bytes = name.as_bytes();
-    bytes.starts_with(b"LD_") || bytes.starts_with(b"DYLD_")
+    bytes.starts_with(b"LD_") || bytes.starts_with(b"DYLD_") || LOADER_VARS.contains(&bytes)
 }
 
 #[derive(Debug)]

@@ -273,7 +273,7 @@ impl Spawner {
 
     fn spawn_inner(&self, command: &Command, pipe_stdin: bool) -> Result<Child, SpawnError> {
         let program = PathBuf::from(command.get_program());
-        let validated = match validate(command) {
+        let mut validated = match validate(command) {
             Ok(validated) => validated,
             Err(reason) => {
                 return Err(self.refuse(command, None, SpawnError::InvalidRequest { program, reason }));
@@ -304,10 +304,25 @@ impl Spawner {
         let grant = match self.policy.check(&path, command) {
             Ok(grant) => grant,
             Err(reason) => {
-                let err = SpawnError::Denied { program, path: Some(path.clone()), reason };
+                // A request by path that no rule allows learns nothing about what that path
+                // resolved to (existence, symlink targets): the error names only its own
+                // spelling. The audit log still records the canonical path.
+                let by_path = command.get_program().as_bytes().contains(&b'/');
+                let err = match reason {
+                    Denial::NotAllowed { .. } if by_path => {
+                        SpawnError::Denied { path: None, reason: Denial::NotAllowed { path: program.clone() }, program }
+                    }
+                    reason => SpawnError::Denied { program, path: Some(path.clone()), reason },
+                };
                 return Err(self.refuse(command, Some(&path), err));
             }
         };
+        // argv[0] is the allow rule as written, not the request's spelling: a guest must not
+        // choose which personality a multi-call binary (git, busybox, bash as sh) takes through
+        // a symlink or path of its own.
+        if let Some(rule) = &grant.rule {
+            validated.argv.set_first(CString::new(rule.as_os_str().as_bytes()).unwrap_or_default());
+        }
         let Some(reservation) = self.shared.reserve() else {
             let err = SpawnError::TooManyChildren { program, limit: self.shared.max_children() };
             return Err(self.refuse(command, Some(&path), err));

@@ -66,6 +66,17 @@ impl CStringArray {
         self.items.push(item);
     }
 
+    /// Replaces the first item (pushes it if there is none).
+    pub(crate) fn set_first(&mut self, item: CString) {
+        match self.items.first_mut() {
+            Some(first) => {
+                *first = item;
+                self.ptrs[0] = first.as_ptr();
+            }
+            None => self.push(item),
+        }
+    }
+
     pub(crate) fn iter(&self) -> impl Iterator<Item = &CStr> {
         self.items.iter().map(CString::as_c_str)
     }
