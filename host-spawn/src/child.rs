@@ -390,6 +390,9 @@ impl Child {
     /// Records the outcome of the reaped child and writes its audit record.
     fn finish(&mut self, raw: RawExit) -> Outcome {
         self.leader_exited = true;
+        // Reaped: the pidfd has nothing more to say, and a handle kept for its output should
+        // not hold one more descriptor.
+        self.pidfd = None;
         let mut outcome = Outcome::from_raw(self.pid(), raw, self.strategy, self.started.elapsed());
         outcome.timed_out = self.timer.timed_out();
         outcome.truncated = Truncated { stdout: self.stdout.truncated(), stderr: self.stderr.truncated() };

@@ -187,10 +187,16 @@ impl Instance {
         };
         let result = f(&mut self.store);
         self.store.data_mut().deadline = None;
-        match result {
-            Ok(outcome) => Ok(outcome),
-            Err(err) => self.outcome_of(err),
+        let outcome = match result {
+            Ok(outcome) => outcome,
+            Err(err) => self.outcome_of(err)?,
+        };
+        // A guest that ended (exit, trap, timeout, fuel) takes its children with it; a call that
+        // returned leaves them to the next call.
+        if !matches!(outcome, Outcome::Returned(_)) {
+            self.store.data_mut().spawn.end_children();
         }
+        Ok(outcome)
     }
 
     fn outcome_of(&self, err: wasmtime::Error) -> wasmtime::Result<Outcome> {

@@ -164,3 +164,37 @@ fn sleepers(marker: &str) -> Vec<u32> {
     }
     pids
 }
+
+#[test]
+fn abi_read_past_deadline() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "kill_grace = \"20s\"\n[[allow]]\nprogram = \"sh\"\n").unwrap();
+    let start = std::time::Instant::now();
+    let out = run([
+        "run".as_ref(),
+        "--timeout".as_ref(),
+        "1s".as_ref(),
+        "--policy".as_ref(),
+        policy.as_os_str(),
+        ABI_READ_PAST_DEADLINE.as_ref(),
+    ]);
+    let took = start.elapsed();
+    assert_code(&out, 124);
+    // Stopped at the sandbox deadline, not after the 20 s grace the policy gives children.
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    assert!(sleepers("while :; do :; done").is_empty(), "the child outlived the sandbox");
+}
+
+#[test]
+fn children_end_with_the_guest_even_while_the_instance_lives() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let sandbox = Sandbox::builder().spawn_policy(Policy::deny_all().allow_program("sleep")).build().unwrap();
+    let guest = sandbox.load_file(ABI_TRAP_WITH_CHILD).unwrap();
+    let mut instance = sandbox.instantiate(&guest).unwrap();
+    let outcome = instance.run_start().unwrap();
+    assert!(matches!(outcome, Outcome::Trapped(_)), "{outcome:?}");
+    assert!(sleepers("4242.5").is_empty(), "the child outlived the guest");
+    drop(instance);
+}

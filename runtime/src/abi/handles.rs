@@ -5,8 +5,10 @@ use std::collections::HashMap;
 
 use super::code::ErrorCode;
 
-/// The most handles a guest may hold at once.
-pub(crate) const MAX_LIVE_HANDLES: usize = 4096;
+/// The most handles a guest may hold at once. A finished child's handle keeps its pipes open
+/// until released (up to three descriptors), so this also bounds the descriptors one guest
+/// holds.
+pub(crate) const MAX_LIVE_HANDLES: usize = 1024;
 
 /// Values behind handles.
 #[derive(Debug)]

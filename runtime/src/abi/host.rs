@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use wasmtime::{Caller, Linker, Memory};
-use wrt_host_spawn::{Command, ReadError, Signal, Stdio, WaitError, WriteError};
+use wrt_host_spawn::{Child, Command, Interest, ReadError, Signal, Stdio, WaitError, WriteError};
 
 use super::code::ErrorCode;
 use super::memory;
@@ -135,6 +135,38 @@ fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32) -> Resu
     }
 }
 
+/// Why a blocking operation on a child stopped without a result.
+enum Blocked<E> {
+    /// The operation failed.
+    Op(E),
+    /// Waiting for the pipe failed.
+    Poll(wrt_host_spawn::PollError),
+    /// The sandbox's deadline passed: the guest is stopped, and its children with it.
+    Deadline,
+}
+
+/// Repeats the non-blocking `op` until it does something, sleeping in `Child::poll` on
+/// `interest` between tries (which also drives the child's own timeout), or until the
+/// sandbox's `deadline`. Never waits past the deadline, whatever the child's kill grace.
+fn block_on<T, E>(
+    child: &mut Child,
+    interest: Interest,
+    deadline: Option<Instant>,
+    mut op: impl FnMut(&mut Child) -> std::result::Result<Option<T>, E>,
+) -> std::result::Result<T, Blocked<E>> {
+    loop {
+        if let Some(done) = op(child).map_err(Blocked::Op)? {
+            return Ok(done);
+        }
+        let remaining = match deadline {
+            Some(deadline) if Instant::now() >= deadline => return Err(Blocked::Deadline),
+            Some(deadline) => Some(deadline.saturating_duration_since(Instant::now())),
+            None => None,
+        };
+        child.poll(interest, remaining).map_err(Blocked::Poll)?;
+    }
+}
+
 fn write_error(err: &WriteError) -> ErrorCode {
     match err {
         WriteError::NotPiped { .. } => ErrorCode::NotPiped,
@@ -164,22 +196,24 @@ fn write(mut caller: Caller<'_, GuestState>, handle: i32, ptr: i32, len: i32, fl
     }
     let bytes =
         try_code!(state, memory::slice(data, ptr, len), "write buffer {ptr:#x}+{len:#x} is outside linear memory");
+    let deadline = state.deadline;
     let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    let stdin = Interest { stdin: true, ..Interest::default() };
     let result = if flags & NONBLOCK != 0 {
-        entry.child.try_write_stdin(bytes).map(|n| n.ok_or(ErrorCode::WouldBlock))
-    } else {
-        entry.child.write_stdin(bytes).map(Ok)
-    };
-    let ret = match result {
-        Ok(Ok(n)) => i32::try_from(n).unwrap_or(i32::MAX),
-        Ok(Err(code)) => code.to_return(),
-        Err(err) => {
-            let code = write_error(&err);
-            state.spawn.fail(code, error_chain(&err))
+        match entry.child.try_write_stdin(bytes) {
+            Ok(Some(n)) => Ok(n),
+            Ok(None) => return Ok(ErrorCode::WouldBlock.to_return()),
+            Err(err) => Err(Blocked::Op(err)),
         }
+    } else {
+        block_on(&mut entry.child, stdin, deadline, |child| child.try_write_stdin(bytes))
     };
-    check_deadline(state)?;
-    Ok(ret)
+    match result {
+        Ok(n) => Ok(i32::try_from(n).unwrap_or(i32::MAX)),
+        Err(Blocked::Op(err)) => Ok(state.spawn.fail(write_error(&err), error_chain(&err))),
+        Err(Blocked::Poll(err)) => Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+        Err(Blocked::Deadline) => Err(DeadlineExceeded.into()),
+    }
 }
 
 fn close_stdin(mut caller: Caller<'_, GuestState>, handle: i32) -> Result<i32> {
@@ -206,23 +240,28 @@ fn read(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, ptr: i32, 
     // At most i32::MAX bytes, so the count fits the return value.
     let buf_len = buf.len().min(i32::MAX as usize);
     let buf = &mut buf[..buf_len];
+    let deadline = state.deadline;
     let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
-    let result = match (stream, flags & NONBLOCK != 0) {
-        (1, true) => entry.child.try_read_stdout(buf).map(|n| n.ok_or(ErrorCode::WouldBlock)),
-        (1, false) => entry.child.read_stdout(buf).map(Ok),
-        (_, true) => entry.child.try_read_stderr(buf).map(|n| n.ok_or(ErrorCode::WouldBlock)),
-        (_, false) => entry.child.read_stderr(buf).map(Ok),
+    let interest = Interest { stdout: stream == 1, stderr: stream == 2, ..Interest::default() };
+    let try_read = |child: &mut Child, buf: &mut [u8]| match stream {
+        1 => child.try_read_stdout(buf),
+        _ => child.try_read_stderr(buf),
     };
-    let ret = match result {
-        Ok(Ok(n)) => i32::try_from(n).unwrap_or(i32::MAX),
-        Ok(Err(code)) => code.to_return(),
-        Err(err) => {
-            let code = read_error(&err);
-            state.spawn.fail(code, error_chain(&err))
+    let result = if flags & NONBLOCK != 0 {
+        match try_read(&mut entry.child, buf) {
+            Ok(Some(n)) => Ok(n),
+            Ok(None) => return Ok(ErrorCode::WouldBlock.to_return()),
+            Err(err) => Err(Blocked::Op(err)),
         }
+    } else {
+        block_on(&mut entry.child, interest, deadline, |child| try_read(child, buf))
     };
-    check_deadline(state)?;
-    Ok(ret)
+    match result {
+        Ok(n) => Ok(i32::try_from(n).unwrap_or(i32::MAX)),
+        Err(Blocked::Op(err)) => Ok(state.spawn.fail(read_error(&err), error_chain(&err))),
+        Err(Blocked::Poll(err)) => Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+        Err(Blocked::Deadline) => Err(DeadlineExceeded.into()),
+    }
 }
 
 fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i32, timeout_ms: i64) -> Result<i32> {
@@ -233,7 +272,7 @@ fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i32, timeout_
     let user_deadline = until(timeout_ms);
     let deadline = earliest(user_deadline, state.deadline);
     let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
-    let wanted = wrt_host_spawn::Interest {
+    let wanted = Interest {
         stdin: interest & 1 != 0,
         stdout: interest & 2 != 0,
         stderr: interest & 4 != 0,
@@ -241,9 +280,9 @@ fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i32, timeout_
     };
     let ready = if entry.outcome.is_some() {
         // Reaped already: the exit is ready, and the pipes may still hold output.
-        let streams = wrt_host_spawn::Interest { exit: false, ..wanted };
+        let streams = Interest { exit: false, ..wanted };
         let mut ready = if streams.is_empty() {
-            wrt_host_spawn::Interest::default()
+            Interest::default()
         } else {
             match entry.child.poll(streams, Some(Duration::ZERO)) {
                 Ok(ready) => ready,
@@ -274,10 +313,9 @@ fn wait_entry(entry: &mut ChildEntry, deadline: Option<Instant>) -> std::result:
     if entry.outcome.is_some() {
         return Ok(true);
     }
-    let outcome = match deadline {
-        None => Some(entry.child.wait()?),
-        Some(deadline) => entry.child.wait_timeout(deadline.saturating_duration_since(Instant::now()))?,
-    };
+    // Not `Child::wait`, which closes stdin: a wait leaves the child as it is.
+    let limit = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
+    let outcome = entry.child.wait_timeout(limit)?;
     entry.outcome = outcome;
     Ok(entry.outcome.is_some())
 }
@@ -343,7 +381,7 @@ fn wait_any(
         Ok(entries) => entries,
         Err(bad) => return Ok(state.spawn.fail(ErrorCode::BadHandle, format!("`{bad}` is not a handle"))),
     };
-    let (indexes, mut children): (Vec<usize>, Vec<&mut wrt_host_spawn::Child>) =
+    let (indexes, mut children): (Vec<usize>, Vec<&mut Child>) =
         entries.into_iter().map(|(index, entry)| (index, &mut entry.child)).unzip();
     let waited = wrt_host_spawn::wait_any(&mut children, deadline.map(|d| d.saturating_duration_since(Instant::now())));
     match waited {

@@ -87,9 +87,10 @@ impl SpawnState {
     }
 }
 
-impl Drop for SpawnState {
-    fn drop(&mut self) {
-        // Children never outlive the sandbox: kill every process group and reap.
+impl SpawnState {
+    /// Kills every child still running (SIGKILL to its process group), reaps it, and releases
+    /// every handle: the guest has ended, and its children never outlive it.
+    pub(crate) fn end_children(&mut self) {
         for mut entry in self.children.drain() {
             if entry.outcome.is_none() {
                 let _ = entry.child.kill(wrt_host_spawn::Signal::SIGKILL);
@@ -97,6 +98,12 @@ impl Drop for SpawnState {
             }
         }
         self.spawner.kill_all();
+    }
+}
+
+impl Drop for SpawnState {
+    fn drop(&mut self) {
+        self.end_children();
     }
 }
 
