@@ -114,6 +114,7 @@ pub struct Command {
     stdio: [Stdio; 3],
     timeout: Option<Duration>,
     output_limit: Option<u64>,
+    kill_grace: Option<Duration>,
     rlimits: Rlimits,
 }
 
@@ -129,6 +130,7 @@ impl Command {
             stdio: [Stdio::Null, Stdio::Piped, Stdio::Piped],
             timeout: None,
             output_limit: None,
+            kill_grace: None,
             rlimits: Rlimits::none(),
         }
     }
@@ -207,6 +209,13 @@ impl Command {
         self
     }
 
+    /// Sets the time between `SIGTERM` and `SIGKILL` when the timeout passes. It can only
+    /// shorten the policy's `kill_grace` (zero: `SIGKILL` at once).
+    pub fn kill_grace(&mut self, grace: Duration) -> &mut Self {
+        self.kill_grace = Some(grace);
+        self
+    }
+
     /// Sets resource limits. They can only lower the policy's.
     pub fn rlimits(&mut self, rlimits: Rlimits) -> &mut Self {
         self.rlimits = rlimits;
@@ -241,6 +250,11 @@ impl Command {
     /// The requested output limit.
     pub fn get_output_limit(&self) -> Option<u64> {
         self.output_limit
+    }
+
+    /// The requested kill grace.
+    pub fn get_kill_grace(&self) -> Option<Duration> {
+        self.kill_grace
     }
 
     /// The requested resource limits.

@@ -391,7 +391,7 @@ impl Spawner {
             output_limit: grant.output_limit,
             started,
             timeout: grant.timeout,
-            grace: self.policy.kill_grace,
+            grace: command.get_kill_grace().map_or(self.policy.kill_grace, |g| g.min(self.policy.kill_grace)),
             shared: Arc::clone(&self.shared),
         });
         let pid = child.pid();

@@ -167,6 +167,17 @@ fn sleepers(marker: &str) -> Vec<u32> {
 
 #[test]
 fn abi_read_past_deadline() {
+    past_deadline(ABI_READ_PAST_DEADLINE);
+}
+
+#[test]
+fn abi_run_past_deadline() {
+    past_deadline(ABI_RUN_PAST_DEADLINE);
+}
+
+/// Runs a guest that blocks on a child ignoring SIGTERM, under a 1 s timeout and a policy
+/// whose kill grace is 20 s.
+fn past_deadline(guest: &str) {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let policy = dir.path().join("policy.toml");
@@ -178,7 +189,7 @@ fn abi_read_past_deadline() {
         "1s".as_ref(),
         "--policy".as_ref(),
         policy.as_os_str(),
-        ABI_READ_PAST_DEADLINE.as_ref(),
+        guest.as_ref(),
     ]);
     let took = start.elapsed();
     assert_code(&out, 124);

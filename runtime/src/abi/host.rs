@@ -106,6 +106,11 @@ fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Co
     if let Some(timeout) = [requested, remaining].into_iter().flatten().min() {
         command.timeout(timeout);
     }
+    // When the sandbox's deadline is what ends the child, it ends at once: no kill grace that
+    // would keep a blocked `run` past the deadline.
+    if remaining.is_some_and(|r| requested.is_none_or(|q| r <= q)) {
+        command.kill_grace(Duration::ZERO);
+    }
     if let Some(limit) = request.output_limit {
         command.output_limit(limit);
     }
