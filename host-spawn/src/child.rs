@@ -448,8 +448,9 @@ fn poll_with_pidfd(
 
 impl Drop for Child {
     fn drop(&mut self) {
-        if self.outcome.is_none() {
-            let _ = self.shared.signal_group(self.id, Signal::SIGKILL);
+        // A child that cannot be signalled (EPERM: it changed its uid) cannot be made to exit:
+        // it is left running rather than hanging the host on it.
+        if self.outcome.is_none() && self.shared.signal_group(self.id, Signal::SIGKILL).is_ok() {
             let mut leader = Leader {
                 pid: self.pid,
                 id: self.id,

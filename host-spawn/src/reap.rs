@@ -70,15 +70,18 @@ impl Timer {
     /// Sends whatever signal is due at `now`, without blocking.
     pub(crate) fn poll(&mut self, process: &mut impl Kill, now: Instant) -> io::Result<()> {
         match self.stage {
+            // The stage advances even when a signal fails (EPERM for a child that changed its
+            // uid): an error is reported once, and the timer never stalls on it.
             Stage::Running if self.deadline.is_some_and(|d| now >= d) => {
-                process.kill_group(Signal::SIGTERM)?;
-                // A stopped process only acts on SIGTERM once continued.
-                process.kill_group(Signal::SIGCONT)?;
                 self.stage = Stage::Terminating { since: now };
+                let term = process.kill_group(Signal::SIGTERM);
+                // A stopped process only acts on SIGTERM once continued.
+                let cont = process.kill_group(Signal::SIGCONT);
+                term.and(cont)?;
             }
             Stage::Terminating { since } if now >= since + self.grace => {
-                process.kill_group(Signal::SIGKILL)?;
                 self.stage = Stage::Killed;
+                process.kill_group(Signal::SIGKILL)?;
             }
             _ => {}
         }
@@ -171,6 +174,32 @@ mod tests {
 
     fn secs(s: u64) -> Duration {
         Duration::from_secs(s)
+    }
+
+    /// A process every signal fails for (EPERM: it changed its uid).
+    struct Unsignallable(Vec<Signal>);
+
+    impl Kill for Unsignallable {
+        fn kill_group(&mut self, signal: Signal) -> io::Result<()> {
+            self.0.push(signal);
+            Err(io::Error::from_raw_os_error(libc::EPERM))
+        }
+    }
+
+    #[test]
+    fn a_failing_signal_does_not_stall_the_timer() {
+        let start = Instant::now();
+        let mut p = Unsignallable(vec![]);
+        let mut timer = Timer::new(Some(start + secs(1)), secs(2));
+        assert!(timer.poll(&mut p, start + secs(1)).is_err());
+        assert!(timer.timed_out());
+        // The next step is the kill after the grace, not SIGTERM again.
+        assert_eq!(timer.next_due(), Some(start + secs(3)));
+        assert!(timer.poll(&mut p, start + secs(2)).is_ok());
+        assert!(timer.poll(&mut p, start + secs(3)).is_err());
+        assert_eq!(timer.next_due(), None);
+        assert!(timer.poll(&mut p, start + secs(9)).is_ok());
+        assert_eq!(p.0, [Signal::SIGTERM, Signal::SIGCONT, Signal::SIGKILL]);
     }
 
     fn setup() -> (MockClock, Instant) {

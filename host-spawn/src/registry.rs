@@ -177,9 +177,8 @@ impl Shared {
                 .iter()
                 .filter(|(_, (_, slot))| matches!(slot, Slot::Running))
                 .map(|(&id, &(pid, _))| (id, pid))
-                .inspect(|&(_, pid)| {
-                    let _ = killpg(pid, Signal::SIGKILL);
-                })
+                // One that cannot be signalled (EPERM) is not waited for: it would never exit.
+                .filter(|&(_, pid)| matches!(killpg(pid, Signal::SIGKILL), Ok(()) | Err(Errno::ESRCH)))
                 .collect()
         };
         for (id, pid) in running {
