@@ -1,6 +1,18 @@
 //! The guest ABI `wrt_v1` (docs/abi.md): host functions that let a guest run host programs
 //! through `wrt-host-spawn`, with every pointer, length and handle checked.
 
+/// The value of `$result`, or an early `Ok` return of its error code with the formatted message
+/// recorded as the guest's last error.
+macro_rules! try_code {
+    ($state:expr, $result:expr, $($msg:tt)+) => {
+        match $result {
+            Ok(value) => value,
+            Err(code) => return Ok($state.spawn.fail(code, format!($($msg)+))),
+        }
+    };
+}
+
+pub(crate) mod buffers;
 pub(crate) mod code;
 pub(crate) mod handles;
 pub(crate) mod host;

@@ -8,6 +8,7 @@ use wrt_host_spawn::{Policy, Spawner, Strategy};
 use crate::abi::spawn_state::{DenialHook, DeniedSpawn};
 use crate::cache::CacheMode;
 use crate::error::ConfigError;
+use crate::external::policy::GcPolicy;
 use crate::preopen::{DirAccess, Preopen};
 use crate::sandbox::Sandbox;
 use crate::stdio::{GuestOutput, GuestStdin};
@@ -57,6 +58,7 @@ pub struct SandboxBuilder {
     pub(crate) strategy: Strategy,
     pub(crate) strict_strategy: bool,
     pub(crate) on_spawn_denied: Option<DenialHook>,
+    pub(crate) gc_policy: GcPolicy,
 }
 
 impl std::fmt::Debug for SandboxBuilder {
@@ -79,6 +81,7 @@ impl std::fmt::Debug for SandboxBuilder {
             .field("strategy", &self.strategy)
             .field("strict_strategy", &self.strict_strategy)
             .field("on_spawn_denied", &self.on_spawn_denied.as_ref().map(|_| "Fn"))
+            .field("gc_policy", &self.gc_policy)
             .finish()
     }
 }
@@ -103,6 +106,7 @@ impl Default for SandboxBuilder {
             strategy: Strategy::PosixSpawn,
             strict_strategy: false,
             on_spawn_denied: None,
+            gc_policy: GcPolicy::default(),
         }
     }
 }
@@ -193,8 +197,10 @@ impl SandboxBuilder {
         self
     }
 
-    /// The most bytes any one linear memory may grow to; `memory.grow` past it returns -1.
-    /// Default: no limit beyond the module's own maximum.
+    /// The most bytes of memory the guest may hold: all its linear memories (and GC heap)
+    /// plus its host buffers. `memory.grow` past it returns -1; a host buffer past it is
+    /// collected for and then refused with `NO_MEMORY`. Default: no limit beyond the module's
+    /// own maximum, and 4 GiB of host buffers.
     pub fn max_memory(mut self, bytes: u64) -> Self {
         self.max_memory = Some(bytes);
         self
@@ -250,6 +256,14 @@ impl SandboxBuilder {
     pub fn spawn_strategy(mut self, strategy: Strategy, strict: bool) -> Self {
         self.strategy = strategy;
         self.strict_strategy = strict;
+        self
+    }
+
+    /// When the host asks the guest (and wasmtime) to collect host buffers: see [`GcPolicy`].
+    /// Default: [`GcPolicy::default`]. External bytes always count against
+    /// [`SandboxBuilder::max_memory`].
+    pub fn gc_policy(mut self, policy: GcPolicy) -> Self {
+        self.gc_policy = policy;
         self
     }
 

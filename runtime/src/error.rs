@@ -99,4 +99,10 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+    /// A garbage-collection policy breaks a rule (for example `Y ≤ S/2`).
+    #[error("invalid collection policy: {reason}")]
+    BadGcPolicy {
+        /// What is wrong.
+        reason: String,
+    },
 }

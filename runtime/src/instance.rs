@@ -3,15 +3,18 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use wasmtime::{Store, StoreLimitsBuilder, Trap, Val, ValType, WasmBacktrace};
+use wasmtime::{Store, Trap, Val, ValType, WasmBacktrace};
 
 use crate::abi::spawn_state::SpawnState;
 use crate::deadline::{self, DeadlineExceeded, Ticker};
 use crate::error::InstantiateError;
+use crate::external::accountant::Accountant;
+use crate::limiter::Limiter;
+use crate::stats::Stats;
 use crate::guest::Guest;
 use crate::outcome::{Outcome, TrapInfo, WasmValue};
 use crate::sandbox::Sandbox;
-use crate::state::GuestState;
+use crate::state::{ExternalState, GuestState};
 use crate::wasi_ctx::{self, Captured};
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.
@@ -24,6 +27,8 @@ pub struct Report {
     pub stdout: Vec<u8>,
     /// Captured standard error (empty unless captured).
     pub stderr: Vec<u8>,
+    /// What the guest used: memory, collections, spawns.
+    pub stats: Stats,
 }
 
 /// A guest instantiated in its own store. Its memories live until it is dropped.
@@ -47,19 +52,18 @@ impl Instance {
     pub(crate) fn new(sandbox: &Sandbox, guest: &Guest) -> wasmtime::Result<Self> {
         let settings = &sandbox.settings;
         let (wasi, captured) = wasi_ctx::build(settings, &guest.name)?;
-        let mut limits = StoreLimitsBuilder::new().instances(1).trap_on_grow_failure(false);
-        if let Some(max) = settings.max_memory {
-            limits = limits.memory_size(usize::try_from(max).unwrap_or(usize::MAX));
-        }
         let inherit = [
             matches!(settings.stdin, crate::GuestStdin::Inherit),
             matches!(settings.stdout, crate::GuestOutput::Inherit),
             matches!(settings.stderr, crate::GuestOutput::Inherit),
         ];
         let spawn = SpawnState::new(settings.spawner()?, settings.on_spawn_denied.clone(), guest.name.clone(), inherit);
-        let state = GuestState { wasi, limits: limits.build(), deadline: None, spawn };
+        let accountant = Accountant::new(settings.gc_policy.clone());
+        let limiter = Limiter::new(settings.max_memory, std::sync::Arc::clone(&accountant.ledger));
+        let external = ExternalState::new(accountant, settings.dontfork);
+        let state = GuestState { wasi, limiter, deadline: None, spawn, external };
         let mut store = Store::new(&sandbox.engine, state);
-        store.limiter(|state| &mut state.limits);
+        store.limiter(|state| &mut state.limiter);
         if settings.timeout.is_some() {
             deadline::install(&mut store);
         }
@@ -161,12 +165,28 @@ impl Instance {
         Some(base..base + memory.data_size(&self.store))
     }
 
+    /// What the guest used so far: memory, collections, spawns.
+    pub fn stats(&self) -> Stats {
+        let state = self.store.data();
+        let accountant = &state.external.accountant;
+        Stats {
+            peak_linear_memory: state.limiter.peak_linear,
+            peak_external: accountant.ledger.peak(),
+            final_external: accountant.ledger.live(),
+            young_collections: accountant.young_collections,
+            full_collections: accountant.full_collections,
+            spawns: state.spawn.spawns,
+            gc_time: accountant.gc_time,
+        }
+    }
+
     /// Ends the instance and returns the report of a run that ended with `outcome`.
     pub fn into_report(self, outcome: Outcome) -> Report {
         let take = |pipe: &Option<wasmtime_wasi::p2::pipe::MemoryOutputPipe>| {
             pipe.as_ref().map(|p| p.contents().to_vec()).unwrap_or_default()
         };
-        Report { stdout: take(&self.captured.stdout), stderr: take(&self.captured.stderr), outcome }
+        let stats = self.stats();
+        Report { stdout: take(&self.captured.stdout), stderr: take(&self.captured.stderr), outcome, stats }
     }
 
     /// Runs one call into the guest with the fuel and deadline of the sandbox, and turns the

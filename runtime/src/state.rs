@@ -1,18 +1,61 @@
 //! What a guest's `Store` holds.
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use wasmtime::StoreLimits;
+use wasmtime::TypedFunc;
 use wasmtime_wasi::p1::WasiP1Ctx;
 
+use crate::abi::handles::Handles;
 use crate::abi::spawn_state::SpawnState;
+use crate::external::accountant::Accountant;
+use crate::external::buffer::BufferView;
+use crate::external::collector::DEFAULT_EXTERNAL_LIMIT;
+use crate::limiter::Limiter;
+use crate::sys::buffer_memory::BufferPool;
 
 /// The per-guest host state.
 pub(crate) struct GuestState {
     pub(crate) wasi: WasiP1Ctx,
-    pub(crate) limits: StoreLimits,
+    pub(crate) limiter: Limiter,
     /// When the running call must stop, if a timeout is set.
     pub(crate) deadline: Option<Instant>,
     /// The guest's children and spawner (the `wrt_v1` ABI).
     pub(crate) spawn: SpawnState,
+    /// The guest's host buffers and their accountant.
+    pub(crate) external: ExternalState,
+}
+
+impl GuestState {
+    /// The most external bytes the guest may hold now: the memory limit less its linear memory,
+    /// or [`DEFAULT_EXTERNAL_LIMIT`] without a limit.
+    pub(crate) fn external_limit(&self) -> u64 {
+        match self.limiter.max_memory() {
+            Some(max) => max.saturating_sub(self.limiter.linear()),
+            None => DEFAULT_EXTERNAL_LIMIT,
+        }
+    }
+}
+
+/// Host buffers of one guest.
+pub(crate) struct ExternalState {
+    pub(crate) accountant: Accountant,
+    pub(crate) pool: Arc<BufferPool>,
+    pub(crate) buffers: Handles<BufferView>,
+    /// The guest's `wrt_gc` export, once looked up.
+    pub(crate) guest_gc: Option<Option<TypedFunc<i32, ()>>>,
+    /// Where `read_buffer` reads before the bytes become a buffer.
+    pub(crate) scratch: Vec<u8>,
+}
+
+impl ExternalState {
+    pub(crate) fn new(accountant: Accountant, dontfork: bool) -> Self {
+        Self {
+            accountant,
+            pool: BufferPool::new(dontfork),
+            buffers: Handles::for_buffers(),
+            guest_gc: None,
+            scratch: Vec::new(),
+        }
+    }
 }

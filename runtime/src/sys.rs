@@ -1,6 +1,7 @@
 //! The only place in `wrt-runtime` that runs `unsafe` code: virtual-memory mappings and the
 //! wasmtime traits that hand them to compiled guest code.
 
+pub(crate) mod buffer_memory;
 pub(crate) mod mapping;
 pub(crate) mod memory_creator;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use wrt_runtime::{CacheMode, DirAccess, GuestStdin, Outcome, Preopen, Sandbox, SandboxBuilder};
+use wrt_runtime::{CacheMode, DirAccess, GcPolicy, GuestStdin, Outcome, Preopen, Sandbox, SandboxBuilder, Stats};
 
 /// Exit code for a trap, as `wasmtime run` (128 + SIGABRT).
 const EXIT_TRAP: u8 = 134;
@@ -35,9 +35,34 @@ pub(crate) struct RunArgs {
     #[arg(long = "env", value_name = "NAME=VALUE")]
     env: Vec<String>,
 
-    /// Largest size of any guest linear memory, e.g. `512MiB`; memory.grow past it returns -1
+    /// Memory limit of the guest, e.g. `512MiB`: linear memory plus host buffers. memory.grow
+    /// past it returns -1; a buffer past it is collected for, then refused (NO_MEMORY)
     #[arg(long, value_name = "SIZE", value_parser = wrt_runtime::parse_size)]
     max_memory: Option<u64>,
+
+    /// Ask the guest's collector to free host buffers as they pile up (off: only at the memory
+    /// limit; for comparisons)
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    gc: OnOff,
+
+    /// Young collection after this many bytes of new host buffers, e.g. `16MiB` (at most half
+    /// the soft limit)
+    #[arg(long, value_name = "SIZE", value_parser = wrt_runtime::parse_size)]
+    gc_young: Option<u64>,
+
+    /// Full collection when live host buffers grew by this much (at least; it grows with the
+    /// survivors of full collections), e.g. `64MiB`
+    #[arg(long, value_name = "SIZE", value_parser = wrt_runtime::parse_size)]
+    gc_soft_limit: Option<u64>,
+
+    /// How the soft limit grows with the survivors of a full collection (at least 1.5)
+    #[arg(long, value_name = "FACTOR")]
+    gc_growth: Option<f64>,
+
+    /// Print what the guest used on exit (memory, collections, spawns) to stderr, as text or as
+    /// one JSON line
+    #[arg(long, value_name = "text|json", num_args = 0..=1, default_missing_value = "text")]
+    stats: Option<StatsFormat>,
 
     /// Fuel (about one unit per wasm instruction) before the guest is stopped
     #[arg(long, value_name = "N")]
@@ -109,6 +134,12 @@ enum SpawnStrategy {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StatsFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum StdinMode {
     Null,
     Inherit,
@@ -138,6 +169,7 @@ impl RunArgs {
         if let Some(max) = self.max_memory {
             builder = builder.max_memory(max);
         }
+        builder = builder.gc_policy(self.gc_policy()?);
         if let Some(fuel) = self.fuel {
             builder = builder.fuel(fuel);
         }
@@ -149,6 +181,20 @@ impl RunArgs {
             builder = self.spawn_settings(builder)?;
         }
         Ok(builder)
+    }
+
+    /// The collection policy from the `--gc*` flags.
+    fn gc_policy(&self) -> anyhow::Result<GcPolicy> {
+        let tuned = self.gc_young.is_some() || self.gc_soft_limit.is_some() || self.gc_growth.is_some();
+        if self.gc == OnOff::Off {
+            anyhow::ensure!(!tuned, "`--gc off` takes no `--gc-young`, `--gc-soft-limit` or `--gc-growth`");
+            return Ok(GcPolicy::disabled());
+        }
+        Ok(GcPolicy::new(
+            self.gc_young.unwrap_or(GcPolicy::DEFAULT_YOUNG_TRIGGER),
+            self.gc_soft_limit.unwrap_or(GcPolicy::DEFAULT_SOFT_LIMIT),
+            self.gc_growth.unwrap_or(GcPolicy::DEFAULT_GROWTH_FACTOR),
+        )?)
     }
 
     /// The spawn policy and its companions from the flags.
@@ -191,6 +237,9 @@ impl RunArgs {
             Some(export) => sandbox.invoke(&guest, export, &self.args)?,
             None => sandbox.run(&guest)?,
         };
+        if let Some(format) = self.stats {
+            print_stats(&report.stats, format);
+        }
         let name = self.module.display();
         Ok(match report.outcome {
             Outcome::Exited(code) => ExitCode::from(code as u8),
@@ -218,5 +267,32 @@ impl RunArgs {
                 ExitCode::from(EXIT_TRAP)
             }
         })
+    }
+}
+
+/// Prints `stats` to stderr.
+fn print_stats(stats: &Stats, format: StatsFormat) {
+    let gc_seconds = stats.gc_time.as_secs_f64();
+    match format {
+        StatsFormat::Json => eprintln!(
+            "{{\"peak_linear_memory\":{},\"peak_external\":{},\"final_external\":{},\"young_collections\":{},\
+             \"full_collections\":{},\"spawns\":{},\"gc_seconds\":{gc_seconds:.6}}}",
+            stats.peak_linear_memory,
+            stats.peak_external,
+            stats.final_external,
+            stats.young_collections,
+            stats.full_collections,
+            stats.spawns,
+        ),
+        StatsFormat::Text => {
+            let mib = |bytes: u64| format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20));
+            eprintln!("wrt: stats: peak linear memory   {}", mib(stats.peak_linear_memory));
+            eprintln!("wrt: stats: peak host buffers    {}", mib(stats.peak_external));
+            eprintln!("wrt: stats: final host buffers   {}", mib(stats.final_external));
+            eprintln!("wrt: stats: young collections    {}", stats.young_collections);
+            eprintln!("wrt: stats: full collections     {}", stats.full_collections);
+            eprintln!("wrt: stats: time in collections  {:.1} ms", gc_seconds * 1e3);
+            eprintln!("wrt: stats: spawns               {}", stats.spawns);
+        }
     }
 }

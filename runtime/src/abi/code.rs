@@ -38,11 +38,13 @@ pub enum ErrorCode {
     BrokenPipe = 15,
     /// Another host I/O error.
     Io = 16,
+    /// An offset or range outside a host buffer.
+    OutOfRange = 17,
 }
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 17] = [
         ErrorCode::Denied,
         ErrorCode::NotFound,
         ErrorCode::NotExecutable,
@@ -59,6 +61,7 @@ impl ErrorCode {
         ErrorCode::NotPiped,
         ErrorCode::BrokenPipe,
         ErrorCode::Io,
+        ErrorCode::OutOfRange,
     ];
 
     /// The value a host function returns for this error: the code, negated.
@@ -90,6 +93,7 @@ impl ErrorCode {
             ErrorCode::NotPiped => "NOT_PIPED",
             ErrorCode::BrokenPipe => "BROKEN_PIPE",
             ErrorCode::Io => "IO",
+            ErrorCode::OutOfRange => "OUT_OF_RANGE",
         }
     }
 }
@@ -111,6 +115,6 @@ mod tests {
             assert_eq!(ErrorCode::from_return(code.to_return()), Some(code));
         }
         assert_eq!(ErrorCode::from_return(0), None);
-        assert_eq!(ErrorCode::from_return(-17), None);
+        assert_eq!(ErrorCode::from_return(-18), None);
     }
 }

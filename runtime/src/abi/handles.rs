@@ -10,23 +10,50 @@ use super::code::ErrorCode;
 /// holds.
 pub(crate) const MAX_LIVE_HANDLES: usize = 1024;
 
+/// The most buffer handles a guest may hold at once.
+pub(crate) const MAX_LIVE_BUFFERS: usize = 1 << 16;
+
+/// The first buffer handle: buffer handles and child handles never coincide, so one passed
+/// where the other is expected is `BAD_HANDLE`.
+pub(crate) const FIRST_BUFFER_HANDLE: i32 = 0x4000_0000;
+
 /// Values behind handles.
 #[derive(Debug)]
 pub(crate) struct Handles<T> {
     live: HashMap<i32, T>,
     next: i32,
+    /// One past the last handle of this table.
+    end: i32,
+    max_live: usize,
 }
 
+/// A table of child handles: `1..FIRST_BUFFER_HANDLE`, at most [`MAX_LIVE_HANDLES`] live.
 impl<T> Default for Handles<T> {
     fn default() -> Self {
-        Self { live: HashMap::new(), next: 1 }
+        Self { live: HashMap::new(), next: 1, end: FIRST_BUFFER_HANDLE, max_live: MAX_LIVE_HANDLES }
     }
 }
 
 impl<T> Handles<T> {
+    /// A table of buffer handles: `FIRST_BUFFER_HANDLE..i32::MAX`, at most
+    /// [`MAX_LIVE_BUFFERS`] live.
+    pub(crate) fn for_buffers() -> Self {
+        Self { live: HashMap::new(), next: FIRST_BUFFER_HANDLE, end: i32::MAX, max_live: MAX_LIVE_BUFFERS }
+    }
+
+    /// How many handles are live.
+    pub(crate) fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    /// The value behind `handle`.
+    pub(crate) fn get(&self, handle: i32) -> Result<&T, ErrorCode> {
+        self.live.get(&handle).ok_or(ErrorCode::BadHandle)
+    }
+
     /// Stores `value` under a new handle.
     pub(crate) fn insert(&mut self, value: T) -> Result<i32, ErrorCode> {
-        if self.live.len() >= MAX_LIVE_HANDLES || self.next == i32::MAX {
+        if self.live.len() >= self.max_live || self.next == self.end {
             return Err(ErrorCode::NoMemory);
         }
         let handle = self.next;
@@ -102,5 +129,21 @@ mod tests {
             handles.insert(()).unwrap();
         }
         assert_eq!(handles.insert(()), Err(ErrorCode::NoMemory));
+    }
+
+    #[test]
+    fn buffer_and_child_handles_never_coincide() {
+        let mut children = Handles::default();
+        let mut buffers = Handles::for_buffers();
+        let child = children.insert('c').unwrap();
+        let buffer = buffers.insert('b').unwrap();
+        assert!(child < FIRST_BUFFER_HANDLE && buffer >= FIRST_BUFFER_HANDLE);
+        assert_eq!(buffers.get(child).err(), Some(ErrorCode::BadHandle));
+        assert_eq!(children.get(buffer).err(), Some(ErrorCode::BadHandle));
+        for _ in 1..MAX_LIVE_BUFFERS {
+            buffers.insert('x').unwrap();
+        }
+        assert_eq!(buffers.len(), MAX_LIVE_BUFFERS);
+        assert_eq!(buffers.insert('y'), Err(ErrorCode::NoMemory));
     }
 }

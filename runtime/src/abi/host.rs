@@ -16,7 +16,7 @@ use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
 
 /// Non-blocking flag of `write` and `read`.
-const NONBLOCK: i32 = 1;
+pub(super) const NONBLOCK: i32 = 1;
 /// Most handles `wait_any` takes.
 const MAX_WAIT_ANY: i32 = 1024;
 
@@ -36,24 +36,16 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
     linker.func_wrap(m, "release", release)?;
     linker.func_wrap(m, "run", run)?;
     linker.func_wrap(m, "last_error", last_error)?;
+    super::buffers::add_to_linker(linker)?;
     Ok(())
 }
 
 /// The guest's exported memory, or an `OUT_OF_BOUNDS` return when it has none.
-fn guest_memory(caller: &mut Caller<'_, GuestState>) -> std::result::Result<Memory, i32> {
+pub(super) fn guest_memory(caller: &mut Caller<'_, GuestState>) -> std::result::Result<Memory, i32> {
     match caller.get_export("memory").and_then(|e| e.into_memory()) {
         Some(memory) => Ok(memory),
         None => Err(caller.data_mut().spawn.fail(ErrorCode::OutOfBounds, "the guest exports no `memory`")),
     }
-}
-
-macro_rules! try_code {
-    ($state:expr, $result:expr, $($msg:tt)+) => {
-        match $result {
-            Ok(value) => value,
-            Err(code) => return Ok($state.spawn.fail(code, format!($($msg)+))),
-        }
-    };
 }
 
 /// Fails with the sandbox timeout once its deadline has passed.
@@ -132,6 +124,7 @@ fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32) -> Resu
     let command = to_command(&request, state, false);
     match state.spawn.spawner.spawn(&command) {
         Ok(child) => {
+            state.spawn.spawns += 1;
             let handle =
                 try_code!(state, state.spawn.children.insert(ChildEntry { child, outcome: None }), "too many handles");
             Ok(handle)
@@ -201,6 +194,12 @@ fn write(mut caller: Caller<'_, GuestState>, handle: i32, ptr: i32, len: i32, fl
     }
     let bytes =
         try_code!(state, memory::slice(data, ptr, len), "write buffer {ptr:#x}+{len:#x} is outside linear memory");
+    write_child(state, handle, flags, bytes)
+}
+
+/// Writes `bytes` to the stdin of the child behind `handle` (`flags` checked by the caller):
+/// the count written, or an error return.
+pub(super) fn write_child(state: &mut GuestState, handle: i32, flags: i32, bytes: &[u8]) -> Result<i32> {
     let deadline = state.deadline;
     let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
     let stdin = Interest { stdin: true, ..Interest::default() };
@@ -237,11 +236,25 @@ fn read(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, ptr: i32, 
         Err(ret) => return Ok(ret),
     };
     let (data, state) = memory.data_and_store_mut(&mut caller);
-    if flags & !NONBLOCK != 0 || !(1..=2).contains(&stream) {
-        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("bad stream {stream} or flags {flags:#x}")));
+    if let Err(ret) = check_read_args(state, stream, flags) {
+        return Ok(ret);
     }
     let buf =
         try_code!(state, memory::slice_mut(data, ptr, len), "read buffer {ptr:#x}+{len:#x} is outside linear memory");
+    read_child(state, handle, stream, flags, buf)
+}
+
+/// Checks the stream and flags of a read.
+pub(super) fn check_read_args(state: &mut GuestState, stream: i32, flags: i32) -> std::result::Result<(), i32> {
+    if flags & !NONBLOCK != 0 || !(1..=2).contains(&stream) {
+        return Err(state.spawn.fail(ErrorCode::InvalidArgument, format!("bad stream {stream} or flags {flags:#x}")));
+    }
+    Ok(())
+}
+
+/// Reads from `stream` of the child behind `handle` into `buf` (stream and flags checked by the
+/// caller): the count read (0 at end of file), or an error return.
+pub(super) fn read_child(state: &mut GuestState, handle: i32, stream: i32, flags: i32, buf: &mut [u8]) -> Result<i32> {
     // At most i32::MAX bytes, so the count fits the return value.
     let buf_len = buf.len().min(i32::MAX as usize);
     let buf = &mut buf[..buf_len];
@@ -482,6 +495,7 @@ fn run(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32, io_ptr: i
         Err(wrt_host_spawn::OutputError::Spawn(err)) => return Ok(state.spawn.spawn_failed(&request.program, &err)),
         Err(err) => return Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
     };
+    state.spawn.spawns += 1;
     let mut outcome = output.outcome;
     let stdout_len = output.stdout.len().min(stdout_range.len());
     let stderr_len = output.stderr.len().min(stderr_range.len());

@@ -45,11 +45,13 @@ pub(crate) struct SpawnState {
     /// Whether the sandbox's stdin, stdout and stderr are the host's own, so a child may
     /// inherit them.
     pub(crate) inherit: [bool; 3],
+    /// Programs started so far.
+    pub(crate) spawns: u64,
 }
 
 impl SpawnState {
     pub(crate) fn new(spawner: Spawner, on_denied: Option<DenialHook>, guest: String, inherit: [bool; 3]) -> Self {
-        Self { spawner, children: Handles::default(), last_error: String::new(), on_denied, guest, inherit }
+        Self { spawner, children: Handles::default(), last_error: String::new(), on_denied, guest, inherit, spawns: 0 }
     }
 
     /// Records `message` as the last error and returns `code` as a host function's result.

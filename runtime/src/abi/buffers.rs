@@ -1,0 +1,404 @@
+//! The host-buffer functions of `wrt_v1` (docs/abi.md, "Host buffers"): buffers by handle, by
+//! `externref`, and read from or written to children. Like every ABI function they check each
+//! pointer, length, offset and handle, and answer a guest mistake with an error code.
+
+use std::ops::Range;
+
+use wasmtime::{Caller, ExternRef, GcHeapOutOfMemory, Linker, Memory, Rooted};
+
+use super::code::ErrorCode;
+use super::host::{NONBLOCK, check_read_args, guest_memory, read_child, write_child};
+use super::memory;
+use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer};
+use crate::external::collector;
+use crate::state::GuestState;
+
+type Result<T> = wasmtime::Result<T>;
+/// A buffer as wasm holds it: an `externref`, null on error.
+type Ref = Option<Rooted<ExternRef>>;
+
+/// The most parts `buffer_concat` takes.
+const MAX_PARTS: u32 = 1024;
+/// The size of one `buffer_concat` part.
+const PART_LEN: u32 = 12;
+/// The largest `max_len` of `read_buffer`: 16 MiB.
+const MAX_READ: u32 = 16 << 20;
+
+pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
+    let m = super::MODULE;
+    linker.func_wrap(m, "buffer_from", buffer_from)?;
+    linker.func_wrap(m, "buffer_alloc", buffer_alloc)?;
+    linker.func_wrap(m, "buffer_len", buffer_len)?;
+    linker.func_wrap(m, "buffer_read", buffer_read)?;
+    linker.func_wrap(m, "buffer_write", buffer_write)?;
+    linker.func_wrap(m, "buffer_slice", buffer_slice)?;
+    linker.func_wrap(m, "buffer_concat", buffer_concat)?;
+    linker.func_wrap(m, "buffer_release", buffer_release)?;
+    linker.func_wrap(m, "read_buffer", read_buffer)?;
+    linker.func_wrap(m, "write_buffer", write_buffer)?;
+    linker.func_wrap(m, "ref_from", ref_from)?;
+    linker.func_wrap(m, "ref_alloc", ref_alloc)?;
+    linker.func_wrap(m, "ref_len", ref_len)?;
+    linker.func_wrap(m, "ref_read", ref_read)?;
+    linker.func_wrap(m, "ref_write", ref_write)?;
+    linker.func_wrap(m, "ref_copy", ref_copy)?;
+    Ok(())
+}
+
+/// A guest `i32` offset or length, read as unsigned.
+fn unsigned(value: i32) -> usize {
+    value as u32 as usize
+}
+
+/// The buffer behind `handle`.
+fn view_of(state: &mut GuestState, handle: i32) -> std::result::Result<BufferView, i32> {
+    match state.external.buffers.get(handle) {
+        Ok(view) => Ok(view.clone()),
+        Err(code) => Err(state.spawn.fail(code, format!("`{handle}` is not a buffer handle"))),
+    }
+}
+
+/// The buffer an `externref` holds.
+fn view_of_ref(caller: &mut Caller<'_, GuestState>, buf: Option<&Rooted<ExternRef>>) -> std::result::Result<BufferView, i32> {
+    let view = buf
+        .and_then(|r| r.data(&*caller).ok().flatten())
+        .and_then(|data| data.downcast_ref::<RefBuffer>())
+        .map(|b| b.view.clone());
+    view.ok_or_else(|| caller.data_mut().spawn.fail(ErrorCode::BadHandle, "the reference is null or not a wrt buffer"))
+}
+
+/// The guest's memory and the range `ptr..ptr+len` of it.
+fn memory_range(caller: &mut Caller<'_, GuestState>, ptr: i32, len: i32) -> std::result::Result<(Memory, Range<usize>), i32> {
+    let memory = guest_memory(caller)?;
+    let (data, state) = memory.data_and_store_mut(&mut *caller);
+    match memory::range(data.len(), ptr, len) {
+        Ok(range) => Ok((memory, range)),
+        Err(code) => Err(state.spawn.fail(code, format!("bytes {ptr:#x}+{len:#x} are outside linear memory"))),
+    }
+}
+
+/// A new buffer holding a copy of `ptr..ptr+len`.
+fn new_from_memory(caller: &mut Caller<'_, GuestState>, ptr: i32, len: i32, handle: bool) -> Result<std::result::Result<BufferView, i32>> {
+    let (memory, range) = match memory_range(caller, ptr, len) {
+        Ok(found) => found,
+        Err(ret) => return Ok(Err(ret)),
+    };
+    let storage = match collector::allocate(caller, range.len(), handle)? {
+        Ok(storage) => storage,
+        Err(ret) => return Ok(Err(ret)),
+    };
+    let view = BufferView::new(storage);
+    // Linear memory never shrinks, so the range checked before the collection is still inside.
+    match memory.data(&*caller).get(range) {
+        Some(bytes) => view.write(0, bytes),
+        None => return Ok(Err(caller.data_mut().spawn.fail(ErrorCode::OutOfBounds, "linear memory shrank"))),
+    }
+    Ok(Ok(view))
+}
+
+/// A new buffer of `len` zero bytes.
+fn new_zeroed(caller: &mut Caller<'_, GuestState>, len: i32, handle: bool) -> Result<std::result::Result<BufferView, i32>> {
+    Ok(collector::allocate(caller, unsigned(len), handle)?.map(|storage| {
+        let view = BufferView::new(storage);
+        view.zero();
+        view
+    }))
+}
+
+/// Stores `view` under a new handle.
+fn insert(state: &mut GuestState, view: BufferView) -> i32 {
+    match state.external.buffers.insert(view) {
+        Ok(handle) => handle,
+        Err(code) => state.spawn.fail(code, "too many buffer handles"),
+    }
+}
+
+fn buffer_from(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> Result<i32> {
+    Ok(match new_from_memory(&mut caller, ptr, len, true)? {
+        Ok(view) => insert(caller.data_mut(), view),
+        Err(ret) => ret,
+    })
+}
+
+fn buffer_alloc(mut caller: Caller<'_, GuestState>, len: i32) -> Result<i32> {
+    Ok(match new_zeroed(&mut caller, len, true)? {
+        Ok(view) => insert(caller.data_mut(), view),
+        Err(ret) => ret,
+    })
+}
+
+fn buffer_len(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
+    Ok(view_of(caller.data_mut(), buf).map_or_else(|ret| ret, |view| view.len() as i32))
+}
+
+/// Copies `view[offset..]` into `ptr..ptr+len` (as much as fits): `buffer_read`, `ref_read`.
+fn read_view(caller: &mut Caller<'_, GuestState>, view: &BufferView, offset: i32, ptr: i32, len: i32) -> i32 {
+    let (memory, range) = match memory_range(caller, ptr, len) {
+        Ok(found) => found,
+        Err(ret) => return ret,
+    };
+    let (data, state) = memory.data_and_store_mut(&mut *caller);
+    let offset = unsigned(offset);
+    if offset > view.len() {
+        return state.spawn.fail(ErrorCode::OutOfRange, format!("offset {offset} is past the buffer's {} bytes", view.len()));
+    }
+    let n = range.len().min(view.len() - offset);
+    view.read(offset, &mut data[range.start..range.start + n]);
+    n as i32
+}
+
+/// Copies `ptr..ptr+len` into `view` at `offset`: `buffer_write`, `ref_write`.
+fn write_view(caller: &mut Caller<'_, GuestState>, view: &BufferView, offset: i32, ptr: i32, len: i32) -> i32 {
+    let (memory, range) = match memory_range(caller, ptr, len) {
+        Ok(found) => found,
+        Err(ret) => return ret,
+    };
+    let (data, state) = memory.data_and_store_mut(&mut *caller);
+    let offset = unsigned(offset);
+    if !view.contains(offset, range.len()) {
+        let message = format!("{} bytes at offset {offset} do not fit the buffer's {} bytes", range.len(), view.len());
+        return state.spawn.fail(ErrorCode::OutOfRange, message);
+    }
+    view.write(offset, &data[range.clone()]);
+    range.len() as i32
+}
+
+fn buffer_read(mut caller: Caller<'_, GuestState>, buf: i32, offset: i32, ptr: i32, len: i32) -> Result<i32> {
+    Ok(match view_of(caller.data_mut(), buf) {
+        Ok(view) => read_view(&mut caller, &view, offset, ptr, len),
+        Err(ret) => ret,
+    })
+}
+
+fn buffer_write(mut caller: Caller<'_, GuestState>, buf: i32, offset: i32, ptr: i32, len: i32) -> Result<i32> {
+    Ok(match view_of(caller.data_mut(), buf) {
+        Ok(view) => write_view(&mut caller, &view, offset, ptr, len),
+        Err(ret) => ret,
+    })
+}
+
+fn buffer_slice(mut caller: Caller<'_, GuestState>, buf: i32, start: i32, end: i32) -> Result<i32> {
+    let state = caller.data_mut();
+    let view = match view_of(state, buf) {
+        Ok(view) => view,
+        Err(ret) => return Ok(ret),
+    };
+    let (start, end) = (unsigned(start), unsigned(end));
+    Ok(match view.slice(start, end) {
+        Some(slice) => insert(state, slice),
+        None => state.spawn.fail(
+            ErrorCode::OutOfRange,
+            format!("slice {start}..{end} is not inside the buffer's {} bytes", view.len()),
+        ),
+    })
+}
+
+/// One part of `buffer_concat`.
+enum Part {
+    Buffer(BufferView),
+    Memory(Range<usize>),
+}
+
+fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32) -> Result<i32> {
+    let memory = match guest_memory(&mut caller) {
+        Ok(memory) => memory,
+        Err(ret) => return Ok(ret),
+    };
+    let (data, state) = memory.data_and_store_mut(&mut caller);
+    let count = count as u32;
+    if count > MAX_PARTS {
+        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("{count} parts: at most {MAX_PARTS}")));
+    }
+    let table = try_code!(
+        state,
+        memory::slice(data, parts_ptr, (count * PART_LEN) as i32),
+        "{count} parts at {parts_ptr:#x} are outside linear memory"
+    );
+    let mut parts = Vec::with_capacity(count as usize);
+    let mut total = 0usize;
+    for (i, raw) in table.chunks_exact(PART_LEN as usize).enumerate() {
+        let field = |at: usize| i32::from_le_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]]);
+        let (handle, ptr, len) = (field(0), field(4), field(8));
+        let part = if handle == 0 {
+            Part::Memory(try_code!(
+                state,
+                memory::range(data.len(), ptr, len),
+                "part {i}: bytes {ptr:#x}+{len:#x} are outside linear memory"
+            ))
+        } else if ptr != 0 || len != 0 {
+            return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("part {i}: reserved fields are not 0")));
+        } else {
+            match state.external.buffers.get(handle) {
+                Ok(view) => Part::Buffer(view.clone()),
+                Err(code) => return Ok(state.spawn.fail(code, format!("part {i}: `{handle}` is not a buffer handle"))),
+            }
+        };
+        total = total.saturating_add(match &part {
+            Part::Buffer(view) => view.len(),
+            Part::Memory(range) => range.len(),
+        });
+        parts.push(part);
+    }
+    if total > MAX_BUFFER {
+        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("the parts add up to {total} bytes, over 1 GiB")));
+    }
+    // The allocation may run the guest's collector; the parts stay valid (views are shared, and
+    // linear memory never shrinks).
+    let view = match collector::allocate(&mut caller, total, true)? {
+        Ok(storage) => BufferView::new(storage),
+        Err(ret) => return Ok(ret),
+    };
+    let (data, state) = memory.data_and_store_mut(&mut caller);
+    let mut at = 0;
+    for part in &parts {
+        match part {
+            Part::Buffer(src) => {
+                view.copy_from(at, src);
+                at += src.len();
+            }
+            Part::Memory(range) => {
+                view.write(at, &data[range.clone()]);
+                at += range.len();
+            }
+        }
+    }
+    Ok(insert(state, view))
+}
+
+fn buffer_release(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
+    let state = caller.data_mut();
+    match state.external.buffers.remove(buf) {
+        Ok(_) => Ok(0),
+        Err(code) => Ok(state.spawn.fail(code, format!("`{buf}` is not a buffer handle"))),
+    }
+}
+
+fn read_buffer(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, max_len: i32, flags: i32) -> Result<i32> {
+    let state = caller.data_mut();
+    if let Err(ret) = check_read_args(state, stream, flags) {
+        return Ok(ret);
+    }
+    let max_len = max_len as u32;
+    if !(1..=MAX_READ).contains(&max_len) {
+        let message = format!("max_len {max_len} is not between 1 and {MAX_READ}");
+        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, message));
+    }
+    if state.spawn.children.get_mut(handle).is_err() {
+        return Ok(state.spawn.fail(ErrorCode::BadHandle, format!("`{handle}` is not a handle")));
+    }
+    // Make room first, so that bytes taken from the child always become a buffer.
+    if let Err(ret) = collector::reserve(&mut caller, max_len as usize, true)? {
+        return Ok(ret);
+    }
+    let state = caller.data_mut();
+    let mut scratch = std::mem::take(&mut state.external.scratch);
+    if scratch.len() < max_len as usize {
+        scratch.resize(max_len as usize, 0);
+    }
+    let read = read_child(state, handle, stream, flags, &mut scratch[..max_len as usize]);
+    let ret = match read {
+        Ok(n) if n > 0 => {
+            let n = n as usize;
+            match collector::new_storage(state, n) {
+                Ok(storage) => {
+                    let view = BufferView::new(storage);
+                    view.write(0, &scratch[..n]);
+                    Ok(insert(state, view))
+                }
+                Err(ret) => Ok(ret),
+            }
+        }
+        other => other,
+    };
+    // Keep a small scratch for the next read; give a large one back.
+    if scratch.len() <= 1 << 20 {
+        state.external.scratch = scratch;
+    }
+    ret
+}
+
+fn write_buffer(mut caller: Caller<'_, GuestState>, handle: i32, buf: i32, offset: i32, flags: i32) -> Result<i32> {
+    let state = caller.data_mut();
+    if flags & !NONBLOCK != 0 {
+        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("unknown write flags {flags:#x}")));
+    }
+    let view = match view_of(state, buf) {
+        Ok(view) => view,
+        Err(ret) => return Ok(ret),
+    };
+    let offset = unsigned(offset);
+    if offset > view.len() {
+        let message = format!("offset {offset} is past the buffer's {} bytes", view.len());
+        return Ok(state.spawn.fail(ErrorCode::OutOfRange, message));
+    }
+    if state.spawn.children.get_mut(handle).is_err() {
+        return Ok(state.spawn.fail(ErrorCode::BadHandle, format!("`{handle}` is not a handle")));
+    }
+    if offset == view.len() {
+        return Ok(0);
+    }
+    view.with_bytes(offset, |bytes| write_child(state, handle, flags, bytes))
+}
+
+/// Wraps `view` in a new `externref`, or records `NO_MEMORY` when wasmtime's GC heap is full.
+fn new_ref(caller: &mut Caller<'_, GuestState>, view: BufferView) -> Result<Ref> {
+    let ledger = std::sync::Arc::clone(&caller.data().external.accountant.ledger);
+    match ExternRef::new(&mut *caller, RefBuffer::new(view, &ledger)) {
+        Ok(r) => Ok(Some(r)),
+        Err(err) if err.is::<GcHeapOutOfMemory<RefBuffer>>() => {
+            caller.data_mut().spawn.fail(ErrorCode::NoMemory, "wasmtime's GC heap is full");
+            Ok(None)
+        }
+        Err(err) => Err(err),
+    }
+}
+
+fn ref_from(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> Result<Ref> {
+    match new_from_memory(&mut caller, ptr, len, false)? {
+        Ok(view) => new_ref(&mut caller, view),
+        Err(_) => Ok(None),
+    }
+}
+
+fn ref_alloc(mut caller: Caller<'_, GuestState>, len: i32) -> Result<Ref> {
+    match new_zeroed(&mut caller, len, false)? {
+        Ok(view) => new_ref(&mut caller, view),
+        Err(_) => Ok(None),
+    }
+}
+
+fn ref_len(mut caller: Caller<'_, GuestState>, buf: Ref) -> Result<i32> {
+    Ok(view_of_ref(&mut caller, buf.as_ref()).map_or_else(|ret| ret, |view| view.len() as i32))
+}
+
+fn ref_read(mut caller: Caller<'_, GuestState>, buf: Ref, offset: i32, ptr: i32, len: i32) -> Result<i32> {
+    Ok(match view_of_ref(&mut caller, buf.as_ref()) {
+        Ok(view) => read_view(&mut caller, &view, offset, ptr, len),
+        Err(ret) => ret,
+    })
+}
+
+fn ref_write(mut caller: Caller<'_, GuestState>, buf: Ref, offset: i32, ptr: i32, len: i32) -> Result<i32> {
+    Ok(match view_of_ref(&mut caller, buf.as_ref()) {
+        Ok(view) => write_view(&mut caller, &view, offset, ptr, len),
+        Err(ret) => ret,
+    })
+}
+
+fn ref_copy(mut caller: Caller<'_, GuestState>, dst: Ref, offset: i32, src: Ref) -> Result<i32> {
+    let dst = match view_of_ref(&mut caller, dst.as_ref()) {
+        Ok(view) => view,
+        Err(ret) => return Ok(ret),
+    };
+    let src = match view_of_ref(&mut caller, src.as_ref()) {
+        Ok(view) => view,
+        Err(ret) => return Ok(ret),
+    };
+    let offset = unsigned(offset);
+    if !dst.contains(offset, src.len()) {
+        let message = format!("{} bytes at offset {offset} do not fit the buffer's {} bytes", src.len(), dst.len());
+        return Ok(caller.data_mut().spawn.fail(ErrorCode::OutOfRange, message));
+    }
+    dst.copy_from(offset, &src);
+    Ok(src.len() as i32)
+}

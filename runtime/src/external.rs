@@ -1,0 +1,9 @@
+//! Host buffers and the external memory they hold (docs/abi.md, "Host buffers"; DESIGN.md,
+//! "Host buffers and external-memory-aware GC"): the collection policy, the per-sandbox
+//! accountant that applies it, the buffers themselves, and the collector that calls the
+//! guest's and wasmtime's collectors.
+
+pub(crate) mod accountant;
+pub(crate) mod buffer;
+pub(crate) mod collector;
+pub(crate) mod policy;

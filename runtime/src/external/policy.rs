@@ -1,0 +1,174 @@
+//! When the host asks for collections of a guest's external memory.
+
+use crate::error::ConfigError;
+
+const MIB: u64 = 1 << 20;
+
+/// The collection policy for a guest's host buffers (external memory).
+///
+/// - A **young** collection when the bytes allocated since the last collection reach the
+///   young trigger `Y` (and at least the size of the request).
+/// - A **full** collection when live external bytes grew by the soft limit
+///   `S = max(soft_limit, growth_factor × live after the last full collection)` since their
+///   lowest point after the last full collection.
+/// - At the hard limit (the sandbox's memory limit): full collection, retry, full collection,
+///   retry, then the allocation fails with `NO_MEMORY`.
+///
+/// `Y ≤ S/2` always holds: [`GcPolicy::new`] rejects a young trigger above half the soft limit,
+/// and since `S` only grows from there, the invariant holds for every `S`. A young trigger at
+/// or above `S` is what made Node 24 reclaim short-lived Buffers with full collections instead
+/// of young ones (nodejs/node#63863).
+///
+/// # Examples
+///
+/// ```
+/// use wrt_runtime::GcPolicy;
+///
+/// let policy = GcPolicy::new(8 << 20, 64 << 20, 2.0)?;
+/// assert_eq!(policy.young_trigger(), 8 << 20);
+/// assert!(GcPolicy::new(48 << 20, 64 << 20, 2.0).is_err(), "Y > S/2 is rejected");
+/// # Ok::<(), wrt_runtime::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct GcPolicy {
+    enabled: bool,
+    young_trigger: u64,
+    soft_limit: u64,
+    growth_factor: f64,
+    /// Whether `Y` is clamped to `S/2` (always, outside experiments).
+    clamp: bool,
+}
+
+impl GcPolicy {
+    /// The default young trigger `Y`: 16 MiB.
+    pub const DEFAULT_YOUNG_TRIGGER: u64 = 16 * MIB;
+    /// The default (and smallest allowed) floor of the soft limit `S`: 64 MiB.
+    pub const DEFAULT_SOFT_LIMIT: u64 = 64 * MIB;
+    /// The default growth factor `f`: 2.
+    pub const DEFAULT_GROWTH_FACTOR: f64 = 2.0;
+    /// The smallest growth factor allowed: 1.5 (V8's 1.1 makes collections continuous).
+    pub const MIN_GROWTH_FACTOR: f64 = 1.5;
+
+    /// A policy with young trigger `Y = young_trigger`, soft limit floor `soft_limit` and growth
+    /// factor `growth_factor`.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::BadGcPolicy`] when `young_trigger` is zero or above `soft_limit / 2`,
+    /// `soft_limit` is below 1 MiB, or `growth_factor` is below
+    /// [`GcPolicy::MIN_GROWTH_FACTOR`] or not finite.
+    pub fn new(young_trigger: u64, soft_limit: u64, growth_factor: f64) -> Result<Self, ConfigError> {
+        let bad = |reason: String| Err(ConfigError::BadGcPolicy { reason });
+        if soft_limit < MIB {
+            return bad(format!("the soft limit must be at least 1 MiB, not {soft_limit} bytes"));
+        }
+        if young_trigger == 0 {
+            return bad("the young trigger must be at least 1 byte".into());
+        }
+        if young_trigger > soft_limit / 2 {
+            return bad(format!(
+                "the young trigger ({young_trigger} bytes) must be at most half the soft limit ({soft_limit} bytes), \
+                 or short-lived buffers are reclaimed by full collections"
+            ));
+        }
+        if !growth_factor.is_finite() || growth_factor < Self::MIN_GROWTH_FACTOR {
+            return bad(format!("the growth factor must be a number of at least 1.5, not {growth_factor}"));
+        }
+        Ok(Self { enabled: true, young_trigger, soft_limit, growth_factor, clamp: true })
+    }
+
+    /// A policy that never asks for young or soft-limit collections: only the hard limit
+    /// collects. For comparison runs (`wrt run --gc off`).
+    pub fn disabled() -> Self {
+        Self { enabled: false, ..Self::default() }
+    }
+
+    /// Like [`GcPolicy::new`] without the `Y ≤ S/2` check: lets experiments show the cliff the
+    /// check prevents. Only with the `gc-experiments` feature; never for production use.
+    #[cfg(feature = "gc-experiments")]
+    pub fn new_unclamped(young_trigger: u64, soft_limit: u64, growth_factor: f64) -> Self {
+        Self { enabled: true, young_trigger: young_trigger.max(1), soft_limit: soft_limit.max(1), growth_factor, clamp: false }
+    }
+
+    /// Whether young and soft-limit collections are asked for.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The young trigger `Y`, in bytes.
+    pub fn young_trigger(&self) -> u64 {
+        self.young_trigger
+    }
+
+    /// The floor of the soft limit `S`, in bytes.
+    pub fn soft_limit(&self) -> u64 {
+        self.soft_limit
+    }
+
+    /// The growth factor `f` of the soft limit.
+    pub fn growth_factor(&self) -> f64 {
+        self.growth_factor
+    }
+
+    /// The young trigger in effect while the soft limit is `soft_limit`: never above half of
+    /// it (by construction), unless built unclamped for experiments.
+    pub(crate) fn young_trigger_for(&self, soft_limit: u64) -> u64 {
+        if self.clamp { self.young_trigger.min(soft_limit / 2) } else { self.young_trigger }
+    }
+
+    /// `S` after a full collection that left `live_after_full` bytes.
+    pub(crate) fn soft_limit_after(&self, live_after_full: u64) -> u64 {
+        let grown = (live_after_full as f64 * self.growth_factor).min(u64::MAX as f64) as u64;
+        self.soft_limit.max(grown)
+    }
+}
+
+impl Default for GcPolicy {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            young_trigger: Self::DEFAULT_YOUNG_TRIGGER,
+            soft_limit: Self::DEFAULT_SOFT_LIMIT,
+            growth_factor: Self::DEFAULT_GROWTH_FACTOR,
+            clamp: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_holds_the_invariant() {
+        let p = GcPolicy::default();
+        assert!(p.young_trigger() <= p.soft_limit() / 2);
+        assert_eq!(GcPolicy::new(p.young_trigger(), p.soft_limit(), p.growth_factor()).unwrap(), p);
+    }
+
+    #[test]
+    fn rejects_what_breaks_the_invariant() {
+        assert!(GcPolicy::new(32 * MIB, 64 * MIB, 2.0).is_ok(), "Y = S/2 is allowed");
+        for (y, s, f) in [
+            (32 * MIB + 1, 64 * MIB, 2.0),
+            (64 * MIB, 64 * MIB, 2.0),
+            (128 * MIB, 64 * MIB, 2.0),
+            (0, 64 * MIB, 2.0),
+            (1, 1024, 2.0),
+            (MIB, 64 * MIB, 1.1),
+            (MIB, 64 * MIB, f64::NAN),
+            (MIB, 64 * MIB, f64::INFINITY),
+        ] {
+            let err = GcPolicy::new(y, s, f).unwrap_err();
+            assert!(matches!(err, ConfigError::BadGcPolicy { .. }), "{y} {s} {f}: {err}");
+        }
+    }
+
+    #[test]
+    fn soft_limit_grows_with_survivors_and_keeps_its_floor() {
+        let p = GcPolicy::default();
+        assert_eq!(p.soft_limit_after(0), 64 * MIB);
+        assert_eq!(p.soft_limit_after(40 * MIB), 80 * MIB);
+        assert_eq!(p.soft_limit_after(u64::MAX), u64::MAX);
+    }
+}
