@@ -83,11 +83,13 @@ impl GcPolicy {
         Self { enabled: false, ..Self::default() }
     }
 
-    /// Like [`GcPolicy::new`] without the `Y ≤ S/2` check: lets experiments show the cliff the
-    /// check prevents. Only with the `gc-experiments` feature; never for production use.
+    /// Like [`GcPolicy::new`] without its checks, for experiments that show the cliff the
+    /// `Y ≤ S/2` rule prevents: with `clamp`, the young trigger in effect is still cut to `S/2`
+    /// (the construction-time half of the rule); without it, `Y` is used as given. Only with the
+    /// `gc-experiments` feature; never for production use.
     #[cfg(feature = "gc-experiments")]
-    pub fn new_unclamped(young_trigger: u64, soft_limit: u64, growth_factor: f64) -> Self {
-        Self { enabled: true, young_trigger: young_trigger.max(1), soft_limit: soft_limit.max(1), growth_factor, clamp: false }
+    pub fn experimental(young_trigger: u64, soft_limit: u64, growth_factor: f64, clamp: bool) -> Self {
+        Self { enabled: true, young_trigger: young_trigger.max(1), soft_limit: soft_limit.max(1), growth_factor, clamp }
     }
 
     /// Whether young and soft-limit collections are asked for.

@@ -1,0 +1,2 @@
+//! Placeholder until the buffer benchmark lands.
+fn main() {}
