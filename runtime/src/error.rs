@@ -62,6 +62,16 @@ pub enum InstantiateError {
         /// What is wrong.
         reason: String,
     },
+    /// The guest exports its collector hook with the wrong type.
+    #[error(
+        "guest `{guest}` exports `wrt_gc` as {found}; the collector hook must be `(func (param i32))` (docs/abi.md, \"Collections\")"
+    )]
+    BadCollectorHook {
+        /// The guest's name.
+        guest: String,
+        /// What the export is.
+        found: String,
+    },
 }
 
 /// A sandbox configuration was rejected.

@@ -81,6 +81,7 @@ impl Instance {
                 .into());
             }
         }
+        check_collector_hook(guest)?;
         let instance = sandbox
             .linker
             .instantiate(&mut store, &guest.module)
@@ -246,6 +247,27 @@ impl Instance {
         let backtrace = backtrace.filter(|bt| !bt.frames().is_empty()).map(format_backtrace);
         Ok(Outcome::Trapped(TrapInfo { trap, message, backtrace }))
     }
+}
+
+/// Fails when the guest exports `wrt_gc` with another type than the collector hook's.
+fn check_collector_hook(guest: &Guest) -> Result<(), InstantiateError> {
+    let Some(export) = guest.module.get_export(crate::external::collector::GUEST_GC_EXPORT) else {
+        return Ok(());
+    };
+    let found = match export {
+        wasmtime::ExternType::Func(ty) if ty.params().len() == 1 && ty.results().len() == 0 => {
+            match ty.params().next() {
+                Some(ValType::I32) => return Ok(()),
+                _ => format!("a function of type {ty}"),
+            }
+        }
+        wasmtime::ExternType::Func(ty) => format!("a function of type {ty}"),
+        wasmtime::ExternType::Global(_) => "a global".into(),
+        wasmtime::ExternType::Table(_) => "a table".into(),
+        wasmtime::ExternType::Memory(_) => "a memory".into(),
+        wasmtime::ExternType::Tag(_) => "a tag".into(),
+    };
+    Err(InstantiateError::BadCollectorHook { guest: guest.name.clone(), found })
 }
 
 /// `wasm backtrace:` and one line a frame, innermost first: index, module offset, module and

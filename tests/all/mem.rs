@@ -108,3 +108,71 @@ fn fork_blocked_on(read_end: &std::os::fd::OwnedFd, write_end: &std::os::fd::Own
         ForkResult::Parent { child } => child,
     }
 }
+
+/// The `--stats=json` line of a `wrt run`.
+fn stats_json(out: &std::process::Output) -> std::collections::HashMap<String, f64> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr.lines().find(|l| l.starts_with("{\"peak_linear_memory\"")).expect("a stats line on stderr");
+    line.trim_matches(['{', '}'])
+        .split(',')
+        .map(|pair| {
+            let (key, value) = pair.split_once(':').unwrap();
+            (key.trim_matches('"').to_owned(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn mem_gc_hook() {
+    // 2,000 buffers of 128 KiB (250 MiB) that die young: the host calls the guest's collector
+    // every 16 MiB (the default Y), never fully, and the guest never holds more than Y + one.
+    let out = crate::util::run(["run", "--stats=json", "--invoke", "run", MEM_GC_HOOK, "2000"]);
+    crate::util::assert_code(&out, 0);
+    let calls: f64 = crate::util::stdout(&out).trim().parse().unwrap();
+    let stats = stats_json(&out);
+    assert_eq!(stats["young_collections"], calls, "{stats:?}");
+    assert!((14.0..=16.0).contains(&calls), "{calls} collections for 250 MiB at Y = 16 MiB");
+    assert_eq!(stats["full_collections"], 0.0);
+    assert!(stats["peak_external"] <= f64::from((16 << 20) + (128 << 10)), "{stats:?}");
+    // At the end: the newest buffer and what was allocated since the last collection.
+    assert!(stats["final_external"] <= f64::from((16 << 20) + (128 << 10)), "{stats:?}");
+
+    // A smaller young trigger means more, smaller collections.
+    let out = crate::util::run(["run", "--stats=json", "--gc-young", "4MiB", "--invoke", "run", MEM_GC_HOOK, "2000"]);
+    assert!(stats_json(&out)["young_collections"] >= 60.0);
+}
+
+#[test]
+fn without_the_accountant_garbage_piles_up_until_the_limit() {
+    // `--gc off`: no collection until the memory limit; there, full collections free the
+    // garbage (all but the newest buffer) and the run goes on.
+    let out = crate::util::run(["run", "--stats=json", "--gc", "off", "--invoke", "run", MEM_GC_HOOK, "1000"]);
+    crate::util::assert_code(&out, 0);
+    let stats = stats_json(&out);
+    assert_eq!(stats["peak_external"], 1000.0 * f64::from(128 << 10), "{stats:?}");
+    assert_eq!(stats["young_collections"] + stats["full_collections"], 0.0);
+
+    let args = ["run", "--stats=json", "--gc", "off", "--max-memory", "64MiB", "--invoke", "run", MEM_GC_HOOK, "2000"];
+    let out = crate::util::run(args);
+    crate::util::assert_code(&out, 0);
+    let stats = stats_json(&out);
+    assert!(stats["peak_external"] + stats["peak_linear_memory"] <= f64::from(64 << 20), "{stats:?}");
+    // 250 MiB through a 64 MiB limit: a full collection each time the limit is reached.
+    assert!((3.0..=4.0).contains(&stats["full_collections"]), "{stats:?}");
+    assert_eq!(stats["young_collections"], 0.0);
+}
+
+#[test]
+fn live_buffers_past_the_limit_get_no_memory_and_the_host_stays_up() {
+    let sandbox = Sandbox::builder().max_memory(64 << 20).build().unwrap();
+    let guest = sandbox.load_file(MEM_GC_HOOK).unwrap();
+    let report = sandbox.invoke(&guest, "hold", &["1000".into()]).unwrap();
+    let no_memory = wrt_runtime::ErrorCode::NoMemory.to_return();
+    assert_eq!(report.outcome, Outcome::Returned(vec![WasmValue::I32(no_memory)]));
+    // Two full collections before giving up; everything the guest holds is still there.
+    assert_eq!(report.stats.full_collections, 2, "{:?}", report.stats);
+    assert_eq!(report.stats.final_external, 63 << 20, "{:?}", report.stats);
+    // The same sandbox runs the guest again.
+    let report = sandbox.invoke(&guest, "run", &["100".into()]).unwrap();
+    assert!(matches!(report.outcome, Outcome::Returned(_)), "{:?}", report.outcome);
+}
