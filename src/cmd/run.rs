@@ -61,7 +61,7 @@ pub(crate) struct RunArgs {
 
     /// Print what the guest used on exit (memory, collections, spawns) to stderr, as text or as
     /// one JSON line
-    #[arg(long, value_name = "text|json", num_args = 0..=1, default_missing_value = "text")]
+    #[arg(long, value_name = "text|json", num_args = 0..=1, require_equals = true, default_missing_value = "text")]
     stats: Option<StatsFormat>,
 
     /// Fuel (about one unit per wasm instruction) before the guest is stopped

@@ -146,6 +146,69 @@ fn bad_flag_values_name_the_value() {
 }
 
 #[test]
+fn cli_bad_gc_hook() {
+    let out = run(["run", CLI_BAD_GC_HOOK]);
+    assert_code(&out, 2);
+    let lines = wrt_lines(&out);
+    assert_eq!(
+        lines,
+        ["wrt: guest `cli_bad_gc_hook.wat` exports `wrt_gc` as a function of type (type (func (param i64))); \
+          the collector hook must be `(func (param i32))` (docs/abi.md, \"Collections\")"]
+    );
+}
+
+#[test]
+fn gc_flags_are_checked() {
+    for (args, expected) in [
+        (&["--gc-young", "48MiB"][..], "must be at most half the soft limit"),
+        (&["--gc-young", "40MiB", "--gc-soft-limit", "64MiB"], "must be at most half the soft limit"),
+        (&["--gc-young", "0"], "the young trigger must be at least 1 byte"),
+        (&["--gc-soft-limit", "100KiB"], "the soft limit must be at least 1 MiB"),
+        (&["--gc-growth", "1.1"], "growth factor must be a number of at least 1.5, not 1.1"),
+        (&["--gc-growth", "NaN"], "not NaN"),
+        (&["--gc-growth", "fast"], "'fast'"),
+        (&["--gc", "off", "--gc-young", "1MiB"], "`--gc off` takes no `--gc-young`"),
+        (&["--gc", "sometimes"], "sometimes"),
+        (&["--stats=xml"], "xml"),
+    ] {
+        let out = run(["run"].iter().chain(args).chain(&[CLI_HELLO]));
+        assert_code(&out, 2);
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+    }
+    // Y = S/2 is allowed, and so is a larger soft limit with a larger Y.
+    for args in [&["--gc-young", "32MiB"][..], &["--gc-young", "100MiB", "--gc-soft-limit", "256MiB", "--gc-growth", "3"]] {
+        let out = run(["run"].iter().chain(args).chain(&[CLI_HELLO]));
+        assert_code(&out, 0);
+    }
+}
+
+#[test]
+fn stats_are_printed_on_exit_as_text_or_json() {
+    let out = run(["run", "--stats", CLI_HELLO]);
+    assert_code(&out, 0);
+    let lines = wrt_lines(&out);
+    let keys: Vec<&str> =
+        lines.iter().map(|l| l.trim_start_matches("wrt: stats: ").split("  ").next().unwrap().trim()).collect();
+    assert_eq!(
+        keys,
+        [
+            "peak linear memory",
+            "peak host buffers",
+            "final host buffers",
+            "young collections",
+            "full collections",
+            "time in collections",
+            "spawns"
+        ]
+    );
+    let out = run(["run", "--stats=json", "--allow-run", "true", "--allow-run", "false", "--allow-run", "sh", SPAWN_STATUS]);
+    let json = stderr(&out).lines().find(|l| l.starts_with('{')).map(str::to_owned).expect("a JSON line");
+    assert!(json.starts_with("{\"peak_linear_memory\":"), "{json}");
+    assert!(json.contains("\"peak_external\":0,\"final_external\":0,\"young_collections\":0,\"full_collections\":0"), "{json}");
+    assert!(!json.contains("\"spawns\":0,"), "the guest spawned: {json}");
+}
+
+#[test]
 fn invoke_runs_an_export_with_parsed_arguments() {
     let out = run(["run", "--invoke", "touch", MEM_TOUCH, "2"]);
     assert_code(&out, 0);
