@@ -27,6 +27,30 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Host buffers and collections
+//!
+//! Guests may hold host-side byte buffers through the `wrt_v1` ABI (docs/abi.md, "Host
+//! buffers"), by handle or as `externref`. Their bytes live in `MADV_DONTFORK` memory and count
+//! against [`SandboxBuilder::max_memory`]. A [`GcPolicy`] decides when the host asks the guest's
+//! own collector (its exported `wrt_gc`) and wasmtime's to free them; every [`Report`] carries
+//! the [`Stats`] of the run.
+//!
+//! ```no_run
+//! use wrt_runtime::{GcPolicy, Sandbox};
+//!
+//! # fn main() -> wasmtime::Result<()> {
+//! let sandbox = Sandbox::builder()
+//!     .max_memory(1 << 30)
+//!     // Young collections every 8 MiB of new buffers; rejected if above half the soft limit.
+//!     .gc_policy(GcPolicy::new(8 << 20, GcPolicy::DEFAULT_SOFT_LIMIT, 2.0)?)
+//!     .build()?;
+//! let report = sandbox.run(&sandbox.load_file("buffers.wasm")?)?;
+//! let stats = report.stats;
+//! println!("{} young / {} full collections, peak {} bytes of buffers",
+//!     stats.young_collections, stats.full_collections, stats.peak_external);
+//! # Ok(()) }
+//! ```
+//!
 //! # Platform-specific behavior
 //!
 //! `MADV_DONTFORK` is Linux-only; elsewhere guest memory is mapped the same way without it.
