@@ -1,7 +1,9 @@
 //! Compiles every guest program in `guests/programs` to wasm32-wasip1 with a nested cargo (its
-//! own target directory under `OUT_DIR`, so it never waits on the outer build's lock) and
-//! writes `gen.rs`: one `pub const <NAME>: &str` path per guest (Rust bins and `guests/wat/*.wat`
-//! alike) and a `foreach_<suite>!` macro per name prefix.
+//! own target directory under `OUT_DIR`, so it never waits on the outer build's lock), compiles
+//! the AssemblyScript guest in `guests/assemblyscript` with its pinned `asc` (installed by
+//! `npm ci` on first use), and writes `gen.rs`: one `pub const <NAME>: &str` path and one `<NAME>_BYTES` per guest (Rust
+//! bins, `guests/wat/*.wat` and `asc_buffers` alike) and a `foreach_<suite>!` macro per name
+//! prefix.
 
 use std::collections::BTreeMap;
 use std::env;
@@ -11,7 +13,7 @@ use std::process::Command;
 
 /// Name prefixes of guests. A guest whose prefix is not listed fails the build, so every guest
 /// belongs to a suite whose tests call `foreach_<suite>!(assert_test_exists)`.
-const SUITES: &[&str] = &["bench", "abi", "cli", "fs", "trap", "limits", "mem", "spawn"];
+const SUITES: &[&str] = &["bench", "abi", "cli", "fs", "trap", "limits", "mem", "spawn", "buffer", "ref", "asc"];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -54,6 +56,9 @@ fn main() {
             assert!(previous.is_none(), "guest `{name}` exists both as Rust and as WAT");
         }
     }
+    let asc_wasm = build_assemblyscript(&guests.join("assemblyscript"), &out_dir);
+    let previous = guests_by_name.insert(ASC_GUEST.to_owned(), asc_wasm);
+    assert!(previous.is_none(), "guest `{ASC_GUEST}` exists both as Rust or WAT and as AssemblyScript");
 
     let mut generated = String::new();
     let mut suites: BTreeMap<&str, Vec<&str>> = SUITES.iter().map(|s| (*s, Vec::new())).collect();
@@ -65,9 +70,11 @@ fn main() {
         members.push(name);
         writeln!(
             generated,
-            "/// Path of the guest `{name}`.\npub const {}: &str = {:?};",
-            name.to_uppercase(),
-            path.display().to_string()
+            "/// Path of the guest `{name}`.\npub const {upper}: &str = {path:?};\n\
+             /// The bytes of the guest `{name}` (binary, or text for a WAT guest), built into the binary.\n\
+             pub const {upper}_BYTES: &[u8] = include_bytes!({path:?});",
+            upper = name.to_uppercase(),
+            path = path.display().to_string()
         )
         .unwrap();
     }
@@ -80,6 +87,39 @@ fn main() {
         writeln!(generated, "    }};\n}}").unwrap();
     }
     std::fs::write(out_dir.join("gen.rs"), generated).expect("write gen.rs");
+}
+
+/// The AssemblyScript guest's name (and the stem of its `.wasm` in `OUT_DIR`).
+const ASC_GUEST: &str = "asc_buffers";
+
+/// Compiles `dir/assembly` with the `asc` pinned in `dir/package-lock.json` (running `npm ci`
+/// first if it is not installed) into `OUT_DIR/asc_buffers.wasm`, and returns that path.
+fn build_assemblyscript(dir: &Path, out_dir: &Path) -> PathBuf {
+    for watched in ["assembly", "asconfig.json", "package.json", "package-lock.json"] {
+        println!("cargo:rerun-if-changed={}", dir.join(watched).display());
+    }
+    let asc = dir.join("node_modules/.bin/asc");
+    if !asc.is_file() {
+        let mut npm = Command::new("npm");
+        npm.current_dir(dir).args(["ci", "--no-audit", "--no-fund"]);
+        let status = npm.status().unwrap_or_else(|e| {
+            panic!("failed to run `npm ci` ({e}): the AssemblyScript guest needs Node.js >= 20 and npm on PATH")
+        });
+        assert!(status.success(), "`npm ci` in {} failed (is the npm registry reachable?)", dir.display());
+        assert!(asc.is_file(), "`npm ci` in {} did not install {}", dir.display(), asc.display());
+    }
+    let wasm = out_dir.join(format!("{ASC_GUEST}.wasm"));
+    // `node <script>` rather than the script's `#!/usr/bin/env node`, so a missing node is named.
+    let status = Command::new("node")
+        .current_dir(dir)
+        .arg(&asc)
+        .args(["--config", "asconfig.json", "--target", "release", "--outFile"])
+        .arg(&wasm)
+        .status()
+        .unwrap_or_else(|e| panic!("failed to run node ({e}): the AssemblyScript guest needs Node.js >= 20 on PATH"));
+    assert!(status.success(), "compiling the AssemblyScript guest in {} failed", dir.display());
+    assert!(wasm.is_file(), "guest `{ASC_GUEST}` was not built at {}", wasm.display());
+    wasm
 }
 
 fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {

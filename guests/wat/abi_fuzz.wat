@@ -1,6 +1,7 @@
-;; Exposes every host function of `wrt_v1` as an export taking raw arguments, so a
-;; property test can call them with arbitrary values. Memory holds a valid request for
-;; `/bin/true` (all stdio piped) at 1024, 49 bytes long.
+;; Exposes every host function of `wrt_v1` that takes no `externref` as an export taking raw
+;; arguments, so a property test can call them with arbitrary values. Memory holds a valid
+;; request for `/bin/true` (all stdio piped) at 1024, 49 bytes long, and a valid array of two
+;; buffer_concat parts at 2048 (the request's 49 bytes and its first 8, from linear memory).
 (module
   (import "wrt_v1" "spawn" (func $spawn (param i32 i32) (result i32)))
   (import "wrt_v1" "write" (func $write (param i32 i32 i32 i32) (result i32)))
@@ -13,8 +14,19 @@
   (import "wrt_v1" "release" (func $release (param i32) (result i32)))
   (import "wrt_v1" "run" (func $run (param i32 i32 i32 i32) (result i32)))
   (import "wrt_v1" "last_error" (func $last_error (param i32 i32) (result i32)))
+  (import "wrt_v1" "buffer_from" (func $buffer_from (param i32 i32) (result i32)))
+  (import "wrt_v1" "buffer_alloc" (func $buffer_alloc (param i32) (result i32)))
+  (import "wrt_v1" "buffer_len" (func $buffer_len (param i32) (result i32)))
+  (import "wrt_v1" "buffer_read" (func $buffer_read (param i32 i32 i32 i32) (result i32)))
+  (import "wrt_v1" "buffer_write" (func $buffer_write (param i32 i32 i32 i32) (result i32)))
+  (import "wrt_v1" "buffer_slice" (func $buffer_slice (param i32 i32 i32) (result i32)))
+  (import "wrt_v1" "buffer_concat" (func $buffer_concat (param i32 i32) (result i32)))
+  (import "wrt_v1" "buffer_release" (func $buffer_release (param i32) (result i32)))
+  (import "wrt_v1" "read_buffer" (func $read_buffer (param i32 i32 i32 i32) (result i32)))
+  (import "wrt_v1" "write_buffer" (func $write_buffer (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 1)
   (data (i32.const 1024) "\01\00\00\00\09\00\00\00\2f\62\69\6e\2f\74\72\75\65\00\00\00\00\00\00\00\00\00\00\00\00\01\01\01\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00")
+  (data (i32.const 2048) "\00\00\00\00\00\04\00\00\31\00\00\00\00\00\00\00\00\04\00\00\08\00\00\00")
   (func (export "spawn") (param i32 i32) (result i32) (call $spawn (local.get 0) (local.get 1)))
   (func (export "write") (param i32 i32 i32 i32) (result i32)
     (call $write (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
@@ -30,4 +42,19 @@
   (func (export "run") (param i32 i32 i32 i32) (result i32)
     (call $run (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
   (func (export "last_error") (param i32 i32) (result i32) (call $last_error (local.get 0) (local.get 1)))
+  (func (export "buffer_from") (param i32 i32) (result i32) (call $buffer_from (local.get 0) (local.get 1)))
+  (func (export "buffer_alloc") (param i32) (result i32) (call $buffer_alloc (local.get 0)))
+  (func (export "buffer_len") (param i32) (result i32) (call $buffer_len (local.get 0)))
+  (func (export "buffer_read") (param i32 i32 i32 i32) (result i32)
+    (call $buffer_read (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
+  (func (export "buffer_write") (param i32 i32 i32 i32) (result i32)
+    (call $buffer_write (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
+  (func (export "buffer_slice") (param i32 i32 i32) (result i32)
+    (call $buffer_slice (local.get 0) (local.get 1) (local.get 2)))
+  (func (export "buffer_concat") (param i32 i32) (result i32) (call $buffer_concat (local.get 0) (local.get 1)))
+  (func (export "buffer_release") (param i32) (result i32) (call $buffer_release (local.get 0)))
+  (func (export "read_buffer") (param i32 i32 i32 i32) (result i32)
+    (call $read_buffer (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
+  (func (export "write_buffer") (param i32 i32 i32 i32) (result i32)
+    (call $write_buffer (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
   (func (export "_start")))

@@ -9,12 +9,12 @@ use crate::abi::spawn_state::SpawnState;
 use crate::deadline::{self, DeadlineExceeded, Ticker};
 use crate::error::InstantiateError;
 use crate::external::accountant::Accountant;
-use crate::limiter::Limiter;
-use crate::stats::Stats;
 use crate::guest::Guest;
+use crate::limiter::Limiter;
 use crate::outcome::{Outcome, TrapInfo, WasmValue};
 use crate::sandbox::Sandbox;
 use crate::state::{ExternalState, GuestState};
+use crate::stats::Stats;
 use crate::wasi_ctx::{self, Captured};
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.

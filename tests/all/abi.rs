@@ -50,9 +50,10 @@ fn abi_no_memory() {
     assert_code(&out, 0);
 }
 
-/// Arbitrary calls of every host function, with arguments drawn from edge values and random
-/// ones (`guests/wat/abi_fuzz.wat` exports each function with raw arguments): every call
-/// returns a value or a documented error code; none traps, none panics the host.
+/// Arbitrary calls of every host function (child and handle-based buffer functions alike), with
+/// arguments drawn from edge values and random ones (`guests/wat/abi_fuzz.wat` exports each
+/// function with raw arguments): every call returns a value or a documented error code; none
+/// traps, none panics the host.
 mod fuzz {
     use std::time::Duration;
 
@@ -71,10 +72,18 @@ mod fuzz {
             Just(4),
             Just(49),
             Just(1024),
+            Just(2048),
             Just(65535),
             Just(65536),
             Just(i32::MAX),
             Just(i32::MIN),
+            // The first buffer handles, the largest buffer and read_buffer's largest max_len.
+            Just(0x4000_0000),
+            Just(0x4000_0001),
+            Just(0x4000_0002),
+            Just(1 << 30),
+            Just((1 << 30) + 1),
+            Just(16 << 20),
             any::<i32>(),
         ]
     }
@@ -108,6 +117,23 @@ mod fuzz {
             (int(), int(), int(), int())
                 .prop_map(|(a, b, c, d)| ("run", [a, b, c, d].iter().map(i32::to_string).collect())),
             (int(), int()).prop_map(|(a, b)| ("last_error", vec![a.to_string(), b.to_string()])),
+            (int(), int()).prop_map(|(a, b)| ("buffer_from", vec![a.to_string(), b.to_string()])),
+            Just(("buffer_from", vec!["1024".to_owned(), "49".to_owned()])),
+            int().prop_map(|a| ("buffer_alloc", vec![a.to_string()])),
+            int().prop_map(|a| ("buffer_len", vec![a.to_string()])),
+            (int(), int(), int(), int())
+                .prop_map(|(a, b, c, d)| ("buffer_read", [a, b, c, d].iter().map(i32::to_string).collect())),
+            (int(), int(), int(), int())
+                .prop_map(|(a, b, c, d)| ("buffer_write", [a, b, c, d].iter().map(i32::to_string).collect())),
+            (int(), int(), int())
+                .prop_map(|(a, b, c)| ("buffer_slice", [a, b, c].iter().map(i32::to_string).collect())),
+            (int(), int()).prop_map(|(a, b)| ("buffer_concat", vec![a.to_string(), b.to_string()])),
+            Just(("buffer_concat", vec!["2048".to_owned(), "2".to_owned()])),
+            int().prop_map(|a| ("buffer_release", vec![a.to_string()])),
+            (int(), int(), int(), int())
+                .prop_map(|(a, b, c, d)| ("read_buffer", [a, b, c, d].iter().map(i32::to_string).collect())),
+            (int(), int(), int(), int())
+                .prop_map(|(a, b, c, d)| ("write_buffer", [a, b, c, d].iter().map(i32::to_string).collect())),
         ]
     }
 
@@ -124,6 +150,8 @@ mod fuzz {
                 .spawn_policy(Policy::deny_all().allow_program("/bin/true"))
                 .stdout(GuestOutput::Null)
                 .timeout(Duration::from_secs(30))
+                // Bounds what random buffer_alloc and buffer_concat calls can hold (NO_MEMORY past it).
+                .max_memory(256 << 20)
                 .build()
                 .unwrap();
             let guest = sandbox.load_file(ABI_FUZZ).unwrap();
@@ -208,4 +236,30 @@ fn children_end_with_the_guest_even_while_the_instance_lives() {
     assert!(matches!(outcome, Outcome::Trapped(_)), "{outcome:?}");
     assert!(sleepers("4242.5").is_empty(), "the child outlived the guest");
     drop(instance);
+}
+
+#[test]
+fn abi_buffer_bad_inputs() {
+    // The guest exits with the number of the first check that failed (listed in its header) and
+    // says on stderr what it got; it runs `cat` for read_buffer and write_buffer.
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["run", "--allow-run", "cat", ABI_BUFFER_BAD_INPUTS]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "every bad buffer input got its documented error code\n");
+}
+
+#[test]
+fn abi_buffer_bad_inputs_leave_the_host_usable() {
+    // The same sandbox runs the hostile guest (65,536 handles and all) several times, then an
+    // ordinary one.
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let policy = Policy::deny_all().allow_program("cat");
+    let sandbox =
+        Sandbox::builder().spawn_policy(policy).stdout(GuestOutput::Capture { limit: 1 << 16 }).build().unwrap();
+    let guest = sandbox.load_file(ABI_BUFFER_BAD_INPUTS).unwrap();
+    for _ in 0..5 {
+        assert_eq!(sandbox.run(&guest).unwrap().outcome, Outcome::Exited(0));
+    }
+    let hello = sandbox.load_file(CLI_HELLO).unwrap();
+    assert_eq!(sandbox.run(&hello).unwrap().outcome, Outcome::Exited(0));
 }

@@ -176,7 +176,9 @@ fn gc_flags_are_checked() {
         assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
     }
     // Y = S/2 is allowed, and so is a larger soft limit with a larger Y.
-    for args in [&["--gc-young", "32MiB"][..], &["--gc-young", "100MiB", "--gc-soft-limit", "256MiB", "--gc-growth", "3"]] {
+    for args in
+        [&["--gc-young", "32MiB"][..], &["--gc-young", "100MiB", "--gc-soft-limit", "256MiB", "--gc-growth", "3"]]
+    {
         let out = run(["run"].iter().chain(args).chain(&[CLI_HELLO]));
         assert_code(&out, 0);
     }
@@ -201,10 +203,14 @@ fn stats_are_printed_on_exit_as_text_or_json() {
             "spawns"
         ]
     );
-    let out = run(["run", "--stats=json", "--allow-run", "true", "--allow-run", "false", "--allow-run", "sh", SPAWN_STATUS]);
+    let out =
+        run(["run", "--stats=json", "--allow-run", "true", "--allow-run", "false", "--allow-run", "sh", SPAWN_STATUS]);
     let json = stderr(&out).lines().find(|l| l.starts_with('{')).map(str::to_owned).expect("a JSON line");
     assert!(json.starts_with("{\"peak_linear_memory\":"), "{json}");
-    assert!(json.contains("\"peak_external\":0,\"final_external\":0,\"young_collections\":0,\"full_collections\":0"), "{json}");
+    assert!(
+        json.contains("\"peak_external\":0,\"final_external\":0,\"young_collections\":0,\"full_collections\":0"),
+        "{json}"
+    );
     assert!(!json.contains("\"spawns\":0,"), "the guest spawned: {json}");
 }
 

@@ -2,11 +2,14 @@
 //! `wrt_test_guests`, compiled from source by its build script.
 
 mod abi;
+mod asc;
 mod bench;
+mod buffer;
 mod cli;
 mod fs;
 mod limits;
 mod mem;
+mod refs;
 mod spawn;
 mod trap;
 mod util;

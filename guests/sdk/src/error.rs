@@ -30,6 +30,7 @@ use crate::sys;
 /// | `NOT_PIPED` | [`BrokenPipe`](io::ErrorKind::BrokenPipe) (there is no pipe to use) |
 /// | `BROKEN_PIPE` | [`BrokenPipe`](io::ErrorKind::BrokenPipe) |
 /// | `IO` | [`Other`](io::ErrorKind::Other) |
+/// | `OUT_OF_RANGE` | [`InvalidInput`](io::ErrorKind::InvalidInput) |
 ///
 /// A code this version does not know (from a newer host) maps to `Other`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,11 +51,12 @@ pub enum ErrorCode {
     OutputLimit = 6,
     /// `TOO_MANY_CHILDREN` (7): the policy's limit of concurrent children is reached.
     TooManyChildren = 7,
-    /// `BAD_HANDLE` (8): not a handle, or already released.
+    /// `BAD_HANDLE` (8): not a handle (of the right kind: child or buffer), or already released.
     BadHandle = 8,
     /// `INVALID_ARGUMENT` (9): a malformed request, flag, stream, signal or count.
     InvalidArgument = 9,
-    /// `NO_MEMORY` (10): the host refused to allocate (too many handles).
+    /// `NO_MEMORY` (10): the host refused to allocate: too many handles, or the sandbox's memory
+    /// limit reached even after collections.
     NoMemory = 10,
     /// `WOULD_BLOCK` (11): a non-blocking call had nothing to do.
     WouldBlock = 11,
@@ -68,10 +70,12 @@ pub enum ErrorCode {
     BrokenPipe = 15,
     /// `IO` (16): another host I/O error.
     Io = 16,
+    /// `OUT_OF_RANGE` (17): an offset or range outside a buffer.
+    OutOfRange = 17,
 }
 
 impl ErrorCode {
-    const ALL: [Self; 16] = [
+    const ALL: [Self; 17] = [
         Self::Denied,
         Self::NotFound,
         Self::NotExecutable,
@@ -88,6 +92,7 @@ impl ErrorCode {
         Self::NotPiped,
         Self::BrokenPipe,
         Self::Io,
+        Self::OutOfRange,
     ];
 
     /// The code with the number `code` as in the ABI's table (positive: `1` is `DENIED`), or
@@ -120,6 +125,7 @@ impl ErrorCode {
             Self::NotPiped => "NOT_PIPED",
             Self::BrokenPipe => "BROKEN_PIPE",
             Self::Io => "IO",
+            Self::OutOfRange => "OUT_OF_RANGE",
         }
     }
 
@@ -132,7 +138,9 @@ impl ErrorCode {
             Self::Timeout => io::ErrorKind::TimedOut,
             Self::OutputLimit => io::ErrorKind::FileTooLarge,
             Self::TooManyChildren => io::ErrorKind::ResourceBusy,
-            Self::BadHandle | Self::InvalidArgument | Self::OutOfBounds => io::ErrorKind::InvalidInput,
+            Self::BadHandle | Self::InvalidArgument | Self::OutOfBounds | Self::OutOfRange => {
+                io::ErrorKind::InvalidInput
+            }
             Self::NoMemory => io::ErrorKind::OutOfMemory,
             Self::WouldBlock => io::ErrorKind::WouldBlock,
             Self::BadUtf8 => io::ErrorKind::InvalidData,
@@ -165,7 +173,7 @@ impl ErrorCode {
             Self::Timeout => "timed out",
             Self::OutputLimit => "the output limit was passed",
             Self::TooManyChildren => "too many children are running",
-            Self::BadHandle => "not a live child handle",
+            Self::BadHandle => "not a live child or buffer handle",
             Self::InvalidArgument => "invalid argument",
             Self::NoMemory => "the host is out of handles or memory",
             Self::WouldBlock => "the operation would block",
@@ -174,6 +182,7 @@ impl ErrorCode {
             Self::NotPiped => "the stream is not piped or already closed",
             Self::BrokenPipe => "the child closed its stdin",
             Self::Io => "host I/O error",
+            Self::OutOfRange => "an offset or range is outside the buffer",
         }
     }
 }
@@ -313,10 +322,13 @@ mod tests {
             assert_eq!(ErrorCode::from_raw(number), Some(code));
         }
         assert_eq!(ErrorCode::from_raw(0), None);
-        assert_eq!(ErrorCode::from_raw(17), None);
+        assert_eq!(ErrorCode::from_raw(18), None);
         assert_eq!(ErrorCode::from_raw(-1), None);
         assert_eq!(ErrorCode::Denied.name(), "DENIED");
         assert_eq!(ErrorCode::Io.name(), "IO");
+        assert_eq!(ErrorCode::OutOfRange.name(), "OUT_OF_RANGE");
+        assert_eq!(ErrorCode::OutOfRange.kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(ErrorCode::NoMemory.kind(), io::ErrorKind::OutOfMemory);
     }
 
     #[test]

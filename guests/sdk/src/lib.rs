@@ -10,6 +10,11 @@
 //! ABI's own code is [`ErrorCode::of`] the error, and its message is the host's (for a denied
 //! program it names the flag that would allow it).
 //!
+//! A [`Buffer`] holds bytes that, past 64 bytes, live in the host rather than in linear
+//! memory: a child's output can be read into buffers
+//! ([`ChildStdout::read_buffer`]), joined and sliced there, and written to another child
+//! ([`ChildStdin::write_buffer`]) without passing through the guest.
+//!
 //! The sandbox denies every program its policy does not allow:
 //! `wrt run --allow-run ls guest.wasm` lets the guest run `ls`, with an empty environment, in
 //! `/`, for at most 30 s, keeping 16 MiB of each output stream (the default policy).
@@ -45,6 +50,7 @@
 #![deny(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
 
+mod buffer;
 mod child;
 mod command;
 mod error;
@@ -57,6 +63,7 @@ mod stdio;
 mod sys;
 mod wait_any;
 
+pub use crate::buffer::Buffer;
 pub use crate::child::{Child, ChildStderr, ChildStdin, ChildStdout};
 pub use crate::command::{Command, DEFAULT_CAPTURE};
 pub use crate::error::{ErrorCode, WrtError};

@@ -44,6 +44,26 @@ cfg_select! {
             fn wrt_run(req_ptr: i32, req_len: i32, io_ptr: i32, status_ptr: i32) -> i32;
             #[link_name = "last_error"]
             fn wrt_last_error(ptr: i32, len: i32) -> i32;
+            #[link_name = "buffer_from"]
+            fn wrt_buffer_from(ptr: i32, len: i32) -> i32;
+            #[link_name = "buffer_alloc"]
+            fn wrt_buffer_alloc(len: i32) -> i32;
+            #[link_name = "buffer_len"]
+            fn wrt_buffer_len(buf: i32) -> i32;
+            #[link_name = "buffer_read"]
+            fn wrt_buffer_read(buf: i32, offset: i32, ptr: i32, len: i32) -> i32;
+            #[link_name = "buffer_write"]
+            fn wrt_buffer_write(buf: i32, offset: i32, ptr: i32, len: i32) -> i32;
+            #[link_name = "buffer_slice"]
+            fn wrt_buffer_slice(buf: i32, start: i32, end: i32) -> i32;
+            #[link_name = "buffer_concat"]
+            fn wrt_buffer_concat(parts_ptr: i32, count: i32) -> i32;
+            #[link_name = "buffer_release"]
+            fn wrt_buffer_release(buf: i32) -> i32;
+            #[link_name = "read_buffer"]
+            fn wrt_read_buffer(handle: i32, stream: i32, max_len: i32, flags: i32) -> i32;
+            #[link_name = "write_buffer"]
+            fn wrt_write_buffer(handle: i32, buf: i32, offset: i32, flags: i32) -> i32;
         }
     }
     _ => {
@@ -60,6 +80,16 @@ cfg_select! {
         unsafe fn wrt_release(_: i32) -> i32 { UNSUPPORTED }
         unsafe fn wrt_run(_: i32, _: i32, _: i32, _: i32) -> i32 { UNSUPPORTED }
         unsafe fn wrt_last_error(_: i32, _: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_buffer_from(_: i32, _: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_buffer_alloc(_: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_buffer_len(_: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_buffer_read(_: i32, _: i32, _: i32, _: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_buffer_write(_: i32, _: i32, _: i32, _: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_buffer_slice(_: i32, _: i32, _: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_buffer_concat(_: i32, _: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_buffer_release(_: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_read_buffer(_: i32, _: i32, _: i32, _: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_write_buffer(_: i32, _: i32, _: i32, _: i32) -> i32 { UNSUPPORTED }
     }
 }
 
@@ -185,4 +215,98 @@ pub(crate) fn last_error(buf: &mut [u8]) -> i32 {
     // SAFETY: the host writes at most `buf.len()` bytes at `buf.as_mut_ptr()`, borrowed
     // exclusively for the call.
     unsafe { wrt_last_error(addr(buf.as_mut_ptr()), len(buf.len())) }
+}
+
+/// `buffer_from`: a new host buffer holding a copy of `bytes`; returns its handle.
+pub(crate) fn buffer_from(bytes: &[u8]) -> i32 {
+    // SAFETY: the host only reads `bytes.len()` bytes at `bytes.as_ptr()`, borrowed for the call.
+    unsafe { wrt_buffer_from(addr(bytes.as_ptr()), len(bytes.len())) }
+}
+
+/// `buffer_alloc`: a new host buffer of `size` zero bytes; returns its handle.
+pub(crate) fn buffer_alloc(size: usize) -> i32 {
+    // SAFETY: no memory is passed.
+    unsafe { wrt_buffer_alloc(len(size)) }
+}
+
+/// `buffer_len`: the length of the host buffer `buf`.
+pub(crate) fn buffer_len(buf: i32) -> i32 {
+    // SAFETY: no memory is passed.
+    unsafe { wrt_buffer_len(buf) }
+}
+
+/// `buffer_read`: copies bytes of `buf` from `offset` into `dst` (as many as both have);
+/// returns the count.
+pub(crate) fn buffer_read(buf: i32, offset: u32, dst: &mut [u8]) -> i32 {
+    // SAFETY: the host writes at most `dst.len()` bytes (clamped to `i32::MAX`) at
+    // `dst.as_mut_ptr()`, which `dst` borrows exclusively for the call; any bytes are valid `u8`s.
+    unsafe { wrt_buffer_read(buf, offset as i32, addr(dst.as_mut_ptr()), io_len(dst.len())) }
+}
+
+/// `buffer_write`: copies `src` into `buf` at `offset`, all of it or nothing. `src` must be
+/// shorter than 2 GiB (the caller checks; a buffer is at most 1 GiB anyway).
+pub(crate) fn buffer_write(buf: i32, offset: u32, src: &[u8]) -> i32 {
+    // SAFETY: the host only reads `src.len()` bytes at `src.as_ptr()`, borrowed for the call.
+    unsafe { wrt_buffer_write(buf, offset as i32, addr(src.as_ptr()), len(src.len())) }
+}
+
+/// `buffer_slice`: a new handle viewing `start..end` of `buf` (sharing its bytes).
+pub(crate) fn buffer_slice(buf: i32, start: u32, end: u32) -> i32 {
+    // SAFETY: no memory is passed.
+    unsafe { wrt_buffer_slice(buf, start as i32, end as i32) }
+}
+
+/// The largest `count` of `buffer_concat`.
+pub(crate) const MAX_CONCAT_PARTS: usize = 1024;
+
+/// One part of a `buffer_concat`: bytes of linear memory, or a host buffer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ConcatPart<'a> {
+    /// Bytes in linear memory, borrowed until the call returns.
+    Linear(&'a [u8]),
+    /// A host buffer's handle.
+    Host(i32),
+}
+
+impl ConcatPart<'_> {
+    /// The part's 12-byte record (docs/abi.md, `buffer_concat`) as three little-endian words:
+    /// `[handle, ptr, len]`, with handle 0 for linear memory and zero reserved fields otherwise.
+    pub(crate) fn encode(&self) -> [i32; 3] {
+        match *self {
+            Self::Linear(bytes) => [0, addr(bytes.as_ptr()), len(bytes.len())],
+            Self::Host(handle) => [handle, 0, 0],
+        }
+    }
+}
+
+/// `buffer_concat`: a new host buffer holding `parts` one after another (at most
+/// [`MAX_CONCAT_PARTS`]).
+pub(crate) fn buffer_concat(parts: &[ConcatPart<'_>]) -> i32 {
+    // `[i32; 3]` is 12 bytes, and wasm32 is little-endian: the array is the ABI's part records.
+    let records: Vec<[i32; 3]> = parts.iter().map(ConcatPart::encode).collect();
+    // SAFETY: the host reads the `records.len()` records at `records.as_ptr()` and, for each
+    // linear part, the bytes it points at; `records` lives until the call returns and `parts`
+    // borrows each linear range for the call.
+    unsafe { wrt_buffer_concat(addr(records.as_ptr()), len(records.len())) }
+}
+
+/// `buffer_release`: frees the host buffer's handle.
+pub(crate) fn buffer_release(buf: i32) -> i32 {
+    // SAFETY: no memory is passed.
+    unsafe { wrt_buffer_release(buf) }
+}
+
+/// `read_buffer`: reads up to `max_len` bytes (1 to 16 MiB) of `stream` into a new host buffer;
+/// returns its handle, or 0 at end of file.
+pub(crate) fn read_buffer(handle: i32, stream: i32, max_len: usize, nonblocking: bool) -> i32 {
+    let flags = if nonblocking { NONBLOCKING } else { 0 };
+    // SAFETY: no memory is passed.
+    unsafe { wrt_read_buffer(handle, stream, io_len(max_len), flags) }
+}
+
+/// `write_buffer`: writes bytes of `buf` from `offset` to the child's stdin; returns the count.
+pub(crate) fn write_buffer(handle: i32, buf: i32, offset: u32, nonblocking: bool) -> i32 {
+    let flags = if nonblocking { NONBLOCKING } else { 0 };
+    // SAFETY: no memory is passed.
+    unsafe { wrt_write_buffer(handle, buf, offset as i32, flags) }
 }

@@ -59,7 +59,10 @@ fn view_of(state: &mut GuestState, handle: i32) -> std::result::Result<BufferVie
 }
 
 /// The buffer an `externref` holds.
-fn view_of_ref(caller: &mut Caller<'_, GuestState>, buf: Option<&Rooted<ExternRef>>) -> std::result::Result<BufferView, i32> {
+fn view_of_ref(
+    caller: &mut Caller<'_, GuestState>,
+    buf: Option<&Rooted<ExternRef>>,
+) -> std::result::Result<BufferView, i32> {
     let view = buf
         .and_then(|r| r.data(&*caller).ok().flatten())
         .and_then(|data| data.downcast_ref::<RefBuffer>())
@@ -68,7 +71,11 @@ fn view_of_ref(caller: &mut Caller<'_, GuestState>, buf: Option<&Rooted<ExternRe
 }
 
 /// The guest's memory and the range `ptr..ptr+len` of it.
-fn memory_range(caller: &mut Caller<'_, GuestState>, ptr: i32, len: i32) -> std::result::Result<(Memory, Range<usize>), i32> {
+fn memory_range(
+    caller: &mut Caller<'_, GuestState>,
+    ptr: i32,
+    len: i32,
+) -> std::result::Result<(Memory, Range<usize>), i32> {
     let memory = guest_memory(caller)?;
     let (data, state) = memory.data_and_store_mut(&mut *caller);
     match memory::range(data.len(), ptr, len) {
@@ -78,7 +85,12 @@ fn memory_range(caller: &mut Caller<'_, GuestState>, ptr: i32, len: i32) -> std:
 }
 
 /// A new buffer holding a copy of `ptr..ptr+len`.
-fn new_from_memory(caller: &mut Caller<'_, GuestState>, ptr: i32, len: i32, handle: bool) -> Result<std::result::Result<BufferView, i32>> {
+fn new_from_memory(
+    caller: &mut Caller<'_, GuestState>,
+    ptr: i32,
+    len: i32,
+    handle: bool,
+) -> Result<std::result::Result<BufferView, i32>> {
     let (memory, range) = match memory_range(caller, ptr, len) {
         Ok(found) => found,
         Err(ret) => return Ok(Err(ret)),
@@ -97,7 +109,11 @@ fn new_from_memory(caller: &mut Caller<'_, GuestState>, ptr: i32, len: i32, hand
 }
 
 /// A new buffer of `len` zero bytes.
-fn new_zeroed(caller: &mut Caller<'_, GuestState>, len: i32, handle: bool) -> Result<std::result::Result<BufferView, i32>> {
+fn new_zeroed(
+    caller: &mut Caller<'_, GuestState>,
+    len: i32,
+    handle: bool,
+) -> Result<std::result::Result<BufferView, i32>> {
     Ok(collector::allocate(caller, unsigned(len), handle)?.map(|storage| {
         let view = BufferView::new(storage);
         view.zero();
@@ -140,7 +156,9 @@ fn read_view(caller: &mut Caller<'_, GuestState>, view: &BufferView, offset: i32
     let (data, state) = memory.data_and_store_mut(&mut *caller);
     let offset = unsigned(offset);
     if offset > view.len() {
-        return state.spawn.fail(ErrorCode::OutOfRange, format!("offset {offset} is past the buffer's {} bytes", view.len()));
+        return state
+            .spawn
+            .fail(ErrorCode::OutOfRange, format!("offset {offset} is past the buffer's {} bytes", view.len()));
     }
     let n = range.len().min(view.len() - offset);
     view.read(offset, &mut data[range.start..range.start + n]);
@@ -240,7 +258,9 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
         parts.push(part);
     }
     if total > MAX_BUFFER {
-        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("the parts add up to {total} bytes, over 1 GiB")));
+        return Ok(state
+            .spawn
+            .fail(ErrorCode::InvalidArgument, format!("the parts add up to {total} bytes, over 1 GiB")));
     }
     // The allocation may run the guest's collector; the parts stay valid (views are shared, and
     // linear memory never shrinks).

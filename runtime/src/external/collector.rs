@@ -76,7 +76,11 @@ fn run_collectors(caller: &mut Caller<'_, GuestState>, kind: Kind) -> wasmtime::
 /// # Errors
 ///
 /// As [`collect`].
-pub(crate) fn reserve(caller: &mut Caller<'_, GuestState>, len: usize, handle: bool) -> wasmtime::Result<Result<(), i32>> {
+pub(crate) fn reserve(
+    caller: &mut Caller<'_, GuestState>,
+    len: usize,
+    handle: bool,
+) -> wasmtime::Result<Result<(), i32>> {
     if len > MAX_BUFFER {
         let message = format!("a buffer of {len} bytes is larger than the 1 GiB maximum");
         return Ok(Err(caller.data_mut().spawn.fail(ErrorCode::InvalidArgument, message)));

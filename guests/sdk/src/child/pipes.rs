@@ -4,13 +4,17 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 
-use crate::error::{check, error};
+use crate::buffer::Buffer;
+use crate::error::{ErrorCode, WrtError, check, error};
 use crate::handle::Handle;
-use crate::sys;
+use crate::sys::{self, ConcatPart};
 
 /// The `stream` numbers of `read`.
 const STDOUT: i32 = 1;
 const STDERR: i32 = 2;
+
+/// The most `read_buffer` reads in one call.
+const MAX_READ_BUFFER: usize = 16 << 20;
 
 /// The child's stdin, when it was [`piped`](crate::Stdio::piped). Writes block until at least
 /// one byte is written; dropping it closes the pipe, so the child sees end of file.
@@ -32,6 +36,66 @@ impl ChildStdin {
     /// `WouldBlock`, `BrokenPipe` if the child closed its stdin, or another host error.
     pub fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.write_impl(buf, true)
+    }
+
+    /// Writes all of `buf` to the child's stdin, blocking until it is written.
+    ///
+    /// The bytes of a host buffer go from the host buffer to the pipe (`write_buffer`) without
+    /// passing through linear memory; an inline buffer (64 bytes or less) is written like any
+    /// slice.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use wrt_guest::{Buffer, Command, Stdio};
+    ///
+    /// let mut child = Command::new("wc").arg("-c").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    /// let page = Buffer::zeroed(1 << 20)?;
+    /// child.stdin.take().unwrap().write_buffer(&page)?;
+    /// let out = child.wait_with_output()?;
+    /// assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1048576");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `BrokenPipe` if the child closed its stdin, or another host error; some bytes may have
+    /// been written.
+    pub fn write_buffer(&mut self, buf: &Buffer) -> io::Result<()> {
+        let mut offset = 0;
+        while offset < buf.len() {
+            match self.write_buffer_impl(buf, offset, false)? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => offset += n,
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what fits in the pipe of `buf[offset..]` without waiting, and returns how many
+    /// bytes that was: `WouldBlock` if nothing fits, 0 if `offset` is the length.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` (code [`OutOfRange`](ErrorCode::OutOfRange)) for an offset past the
+    /// end, otherwise as [`try_write`](Self::try_write).
+    pub fn try_write_buffer(&mut self, buf: &Buffer, offset: usize) -> io::Result<usize> {
+        self.write_buffer_impl(buf, offset, true)
+    }
+
+    fn write_buffer_impl(&mut self, buf: &Buffer, offset: usize, nonblocking: bool) -> io::Result<usize> {
+        let context =
+            || format!("cannot write a buffer at offset {offset} to the stdin of child {}", self.handle.raw());
+        match buf.as_part() {
+            ConcatPart::Linear(bytes) => {
+                let bytes = bytes.get(offset..).ok_or_else(|| WrtError::new(ErrorCode::OutOfRange, context()))?;
+                self.write_impl(bytes, nonblocking)
+            }
+            ConcatPart::Host(raw) => {
+                let offset = u32::try_from(offset).map_err(|_| WrtError::new(ErrorCode::OutOfRange, context()))?;
+                check(sys::write_buffer(self.handle.raw(), raw, offset, nonblocking), context).map(|n| n as usize)
+            }
+        }
     }
 
     fn write_impl(&mut self, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
@@ -82,8 +146,23 @@ impl Reader {
         if ret >= 0 {
             return Ok(ret as usize);
         }
-        let name = if self.stream == STDOUT { "stdout" } else { "stderr" };
-        Err(error(ret, || format!("cannot read the {name} of child {}", self.handle.raw())))
+        Err(error(ret, || format!("cannot read the {} of child {}", self.name(), self.handle.raw())))
+    }
+
+    fn read_buffer(&mut self, max_len: usize, nonblocking: bool) -> io::Result<Option<Buffer>> {
+        if max_len == 0 {
+            return Ok(Some(Buffer::new()));
+        }
+        let context = || format!("cannot read the {} of child {} into a buffer", self.name(), self.handle.raw());
+        let ret = sys::read_buffer(self.handle.raw(), self.stream, max_len.min(MAX_READ_BUFFER), nonblocking);
+        match check(ret, context)? {
+            0 => Ok(None),
+            handle => Buffer::from_host_handle(handle, context).map(Some),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        if self.stream == STDOUT { "stdout" } else { "stderr" }
     }
 }
 
@@ -110,6 +189,49 @@ macro_rules! reader {
             /// `WouldBlock`, `FileTooLarge` past the output limit, or another host error.
             pub fn try_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
                 self.0.read(buf, true)
+            }
+
+            /// Reads up to `max_len` bytes (at most 16 MiB a call) into a new [`Buffer`],
+            /// blocking until data arrives: `None` at end of file.
+            ///
+            /// The bytes go from the pipe to a host buffer without passing through linear
+            /// memory; a read of 64 bytes or less is then copied inline (and its host buffer
+            /// released), like any small buffer. A `max_len` of 0 returns an empty buffer
+            /// without reading.
+            ///
+            /// # Examples
+            ///
+            /// ```no_run
+            /// use wrt_guest::{Buffer, Command, Stdio};
+            ///
+            #[doc = concat!("let mut child = Command::new(\"cat\").arg(\"/etc/services\").", $what, "(Stdio::piped()).spawn()?;")]
+            #[doc = concat!("let pipe = child.", $what, ".as_mut().unwrap();")]
+            /// let mut chunks = Vec::new();
+            /// while let Some(chunk) = pipe.read_buffer(64 << 10)? {
+            ///     chunks.push(chunk);
+            /// }
+            /// let whole = Buffer::concat(&chunks.iter().collect::<Vec<_>>())?;
+            /// println!("{} bytes", whole.len());
+            /// # Ok::<(), std::io::Error>(())
+            /// ```
+            ///
+            /// # Errors
+            ///
+            /// `FileTooLarge` past the output limit, `OutOfMemory` (code
+            /// [`NoMemory`](crate::ErrorCode::NoMemory)) when the sandbox's memory limit is
+            /// reached, or another host error.
+            pub fn read_buffer(&mut self, max_len: usize) -> io::Result<Option<Buffer>> {
+                self.0.read_buffer(max_len, false)
+            }
+
+            /// Like [`read_buffer`](Self::read_buffer), without waiting: `WouldBlock` if
+            /// nothing is available.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock`, otherwise as [`read_buffer`](Self::read_buffer).
+            pub fn try_read_buffer(&mut self, max_len: usize) -> io::Result<Option<Buffer>> {
+                self.0.read_buffer(max_len, true)
             }
         }
 
