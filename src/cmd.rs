@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub(crate) mod bench;
 pub(crate) mod run;
 
 /// A WebAssembly sandbox runtime whose guests may run host programs.
@@ -18,12 +19,15 @@ pub(crate) struct Cli {
 enum Command {
     /// Run a WebAssembly module (WASI preview 1)
     Run(run::RunArgs),
+    /// Measure spawn, buffer and startup workloads against their floors, compare settings
+    Bench(bench::BenchArgs),
 }
 
 impl Cli {
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Command::Run(args) => args.run(),
+            Command::Bench(args) => args.run(),
         }
     }
 }

@@ -4,6 +4,7 @@
 mod abi;
 mod asc;
 mod bench;
+mod bench_cmd;
 mod buffer;
 mod cli;
 mod fs;

@@ -1,0 +1,61 @@
+//! `wrt bench buffer`: the readable-push-buffer-burst workload (nodejs/node#63863: n
+//! iterations of nine chunks made into buffers, concatenated and dropped) in a Rust, an
+//! AssemblyScript or an `externref` guest, against the same work as plain `memcpy` in this
+//! process.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use wrt_runtime::{GcPolicy, GuestOutput, Outcome, Sandbox};
+
+use crate::params::{BufferGuest, BufferParams};
+use crate::runner::Sample;
+use crate::{BenchError, floor, guests, runtime};
+
+pub(crate) fn run_once(p: &BufferParams) -> Result<Sample, BenchError> {
+    let policy = if p.gc {
+        GcPolicy::new(p.gc_young, p.gc_soft_limit, p.gc_growth).map_err(|e| BenchError::Guest(e.to_string()))?
+    } else {
+        GcPolicy::disabled()
+    };
+    let (name, bytes, mut args) = match p.guest {
+        BufferGuest::Rust => ("buffer_burst.wasm", guests::BUFFER_BURST, vec![]),
+        BufferGuest::Assemblyscript => ("asc_buffers.wasm", guests::ASC_BUFFERS, vec!["burst".to_owned()]),
+        BufferGuest::Externref => ("ref_burst.wat", guests::REF_BURST, vec![]),
+    };
+    args.extend([p.n.to_string(), p.body_size.to_string()]);
+    let sandbox = runtime(
+        "failed to create the sandbox",
+        Sandbox::builder()
+            .args(args)
+            .gc_policy(policy)
+            .stdout(GuestOutput::Capture { limit: 1 << 16 })
+            .stderr(GuestOutput::Capture { limit: 1 << 16 })
+            .build(),
+    )?;
+    let guest = runtime("failed to load the buffer guest", sandbox.load_bytes(name, bytes))?;
+    let start = Instant::now();
+    let report = runtime("failed to run the buffer guest", sandbox.run(&guest))?;
+    let elapsed = start.elapsed();
+    if report.outcome != Outcome::Exited(0) {
+        return Err(BenchError::Guest(format!(
+            "`{name}` ended with {:?}: {}",
+            report.outcome,
+            String::from_utf8_lossy(&report.stderr).trim()
+        )));
+    }
+    let chunks = floor::burst_chunks(p.body_size as usize);
+    let start = Instant::now();
+    floor::memcpy_burst(&chunks, p.n);
+    let floor_elapsed = start.elapsed();
+    let s = report.stats;
+    let extra = BTreeMap::from([
+        ("young_collections".to_owned(), s.young_collections as f64),
+        ("full_collections".to_owned(), s.full_collections as f64),
+        ("peak_external".to_owned(), s.peak_external as f64),
+        ("peak_linear_memory".to_owned(), s.peak_linear_memory as f64),
+        ("gc_seconds".to_owned(), s.gc_time.as_secs_f64()),
+    ]);
+    let per_second = |d: std::time::Duration| f64::from(p.n) / d.as_secs_f64();
+    Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}

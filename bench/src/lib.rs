@@ -1,0 +1,85 @@
+//! `wrt-bench` is the engine of `wrt bench`: spawn, buffer and startup workloads that run
+//! anywhere the `wrt` binary runs (their guests are built into it), each measured against its
+//! floor in the same process and run, compared between two configurations with Welch's t-test,
+//! and reported as a table, JSON or a plot.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! use wrt_bench::{Bench, Params, SpawnParams, Strategy, Method};
+//!
+//! # fn main() -> Result<(), wrt_bench::BenchError> {
+//! let base = Params::Spawn(SpawnParams {
+//!     n: 200,
+//!     heap: 600 << 20,
+//!     external: 0,
+//!     strategy: Strategy::PosixSpawn,
+//!     dontfork: true,
+//!     method: Method::Spawn,
+//! });
+//! let mut other = base.clone();
+//! other.apply("strategy=fork-exec")?;
+//! let comparison = Bench::new(5).compare(&base, &other)?;
+//! println!("{}", wrt_bench::report::comparison_table(&comparison));
+//! # Ok(()) }
+//! ```
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+mod buffer;
+pub mod floor;
+mod guests;
+pub mod params;
+pub mod peers;
+pub mod plot;
+pub mod report;
+mod runner;
+mod spawn;
+mod startup;
+pub mod stats;
+
+pub use params::{BufferGuest, BufferParams, Method, ParamError, Params, SpawnParams, StartupParams, Strategy};
+pub use runner::{Bench, CompareResult, ConfigResult, Sample};
+
+/// Why a benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BenchError {
+    /// A parameter is invalid.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// The sandbox or the guest failed.
+    #[error("{context}: {source:#}")]
+    Runtime {
+        /// What was being done.
+        context: String,
+        /// The runtime's error.
+        source: wrt_runtime::wasmtime::Error,
+    },
+    /// The guest ran but did not do its work.
+    #[error("the benchmark guest failed: {0}")]
+    Guest(String),
+    /// The floor could not run.
+    #[error("the floor failed: {0}")]
+    Floor(String),
+    /// A peer (Node) could not run.
+    #[error("the peer failed: {0}")]
+    Peer(String),
+    /// Writing a file failed.
+    #[error("failed to write `{path}`")]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Drawing the plot failed.
+    #[error("failed to draw the plot: {0}")]
+    Plot(String),
+}
+
+/// Attaches `context` to a runtime error.
+pub(crate) fn runtime<T>(context: &str, result: wrt_runtime::wasmtime::Result<T>) -> Result<T, BenchError> {
+    result.map_err(|source| BenchError::Runtime { context: context.to_owned(), source })
+}

@@ -1,0 +1,245 @@
+//! Reports: readable tables for a terminal and JSON for machines.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::params::Params;
+use crate::runner::{CompareResult, ConfigResult};
+use crate::stats::LEVELS;
+
+/// The unit of a workload's rate.
+pub fn unit(params: &Params) -> &'static str {
+    match params {
+        Params::Spawn(_) => "spawns/s",
+        Params::Buffer(_) => "ops/s",
+        Params::Startup(_) => "runs/s",
+    }
+}
+
+/// A rate with three significant figures or more.
+fn rate(value: f64) -> String {
+    if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.1}") }
+}
+
+/// Extra figures worth a column, for a workload.
+fn extra_columns(params: &Params) -> &'static [(&'static str, &'static str)] {
+    match params {
+        Params::Spawn(_) => &[("us_per_spawn", "µs/spawn"), ("floor_us_per_spawn", "floor µs")],
+        Params::Buffer(_) => {
+            &[("young_collections", "young"), ("full_collections", "full"), ("peak_external", "peak ext")]
+        }
+        Params::Startup(_) => &[("ms_per_run", "ms/run")],
+    }
+}
+
+fn extra_cell(key: &str, value: f64) -> String {
+    if key.starts_with("peak") || key == "rss" {
+        format!("{:.1} MiB", value / f64::from(1 << 20))
+    } else if key.ends_with("collections") {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+/// Lays out rows as columns, the first left-aligned and the others right-aligned.
+fn layout(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            if c == 0 {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str("  ");
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// One row a configuration (and one for its peer): mean rate ± standard deviation, the floor's
+/// rate, the share of the floor reached, and the workload's figures.
+pub fn results_table(results: &[ConfigResult]) -> String {
+    let Some(first) = results.first() else {
+        return String::new();
+    };
+    let columns = extra_columns(&first.params);
+    let mut header = vec![
+        "configuration".to_owned(),
+        unit(&first.params).to_owned(),
+        "± sd".to_owned(),
+        "runs".to_owned(),
+        "floor".to_owned(),
+        "of floor".to_owned(),
+    ];
+    header.extend(columns.iter().map(|(_, title)| (*title).to_owned()));
+    let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
+    let mut rows = vec![header];
+    for r in results {
+        let mut row = vec![
+            short_label(&r.params, &all),
+            rate(r.rate.mean),
+            rate(r.rate.sd),
+            r.rate.n.to_string(),
+            rate(r.floor_rate.mean),
+            format!("{:.2}×", r.of_floor),
+        ];
+        row.extend(columns.iter().map(|(key, _)| r.extra.get(*key).map_or("-".into(), |v| extra_cell(key, *v))));
+        rows.push(row);
+        if let Some(peer) = &r.peer {
+            let mut row = vec![
+                format!("  peer: {}", peer.name),
+                rate(peer.rate),
+                String::new(),
+                "1".into(),
+                String::new(),
+                format!("{:.2}× of wrt", peer.rate / r.rate.mean),
+            ];
+            row.extend(columns.iter().map(|(key, _)| peer.extra.get(*key).map_or("-".into(), |v| extra_cell(key, *v))));
+            rows.push(row);
+        }
+    }
+    format!("{}\n{}", common_line(&all), layout(&rows))
+}
+
+/// `wrt bench <workload>: ` and the parameters all of `all` share.
+fn common_line(all: &[Params]) -> String {
+    let first = &all[0];
+    let shared: Vec<String> = first
+        .keys()
+        .iter()
+        .filter(|k| all.iter().all(|p| p.get(k) == first.get(k)))
+        .filter_map(|k| first.get(k).map(|v| format!("{k}={v}")))
+        .collect();
+    format!("wrt bench {}: {}", first.workload(), shared.join(" "))
+}
+
+/// A comparison as Node's `benchmark/compare.js` prints it: each side's mean, the improvement
+/// of B over A, confidence stars from Welch's t-test, and the accuracy of the improvement.
+pub fn comparison_table(result: &CompareResult) -> String {
+    let c = &result.comparison;
+    let u = unit(&result.a.params);
+    let mut out = results_table(&[result.a.clone(), result.b.clone()]);
+    out.push('\n');
+    let levels: Vec<String> = LEVELS.iter().map(|l| format!("± {}%", l * 100.0)).collect();
+    let mut header =
+        vec![String::new(), "confidence".into(), "improvement".into(), format!("accuracy ({})", levels[0])];
+    header.extend(levels[1..].iter().cloned());
+    let accuracy = |a: f64| if a.is_finite() { format!("±{a:.2}%") } else { "-".into() };
+    let mut row =
+        vec![format!("B vs A ({u})"), c.stars().to_owned(), format!("{:+.2}%", c.improvement), accuracy(c.accuracy[0])];
+    row.extend(c.accuracy[1..].iter().map(|a| accuracy(*a)));
+    out.push_str(&layout(&[header, row]));
+    let _ = write!(
+        out,
+        "\nA: {}\nB: {}\nWelch's t-test: t = {:.3}, df = {:.1}, p = {:.3e}; {} runs each, interleaved.\n\
+         Stars: * p < 0.05, ** p < 0.01, *** p < 0.001. Accuracy: half-width of the confidence interval\n\
+         of the improvement; an improvement inside it may be noise.\n",
+        result.a.params, result.b.params, c.t, c.df, c.p, c.a.n
+    );
+    out
+}
+
+/// What `--json` prints.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum JsonReport<'a> {
+    /// Configurations run one after another.
+    Results {
+        /// The workload.
+        workload: &'static str,
+        /// Each configuration.
+        results: &'a [ConfigResult],
+    },
+    /// Two configurations compared.
+    Comparison {
+        /// The workload.
+        workload: &'static str,
+        /// The comparison.
+        comparison: &'a CompareResult,
+    },
+}
+
+/// `report` as pretty JSON.
+pub fn json(report: &JsonReport<'_>) -> String {
+    serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// A short label for a configuration, naming only the keys that differ between `all`.
+pub fn short_label(params: &Params, all: &[Params]) -> String {
+    let varying: Vec<&str> =
+        params.keys().iter().copied().filter(|k| all.iter().any(|p| p.get(k) != params.get(k))).collect();
+    let pairs: Vec<String> = varying.iter().filter_map(|k| params.get(k).map(|v| format!("{k}={v}"))).collect();
+    if pairs.is_empty() { params.workload().to_owned() } else { pairs.join(" ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::params::{Method, SpawnParams, Strategy};
+    use crate::runner::Sample;
+    use crate::stats::{Comparison, Summary};
+
+    fn result(heap: u64, rates: &[f64]) -> ConfigResult {
+        let params = Params::Spawn(SpawnParams {
+            n: 10,
+            heap,
+            external: 0,
+            strategy: Strategy::PosixSpawn,
+            dontfork: true,
+            method: Method::Spawn,
+        });
+        let samples: Vec<Sample> = rates
+            .iter()
+            .map(|&rate| Sample {
+                rate,
+                floor_rate: 2000.0,
+                extra: BTreeMap::from([("us_per_spawn".to_owned(), 1e6 / rate)]),
+            })
+            .collect();
+        ConfigResult {
+            rate: Summary::of(rates),
+            floor_rate: Summary::of(&[2000.0]),
+            of_floor: rates.iter().sum::<f64>() / rates.len() as f64 / 2000.0,
+            extra: BTreeMap::from([("us_per_spawn".to_owned(), 1e6 / rates[0])]),
+            samples,
+            params,
+            peer: None,
+        }
+    }
+
+    #[test]
+    fn tables_name_every_configuration_and_figure() {
+        let table = results_table(&[result(0, &[1000.0, 1010.0]), result(600 << 20, &[900.0, 910.0])]);
+        assert!(table.contains("heap=600MiB") && table.contains("spawns/s") && table.contains("0.50×"), "{table}");
+        assert!(table.starts_with("wrt bench spawn: n=10 external=0 strategy=posix-spawn"), "{table}");
+        let (a, b) = (result(0, &[10.1, 10.2, 9.9, 10.0, 10.3]), result(0, &[11.0, 11.2, 10.9, 11.1, 11.3]));
+        let comparison = Comparison::welch(&[10.1, 10.2, 9.9, 10.0, 10.3], &[11.0, 11.2, 10.9, 11.1, 11.3]);
+        let table = comparison_table(&CompareResult { a, b, comparison });
+        assert!(table.contains("***") && table.contains("+9.90%") && table.contains("±2.28%"), "{table}");
+        let json = json(&JsonReport::Results { workload: "spawn", results: &[result(0, &[1.0])] });
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["results"][0]["params"]["heap"], 0);
+    }
+
+    #[test]
+    fn short_labels_name_what_varies() {
+        let all = [result(0, &[1.0]).params, result(600 << 20, &[1.0]).params];
+        assert_eq!(short_label(&all[1], &all), "heap=600MiB");
+        assert_eq!(short_label(&all[0], &all[..1]), "spawn");
+    }
+}

@@ -1,0 +1,45 @@
+//! `wrt bench startup`: `wrt run hello.wasm` as a new process, n times one after another
+//! (compiled module cached), against `posix_spawn` + `waitpid` of `/bin/true`.
+
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use crate::params::StartupParams;
+use crate::runner::Sample;
+use crate::{BenchError, floor, guests};
+
+pub(crate) fn run_once(p: &StartupParams) -> Result<Sample, BenchError> {
+    let wrt = std::env::current_exe().map_err(|e| BenchError::Guest(format!("cannot find the wrt binary: {e}")))?;
+    let dir =
+        tempfile::tempdir().map_err(|e| BenchError::Guest(format!("cannot create a temporary directory: {e}")))?;
+    let hello = dir.path().join("hello.wasm");
+    std::fs::write(&hello, guests::CLI_HELLO).map_err(|source| BenchError::Write { path: hello.clone(), source })?;
+    let run = || -> Result<(), BenchError> {
+        let status = Command::new(&wrt)
+            .arg("run")
+            .arg(&hello)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| BenchError::Guest(format!("cannot run `{}`: {e}", wrt.display())))?;
+        if !status.success() {
+            return Err(BenchError::Guest(format!("`wrt run hello.wasm` ended with {status}")));
+        }
+        Ok(())
+    };
+    // The first run compiles the module into the cache; it is not measured.
+    run()?;
+    let start = Instant::now();
+    for _ in 0..p.n {
+        run()?;
+    }
+    let elapsed = start.elapsed();
+    let start = Instant::now();
+    floor::posix_spawn_wait("/bin/true", p.n)?;
+    let floor_elapsed = start.elapsed();
+    let per_second = |d: std::time::Duration| f64::from(p.n) / d.as_secs_f64();
+    let extra = BTreeMap::from([("ms_per_run".to_owned(), elapsed.as_secs_f64() * 1e3 / f64::from(p.n))]);
+    Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}

@@ -1,0 +1,272 @@
+//! `wrt bench`: the spawn, buffer and startup workloads of `wrt-bench`, with their guests built
+//! into the binary. Flags given several values make a grid of configurations; `--compare`
+//! runs two configurations interleaved and tests the difference.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use wrt_bench::report::{self, JsonReport};
+use wrt_bench::{Bench, BufferGuest, BufferParams, Method, Params, SpawnParams, StartupParams, Strategy};
+use wrt_runtime::GcPolicy;
+
+/// Measure spawn, buffer and startup workloads against their floors
+#[derive(Debug, Args)]
+pub(crate) struct BenchArgs {
+    #[command(subcommand)]
+    workload: Workload,
+}
+
+#[derive(Debug, Subcommand)]
+enum Workload {
+    /// A guest spawning /bin/true through the wrt_v1 ABI while holding memory, against a direct
+    /// posix_spawn + waitpid from the same process
+    Spawn(SpawnArgs),
+    /// The readable-push-buffer-burst workload in a Rust, AssemblyScript or externref guest,
+    /// against a plain memcpy concatenation
+    Buffer(BufferArgs),
+    /// `wrt run hello.wasm` as a new process, against posix_spawn + waitpid of /bin/true
+    Startup(StartupArgs),
+}
+
+/// Flags every workload takes.
+#[derive(Debug, Args)]
+struct Common {
+    /// Runs of each configuration (each with its floor)
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+
+    /// Run two configurations interleaved (A B A B ...) over --runs rounds and test the
+    /// difference (Welch's t-test), e.g. --compare strategy=posix-spawn strategy=fork-exec
+    #[arg(long, num_args = 2, value_names = ["KEY=A", "KEY=B"])]
+    compare: Option<Vec<String>>,
+
+    /// Print JSON on stdout instead of a table
+    #[arg(long)]
+    json: bool,
+
+    /// Draw the results into a PNG file
+    #[arg(long, value_name = "FILE.png")]
+    plot: Option<PathBuf>,
+
+    /// Also run the Node.js baseline of each configuration (when `node` is on PATH)
+    #[arg(long)]
+    peers: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Debug, Args)]
+struct SpawnArgs {
+    /// Spawns per run
+    #[arg(short, long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    n: u32,
+    /// Touched guest linear memory, e.g. 600MiB (several values: one configuration each)
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "0", value_parser = wrt_runtime::parse_size)]
+    heap: Vec<u64>,
+    /// Live host buffers held by the guest, e.g. 600MiB
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "0", value_parser = wrt_runtime::parse_size)]
+    external: Vec<u64>,
+    /// How host programs start
+    #[arg(long, value_name = "STRATEGY", value_delimiter = ',', default_value = "posix-spawn")]
+    strategy: Vec<StrategyArg>,
+    /// Whether guest memory is MADV_DONTFORK
+    #[arg(long, value_name = "on|off", value_delimiter = ',', default_value = "on")]
+    dontfork: Vec<OnOff>,
+    /// What each spawn does: spawn + wait, the one-shot run (captured), or /bin/sh -c exec
+    #[arg(long, value_name = "METHOD", value_delimiter = ',', default_value = "spawn")]
+    method: Vec<MethodArg>,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StrategyArg {
+    PosixSpawn,
+    ForkExec,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum MethodArg {
+    Spawn,
+    Run,
+    Shell,
+}
+
+#[derive(Debug, Args)]
+struct BufferArgs {
+    /// Burst iterations per run
+    #[arg(short, long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
+    n: u32,
+    /// Size of the large chunk of each iteration
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "120KiB", value_parser = wrt_runtime::parse_size)]
+    body_size: Vec<u64>,
+    /// Which guest runs the workload
+    #[arg(long, value_name = "GUEST", value_delimiter = ',', default_value = "rust")]
+    guest: Vec<GuestArg>,
+    /// Whether the host asks for collections as buffers pile up
+    #[arg(long, value_name = "on|off", value_delimiter = ',', default_value = "on")]
+    gc: Vec<OnOff>,
+    /// Young collection trigger Y (at most half the soft limit)
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = wrt_runtime::parse_size)]
+    gc_young: Vec<u64>,
+    /// Soft limit S
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = wrt_runtime::parse_size)]
+    gc_soft_limit: Vec<u64>,
+    /// Growth factor f of the soft limit
+    #[arg(long, value_name = "FACTOR", value_delimiter = ',')]
+    gc_growth: Vec<f64>,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum GuestArg {
+    Rust,
+    Assemblyscript,
+    Externref,
+}
+
+#[derive(Debug, Args)]
+struct StartupArgs {
+    /// `wrt run` processes per run
+    #[arg(short, long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    n: u32,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Every combination of the lists' values (an empty list keeps the base's value): the first
+/// list varies slowest.
+fn grid(base: Params, lists: &[(&str, Vec<String>)]) -> anyhow::Result<Vec<Params>> {
+    let mut configs = vec![base];
+    for (key, values) in lists.iter().filter(|(_, values)| !values.is_empty()) {
+        let mut next = Vec::with_capacity(configs.len() * values.len());
+        for config in &configs {
+            for value in values {
+                let mut config = config.clone();
+                config.set(key, value)?;
+                next.push(config);
+            }
+        }
+        configs = next;
+    }
+    Ok(configs)
+}
+
+fn names<T: ValueEnum>(values: &[T]) -> Vec<String> {
+    values.iter().filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_owned())).collect()
+}
+
+fn sizes(values: &[u64]) -> Vec<String> {
+    values.iter().map(|v| v.to_string()).collect()
+}
+
+impl BenchArgs {
+    pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
+        let (configs, common) = match self.workload {
+            Workload::Spawn(a) => {
+                let base = Params::Spawn(SpawnParams {
+                    n: a.n,
+                    heap: 0,
+                    external: 0,
+                    strategy: Strategy::PosixSpawn,
+                    dontfork: true,
+                    method: Method::Spawn,
+                });
+                let lists = [
+                    ("strategy", names(&a.strategy)),
+                    ("dontfork", names(&a.dontfork)),
+                    ("method", names(&a.method)),
+                    ("external", sizes(&a.external)),
+                    ("heap", sizes(&a.heap)),
+                ];
+                (grid(base, &lists)?, a.common)
+            }
+            Workload::Buffer(a) => {
+                let base = Params::Buffer(BufferParams {
+                    n: a.n,
+                    body_size: 1,
+                    guest: BufferGuest::Rust,
+                    gc: true,
+                    gc_young: GcPolicy::DEFAULT_YOUNG_TRIGGER,
+                    gc_soft_limit: GcPolicy::DEFAULT_SOFT_LIMIT,
+                    gc_growth: GcPolicy::DEFAULT_GROWTH_FACTOR,
+                });
+                let lists = [
+                    ("guest", names(&a.guest)),
+                    ("body-size", sizes(&a.body_size)),
+                    ("gc", names(&a.gc)),
+                    ("gc-young", sizes(&a.gc_young)),
+                    ("gc-soft-limit", sizes(&a.gc_soft_limit)),
+                    ("gc-growth", a.gc_growth.iter().map(f64::to_string).collect()),
+                ];
+                let configs = grid(base, &lists)?;
+                for config in &configs {
+                    check_gc(config)?;
+                }
+                (configs, a.common)
+            }
+            Workload::Startup(a) => (vec![Params::Startup(StartupParams { n: a.n })], a.common),
+        };
+        common.run(configs)
+    }
+}
+
+/// Rejects a collection policy the runtime would reject, before any run.
+fn check_gc(config: &Params) -> anyhow::Result<()> {
+    if let Params::Buffer(p) = config
+        && p.gc
+    {
+        GcPolicy::new(p.gc_young, p.gc_soft_limit, p.gc_growth).with_context(|| format!("configuration `{config}`"))?;
+    }
+    Ok(())
+}
+
+impl Common {
+    fn run(self, configs: Vec<Params>) -> anyhow::Result<ExitCode> {
+        let bench = Bench::new(self.runs).peers(self.peers);
+        let workload = configs[0].workload();
+        let mut stdout = std::io::stdout().lock();
+        let results = if let Some(pair) = &self.compare {
+            anyhow::ensure!(
+                configs.len() == 1,
+                "--compare takes one value of each other flag ({} configurations given)",
+                configs.len()
+            );
+            let (mut a, mut b) = (configs[0].clone(), configs[0].clone());
+            a.apply(&pair[0])?;
+            b.apply(&pair[1])?;
+            check_gc(&a)?;
+            check_gc(&b)?;
+            let result = bench.compare(&a, &b)?;
+            if self.json {
+                writeln!(stdout, "{}", report::json(&JsonReport::Comparison { workload, comparison: &result }))?;
+            } else {
+                write!(stdout, "{}", report::comparison_table(&result))?;
+            }
+            vec![result.a, result.b]
+        } else {
+            let results = bench.run_all(&configs)?;
+            if self.json {
+                writeln!(stdout, "{}", report::json(&JsonReport::Results { workload, results: &results }))?;
+            } else {
+                write!(stdout, "{}", report::results_table(&results))?;
+            }
+            results
+        };
+        if self.peers && wrt_bench::peers::node_version().is_none() {
+            eprintln!("wrt: --peers: `node` is not on PATH; no peer was run");
+        }
+        if let Some(path) = &self.plot {
+            wrt_bench::plot::draw(&results, path).with_context(|| format!("failed to plot `{}`", path.display()))?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}

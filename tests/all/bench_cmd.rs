@@ -1,0 +1,122 @@
+//! `wrt bench`: each workload end to end with tiny sizes (the numbers themselves are for
+//! docs/benchmarks.md, not for tests), its outputs (table, JSON, plot, comparison), and its
+//! argument errors.
+
+use crate::util::{SPAWN_LOCK, assert_code, run, stderr, stdout};
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["bench"].iter().chain(args).chain(&["--json"]));
+    assert_code(&out, 0);
+    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
+}
+
+#[test]
+fn spawn_grid_measures_each_configuration_against_its_floor() {
+    let report = json(&["spawn", "-n", "3", "--runs", "2", "--heap", "0,16MiB", "--external", "0,8MiB"]);
+    assert_eq!(report["kind"], "results");
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    for r in results {
+        assert_eq!(r["samples"].as_array().unwrap().len(), 2);
+        assert!(r["rate"]["mean"].as_f64().unwrap() > 0.0 && r["floor_rate"]["mean"].as_f64().unwrap() > 0.0, "{r}");
+        let external = r["params"]["external"].as_u64().unwrap();
+        assert!(r["extra"]["peak_external"].as_f64().unwrap() >= external as f64, "{r}");
+    }
+    assert_eq!(results[3]["params"]["heap"], 16 << 20);
+}
+
+#[test]
+fn buffer_runs_each_guest() {
+    let report = json(&["buffer", "-n", "30", "--runs", "1", "--guest", "rust,assemblyscript,externref"]);
+    let results = report["results"].as_array().unwrap();
+    let guests: Vec<&str> = results.iter().map(|r| r["params"]["guest"].as_str().unwrap()).collect();
+    assert_eq!(guests, ["rust", "assemblyscript", "externref"]);
+    for r in results {
+        assert!(r["rate"]["mean"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["extra"]["peak_external"].as_f64().unwrap() >= 120.0 * 1024.0, "{r}");
+    }
+    // A young trigger of 1 MiB makes the collecting guests collect.
+    let report = json(&["buffer", "-n", "30", "--runs", "1", "--guest", "assemblyscript", "--gc-young", "1MiB"]);
+    assert!(report["results"][0]["extra"]["young_collections"].as_f64().unwrap() >= 1.0, "{report}");
+}
+
+#[test]
+fn startup_runs_wrt_as_a_process() {
+    let report = json(&["startup", "-n", "2", "--runs", "1"]);
+    assert!(report["results"][0]["extra"]["ms_per_run"].as_f64().unwrap() > 0.0, "{report}");
+}
+
+#[test]
+fn compare_prints_the_test_of_the_difference() {
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["bench", "spawn", "-n", "3", "--runs", "3", "--compare", "method=spawn", "method=run"]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    for expected in ["method=spawn", "method=run", "B vs A (spawns/s)", "improvement", "± 99.9%", "Welch's t-test"] {
+        assert!(text.contains(expected), "no `{expected}` in:\n{text}");
+    }
+    drop(_lock);
+    let report = json(&["spawn", "-n", "3", "--runs", "2", "--compare", "dontfork=on", "dontfork=off"]);
+    assert_eq!(report["kind"], "comparison");
+    assert!(report["comparison"]["comparison"]["p"].as_f64().unwrap() <= 1.0);
+    assert_eq!(report["comparison"]["b"]["params"]["dontfork"], false);
+}
+
+#[test]
+fn plot_writes_a_png() {
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spawn.png");
+    let out = run([
+        "bench".as_ref(),
+        "spawn".as_ref(),
+        "-n".as_ref(),
+        "2".as_ref(),
+        "--runs".as_ref(),
+        "1".as_ref(),
+        "--heap".as_ref(),
+        "0,4MiB".as_ref(),
+        "--plot".as_ref(),
+        path.as_os_str(),
+    ]);
+    assert_code(&out, 0);
+    assert!(std::fs::read(&path).unwrap().starts_with(b"\x89PNG"));
+}
+
+#[test]
+fn peers_run_node_when_it_is_there() {
+    if wrt_bench_node().is_none() {
+        return;
+    }
+    let report = json(&["spawn", "-n", "2", "--runs", "1", "--peers"]);
+    let peer = &report["results"][0]["peer"];
+    assert!(peer["name"].as_str().unwrap().starts_with("node v"), "{report}");
+    assert!(peer["rate"].as_f64().unwrap() > 0.0, "{report}");
+}
+
+fn wrt_bench_node() -> Option<()> {
+    std::process::Command::new("node").arg("--version").output().ok().filter(|o| o.status.success()).map(|_| ())
+}
+
+#[test]
+fn bad_arguments_are_named() {
+    for (args, expected) in [
+        (&["spawn", "--compare", "heap=1MiB"][..], "--compare"),
+        (&["spawn", "--compare", "colour=red", "colour=blue"], "`colour` is not a parameter of `wrt bench spawn`"),
+        (&["spawn", "--compare", "heap=lots", "heap=0"], "invalid value `lots` for `heap`"),
+        (&["spawn", "--compare", "heap=0", "heap=1MiB", "--heap", "0,1MiB"], "--compare takes one value"),
+        (&["spawn", "--runs", "0"], "0"),
+        (&["spawn", "--heap", "lots"], "lots"),
+        (&["spawn", "--strategy", "vfork"], "vfork"),
+        (&["buffer", "--guest", "python"], "python"),
+        (&["buffer", "--gc-young", "48MiB"], "at most half the soft limit"),
+        (&["buffer", "--compare", "gc-young=8MiB", "gc-young=40MiB"], "at most half the soft limit"),
+        (&["startup", "--compare", "heap=0", "heap=1"], "`heap` is not a parameter of `wrt bench startup`"),
+        (&["fork"], "fork"),
+    ] {
+        let out = run(["bench"].iter().chain(args));
+        assert_code(&out, 2);
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+    }
+}
