@@ -18,3 +18,23 @@ pub(crate) fn deserialize_cached(engine: &wasmtime::Engine, path: &Path) -> wasm
     // its version and the engine's settings before using the contents.
     unsafe { wasmtime::Module::deserialize(engine, bytes) }
 }
+
+/// The `VmFlags` of the mapping of this process that holds `addr`, from `/proc/self/smaps`.
+#[cfg(test)]
+pub(crate) fn vm_flags_of(addr: usize) -> Option<String> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut inside = false;
+    for line in smaps.lines() {
+        if let Some((range, _)) = line.split_once(' ')
+            && let Some((lo, hi)) = range.split_once('-')
+            && let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+        {
+            inside = (lo..hi).contains(&addr);
+            continue;
+        }
+        if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
+            return Some(flags.trim().to_owned());
+        }
+    }
+    None
+}

@@ -9,7 +9,7 @@ use std::process::Output;
 
 use wrt_test_guests::*;
 
-use crate::util::{assert_code, run, stderr, stdout, wrt_lines};
+use crate::util::{assert_code, json_number, run, stats_line, stdout, wrt_lines};
 
 foreach_asc!(assert_test_exists);
 use crate::assert_test_exists;
@@ -32,24 +32,13 @@ struct Stats(String);
 impl Stats {
     #[track_caller]
     fn of(out: &Output) -> Self {
-        let err = stderr(out);
-        let line = err
-            .lines()
-            .rev()
-            .find(|l| l.starts_with('{') && l.contains("\"peak_external\""))
-            .unwrap_or_else(|| panic!("no --stats=json line on stderr:\n{err}"));
-        Self(line.to_owned())
+        Self(stats_line(out))
     }
 
     /// The number under `key`, truncated to an integer.
     #[track_caller]
     fn get(&self, key: &str) -> u64 {
-        let needle = format!("\"{key}\":");
-        let start = self.0.find(&needle).unwrap_or_else(|| panic!("no `{key}` in {}", self.0)) + needle.len();
-        let rest = self.0[start..].trim_start();
-        let end = rest.find([',', '}']).unwrap_or(rest.len());
-        let value: f64 = rest[..end].trim().parse().unwrap_or_else(|e| panic!("`{key}` in {}: {e}", self.0));
-        value as u64
+        json_number(&self.0, key) as u64
     }
 }
 

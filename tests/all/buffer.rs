@@ -7,29 +7,12 @@ use std::process::{Child, Stdio};
 
 use wrt_test_guests::*;
 
-use crate::util::{SPAWN_LOCK, assert_code, run, stderr, stdout, wrt};
+use crate::util::{SPAWN_LOCK, assert_code, json_number, run, stats_line, stdout, wrt};
 
 foreach_buffer!(assert_test_exists);
 use crate::assert_test_exists;
 
 const MIB: f64 = (1 << 20) as f64;
-
-/// The number at `key` in a flat JSON object on one line.
-#[track_caller]
-fn json_number(line: &str, key: &str) -> f64 {
-    let pattern = format!("\"{key}\":");
-    let at = line.find(&pattern).unwrap_or_else(|| panic!("no `{key}` in {line}")) + pattern.len();
-    let value = line[at..].split([',', '}']).next().unwrap();
-    value.trim().parse().unwrap_or_else(|_| panic!("`{key}` is not a number in {line}"))
-}
-
-/// The JSON line `--stats=json` printed on stderr.
-#[track_caller]
-fn stats_line(out: &std::process::Output) -> String {
-    let err = stderr(out);
-    let line = err.lines().find(|l| l.starts_with('{') && l.contains("\"peak_external\""));
-    line.unwrap_or_else(|| panic!("no stats line on stderr:\n{err}")).to_owned()
-}
 
 #[test]
 fn buffer_basic() {

@@ -109,17 +109,10 @@ fn fork_blocked_on(read_end: &std::os::fd::OwnedFd, write_end: &std::os::fd::Own
     }
 }
 
-/// The `--stats=json` line of a `wrt run`.
+/// The `--stats=json` figures of a `wrt run`.
 fn stats_json(out: &std::process::Output) -> std::collections::HashMap<String, f64> {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let line = stderr.lines().find(|l| l.starts_with("{\"peak_linear_memory\"")).expect("a stats line on stderr");
-    line.trim_matches(['{', '}'])
-        .split(',')
-        .map(|pair| {
-            let (key, value) = pair.split_once(':').unwrap();
-            (key.trim_matches('"').to_owned(), value.parse().unwrap())
-        })
-        .collect()
+    let value: serde_json::Value = serde_json::from_str(&crate::util::stats_line(out)).unwrap();
+    value.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_f64().unwrap())).collect()
 }
 
 #[test]

@@ -2,25 +2,14 @@
 //! the readable-push-buffer-burst workload left to wasmtime's collector, with and without the
 //! host's collections (`--stats=json`), and under a memory limit.
 
-use std::process::Output;
-
 use wrt_test_guests::*;
 
-use crate::util::{assert_code, run, stderr, stdout};
+use crate::util::{assert_code, json_number, run, stats_line, stdout};
 
 foreach_ref!(assert_test_exists);
 use crate::assert_test_exists;
 
 const MIB: f64 = (1 << 20) as f64;
-
-/// The number at `key` in a flat JSON object on one line.
-#[track_caller]
-fn json_number(line: &str, key: &str) -> f64 {
-    let pattern = format!("\"{key}\":");
-    let at = line.find(&pattern).unwrap_or_else(|| panic!("no `{key}` in {line}")) + pattern.len();
-    let value = line[at..].split([',', '}']).next().unwrap();
-    value.trim().parse().unwrap_or_else(|_| panic!("`{key}` is not a number in {line}"))
-}
 
 /// `wrt run --stats=json` with `flags`, the burst guest and its arguments; asserts it exited 0
 /// and returns the stats line it printed on stderr.
@@ -32,14 +21,6 @@ fn burst_stats(flags: &[&str], n: u32, body: u32) -> String {
     let out = run(argv);
     assert_code(&out, 0);
     stats_line(&out)
-}
-
-/// The JSON line `--stats=json` printed on stderr.
-#[track_caller]
-fn stats_line(out: &Output) -> String {
-    let err = stderr(out);
-    let line = err.lines().find(|l| l.starts_with('{') && l.contains("\"peak_external\""));
-    line.unwrap_or_else(|| panic!("no stats line on stderr:\n{err}")).to_owned()
 }
 
 #[test]

@@ -47,3 +47,19 @@ pub(crate) fn assert_code(out: &Output, code: i32) {
 pub(crate) fn wrt_lines(out: &Output) -> Vec<String> {
     stderr(out).lines().filter(|l| l.starts_with("wrt: ")).map(str::to_owned).collect()
 }
+
+/// The number at `key` in a flat JSON object on one line (a guest's result line, or the
+/// `--stats=json` line).
+#[track_caller]
+pub(crate) fn json_number(line: &str, key: &str) -> f64 {
+    let value: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    value.get(key).and_then(serde_json::Value::as_f64).unwrap_or_else(|| panic!("no number `{key}` in {line}"))
+}
+
+/// The JSON line `wrt run --stats=json` printed on stderr.
+#[track_caller]
+pub(crate) fn stats_line(out: &Output) -> String {
+    let err = stderr(out);
+    let line = err.lines().rev().find(|l| l.starts_with('{') && l.contains("\"peak_external\""));
+    line.unwrap_or_else(|| panic!("no stats line on stderr:\n{err}")).to_owned()
+}

@@ -196,24 +196,7 @@ impl Drop for Block {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn vm_flags_of(addr: usize) -> String {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        let mut inside = false;
-        for line in smaps.lines() {
-            if let Some((range, _)) = line.split_once(' ')
-                && let Some((lo, hi)) = range.split_once('-')
-                && let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-            {
-                inside = (lo..hi).contains(&addr);
-                continue;
-            }
-            if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
-                return flags.trim().to_owned();
-            }
-        }
-        panic!("no mapping holds {addr:#x}");
-    }
+    use crate::sys::vm_flags_of;
 
     #[test]
     fn classes_round_up_and_blocks_are_reused() {
@@ -247,7 +230,7 @@ mod tests {
             for len in [4096, 4 << 20] {
                 let block = Block::new(&pool, len).unwrap();
                 block.zero(0, len);
-                let flags = vm_flags_of(block.addr());
+                let flags = vm_flags_of(block.addr()).unwrap();
                 assert_eq!(flags.split(' ').any(|f| f == "dc"), dontfork, "{len}: {flags}");
             }
         }

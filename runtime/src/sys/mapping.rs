@@ -103,24 +103,7 @@ impl Drop for Reservation {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn vm_flags_of(addr: usize) -> Option<String> {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        let mut inside = false;
-        for line in smaps.lines() {
-            if let Some((range, _)) = line.split_once(' ')
-                && let Some((lo, hi)) = range.split_once('-')
-                && let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-            {
-                inside = (lo..hi).contains(&addr);
-                continue;
-            }
-            if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
-                return Some(flags.trim().to_owned());
-            }
-        }
-        None
-    }
+    use crate::sys::vm_flags_of;
 
     #[test]
     fn dontfork_flag_is_set_only_when_asked() {
