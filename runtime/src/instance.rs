@@ -59,8 +59,8 @@ impl Instance {
         ];
         let spawn = SpawnState::new(settings.spawner()?, settings.on_spawn_denied.clone(), guest.name.clone(), inherit);
         let accountant = Accountant::new(settings.gc_policy.clone());
-        let limiter = Limiter::new(settings.max_memory, std::sync::Arc::clone(&accountant.ledger));
         let external = ExternalState::new(accountant, settings.dontfork);
+        let limiter = Limiter::new(settings.max_memory, std::sync::Arc::clone(&external.pool));
         let state = GuestState { wasi, limiter, deadline: None, spawn, external };
         let mut store = Store::new(&sandbox.engine, state);
         store.limiter(|state| &mut state.limiter);
@@ -173,6 +173,7 @@ impl Instance {
         Stats {
             peak_linear_memory: state.limiter.peak_linear,
             peak_external: accountant.ledger.peak(),
+            peak_buffer_memory: state.external.pool.peak_footprint(),
             final_external: accountant.ledger.live(),
             young_collections: accountant.young_collections,
             full_collections: accountant.full_collections,

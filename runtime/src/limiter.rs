@@ -1,25 +1,34 @@
-//! The store's resource limiter: one instance, and linear memories (with the GC heap) that,
-//! together with the guest's external bytes, stay within the sandbox's memory limit.
+//! The store's resource limiter: one instance, and linear memories (with the GC heap) and
+//! tables that, together with the host's memory for the guest's buffers, stay within the
+//! sandbox's memory limit.
 
 use std::sync::Arc;
 
 use wasmtime::ResourceLimiter;
 
-use crate::external::accountant::Ledger;
+use crate::sys::buffer_memory::BufferPool;
+
+/// What one table element is counted as: a pointer.
+const TABLE_ELEMENT: u64 = 8;
+/// Table bytes that do not count against the limit (131,072 elements), so that a module's
+/// ordinary function table never takes room from its linear memory.
+const TABLE_ALLOWANCE: u64 = 1 << 20;
 
 #[derive(Debug)]
 pub(crate) struct Limiter {
     max_memory: Option<u64>,
-    ledger: Arc<Ledger>,
+    buffers: Arc<BufferPool>,
     /// Bytes of all linear memories (and the GC heap) now.
     linear: u64,
+    /// Bytes of all tables now.
+    tables: u64,
     /// The most `linear` has been.
     pub(crate) peak_linear: u64,
 }
 
 impl Limiter {
-    pub(crate) fn new(max_memory: Option<u64>, ledger: Arc<Ledger>) -> Self {
-        Self { max_memory, ledger, linear: 0, peak_linear: 0 }
+    pub(crate) fn new(max_memory: Option<u64>, buffers: Arc<BufferPool>) -> Self {
+        Self { max_memory, buffers, linear: 0, tables: 0, peak_linear: 0 }
     }
 
     /// The sandbox's memory limit.
@@ -27,9 +36,16 @@ impl Limiter {
         self.max_memory
     }
 
-    /// Bytes of linear memory now.
-    pub(crate) fn linear(&self) -> u64 {
-        self.linear
+    /// Bytes of linear memory and tables (past their allowance) now.
+    pub(crate) fn wasm_bytes(&self) -> u64 {
+        self.linear.saturating_add(self.tables.saturating_sub(TABLE_ALLOWANCE))
+    }
+
+    /// Whether growing by `growth` bytes stays within the limit.
+    fn fits(&self, linear_growth: u64, table_growth: u64) -> bool {
+        let linear = self.linear.saturating_add(linear_growth);
+        let tables = self.tables.saturating_add(table_growth).saturating_sub(TABLE_ALLOWANCE);
+        self.max_memory.is_none_or(|max| linear.saturating_add(tables).saturating_add(self.buffers.footprint()) <= max)
     }
 }
 
@@ -39,14 +55,11 @@ impl ResourceLimiter for Limiter {
             return Ok(false);
         }
         let growth = desired.saturating_sub(current) as u64;
-        let after = self.linear.saturating_add(growth);
-        if let Some(max) = self.max_memory
-            && after.saturating_add(self.ledger.live()) > max
-        {
+        if !self.fits(growth, 0) {
             return Ok(false);
         }
-        self.linear = after;
-        self.peak_linear = self.peak_linear.max(after);
+        self.linear = self.linear.saturating_add(growth);
+        self.peak_linear = self.peak_linear.max(self.linear);
         Ok(true)
     }
 
@@ -55,8 +68,21 @@ impl ResourceLimiter for Limiter {
         Ok(())
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        Ok(maximum.is_none_or(|max| desired <= max))
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        if maximum.is_some_and(|max| desired > max) {
+            return Ok(false);
+        }
+        let growth = (desired.saturating_sub(current) as u64).saturating_mul(TABLE_ELEMENT);
+        if !self.fits(0, growth) {
+            return Ok(false);
+        }
+        self.tables = self.tables.saturating_add(growth);
+        Ok(true)
+    }
+
+    fn table_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        // `table.grow` returns -1 to the guest.
+        Ok(())
     }
 
     fn instances(&self) -> usize {
@@ -67,16 +93,24 @@ impl ResourceLimiter for Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::buffer_memory::Block;
 
     #[test]
-    fn external_bytes_count_against_the_limit() {
-        let ledger = Arc::new(Ledger::default());
-        let mut limiter = Limiter::new(Some(100), Arc::clone(&ledger));
-        assert!(limiter.memory_growing(0, 60, None).unwrap());
-        ledger.charge(30);
-        assert!(!limiter.memory_growing(60, 80, None).unwrap());
-        assert!(limiter.memory_growing(60, 70, None).unwrap());
-        assert_eq!((limiter.linear(), limiter.peak_linear), (70, 70));
-        assert!(!limiter.memory_growing(70, 80, Some(75)).unwrap(), "the memory's own maximum");
+    fn buffers_and_tables_count_against_the_limit() {
+        let pool = BufferPool::new(true);
+        let mut limiter = Limiter::new(Some(3 << 20), Arc::clone(&pool));
+        assert!(limiter.memory_growing(0, 1 << 20, None).unwrap());
+        let block = Block::new(&pool, 1000).unwrap();
+        // 1 MiB of memory and a 1 MiB slab: 1 MiB minus the block overhead is left.
+        assert!(!limiter.memory_growing(1 << 20, 2 << 20, None).unwrap());
+        assert!(limiter.table_growing(0, 1 << 17, None).unwrap(), "the allowance");
+        assert!(limiter.table_growing(1 << 17, (1 << 17) + 1000, None).unwrap(), "8000 bytes past it fit");
+        assert!(!limiter.table_growing((1 << 17) + 1000, (1 << 17) + 200_000, None).unwrap(), "1.6 MB do not");
+        assert!(!limiter.table_growing(1 << 17, 1 << 20, None).unwrap(), "8 MiB of table elements");
+        drop(block);
+        pool.trim();
+        assert!(limiter.memory_growing(1 << 20, 2 << 20, None).unwrap());
+        assert_eq!(limiter.peak_linear, 2 << 20);
+        assert!(!limiter.memory_growing(0, 80, Some(75)).unwrap(), "the memory's own maximum");
     }
 }

@@ -27,12 +27,14 @@ pub(crate) struct GuestState {
 }
 
 impl GuestState {
-    /// The most external bytes the guest may hold now: the memory limit less its linear memory,
-    /// or [`DEFAULT_EXTERNAL_LIMIT`] without a limit.
-    pub(crate) fn external_limit(&self) -> u64 {
+    /// How many more bytes host buffers may take from the host: what is left under the memory
+    /// limit after linear memory, tables and the buffers' footprint, or under
+    /// [`DEFAULT_EXTERNAL_LIMIT`] without a limit.
+    pub(crate) fn buffer_room(&self) -> u64 {
+        let footprint = self.external.pool.footprint();
         match self.limiter.max_memory() {
-            Some(max) => max.saturating_sub(self.limiter.linear()),
-            None => DEFAULT_EXTERNAL_LIMIT,
+            Some(max) => max.saturating_sub(self.limiter.wasm_bytes().saturating_add(footprint)),
+            None => DEFAULT_EXTERNAL_LIMIT.saturating_sub(footprint),
         }
     }
 }

@@ -10,6 +10,10 @@ pub struct Stats {
     pub peak_linear_memory: u64,
     /// The most bytes of host buffers (external memory) the guest held at once.
     pub peak_external: u64,
+    /// The most bytes the host held for those buffers at once: their blocks (1 MiB slabs of
+    /// power-of-two blocks, or mappings of their own) and bookkeeping. This is what counts
+    /// against the memory limit.
+    pub peak_buffer_memory: u64,
     /// Bytes of host buffers the guest still held when the run ended.
     pub final_external: u64,
     /// Young collections of external memory the host asked for.

@@ -275,10 +275,11 @@ fn print_stats(stats: &Stats, format: StatsFormat) {
     let gc_seconds = stats.gc_time.as_secs_f64();
     match format {
         StatsFormat::Json => eprintln!(
-            "{{\"peak_linear_memory\":{},\"peak_external\":{},\"final_external\":{},\"young_collections\":{},\
-             \"full_collections\":{},\"spawns\":{},\"gc_seconds\":{gc_seconds:.6}}}",
+            "{{\"peak_linear_memory\":{},\"peak_external\":{},\"peak_buffer_memory\":{},\"final_external\":{},\
+             \"young_collections\":{},\"full_collections\":{},\"spawns\":{},\"gc_seconds\":{gc_seconds:.6}}}",
             stats.peak_linear_memory,
             stats.peak_external,
+            stats.peak_buffer_memory,
             stats.final_external,
             stats.young_collections,
             stats.full_collections,
@@ -288,6 +289,7 @@ fn print_stats(stats: &Stats, format: StatsFormat) {
             let mib = |bytes: u64| format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20));
             eprintln!("wrt: stats: peak linear memory   {}", mib(stats.peak_linear_memory));
             eprintln!("wrt: stats: peak host buffers    {}", mib(stats.peak_external));
+            eprintln!("wrt: stats: peak buffer memory   {}", mib(stats.peak_buffer_memory));
             eprintln!("wrt: stats: final host buffers   {}", mib(stats.final_external));
             eprintln!("wrt: stats: young collections    {}", stats.young_collections);
             eprintln!("wrt: stats: full collections     {}", stats.full_collections);

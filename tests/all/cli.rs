@@ -196,6 +196,7 @@ fn stats_are_printed_on_exit_as_text_or_json() {
         [
             "peak linear memory",
             "peak host buffers",
+            "peak buffer memory",
             "final host buffers",
             "young collections",
             "full collections",
@@ -208,7 +209,7 @@ fn stats_are_printed_on_exit_as_text_or_json() {
     let json = stderr(&out).lines().find(|l| l.starts_with('{')).map(str::to_owned).expect("a JSON line");
     assert!(json.starts_with("{\"peak_linear_memory\":"), "{json}");
     assert!(
-        json.contains("\"peak_external\":0,\"final_external\":0,\"young_collections\":0,\"full_collections\":0"),
+        json.contains("\"peak_external\":0,\"peak_buffer_memory\":0,\"final_external\":0,\"young_collections\":0,\"full_collections\":0"),
         "{json}"
     );
     assert!(!json.contains("\"spawns\":0,"), "the guest spawned: {json}");

@@ -10,7 +10,7 @@ use super::code::ErrorCode;
 use super::host::{NONBLOCK, check_read_args, guest_memory, read_child, write_child};
 use super::memory;
 use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer};
-use crate::external::collector;
+use crate::external::collector::{self, Room};
 use crate::state::GuestState;
 
 type Result<T> = wasmtime::Result<T>;
@@ -23,6 +23,8 @@ const MAX_PARTS: u32 = 1024;
 const PART_LEN: u32 = 12;
 /// The largest `max_len` of `read_buffer`: 16 MiB.
 const MAX_READ: u32 = 16 << 20;
+/// The most bytes one `read_buffer` takes from the child: 1 MiB (also the size of its scratch).
+const MAX_CHUNK: u32 = 1 << 20;
 
 pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
     let m = super::MODULE;
@@ -84,41 +86,57 @@ fn memory_range(
     }
 }
 
-/// A new buffer holding a copy of `ptr..ptr+len`.
+/// A new buffer holding a copy of `ptr..ptr+len`, and the collection to finish with. The bytes
+/// are copied before any guest code runs: at the hard limit they are saved before the first
+/// collection (which may free and reuse them), otherwise the policy's collection waits for
+/// [`Room::finish`].
 fn new_from_memory(
     caller: &mut Caller<'_, GuestState>,
     ptr: i32,
     len: i32,
     handle: bool,
-) -> Result<std::result::Result<BufferView, i32>> {
+) -> Result<std::result::Result<(BufferView, Room), i32>> {
     let (memory, range) = match memory_range(caller, ptr, len) {
         Ok(found) => found,
         Err(ret) => return Ok(Err(ret)),
     };
-    let storage = match collector::allocate(caller, range.len(), handle)? {
-        Ok(storage) => storage,
+    let mut saved: Option<Vec<u8>> = None;
+    let mut save = |caller: &mut Caller<'_, GuestState>| saved = Some(memory.data(&*caller)[range.clone()].to_vec());
+    let (storage, room) = match collector::allocate(caller, range.len(), handle, &mut save)? {
+        Ok(allocated) => allocated,
         Err(ret) => return Ok(Err(ret)),
     };
     let view = BufferView::new(storage);
-    // Linear memory never shrinks, so the range checked before the collection is still inside.
-    match memory.data(&*caller).get(range) {
+    match &saved {
         Some(bytes) => view.write(0, bytes),
-        None => return Ok(Err(caller.data_mut().spawn.fail(ErrorCode::OutOfBounds, "linear memory shrank"))),
+        // No guest code ran since the range was checked, and linear memory never shrinks.
+        None => view.write(0, &memory.data(&*caller)[range]),
     }
-    Ok(Ok(view))
+    Ok(Ok((view, room)))
 }
 
-/// A new buffer of `len` zero bytes.
+/// A new buffer of `len` zero bytes, and the collection to finish with.
 fn new_zeroed(
     caller: &mut Caller<'_, GuestState>,
     len: i32,
     handle: bool,
-) -> Result<std::result::Result<BufferView, i32>> {
-    Ok(collector::allocate(caller, unsigned(len), handle)?.map(|storage| {
+) -> Result<std::result::Result<(BufferView, Room), i32>> {
+    Ok(collector::allocate(caller, unsigned(len), handle, &mut |_| {})?.map(|(storage, room)| {
         let view = BufferView::new(storage);
         view.zero();
-        view
+        (view, room)
     }))
+}
+
+/// Stores a new buffer under a handle, then runs the collection its allocation asked for.
+fn insert_new(caller: &mut Caller<'_, GuestState>, made: std::result::Result<(BufferView, Room), i32>) -> Result<i32> {
+    let (view, room) = match made {
+        Ok(made) => made,
+        Err(ret) => return Ok(ret),
+    };
+    let handle = insert(caller.data_mut(), view);
+    room.finish(caller)?;
+    Ok(handle)
 }
 
 /// Stores `view` under a new handle.
@@ -130,17 +148,13 @@ fn insert(state: &mut GuestState, view: BufferView) -> i32 {
 }
 
 fn buffer_from(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> Result<i32> {
-    Ok(match new_from_memory(&mut caller, ptr, len, true)? {
-        Ok(view) => insert(caller.data_mut(), view),
-        Err(ret) => ret,
-    })
+    let made = new_from_memory(&mut caller, ptr, len, true)?;
+    insert_new(&mut caller, made)
 }
 
 fn buffer_alloc(mut caller: Caller<'_, GuestState>, len: i32) -> Result<i32> {
-    Ok(match new_zeroed(&mut caller, len, true)? {
-        Ok(view) => insert(caller.data_mut(), view),
-        Err(ret) => ret,
-    })
+    let made = new_zeroed(&mut caller, len, true)?;
+    insert_new(&mut caller, made)
 }
 
 fn buffer_len(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
@@ -196,25 +210,31 @@ fn buffer_write(mut caller: Caller<'_, GuestState>, buf: i32, offset: i32, ptr: 
 }
 
 fn buffer_slice(mut caller: Caller<'_, GuestState>, buf: i32, start: i32, end: i32) -> Result<i32> {
-    let state = caller.data_mut();
-    let view = match view_of(state, buf) {
+    let view = match view_of(caller.data_mut(), buf) {
         Ok(view) => view,
         Err(ret) => return Ok(ret),
     };
     let (start, end) = (unsigned(start), unsigned(end));
-    Ok(match view.slice(start, end) {
-        Some(slice) => insert(state, slice),
-        None => state.spawn.fail(
-            ErrorCode::OutOfRange,
-            format!("slice {start}..{end} is not inside the buffer's {} bytes", view.len()),
-        ),
-    })
+    let Some(slice) = view.slice(start, end) else {
+        let message = format!("slice {start}..{end} is not inside the buffer's {} bytes", view.len());
+        return Ok(caller.data_mut().spawn.fail(ErrorCode::OutOfRange, message));
+    };
+    // A slice needs no memory, only a handle: at the handle limit, collections may free some.
+    let room = match collector::reserve(&mut caller, None, true, &mut |_| {})? {
+        Ok(room) => room,
+        Err(ret) => return Ok(ret),
+    };
+    let handle = insert(caller.data_mut(), slice);
+    room.finish(&mut caller)?;
+    Ok(handle)
 }
 
 /// One part of `buffer_concat`.
 enum Part {
     Buffer(BufferView),
     Memory(Range<usize>),
+    /// Bytes of linear memory saved before a collection.
+    Saved(Vec<u8>),
 }
 
 fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32) -> Result<i32> {
@@ -254,6 +274,7 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
         total = total.saturating_add(match &part {
             Part::Buffer(view) => view.len(),
             Part::Memory(range) => range.len(),
+            Part::Saved(bytes) => bytes.len(),
         });
         parts.push(part);
     }
@@ -262,27 +283,41 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
             .spawn
             .fail(ErrorCode::InvalidArgument, format!("the parts add up to {total} bytes, over 1 GiB")));
     }
-    // The allocation may run the guest's collector; the parts stay valid (views are shared, and
-    // linear memory never shrinks).
-    let view = match collector::allocate(&mut caller, total, true)? {
-        Ok(storage) => BufferView::new(storage),
+    // The parts' bytes are copied before any guest code runs: views are shared (a release in the
+    // guest's collector cannot free them), and linear-memory parts are saved before a collection
+    // at the hard limit.
+    let mut save = |caller: &mut Caller<'_, GuestState>| {
+        let data = memory.data(&*caller);
+        for part in &mut parts {
+            if let Part::Memory(range) = part {
+                *part = Part::Saved(data[range.clone()].to_vec());
+            }
+        }
+    };
+    let (view, room) = match collector::allocate(&mut caller, total, true, &mut save)? {
+        Ok((storage, room)) => (BufferView::new(storage), room),
         Err(ret) => return Ok(ret),
     };
-    let (data, state) = memory.data_and_store_mut(&mut caller);
+    let data = memory.data(&caller);
     let mut at = 0;
     for part in &parts {
-        match part {
+        let len = match part {
             Part::Buffer(src) => {
                 view.copy_from(at, src);
-                at += src.len();
+                src.len()
             }
             Part::Memory(range) => {
                 view.write(at, &data[range.clone()]);
-                at += range.len();
+                range.len()
             }
-        }
+            Part::Saved(bytes) => {
+                view.write(at, bytes);
+                bytes.len()
+            }
+        };
+        at += len;
     }
-    Ok(insert(state, view))
+    insert_new(&mut caller, Ok((view, room)))
 }
 
 fn buffer_release(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
@@ -307,34 +342,37 @@ fn read_buffer(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, max
         return Ok(state.spawn.fail(ErrorCode::BadHandle, format!("`{handle}` is not a handle")));
     }
     // Make room first, so that bytes taken from the child always become a buffer.
-    if let Err(ret) = collector::reserve(&mut caller, max_len as usize, true)? {
-        return Ok(ret);
-    }
+    let chunk = max_len.min(MAX_CHUNK) as usize;
+    let room = match collector::reserve(&mut caller, Some(chunk), true, &mut |_| {})? {
+        Ok(room) => room,
+        Err(ret) => return Ok(ret),
+    };
     let state = caller.data_mut();
     let mut scratch = std::mem::take(&mut state.external.scratch);
-    if scratch.len() < max_len as usize {
-        scratch.resize(max_len as usize, 0);
+    if scratch.len() < chunk {
+        scratch.resize(chunk, 0);
     }
-    let read = read_child(state, handle, stream, flags, &mut scratch[..max_len as usize]);
-    let ret = match read {
+    let read = read_child(state, handle, stream, flags, &mut scratch[..chunk]);
+    let made = match read {
         Ok(n) if n > 0 => {
             let n = n as usize;
-            match collector::new_storage(state, n) {
-                Ok(storage) => {
-                    let view = BufferView::new(storage);
-                    view.write(0, &scratch[..n]);
-                    Ok(insert(state, view))
-                }
-                Err(ret) => Ok(ret),
-            }
+            collector::new_storage(state, n).map(|storage| {
+                let view = BufferView::new(storage);
+                view.write(0, &scratch[..n]);
+                (view, room)
+            })
         }
-        other => other,
+        Ok(n) => {
+            state.external.scratch = scratch;
+            return Ok(n);
+        }
+        Err(err) => {
+            state.external.scratch = scratch;
+            return Err(err);
+        }
     };
-    // Keep a small scratch for the next read; give a large one back.
-    if scratch.len() <= 1 << 20 {
-        state.external.scratch = scratch;
-    }
-    ret
+    state.external.scratch = scratch;
+    insert_new(&mut caller, made)
 }
 
 fn write_buffer(mut caller: Caller<'_, GuestState>, handle: i32, buf: i32, offset: i32, flags: i32) -> Result<i32> {
@@ -357,7 +395,10 @@ fn write_buffer(mut caller: Caller<'_, GuestState>, handle: i32, buf: i32, offse
     if offset == view.len() {
         return Ok(0);
     }
-    view.with_bytes(offset, |bytes| write_child(state, handle, flags, bytes))
+    // The closure reaches the child's pipe and the spawn state, never a buffer.
+    let deadline = state.deadline;
+    let spawn = &mut state.spawn;
+    view.with_bytes(offset, |bytes| write_child(spawn, deadline, handle, flags, bytes))
 }
 
 /// Wraps `view` in a new `externref`, or records `NO_MEMORY` when wasmtime's GC heap is full.
@@ -373,18 +414,28 @@ fn new_ref(caller: &mut Caller<'_, GuestState>, view: BufferView) -> Result<Ref>
     }
 }
 
+/// Wraps a new buffer in an `externref` (rooted for this host call), then runs the collection
+/// its allocation asked for.
+fn new_ref_finished(
+    caller: &mut Caller<'_, GuestState>,
+    made: std::result::Result<(BufferView, Room), i32>,
+) -> Result<Ref> {
+    let Ok((view, room)) = made else {
+        return Ok(None);
+    };
+    let r = new_ref(caller, view)?;
+    room.finish(caller)?;
+    Ok(r)
+}
+
 fn ref_from(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> Result<Ref> {
-    match new_from_memory(&mut caller, ptr, len, false)? {
-        Ok(view) => new_ref(&mut caller, view),
-        Err(_) => Ok(None),
-    }
+    let made = new_from_memory(&mut caller, ptr, len, false)?;
+    new_ref_finished(&mut caller, made)
 }
 
 fn ref_alloc(mut caller: Caller<'_, GuestState>, len: i32) -> Result<Ref> {
-    match new_zeroed(&mut caller, len, false)? {
-        Ok(view) => new_ref(&mut caller, view),
-        Err(_) => Ok(None),
-    }
+    let made = new_zeroed(&mut caller, len, false)?;
+    new_ref_finished(&mut caller, made)
 }
 
 fn ref_len(mut caller: Caller<'_, GuestState>, buf: Ref) -> Result<i32> {

@@ -42,8 +42,15 @@ impl<T> Handles<T> {
     }
 
     /// How many handles are live.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.live.len()
+    }
+
+    /// Whether another handle can be handed out while at most `max_live` are live: below that
+    /// many, and not every handle of the table's range used up.
+    pub(crate) fn has_room(&self, max_live: usize) -> bool {
+        self.live.len() < max_live.min(self.max_live) && self.next < self.end
     }
 
     /// The value behind `handle`.

@@ -10,7 +10,7 @@ use wrt_host_spawn::{Child, Command, Interest, ReadError, Signal, Stdio, WaitErr
 use super::code::ErrorCode;
 use super::memory;
 use super::request::{self, SpawnRequest, StdioMode};
-use super::spawn_state::{ChildEntry, error_chain};
+use super::spawn_state::{ChildEntry, SpawnState, error_chain};
 use super::status::{self, RUN_STATUS_LEN, STATUS_LEN};
 use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
@@ -194,14 +194,22 @@ fn write(mut caller: Caller<'_, GuestState>, handle: i32, ptr: i32, len: i32, fl
     }
     let bytes =
         try_code!(state, memory::slice(data, ptr, len), "write buffer {ptr:#x}+{len:#x} is outside linear memory");
-    write_child(state, handle, flags, bytes)
+    write_child(&mut state.spawn, state.deadline, handle, flags, bytes)
 }
 
 /// Writes `bytes` to the stdin of the child behind `handle` (`flags` checked by the caller):
 /// the count written, or an error return.
-pub(super) fn write_child(state: &mut GuestState, handle: i32, flags: i32, bytes: &[u8]) -> Result<i32> {
-    let deadline = state.deadline;
-    let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+pub(super) fn write_child(
+    spawn: &mut SpawnState,
+    deadline: Option<Instant>,
+    handle: i32,
+    flags: i32,
+    bytes: &[u8],
+) -> Result<i32> {
+    let entry = match spawn.children.get_mut(handle) {
+        Ok(entry) => entry,
+        Err(code) => return Ok(spawn.fail(code, format!("`{handle}` is not a handle"))),
+    };
     let stdin = Interest { stdin: true, ..Interest::default() };
     let result = if flags & NONBLOCK != 0 {
         match entry.child.try_write_stdin(bytes) {
@@ -214,8 +222,8 @@ pub(super) fn write_child(state: &mut GuestState, handle: i32, flags: i32, bytes
     };
     match result {
         Ok(n) => Ok(i32::try_from(n).unwrap_or(i32::MAX)),
-        Err(Blocked::Op(err)) => Ok(state.spawn.fail(write_error(&err), error_chain(&err))),
-        Err(Blocked::Poll(err)) => Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+        Err(Blocked::Op(err)) => Ok(spawn.fail(write_error(&err), error_chain(&err))),
+        Err(Blocked::Poll(err)) => Ok(spawn.fail(ErrorCode::Io, error_chain(&err))),
         Err(Blocked::Deadline) => Err(DeadlineExceeded.into()),
     }
 }

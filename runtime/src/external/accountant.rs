@@ -67,6 +67,8 @@ pub(crate) struct Accountant {
     pub(crate) ledger: Arc<Ledger>,
     /// Bytes allocated since the last collection.
     young_bytes: u64,
+    /// Bytes the guest's collector allocated during the running collection: young afterwards.
+    allocated_while_collecting: u64,
     /// The lowest live count since the last full collection.
     low_since_full: u64,
     /// The soft limit `S`, from the live bytes after the last full collection.
@@ -85,6 +87,7 @@ impl Accountant {
             policy,
             ledger: Arc::default(),
             young_bytes: 0,
+            allocated_while_collecting: 0,
             low_since_full: 0,
             soft_limit,
             young_collections: 0,
@@ -118,13 +121,18 @@ impl Accountant {
 
     /// Records an allocation of `bytes` that was charged to the ledger.
     pub(crate) fn allocated(&mut self, bytes: u64) {
-        self.young_bytes = self.young_bytes.saturating_add(bytes);
+        if self.collecting {
+            self.allocated_while_collecting = self.allocated_while_collecting.saturating_add(bytes);
+        } else {
+            self.young_bytes = self.young_bytes.saturating_add(bytes);
+        }
     }
 
     /// Records a finished collection.
     pub(crate) fn collected(&mut self, kind: Kind, took: Duration) {
         let live = self.ledger.live();
-        self.young_bytes = 0;
+        // What the collector itself allocated survived it: it is the new young generation.
+        self.young_bytes = std::mem::take(&mut self.allocated_while_collecting);
         self.gc_time += took;
         match kind {
             Kind::Young => {
@@ -203,6 +211,18 @@ mod tests {
         assert_eq!(a.before_alloc(MIB), Some(Kind::Young));
         a.collecting = true;
         assert_eq!(a.before_alloc(MIB), None, "no collection inside a collection");
+    }
+
+    #[test]
+    fn what_the_collector_allocates_is_young_afterwards() {
+        let mut a = Accountant::new(GcPolicy::default());
+        a.allocated(20 * MIB);
+        a.collecting = true;
+        a.allocated(MIB);
+        a.collecting = false;
+        a.collected(Kind::Young, Duration::ZERO);
+        a.allocated(15 * MIB);
+        assert_eq!(a.before_alloc(1), Some(Kind::Young), "1 + 15 MiB since the collection");
     }
 
     #[test]

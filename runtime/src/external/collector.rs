@@ -1,6 +1,11 @@
 //! Collections and allocations of host buffers from inside host functions: the accountant
 //! decides, this module calls the collectors (the guest's exported `wrt_gc`, and wasmtime's for
 //! `externref` buffers) and enforces the hard limit.
+//!
+//! A collection runs guest code, which may free and reuse any of its memory. So a host function
+//! copies what it needs from linear memory *before* any collection can run: the collection the
+//! policy asks for runs after the new buffer is filled ([`Allocation::finish`]), and at the hard
+//! limit the caller saves its source bytes before the first full collection.
 
 use std::time::Instant;
 
@@ -15,7 +20,7 @@ use crate::state::GuestState;
 /// The export a guest with its own collector provides (docs/abi.md, "Collections").
 pub(crate) const GUEST_GC_EXPORT: &str = "wrt_gc";
 
-/// External bytes allowed when the sandbox has no memory limit: 4 GiB.
+/// The footprint of host buffers allowed when the sandbox has no memory limit: 4 GiB.
 pub(crate) const DEFAULT_EXTERNAL_LIMIT: u64 = 4 << 30;
 
 /// The guest's collector hook, looked up once per instance. An export of another type is not
@@ -38,8 +43,8 @@ fn can_collect(caller: &mut Caller<'_, GuestState>) -> bool {
     caller.data().external.accountant.ledger.refs() > 0 || guest_gc(caller).is_some()
 }
 
-/// Runs a collection of `kind`: wasmtime's collector when the guest holds `externref` buffers,
-/// then the guest's own. The guest may release (or even allocate) buffers from its collector;
+/// Runs a collection of `kind`: the guest's own collector, then wasmtime's when the guest holds
+/// `externref` buffers. The guest may release (or even allocate) buffers from its collector;
 /// nothing it does there starts another collection.
 ///
 /// # Errors
@@ -68,53 +73,93 @@ fn run_collectors(caller: &mut Caller<'_, GuestState>, kind: Kind) -> wasmtime::
     Ok(())
 }
 
-/// Makes room for a buffer of `len` bytes (and, with `handle`, a handle for it): runs the
-/// collection the policy asks for, then checks the hard limit, collecting fully (twice at most)
-/// while the buffer would not fit. `Ok(Err(ret))` is `-NO_MEMORY` (or `-INVALID_ARGUMENT` for a
-/// buffer over 1 GiB), recorded as the last error.
+/// Room made for a new buffer, and the collection the policy asks for once it is filled.
+#[must_use = "run `finish` once the new buffer is filled"]
+pub(crate) struct Room {
+    pending: Option<Kind>,
+}
+
+impl Room {
+    /// Runs the collection the policy asked for, if any. Call it once the new buffer is filled
+    /// and stored, before returning to the guest.
+    ///
+    /// # Errors
+    ///
+    /// As [`collect`].
+    pub(crate) fn finish(self, caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<()> {
+        match self.pending {
+            Some(kind) if can_collect(caller) => collect(caller, kind),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Makes room for a buffer of `len` bytes (`None`: a view of existing bytes, which needs no
+/// memory) and, with `handle`, a handle for it, within the
+/// hard limit: when it does not fit, empty slabs are unmapped, then (at most twice) a full
+/// collection runs, with `save` called once before the first so the caller can copy its sources
+/// out of linear memory. `Ok(Err(ret))` is `-NO_MEMORY` (or `-INVALID_ARGUMENT` for a buffer over
+/// 1 GiB), recorded as the last error.
 ///
 /// # Errors
 ///
 /// As [`collect`].
 pub(crate) fn reserve(
     caller: &mut Caller<'_, GuestState>,
-    len: usize,
+    len: Option<usize>,
     handle: bool,
-) -> wasmtime::Result<Result<(), i32>> {
-    if len > MAX_BUFFER {
-        let message = format!("a buffer of {len} bytes is larger than the 1 GiB maximum");
+    save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
+) -> wasmtime::Result<Result<Room, i32>> {
+    let bytes = len.unwrap_or(0);
+    if bytes > MAX_BUFFER {
+        let message = format!("a buffer of {bytes} bytes is larger than the 1 GiB maximum");
         return Ok(Err(caller.data_mut().spawn.fail(ErrorCode::InvalidArgument, message)));
     }
-    if let Some(kind) = caller.data_mut().external.accountant.before_alloc(len as u64)
-        && can_collect(caller)
-    {
-        collect(caller, kind)?;
-    }
+    let pending = match len {
+        Some(len) => caller.data_mut().external.accountant.before_alloc(len as u64),
+        None => None,
+    };
     let mut full_collections = 0;
+    let mut trimmed = false;
     loop {
         let state = caller.data_mut();
-        let live = state.external.accountant.ledger.live();
-        let limit = state.external_limit();
-        let handles_left = !handle || state.external.buffers.len() < MAX_LIVE_BUFFERS;
-        if live.saturating_add(len as u64) <= limit && handles_left {
-            return Ok(Ok(()));
+        let needed = len.map_or(0, |len| state.external.pool.growth_for(len));
+        let room = state.buffer_room();
+        let handles_left = !handle || state.external.buffers.has_room(MAX_LIVE_BUFFERS);
+        if needed <= room && handles_left {
+            let pending = if full_collections > 0 { None } else { pending };
+            return Ok(Ok(Room { pending }));
+        }
+        if !trimmed {
+            state.external.pool.trim();
+            trimmed = true;
+            continue;
         }
         if full_collections == 2 || state.external.accountant.collecting || !can_collect(caller) {
+            let state = caller.data_mut();
             let what = if handles_left {
-                format!("{len} bytes: {live} bytes of buffers are live and the limit is {limit}")
+                format!(
+                    "{bytes} bytes: {} bytes of buffers are live ({} with the host's blocks) and {room} bytes are left \
+                     under the memory limit",
+                    state.external.accountant.ledger.live(),
+                    state.external.pool.footprint()
+                )
             } else {
-                format!("a buffer handle: {MAX_LIVE_BUFFERS} are live")
+                format!("a buffer handle: {MAX_LIVE_BUFFERS} are live, or every buffer handle was used")
             };
             let message = format!("cannot allocate {what} (after {full_collections} full collections)");
-            return Ok(Err(caller.data_mut().spawn.fail(ErrorCode::NoMemory, message)));
+            return Ok(Err(state.spawn.fail(ErrorCode::NoMemory, message)));
+        }
+        if full_collections == 0 {
+            save(caller);
         }
         collect(caller, Kind::Full)?;
         full_collections += 1;
+        trimmed = false;
     }
 }
 
-/// A new storage of `len` bytes, after [`reserve`]: `Ok(Err(ret))` when there is no room or the
-/// host cannot map the memory.
+/// [`reserve`], then a new storage of `len` bytes.
 ///
 /// # Errors
 ///
@@ -123,11 +168,13 @@ pub(crate) fn allocate(
     caller: &mut Caller<'_, GuestState>,
     len: usize,
     handle: bool,
-) -> wasmtime::Result<Result<Storage, i32>> {
-    if let Err(ret) = reserve(caller, len, handle)? {
-        return Ok(Err(ret));
-    }
-    Ok(new_storage(caller.data_mut(), len))
+    save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
+) -> wasmtime::Result<Result<(Storage, Room), i32>> {
+    let room = match reserve(caller, Some(len), handle, save)? {
+        Ok(room) => room,
+        Err(ret) => return Ok(Err(ret)),
+    };
+    Ok(new_storage(caller.data_mut(), len).map(|storage| (storage, room)))
 }
 
 /// A storage of `len` bytes charged to the guest, without any collection (room was reserved).

@@ -42,7 +42,7 @@ pub struct GcPolicy {
 impl GcPolicy {
     /// The default young trigger `Y`: 16 MiB.
     pub const DEFAULT_YOUNG_TRIGGER: u64 = 16 * MIB;
-    /// The default (and smallest allowed) floor of the soft limit `S`: 64 MiB.
+    /// The default floor of the soft limit `S`: 64 MiB (at least 1 MiB is allowed).
     pub const DEFAULT_SOFT_LIMIT: u64 = 64 * MIB;
     /// The default growth factor `f`: 2.
     pub const DEFAULT_GROWTH_FACTOR: f64 = 2.0;

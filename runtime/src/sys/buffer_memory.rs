@@ -2,12 +2,19 @@
 //! that, like linear memory, are marked `MADV_DONTFORK`, so a `fork()` of the host never copies
 //! their page tables however many buffers the guest holds.
 //!
-//! Blocks of up to [`MAX_POOLED`] bytes come in power-of-two size classes from 1 MiB slabs and
-//! go back to their class's free list when dropped, so a guest that churns through buffers
-//! reuses warm pages instead of faulting in fresh ones. Larger blocks get a mapping of their own,
-//! unmapped when dropped.
+//! Blocks of up to [`MAX_POOLED`] bytes come in power-of-two size classes from 1 MiB slabs of
+//! one class each; a freed block goes back to its slab, so a guest that churns through buffers
+//! reuses warm pages instead of faulting in fresh ones. Slabs whose blocks are all free stay
+//! mapped and warm up to [`RETAIN_EMPTY`] bytes in all (they count in the footprint); past that,
+//! and whenever [`BufferPool::trim`] is called (at the memory limit), they are unmapped.
+//! Larger blocks get a mapping of their own, unmapped when dropped.
+//!
+//! The pool's **footprint** (bytes of every slab and own mapping, plus a fixed overhead per
+//! block for the host's bookkeeping) is what buffers really cost the host, fragmentation
+//! included; the sandbox's memory limit applies to it.
 
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::mapping::Reservation;
@@ -21,32 +28,131 @@ pub(crate) const MAX_POOLED: usize = 1 << MAX_CLASS_SHIFT;
 const CLASSES: usize = (MAX_CLASS_SHIFT - MIN_CLASS_SHIFT + 1) as usize;
 /// The size of a slab carved into blocks of one class.
 const SLAB: usize = 1 << 20;
+/// Bytes of empty slabs kept mapped for reuse: enough for the young generation of the default
+/// collection policy to cycle through warm pages.
+const RETAIN_EMPTY: u64 = 32 << 20;
+/// What the host's bookkeeping of one block (and the buffer around it) costs, counted in the
+/// footprint so that many tiny buffers cannot hide their cost.
+pub(crate) const BLOCK_OVERHEAD: usize = 128;
 
-/// The pooled blocks of one sandbox instance.
+/// The blocks of one sandbox instance.
 #[derive(Debug)]
 pub(crate) struct BufferPool {
     dontfork: bool,
-    inner: Mutex<PoolInner>,
+    /// Bytes mapped for blocks, plus [`BLOCK_OVERHEAD`] per live block.
+    footprint: AtomicU64,
+    /// The most `footprint` has been.
+    peak: AtomicU64,
+    /// Bytes of mapped slabs whose blocks are all free.
+    empty: AtomicU64,
+    inner: Mutex<[Class; CLASSES]>,
+}
+
+/// The slabs of one size class.
+#[derive(Debug, Default)]
+struct Class {
+    /// Slabs by index; an unmapped slab's slot is reused.
+    slabs: Vec<Slab>,
+    /// Indices of mapped slabs that may have free blocks (checked when taken).
+    partial: Vec<usize>,
 }
 
 #[derive(Debug, Default)]
-struct PoolInner {
-    /// Free block addresses by class.
-    free: [Vec<usize>; CLASSES],
-    /// Every slab, kept until the pool is dropped (after its last block).
-    slabs: Vec<Reservation>,
+struct Slab {
+    /// `None` once unmapped.
+    mapping: Option<Reservation>,
+    /// Indices of its free blocks.
+    free: Vec<u32>,
+    live: u32,
 }
 
 impl BufferPool {
     pub(crate) fn new(dontfork: bool) -> Arc<Self> {
-        Arc::new(Self { dontfork, inner: Mutex::new(PoolInner::default()) })
+        Arc::new(Self {
+            dontfork,
+            footprint: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            empty: AtomicU64::new(0),
+            inner: Mutex::default(),
+        })
     }
 
-    /// Bytes of address space mapped for pooled blocks (free or not).
-    #[cfg(test)]
-    fn mapped(&self) -> usize {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner).slabs.len() * SLAB
+    /// Bytes the pool's blocks cost the host now.
+    pub(crate) fn footprint(&self) -> u64 {
+        self.footprint.load(Ordering::Relaxed)
     }
+
+    /// The most bytes the pool's blocks cost the host at once.
+    pub(crate) fn peak_footprint(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// Adds `bytes` to the footprint.
+    fn grow(&self, bytes: u64) {
+        let now = self.footprint.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.peak.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// How much the footprint would grow to hand out a block of `len` bytes.
+    pub(crate) fn growth_for(&self, len: usize) -> u64 {
+        let overhead = BLOCK_OVERHEAD as u64;
+        let Some(class) = class_of(len) else {
+            return overhead + round_to_pages(len) as u64;
+        };
+        let classes = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let has_free = classes[class].partial.iter().any(|&i| {
+            let slab = &classes[class].slabs[i];
+            slab.mapping.is_some() && !slab.free.is_empty()
+        });
+        overhead + if has_free { 0 } else { SLAB as u64 }
+    }
+
+    /// Unmaps every slab whose blocks are all free.
+    pub(crate) fn trim(&self) {
+        let mut classes = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        for class in classes.iter_mut() {
+            for slab in &mut class.slabs {
+                if slab.live == 0 && slab.mapping.take().is_some() {
+                    slab.free.clear();
+                    self.footprint.fetch_sub(SLAB as u64, Ordering::Relaxed);
+                    self.empty.fetch_sub(SLAB as u64, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Returns block `index` to slab `slab` of `class`; a slab left empty is unmapped when the
+    /// empty slabs kept already reach [`RETAIN_EMPTY`].
+    fn release(&self, class: usize, slab_index: usize, index: u32) {
+        let mut classes = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let c = &mut classes[class];
+        let slab = &mut c.slabs[slab_index];
+        slab.live -= 1;
+        slab.free.push(index);
+        if slab.live == 0 {
+            if self.empty.load(Ordering::Relaxed) + SLAB as u64 > RETAIN_EMPTY {
+                slab.mapping = None;
+                slab.free.clear();
+                self.footprint.fetch_sub(SLAB as u64, Ordering::Relaxed);
+                return;
+            }
+            self.empty.fetch_add(SLAB as u64, Ordering::Relaxed);
+        }
+        if slab.free.len() == 1 {
+            c.partial.push(slab_index);
+        }
+    }
+}
+
+/// The size class of a pooled block of `len` bytes, or `None` for a block of its own.
+fn class_of(len: usize) -> Option<usize> {
+    let len = len.max(1);
+    (len <= MAX_POOLED)
+        .then(|| (len.next_power_of_two().trailing_zeros().max(MIN_CLASS_SHIFT) - MIN_CLASS_SHIFT) as usize)
+}
+
+fn round_to_pages(len: usize) -> usize {
+    super::mapping::round_to_pages(len).unwrap_or(usize::MAX)
 }
 
 /// A block of at least the requested size, readable and writable, owned by one buffer. Its
@@ -55,20 +161,21 @@ impl BufferPool {
 pub(crate) struct Block {
     ptr: NonNull<u8>,
     cap: usize,
+    pool: Arc<BufferPool>,
     origin: Origin,
 }
 
 #[derive(Debug)]
 enum Origin {
-    Pooled { pool: Arc<BufferPool>, class: usize },
+    Pooled { class: usize, slab: usize, index: u32 },
     Own(#[expect(dead_code, reason = "owned only to be unmapped on drop")] Reservation),
 }
 
-// SAFETY: a `Block` exclusively owns its bytes (a pool hands each free block to one `Block`).
-// The bytes are only read and written through the methods below, which wrt-runtime calls from
+// SAFETY: a `Block` exclusively owns its bytes (a slab hands each free block to one `Block`).
+// Its bytes are only read and written through the methods below, which wrt-runtime calls from
 // host functions holding the guest's `&mut Store`: one thread at a time, never concurrently.
 // Dropping a block on another thread (wasmtime may drop externref data anywhere) only returns
-// its address to the pool under the pool's mutex.
+// it to the pool under the pool's mutex.
 unsafe impl Send for Block {}
 // SAFETY: see `Send`: the crate never accesses one block's bytes from two threads at once.
 unsafe impl Sync for Block {}
@@ -76,29 +183,62 @@ unsafe impl Sync for Block {}
 impl Block {
     /// A block of at least `len` bytes (at least one), or `None` when the host cannot map one.
     pub(crate) fn new(pool: &Arc<BufferPool>, len: usize) -> Option<Self> {
-        let len = len.max(1);
-        if len > MAX_POOLED {
+        let Some(class) = class_of(len) else {
+            let len = len.max(1);
             let mut reservation = Reservation::new(len, pool.dontfork).ok()?;
             reservation.make_accessible(len).ok()?;
             let ptr = NonNull::new(reservation.as_ptr())?;
-            return Some(Self { ptr, cap: len, origin: Origin::Own(reservation) });
+            pool.grow((round_to_pages(len) + BLOCK_OVERHEAD) as u64);
+            return Some(Self { ptr, cap: len, pool: Arc::clone(pool), origin: Origin::Own(reservation) });
+        };
+        let cap = 1usize << (class as u32 + MIN_CLASS_SHIFT);
+        let mut classes = pool.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let c = &mut classes[class];
+        // The first slab with a free block; stale entries (unmapped or full) are dropped.
+        let mut fresh = false;
+        let slab_index = loop {
+            match c.partial.last().copied() {
+                Some(i) if c.slabs[i].mapping.is_some() && !c.slabs[i].free.is_empty() => break i,
+                Some(_) => {
+                    c.partial.pop();
+                }
+                None => {
+                    let mut mapping = Reservation::new(SLAB, pool.dontfork).ok()?;
+                    mapping.make_accessible(SLAB).ok()?;
+                    pool.grow(SLAB as u64);
+                    // Pop from the end: hand out the slab's first block first.
+                    let slab = Slab { mapping: Some(mapping), free: (0..(SLAB / cap) as u32).rev().collect(), live: 0 };
+                    let i = match c.slabs.iter().position(|s| s.mapping.is_none()) {
+                        Some(vacant) => {
+                            c.slabs[vacant] = slab;
+                            vacant
+                        }
+                        None => {
+                            c.slabs.push(slab);
+                            c.slabs.len() - 1
+                        }
+                    };
+                    c.partial.push(i);
+                    fresh = true;
+                    break i;
+                }
+            }
+        };
+        let slab = &mut c.slabs[slab_index];
+        let index = slab.free.pop()?;
+        if slab.live == 0 && !fresh {
+            pool.empty.fetch_sub(SLAB as u64, Ordering::Relaxed);
         }
-        let shift = len.next_power_of_two().trailing_zeros().max(MIN_CLASS_SHIFT);
-        let class = (shift - MIN_CLASS_SHIFT) as usize;
-        let cap = 1usize << shift;
-        let mut inner = pool.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        if inner.free[class].is_empty() {
-            let mut slab = Reservation::new(SLAB, pool.dontfork).ok()?;
-            slab.make_accessible(SLAB).ok()?;
-            let base = slab.as_ptr() as usize;
-            // Pop from the end: hand out the slab's first block first.
-            inner.free[class].extend((0..SLAB / cap).rev().map(|i| base + i * cap));
-            inner.slabs.push(slab);
+        slab.live += 1;
+        if slab.free.is_empty() {
+            c.partial.pop();
         }
-        let addr = inner.free[class].pop()?;
-        drop(inner);
-        let ptr = NonNull::new(addr as *mut u8)?;
-        Some(Self { ptr, cap, origin: Origin::Pooled { pool: Arc::clone(pool), class } })
+        let base = slab.mapping.as_ref()?.as_ptr();
+        // The block lies inside the slab's mapping, so the pointer keeps the mapping's provenance.
+        let ptr = NonNull::new(base.wrapping_add(index as usize * cap))?;
+        drop(classes);
+        pool.grow(BLOCK_OVERHEAD as u64);
+        Some(Self { ptr, cap, pool: Arc::clone(pool), origin: Origin::Pooled { class, slab: slab_index, index } })
     }
 
     /// The usable size of the block.
@@ -118,6 +258,11 @@ impl Block {
         offset.checked_add(len).is_some_and(|end| end <= self.cap)
     }
 
+    /// The address of byte `offset` (inside the block).
+    fn at(&self, offset: usize) -> *mut u8 {
+        self.ptr.as_ptr().wrapping_add(offset)
+    }
+
     /// Copies `self[offset..offset+dst.len()]` into `dst`.
     ///
     /// # Panics
@@ -125,10 +270,11 @@ impl Block {
     /// When the range leaves the block: callers check ranges against the buffer first.
     pub(crate) fn copy_out(&self, offset: usize, dst: &mut [u8]) {
         assert!(self.contains(offset, dst.len()), "block range checked by the caller");
-        // SAFETY: the source range lies inside this block's readable mapping (asserted above);
-        // `dst` is a distinct Rust slice (linear memory or host memory, never a block's bytes,
-        // which are only reachable through raw pointers), so the ranges do not overlap.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(offset), dst.as_mut_ptr(), dst.len()) };
+        // SAFETY: the source range lies inside this block's readable mapping (asserted above).
+        // `dst` is a Rust slice of linear memory or host memory, never of a block (block bytes
+        // are only lent out by `with_bytes`, read-only, to a caller that holds no `&mut` slice
+        // at the same time), so the ranges do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(self.at(offset), dst.as_mut_ptr(), dst.len()) };
     }
 
     /// Copies `src` into `self[offset..offset+src.len()]`.
@@ -138,10 +284,10 @@ impl Block {
     /// When the range leaves the block.
     pub(crate) fn copy_in(&self, offset: usize, src: &[u8]) {
         assert!(self.contains(offset, src.len()), "block range checked by the caller");
-        // SAFETY: the destination lies inside this block's writable mapping (asserted above), no
-        // Rust reference to the block's bytes exists (they are only reached through raw
-        // pointers, one call at a time), and `src` is not a block's bytes, so no overlap.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr().add(offset), src.len()) };
+        // SAFETY: the destination lies inside this block's writable mapping (asserted above).
+        // No slice of the block is alive: `with_bytes` lends one only for the duration of a
+        // closure that cannot reach any buffer (see there), and `src` is not a block's bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.at(offset), src.len()) };
     }
 
     /// Sets `self[offset..offset+len]` to zero.
@@ -152,8 +298,8 @@ impl Block {
     pub(crate) fn zero(&self, offset: usize, len: usize) {
         assert!(self.contains(offset, len), "block range checked by the caller");
         // SAFETY: the range lies inside this block's writable mapping (asserted above) and no
-        // Rust reference to the block's bytes exists.
-        unsafe { std::ptr::write_bytes(self.ptr.as_ptr().add(offset), 0, len) };
+        // slice of the block is alive (see `copy_in`).
+        unsafe { std::ptr::write_bytes(self.at(offset), 0, len) };
     }
 
     /// Copies `src[src_offset..+len]` to `dst[dst_offset..+len]`; the two may be the same block
@@ -165,31 +311,37 @@ impl Block {
     pub(crate) fn copy_between(dst: &Block, dst_offset: usize, src: &Block, src_offset: usize, len: usize) {
         assert!(dst.contains(dst_offset, len) && src.contains(src_offset, len), "block ranges checked by the caller");
         // SAFETY: both ranges lie inside their blocks' mappings (asserted above); `ptr::copy`
-        // allows overlap, and no Rust reference to either block's bytes exists.
-        unsafe { std::ptr::copy(src.ptr.as_ptr().add(src_offset), dst.ptr.as_ptr().add(dst_offset), len) };
+        // allows overlap, and no slice of either block is alive (see `copy_in`).
+        unsafe { std::ptr::copy(src.at(src_offset), dst.at(dst_offset), len) };
     }
 
-    /// Calls `f` with `self[offset..offset+len]` as a slice.
+    /// Calls `f` with `self[offset..offset+len]` as a slice. `f` must not write to any block:
+    /// the crate's callers pass closures that hold only a child's pipe, never a buffer.
     ///
     /// # Panics
     ///
     /// When the range leaves the block.
     pub(crate) fn with_bytes<R>(&self, offset: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
         assert!(self.contains(offset, len), "block range checked by the caller");
-        // SAFETY: the range lies inside this block's readable mapping (asserted above). The
-        // slice lives only during `f`, which receives no access to any buffer (it cannot reach
-        // the store), so nothing writes to these bytes while the slice exists.
-        let bytes = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(offset), len) };
+        // SAFETY: the range lies inside this block's readable mapping (asserted above). The slice
+        // lives only during `f`; nothing writes to block bytes meanwhile, because every write
+        // goes through a buffer, and `f` (the only caller writes the slice to a child's stdin)
+        // has no access to one: it holds the spawn state, not the guest's buffers.
+        let bytes = unsafe { std::slice::from_raw_parts(self.at(offset), len) };
         f(bytes)
     }
 }
 
 impl Drop for Block {
     fn drop(&mut self) {
-        if let Origin::Pooled { pool, class } = &self.origin {
-            let mut inner = pool.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            inner.free[*class].push(self.ptr.as_ptr() as usize);
+        match &self.origin {
+            Origin::Pooled { class, slab, index } => self.pool.release(*class, *slab, *index),
+            Origin::Own(_) => {
+                let mapped = round_to_pages(self.cap) as u64;
+                self.pool.footprint.fetch_sub(mapped, Ordering::Relaxed);
+            }
         }
+        self.pool.footprint.fetch_sub(BLOCK_OVERHEAD as u64, Ordering::Relaxed);
     }
 }
 
@@ -198,17 +350,53 @@ mod tests {
     use super::*;
     use crate::sys::vm_flags_of;
 
+    const O: u64 = BLOCK_OVERHEAD as u64;
+
     #[test]
     fn classes_round_up_and_blocks_are_reused() {
         let pool = BufferPool::new(true);
         let a = Block::new(&pool, 100).unwrap();
         assert_eq!(a.capacity(), 128);
-        assert_eq!(Block::new(&pool, 0).unwrap().capacity(), 64);
+        let b = Block::new(&pool, 0).unwrap();
+        assert_eq!(b.capacity(), 64);
+        assert_eq!(pool.footprint(), 2 * SLAB as u64 + 2 * O, "one slab per class used");
         let addr = a.addr();
         drop(a);
-        let b = Block::new(&pool, 120).unwrap();
-        assert_eq!(b.addr(), addr, "a freed block is handed out again");
-        assert_eq!(pool.mapped(), 2 * SLAB, "one slab per class used");
+        assert_eq!(pool.growth_for(120), O, "a free block of the class is there");
+        let c = Block::new(&pool, 120).unwrap();
+        assert_eq!(c.addr(), addr, "a freed block is handed out again");
+        drop((b, c));
+        assert_eq!(pool.footprint(), 2 * SLAB as u64, "empty slabs stay warm");
+        pool.trim();
+        assert_eq!(pool.footprint(), 0);
+        assert_eq!(pool.growth_for(120), SLAB as u64 + O);
+    }
+
+    #[test]
+    fn empty_slabs_stay_warm_up_to_a_budget_and_trim_unmaps_them() {
+        let pool = BufferPool::new(true);
+        let slab = SLAB as u64;
+        // Fill 48 slabs of the 128 KiB class, then free everything: 32 MiB of them stay warm.
+        let blocks: Vec<Block> = (0..384).map(|_| Block::new(&pool, (64 << 10) + 1).unwrap()).collect();
+        assert_eq!(pool.footprint(), 48 * slab + 384 * O);
+        drop(blocks);
+        assert_eq!(pool.footprint(), RETAIN_EMPTY);
+        // Reusing them costs no new mapping.
+        let blocks: Vec<Block> = (0..64).map(|_| Block::new(&pool, 100 << 10).unwrap()).collect();
+        assert_eq!(pool.footprint(), RETAIN_EMPTY + 64 * O);
+        drop(blocks);
+        // Another class: the warm budget is shared, so freed memory does not pile up by class.
+        let blocks: Vec<Block> = (0..64).map(|_| Block::new(&pool, (128 << 10) + 1).unwrap()).collect();
+        drop(blocks);
+        assert_eq!(pool.footprint(), RETAIN_EMPTY);
+        pool.trim();
+        assert_eq!(pool.footprint(), 0);
+        // A slab with one live block is kept, and counted whole.
+        let blocks: Vec<Block> = (0..16).map(|_| Block::new(&pool, 64 << 10).unwrap()).collect();
+        let keep = blocks.into_iter().next();
+        assert_eq!(pool.footprint(), slab + O, "one slab, fully free but for one block");
+        drop(keep);
+        assert_eq!(pool.peak_footprint(), 48 * slab + 384 * O);
     }
 
     #[test]
@@ -216,11 +404,13 @@ mod tests {
         let pool = BufferPool::new(true);
         let big = Block::new(&pool, MAX_POOLED + 1).unwrap();
         assert_eq!(big.capacity(), MAX_POOLED + 1);
+        assert_eq!(pool.footprint(), round_to_pages(MAX_POOLED + 1) as u64 + O);
         big.copy_in(MAX_POOLED, &[7]);
         let mut out = [0];
         big.copy_out(MAX_POOLED, &mut out);
         assert_eq!(out, [7]);
-        assert_eq!(pool.mapped(), 0);
+        drop(big);
+        assert_eq!(pool.footprint(), 0);
     }
 
     #[test]
