@@ -52,9 +52,12 @@ pub(crate) struct ExternalState {
 
 impl ExternalState {
     pub(crate) fn new(accountant: Accountant, dontfork: bool) -> Self {
+        // Keep two young generations of empty slabs warm, so that young collections recycle
+        // warm pages.
+        let retain = accountant.policy.young_trigger().saturating_mul(2);
         Self {
+            pool: BufferPool::new(dontfork, retain),
             accountant,
-            pool: BufferPool::new(dontfork),
             buffers: Handles::for_buffers(),
             guest_gc: None,
             scratch: Vec::new(),

@@ -5,8 +5,9 @@
 //! Blocks of up to [`MAX_POOLED`] bytes come in power-of-two size classes from 1 MiB slabs of
 //! one class each; a freed block goes back to its slab, so a guest that churns through buffers
 //! reuses warm pages instead of faulting in fresh ones. Slabs whose blocks are all free stay
-//! mapped and warm up to [`RETAIN_EMPTY`] bytes in all (they count in the footprint); past that,
-//! and whenever [`BufferPool::trim`] is called (at the memory limit), they are unmapped.
+//! mapped and warm up to a budget (at least [`MIN_RETAIN_EMPTY`]; the sandbox sizes it to its
+//! young generation) and count in the footprint; past the budget, and whenever
+//! [`BufferPool::trim`] is called (at the memory limit), they are unmapped.
 //! Larger blocks get a mapping of their own, unmapped when dropped.
 //!
 //! The pool's **footprint** (bytes of every slab and own mapping, plus a fixed overhead per
@@ -28,9 +29,8 @@ pub(crate) const MAX_POOLED: usize = 1 << MAX_CLASS_SHIFT;
 const CLASSES: usize = (MAX_CLASS_SHIFT - MIN_CLASS_SHIFT + 1) as usize;
 /// The size of a slab carved into blocks of one class.
 const SLAB: usize = 1 << 20;
-/// Bytes of empty slabs kept mapped for reuse: enough for the young generation of the default
-/// collection policy to cycle through warm pages.
-const RETAIN_EMPTY: u64 = 32 << 20;
+/// The least bytes of empty slabs kept mapped for reuse.
+pub(crate) const MIN_RETAIN_EMPTY: u64 = 32 << 20;
 /// What the host's bookkeeping of one block (and the buffer around it) costs, counted in the
 /// footprint so that many tiny buffers cannot hide their cost.
 pub(crate) const BLOCK_OVERHEAD: usize = 128;
@@ -39,6 +39,8 @@ pub(crate) const BLOCK_OVERHEAD: usize = 128;
 #[derive(Debug)]
 pub(crate) struct BufferPool {
     dontfork: bool,
+    /// Bytes of empty slabs kept mapped for reuse.
+    retain_empty: u64,
     /// Bytes mapped for blocks, plus [`BLOCK_OVERHEAD`] per live block.
     footprint: AtomicU64,
     /// The most `footprint` has been.
@@ -67,9 +69,12 @@ struct Slab {
 }
 
 impl BufferPool {
-    pub(crate) fn new(dontfork: bool) -> Arc<Self> {
+    /// A pool keeping up to `retain_empty` bytes (at least [`MIN_RETAIN_EMPTY`]) of empty slabs
+    /// warm: enough for the guest's young generation to cycle through warm pages.
+    pub(crate) fn new(dontfork: bool, retain_empty: u64) -> Arc<Self> {
         Arc::new(Self {
             dontfork,
+            retain_empty: retain_empty.max(MIN_RETAIN_EMPTY),
             footprint: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             empty: AtomicU64::new(0),
@@ -122,7 +127,7 @@ impl BufferPool {
     }
 
     /// Returns block `index` to slab `slab` of `class`; a slab left empty is unmapped when the
-    /// empty slabs kept already reach [`RETAIN_EMPTY`].
+    /// empty slabs kept already reach the pool's budget.
     fn release(&self, class: usize, slab_index: usize, index: u32) {
         let mut classes = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let c = &mut classes[class];
@@ -130,7 +135,7 @@ impl BufferPool {
         slab.live -= 1;
         slab.free.push(index);
         if slab.live == 0 {
-            if self.empty.load(Ordering::Relaxed) + SLAB as u64 > RETAIN_EMPTY {
+            if self.empty.load(Ordering::Relaxed) + SLAB as u64 > self.retain_empty {
                 slab.mapping = None;
                 slab.free.clear();
                 self.footprint.fetch_sub(SLAB as u64, Ordering::Relaxed);
@@ -354,7 +359,7 @@ mod tests {
 
     #[test]
     fn classes_round_up_and_blocks_are_reused() {
-        let pool = BufferPool::new(true);
+        let pool = BufferPool::new(true, 0);
         let a = Block::new(&pool, 100).unwrap();
         assert_eq!(a.capacity(), 128);
         let b = Block::new(&pool, 0).unwrap();
@@ -374,21 +379,21 @@ mod tests {
 
     #[test]
     fn empty_slabs_stay_warm_up_to_a_budget_and_trim_unmaps_them() {
-        let pool = BufferPool::new(true);
+        let pool = BufferPool::new(true, 0);
         let slab = SLAB as u64;
         // Fill 48 slabs of the 128 KiB class, then free everything: 32 MiB of them stay warm.
         let blocks: Vec<Block> = (0..384).map(|_| Block::new(&pool, (64 << 10) + 1).unwrap()).collect();
         assert_eq!(pool.footprint(), 48 * slab + 384 * O);
         drop(blocks);
-        assert_eq!(pool.footprint(), RETAIN_EMPTY);
+        assert_eq!(pool.footprint(), MIN_RETAIN_EMPTY);
         // Reusing them costs no new mapping.
         let blocks: Vec<Block> = (0..64).map(|_| Block::new(&pool, 100 << 10).unwrap()).collect();
-        assert_eq!(pool.footprint(), RETAIN_EMPTY + 64 * O);
+        assert_eq!(pool.footprint(), MIN_RETAIN_EMPTY + 64 * O);
         drop(blocks);
         // Another class: the warm budget is shared, so freed memory does not pile up by class.
         let blocks: Vec<Block> = (0..64).map(|_| Block::new(&pool, (128 << 10) + 1).unwrap()).collect();
         drop(blocks);
-        assert_eq!(pool.footprint(), RETAIN_EMPTY);
+        assert_eq!(pool.footprint(), MIN_RETAIN_EMPTY);
         pool.trim();
         assert_eq!(pool.footprint(), 0);
         // A slab with one live block is kept, and counted whole.
@@ -401,7 +406,7 @@ mod tests {
 
     #[test]
     fn large_blocks_have_their_own_mapping() {
-        let pool = BufferPool::new(true);
+        let pool = BufferPool::new(true, 0);
         let big = Block::new(&pool, MAX_POOLED + 1).unwrap();
         assert_eq!(big.capacity(), MAX_POOLED + 1);
         assert_eq!(pool.footprint(), round_to_pages(MAX_POOLED + 1) as u64 + O);
@@ -416,7 +421,7 @@ mod tests {
     #[test]
     fn memory_is_dontfork_only_when_asked() {
         for dontfork in [true, false] {
-            let pool = BufferPool::new(dontfork);
+            let pool = BufferPool::new(dontfork, 0);
             for len in [4096, 4 << 20] {
                 let block = Block::new(&pool, len).unwrap();
                 block.zero(0, len);
@@ -428,7 +433,7 @@ mod tests {
 
     #[test]
     fn copies_within_and_between_blocks() {
-        let pool = BufferPool::new(true);
+        let pool = BufferPool::new(true, 0);
         let a = Block::new(&pool, 16).unwrap();
         a.copy_in(0, b"0123456789");
         Block::copy_between(&a, 2, &a, 0, 8);
@@ -443,7 +448,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "checked by the caller")]
     fn out_of_range_is_a_bug_not_ub() {
-        let pool = BufferPool::new(true);
+        let pool = BufferPool::new(true, 0);
         let a = Block::new(&pool, 64).unwrap();
         a.copy_in(60, b"12345");
     }
