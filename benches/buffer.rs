@@ -359,25 +359,10 @@ fn burst_node(sz: Sizes) -> Sample {
     }
 }
 
-/// The nine chunks of the page (readable-burst.js's `makeBurstChunks`).
-fn burst_chunks(body: usize) -> [Vec<u8>; 9] {
-    [
-        b"<!doctype html><html><head><title>burst</title><style>".to_vec(),
-        vec![b'a'; 1024],
-        b"</style></head><body><header>".to_vec(),
-        vec![b'b'; 2048],
-        b"</header><main>".to_vec(),
-        vec![b'c'; body],
-        b"</main><script>".to_vec(),
-        vec![b'd'; 2048],
-        b"</script></body></html>".to_vec(),
-    ]
-}
-
 /// The floor: each iteration copies the nine chunks into one new `Vec` (one allocation, one
 /// copy of every byte), in this process.
 fn burst_floor(sz: Sizes) -> Sample {
-    let chunks = burst_chunks(sz.body);
+    let chunks = wrt_bench::floor::burst_chunks(sz.body);
     let len: usize = chunks.iter().map(Vec::len).sum();
     let start = Instant::now();
     for _ in 0..sz.burst_n {
