@@ -538,6 +538,20 @@ pub enum PolicyFileError {
     },
 }
 
+/// `err` and its sources, joined with `: `: one line with everything each layer knows, for a
+/// message that goes where `{:#}` formatting is not available (an audit record, a guest's
+/// `last_error`).
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,7 +63,7 @@ pub use self::child::{Child, Interest, wait_any};
 pub use self::command::{Command, Stdio, Stream};
 pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
-    ReadError, SpawnError, SpawnStep, WaitError, WriteError,
+    ReadError, SpawnError, SpawnStep, WaitError, WriteError, error_chain,
 };
 pub use self::limits::Rlimits;
 pub use self::outcome::{ExitStatus, Outcome, Output, ResourceUsage, Truncated};

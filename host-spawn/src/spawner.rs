@@ -1,6 +1,5 @@
 //! [`Spawner`]: checks requests against the policy, starts children, and cleans up after them.
 
-use std::error::Error as _;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
@@ -169,18 +168,6 @@ impl StdioSetup {
             },
         })
     }
-}
-
-/// `err` and its sources, joined with `: `.
-fn chain(err: &SpawnError) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 impl Spawner {
@@ -434,7 +421,7 @@ impl Spawner {
             time: Timestamp::now(),
             event: "decision",
             decision,
-            reason: chain(&err),
+            reason: crate::error::error_chain(&err),
             program: lossy(command.get_program()),
             path: path.map(|p| lossy(p.as_os_str())),
             argv: argv(command),

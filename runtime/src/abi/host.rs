@@ -5,12 +5,12 @@
 use std::time::{Duration, Instant};
 
 use wasmtime::{Caller, Linker, Memory};
-use wrt_host_spawn::{Child, Command, Interest, ReadError, Signal, Stdio, WaitError, WriteError};
+use wrt_host_spawn::{Child, Command, Interest, ReadError, Signal, Stdio, WaitError, WriteError, error_chain};
 
 use super::code::ErrorCode;
 use super::memory;
 use super::request::{self, SpawnRequest, StdioMode};
-use super::spawn_state::{ChildEntry, SpawnState, error_chain};
+use super::spawn_state::{ChildEntry, SpawnState};
 use super::status::{self, RUN_STATUS_LEN, STATUS_LEN};
 use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;

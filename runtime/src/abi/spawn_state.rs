@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use wrt_host_spawn::{Child, Outcome, SpawnError, Spawner};
+use wrt_host_spawn::{Child, Outcome, SpawnError, Spawner, error_chain};
 
 use super::code::ErrorCode;
 use super::handles::Handles;
@@ -107,16 +107,4 @@ impl Drop for SpawnState {
     fn drop(&mut self) {
         self.end_children();
     }
-}
-
-/// `err` and its sources, joined with `: `.
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
