@@ -7,6 +7,7 @@
 use std::io::{self, ErrorKind};
 use std::process::ExitCode;
 
+use guests::pattern;
 use wrt_guest::{Buffer, Command, ErrorCode, Events, Stdio};
 
 /// Returns an error naming the check unless `cond` holds.
@@ -27,19 +28,6 @@ impl<T> Context<T> for io::Result<T> {
     fn context(self, what: &str) -> Result<T, String> {
         self.map_err(|err| format!("{what}: {err} ({:?})", err.kind()))
     }
-}
-
-/// Bytes that differ from one position to the next, so a moved or dropped chunk shows.
-fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    let mut state = seed | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as u8
-        })
-        .collect()
 }
 
 /// Checks that `result` failed with OUT_OF_RANGE (kind `InvalidInput`).

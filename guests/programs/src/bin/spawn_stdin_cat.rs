@@ -5,20 +5,8 @@
 use std::io::{ErrorKind, Write};
 use std::time::Duration;
 
+use guests::pattern;
 use wrt_guest::{Command, ErrorCode, Events, Stdio};
-
-/// Bytes that differ from one position to the next, so a dropped or moved chunk shows.
-fn pattern(len: usize) -> Vec<u8> {
-    let mut state: u32 = 0x9e37_79b9;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as u8
-        })
-        .collect()
-}
 
 fn by_hand(input: &[u8]) -> Vec<u8> {
     let mut child = Command::new("cat")
@@ -75,7 +63,7 @@ fn by_hand(input: &[u8]) -> Vec<u8> {
 
 fn main() {
     let len: usize = std::env::args().nth(1).map_or(16 << 20, |arg| arg.parse().expect("a byte count"));
-    let input = pattern(len);
+    let input = pattern(len, 0x9e37_79b9);
 
     let output = by_hand(&input);
     assert_eq!(output.len(), input.len());
