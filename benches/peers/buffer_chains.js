@@ -1,5 +1,5 @@
 'use strict';
-// The nodejs/node#1671 test case (research/seeds.md B5), as wrt's buffer bench runs it beside
+// The nodejs/node#1671 test case, as wrt's buffer bench runs it beside
 // its guests (`buffer_chains`, `asc_buffers chains`): CHAINS (default 20) setImmediate chains
 // run side by side; each turn of a chain allocates a SIZE-byte Buffer (default 16 KiB, zeroed like
 // the guests' `buffer_alloc`), stamps it at both ends, makes it the chain's head and drops the

@@ -1,5 +1,5 @@
 'use strict';
-// The readable-push-buffer-burst workload of nodejs/node#63863 (research/seeds.md D5), as wrt's
+// The readable-push-buffer-burst workload of nodejs/node#63863, as wrt's
 // buffer bench runs it beside its guests: N iterations (default 20000); each turns the nine
 // strings of an HTML page (BODY bytes of body, default 120 KiB) into Buffers, pushes every Buffer
 // through a fresh Readable, reads it back out and keeps nothing. Prints one JSON line with the

@@ -1,5 +1,5 @@
-//! Host buffers and the external memory they hold (docs/abi.md, "Host buffers"; DESIGN.md,
-//! "Host buffers and external-memory-aware GC"): the collection policy, the per-sandbox
+//! Host buffers and the external memory they hold (docs/abi.md, "Host buffers"; docs/design.md,
+//! "Host buffers and external-memory-aware collection"): the collection policy, the per-sandbox
 //! accountant that applies it, the buffers themselves, and the collector that calls the
 //! guest's and wasmtime's collectors.
 

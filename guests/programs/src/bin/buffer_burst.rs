@@ -1,4 +1,4 @@
-//! The readable-push-buffer-burst workload (nodejs/node#63863, `shared/peers/readable-burst.js`)
+//! The readable-push-buffer-burst workload (nodejs/node#63863)
 //! with `wrt_guest::Buffer`: each of `N` iterations (default 20000) turns the 9 chunks of an HTML
 //! page into buffers, concatenates them and drops everything. The 5 small pieces (at most 64
 //! bytes) stay inline; the 1 KiB, 2 KiB, `BODY_SIZE` (default 120 KiB) and 2 KiB bodies become
