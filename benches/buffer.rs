@@ -56,7 +56,7 @@ mod sys {
 
 // Settings ---------------------------------------------------------------------------------------
 
-/// Sizes of one run: the seeds' parameters with `--bench`, tiny ones otherwise.
+/// Sizes of one run: the reports' parameters (nodejs/node#63863, #1671) with `--bench`, tiny ones otherwise.
 #[derive(Debug, Clone, Copy)]
 struct Sizes {
     full: bool,
