@@ -1,13 +1,22 @@
-//! The benchmark guests, built into the binary by `wrt-test-guests` so that `wrt bench` runs
-//! anywhere `wrt` runs.
+//! The benchmark guests, built into the binary so that `wrt bench` runs anywhere `wrt` runs.
+//!
+//! The compiled guests are committed under `bench/guests/` so that building the CLI needs cargo
+//! alone (no Node.js, no wasm32 target). They are reviewed binaries, not a second source: the
+//! test suite rebuilds each one from its source in `guests/` and fails if the bytes differ
+//! (`tests/all/bench_guests.rs`, which also says how to refresh them). The WAT guests are source
+//! text and are included from `guests/wat/` directly.
 
 /// `guests/wat/bench_spawn.wat`: touches memory, holds host buffers, spawns `/bin/true`.
-pub(crate) const BENCH_SPAWN: &[u8] = wrt_test_guests::BENCH_SPAWN_BYTES;
-/// `guests/programs/src/bin/buffer_burst.rs`: the burst workload in Rust.
-pub(crate) const BUFFER_BURST: &[u8] = wrt_test_guests::BUFFER_BURST_BYTES;
-/// The AssemblyScript guest (`burst N BODY`).
-pub(crate) const ASC_BUFFERS: &[u8] = wrt_test_guests::ASC_BUFFERS_BYTES;
+pub const BENCH_SPAWN: &[u8] = include_bytes!("../../guests/wat/bench_spawn.wat");
+/// `guests/programs/src/bin/buffer_burst.rs`, compiled: the burst workload in Rust.
+pub const BUFFER_BURST: &[u8] = include_bytes!("../guests/buffer_burst.wasm");
+/// `guests/assemblyscript`, compiled: the AssemblyScript guest (`burst N BODY`).
+pub const ASC_BUFFERS: &[u8] = include_bytes!("../guests/asc_buffers.wasm");
 /// `guests/wat/ref_burst.wat`: the burst workload with `externref` buffers.
-pub(crate) const REF_BURST: &[u8] = wrt_test_guests::REF_BURST_BYTES;
-/// `guests/programs/src/bin/cli_hello.rs`: prints a line.
-pub(crate) const CLI_HELLO: &[u8] = wrt_test_guests::CLI_HELLO_BYTES;
+pub const REF_BURST: &[u8] = include_bytes!("../../guests/wat/ref_burst.wat");
+/// `guests/programs/src/bin/cli_hello.rs`, compiled: prints a line.
+pub const CLI_HELLO: &[u8] = include_bytes!("../guests/cli_hello.wasm");
+
+/// The compiled guests committed under `bench/guests/`: file name and bytes.
+pub const COMMITTED: [(&str, &[u8]); 3] =
+    [("buffer_burst.wasm", BUFFER_BURST), ("asc_buffers.wasm", ASC_BUFFERS), ("cli_hello.wasm", CLI_HELLO)];

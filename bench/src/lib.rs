@@ -28,7 +28,7 @@
 
 mod buffer;
 pub mod floor;
-mod guests;
+pub mod guests;
 pub mod params;
 pub mod peers;
 pub mod plot;

@@ -5,6 +5,7 @@ mod abi;
 mod asc;
 mod bench;
 mod bench_cmd;
+mod bench_guests;
 mod buffer;
 mod cli;
 mod fs;
