@@ -7,6 +7,7 @@ mod bench;
 mod bench_cmd;
 mod buffer;
 mod cli;
+mod containment;
 mod fs;
 mod limits;
 mod mem;
