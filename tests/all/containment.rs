@@ -244,3 +244,31 @@ fn contain_nonblocking_eof() {
         assert_eq!(stdout(&out), "", "the guest saw the end of file its timeout caused ({timeout})");
     }
 }
+
+/// A `SIGKILL` of wrt cannot be handled; a child started with fork-exec still dies with it
+/// (`PR_SET_PDEATHSIG`). Children started with `posix_spawn`, and grandchildren, survive it:
+/// a documented limit.
+#[test]
+fn issue_10_sigkill_of_wrt_takes_fork_exec_children() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let token = token();
+    let mark = format!("1000.{token}");
+    let mut child = wrt()
+        .args(["run", "--spawn-strategy", "fork-exec", "--allow-run", "sleep", SPAWN_HANG, &token])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.starts_with("waiting for child "), "{line}");
+    wait_for(&format!("sleep {mark}"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The kernel sends the signal as wrt's thread exits; give it a moment to take effect.
+    let end = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&mark).is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(survivors(&mark), Vec::<i32>::new(), "the fork-exec child outlived a SIGKILL of wrt");
+}
