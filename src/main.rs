@@ -5,9 +5,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod cmd;
+mod process;
 
 fn main() -> ExitCode {
-    match cmd::Cli::parse().run() {
+    // First, while wrt has one thread: the process-wide settings that only the CLI may choose.
+    match process::own().and_then(|()| cmd::Cli::parse().run()) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("wrt: {err:#}");

@@ -13,7 +13,8 @@ use std::process::Command;
 
 /// Name prefixes of guests. A guest whose prefix is not listed fails the build, so every guest
 /// belongs to a suite whose tests call `foreach_<suite>!(assert_test_exists)`.
-const SUITES: &[&str] = &["bench", "abi", "cli", "fs", "trap", "limits", "mem", "spawn", "buffer", "ref", "asc"];
+const SUITES: &[&str] =
+    &["bench", "abi", "cli", "fs", "trap", "limits", "mem", "spawn", "buffer", "ref", "asc", "contain"];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));

@@ -450,6 +450,9 @@ impl Drop for Child {
     fn drop(&mut self) {
         // A child that cannot be signalled (EPERM: it changed its uid) cannot be made to exit:
         // it is left running rather than hanging the host on it.
+        if self.outcome.is_none() {
+            self.shared.kill_descendants(self.id);
+        }
         if self.outcome.is_none() && self.shared.signal_group(self.id, Signal::SIGKILL).is_ok() {
             let mut leader = Leader {
                 pid: self.pid,

@@ -44,6 +44,7 @@
 mod audit;
 mod child;
 mod command;
+pub mod containment;
 mod error;
 mod limits;
 mod outcome;

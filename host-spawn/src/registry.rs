@@ -67,6 +67,7 @@ impl Reservation<'_> {
         let id = ChildId(registry.next_id);
         registry.next_id += 1;
         registry.children.insert(id, (pid, Slot::Running));
+        crate::containment::track(pid);
         // `Drop` releases the pending count.
         id
     }
@@ -130,6 +131,15 @@ impl Shared {
         }
     }
 
+    /// Kills every process below child `id` (in any session or process group) unless the child
+    /// has been reaped: until then its pid cannot name another process.
+    pub(crate) fn kill_descendants(&self, id: ChildId) {
+        let registry = self.lock();
+        if let Some(&(pid, Slot::Running)) = registry.children.get(&id) {
+            crate::containment::kill_tree(pid);
+        }
+    }
+
     /// Reaps `pid` if it has exited; `Ok(None)` while it runs.
     ///
     /// The exit is checked with `waitid(WNOWAIT)` even when the caller has just seen it: that
@@ -159,6 +169,7 @@ impl Shared {
         let raw = wait4_nohang(pid)?;
         if let Some(raw) = raw {
             registry.children.insert(id, (pid, Slot::Reaped(raw)));
+            crate::containment::untrack(pid);
         }
         Ok(raw)
     }
@@ -168,10 +179,16 @@ impl Shared {
         self.lock().children.remove(&id);
     }
 
-    /// `SIGKILL` to the process group of every running child, then reaps them all.
+    /// `SIGKILL` to every process below each running child and to its process group, then
+    /// reaps them all.
     pub(crate) fn kill_all(&self) {
         let running: Vec<(ChildId, Pid)> = {
             let registry = self.lock();
+            for &(pid, slot) in registry.children.values() {
+                if matches!(slot, Slot::Running) {
+                    crate::containment::kill_tree(pid);
+                }
+            }
             registry
                 .children
                 .iter()

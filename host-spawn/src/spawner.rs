@@ -213,7 +213,8 @@ impl Spawner {
         self.shared.running()
     }
 
-    /// Sends `SIGKILL` to the process group of every running child and reaps them all.
+    /// Sends `SIGKILL` to every process below each running child (in any session, see
+    /// [`containment`](crate::containment)) and to its process group, and reaps the children.
     /// Children spawned concurrently from other threads may be missed.
     pub fn kill_all(&self) {
         self.shared.kill_all();
@@ -351,6 +352,8 @@ impl Spawner {
             cwd: &cwd_c,
         };
 
+        // No sweep may run between the child's creation and its registration.
+        let gate = crate::containment::spawn_gate();
         let started = Instant::now();
         let spawned = match strategy {
             Strategy::PosixSpawn => sys::posix_spawn(&exec),
@@ -367,6 +370,7 @@ impl Spawner {
             }
         };
         let id = reservation.register(pid);
+        drop(gate);
 
         let child = Child::new(ChildParts {
             pid,

@@ -31,7 +31,7 @@ cfg_select! {
     }
 }
 
-pub(crate) use imp::pidfd_open;
+pub(crate) use imp::{is_ignored, pidfd_open, pidfd_send_signal};
 
 /// `-1` and `errno` to `Err`.
 fn cvt(ret: c_int) -> Result<c_int, Errno> {
@@ -333,6 +333,9 @@ struct ChildPlan<'a> {
     max_fd: c_int,
     sigrtmax: c_int,
     empty_mask: SigSet,
+    /// The forking process, which the child checks is still its parent once it has asked for
+    /// `SIGKILL` on its parent's death.
+    parent: libc::pid_t,
 }
 
 /// Starts `exec` with `fork` and `execve`, applying `rlimits` in the child.
@@ -358,6 +361,7 @@ pub(crate) fn fork_exec(exec: &Exec<'_>, rlimits: &[Rlimit]) -> Result<Pid, Spaw
         max_fd,
         sigrtmax: libc::SIGRTMAX(),
         empty_mask: SigSet::empty(),
+        parent: nix::unistd::getpid().as_raw(),
     };
 
     let mut old_mask = SigSet::empty();
@@ -430,6 +434,16 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
     // SAFETY: setpgid(0, 0) puts the calling process in a new group; no memory is passed.
     if unsafe { libc::setpgid(0, 0) } == -1 {
         return fail(SpawnStep::ProcessGroup);
+    }
+
+    // Die with the host: SIGKILL when the forking thread ends (a SIGKILL of wrt included). If
+    // the host already died before the request took effect, the child was reparented: give up.
+    if let Err(errno) = imp::set_parent_death_kill() {
+        return (SpawnStep::Setup, errno as c_int);
+    }
+    // SAFETY: getppid takes no argument and cannot fail.
+    if unsafe { libc::getppid() } != plan.parent {
+        return (SpawnStep::Setup, libc::ESRCH);
     }
 
     // Reset every disposition while all signals are still blocked (the parent blocked them),

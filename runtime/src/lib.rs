@@ -51,6 +51,24 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Child processes and process-wide settings
+//!
+//! A guest's children never outlive the guest: when it ends (exit, trap, timeout, fuel, or
+//! the [`Instance`] is dropped), every child still running is killed with everything below
+//! it, whatever its session or process group, and reaped. That much needs no setting of the
+//! process. Two things do, and they belong to whoever owns the process, never to a library:
+//!
+//! - [`containment::contain_descendants`] makes the process a child subreaper, so that the
+//!   orphans a child leaves (a `setsid` daemon, a double fork whose middle process exited)
+//!   are reparented to it and swept when a guest ends. Only a process whose children are all
+//!   wrt's may opt in: a sweep ends every child no spawner tracks.
+//! - [`containment::end_on_signals`] makes `SIGTERM`, `SIGINT` and `SIGHUP` kill and reap every
+//!   descendant and exit with 128 + the signal; signals ignored at startup stay ignored. It
+//!   must run in `main` before any thread starts.
+//!
+//! The `wrt` CLI does both. An embedder that handles signals itself calls
+//! [`containment::end_all_descendants`] from its own handler thread.
+//!
 //! # Platform-specific behavior
 //!
 //! `MADV_DONTFORK` is Linux-only; elsewhere guest memory is mapped the same way without it.
@@ -94,3 +112,4 @@ pub use stdio::{GuestOutput, GuestStdin};
 pub use units::{UnitError, parse_duration, parse_size};
 pub use wasmtime;
 pub use wrt_host_spawn;
+pub use wrt_host_spawn::containment;

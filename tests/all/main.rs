@@ -8,6 +8,7 @@ mod bench_cmd;
 mod bench_guests;
 mod buffer;
 mod cli;
+mod containment;
 mod fs;
 mod limits;
 mod mem;

@@ -1,11 +1,14 @@
-//! Linux-only system calls: `pidfd_open` and `close_range`.
+//! Linux-only system calls: `pidfd_open`, `pidfd_send_signal`, `close_range`, `prctl` and a
+//! read-only `sigaction`.
 
 use std::ffi::{c_int, c_long, c_uint, c_void};
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr;
 
 use nix::errno::Errno;
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
 /// A pidfd for `pid`, see [pidfd_open(2)](https://man7.org/linux/man-pages/man2/pidfd_open.2.html).
@@ -61,4 +64,39 @@ pub(super) fn set_default_disposition(signal: c_int) -> Result<(), Errno> {
         )
     };
     if ret == -1 { Err(Errno::last()) } else { Ok(()) }
+}
+
+/// Sends `signal` to the process behind `pidfd`, see
+/// [pidfd_send_signal(2)](https://man7.org/linux/man-pages/man2/pidfd_send_signal.2.html)
+/// (Linux ≥ 5.1). Unlike `kill`, it can never reach a process that reused the pid.
+pub(crate) fn pidfd_send_signal(pidfd: BorrowedFd<'_>, signal: Signal) -> Result<(), Errno> {
+    // SAFETY: pidfd_send_signal takes an fd and a signal number by value; a NULL siginfo asks
+    // the kernel to fill it in as `kill` would; no memory of ours is passed.
+    let ret = unsafe {
+        libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), signal as c_int, ptr::null::<c_void>(), 0)
+    };
+    if ret == -1 { Err(Errno::last()) } else { Ok(()) }
+}
+
+/// Asks the kernel to send `SIGKILL` to the calling process when its parent thread exits, see
+/// [PR_SET_PDEATHSIG](https://man7.org/linux/man-pages/man2/PR_SET_PDEATHSIG.2const.html).
+/// Async-signal-safe: one system call.
+pub(super) fn set_parent_death_kill() -> Result<(), Errno> {
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes the signal by value; no memory is passed.
+    let ret = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
+    if ret == -1 { Err(Errno::last()) } else { Ok(()) }
+}
+
+/// Whether `signal`'s disposition in this process is `SIG_IGN`, read with
+/// [sigaction(2)](https://man7.org/linux/man-pages/man2/sigaction.2.html) without changing it.
+pub(crate) fn is_ignored(signal: Signal) -> Result<bool, Errno> {
+    let mut old = MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: a NULL new action only reads the current one into `old`, a valid out-pointer.
+    let ret = unsafe { libc::sigaction(signal as c_int, ptr::null(), old.as_mut_ptr()) };
+    if ret == -1 {
+        return Err(Errno::last());
+    }
+    // SAFETY: sigaction succeeded, so it filled in `old` (it was zeroed before anyway).
+    let old = unsafe { old.assume_init() };
+    Ok(old.sa_sigaction == libc::SIG_IGN)
 }

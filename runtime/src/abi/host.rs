@@ -220,6 +220,9 @@ pub(super) fn write_child(
     } else {
         block_on(&mut entry.child, stdin, deadline, |child| child.try_write_stdin(bytes))
     };
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        return Err(DeadlineExceeded.into());
+    }
     match result {
         Ok(n) => Ok(i32::try_from(n).unwrap_or(i32::MAX)),
         Err(Blocked::Op(err)) => Ok(spawn.fail(write_error(&err), error_chain(&err))),
@@ -282,6 +285,9 @@ pub(super) fn read_child(state: &mut GuestState, handle: i32, stream: i32, flags
     } else {
         block_on(&mut entry.child, interest, deadline, |child| try_read(child, buf))
     };
+    // Issue 10 §7: what a call saw after the deadline (an end of file, because the child's own
+    // timeout ended it) never reaches the guest; the guest stops with the timeout.
+    check_deadline(state)?;
     match result {
         Ok(n) => Ok(i32::try_from(n).unwrap_or(i32::MAX)),
         Err(Blocked::Op(err)) => Ok(state.spawn.fail(read_error(&err), error_chain(&err))),
@@ -327,9 +333,7 @@ fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i32, timeout_
         | i32::from(ready.stdout) << 1
         | i32::from(ready.stderr) << 2
         | i32::from(ready.exit) << 3;
-    if bits == 0 {
-        check_deadline(state)?;
-    }
+    check_deadline(state)?;
     Ok(bits)
 }
 
@@ -360,7 +364,10 @@ fn wait(mut caller: Caller<'_, GuestState>, handle: i32, timeout_ms: i64, status
     let user_deadline = until(timeout_ms);
     let deadline = earliest(user_deadline, state.deadline);
     let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
-    match wait_entry(entry, deadline) {
+    let waited = wait_entry(entry, deadline);
+    check_deadline(state)?;
+    let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    match waited {
         Ok(true) => {
             let record = status::encode(entry.outcome.as_ref().expect("reaped"));
             data[status_range].copy_from_slice(&record);
@@ -410,6 +417,7 @@ fn wait_any(
     let (indexes, mut children): (Vec<usize>, Vec<&mut Child>) =
         entries.into_iter().map(|(index, entry)| (index, &mut entry.child)).unzip();
     let waited = wrt_host_spawn::wait_any(&mut children, deadline.map(|d| d.saturating_duration_since(Instant::now())));
+    check_deadline(state)?;
     match waited {
         Ok(Some((position, outcome))) => {
             let index = indexes[position];

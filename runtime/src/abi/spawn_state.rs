@@ -90,16 +90,22 @@ impl SpawnState {
 }
 
 impl SpawnState {
-    /// Kills every child still running (SIGKILL to its process group), reaps it, and releases
-    /// every handle: the guest has ended, and its children never outlive it.
+    /// Kills every child still running and everything below it (SIGKILL to every descendant,
+    /// whatever its session, and to its process group), reaps it, and releases every handle;
+    /// then, if the process contains its descendants, kills and reaps the orphans they left
+    /// ([`wrt_host_spawn::containment::sweep`]). The guest has ended, and its children never
+    /// outlive it.
     pub(crate) fn end_children(&mut self) {
+        let had_children = self.spawns > 0;
+        self.spawner.kill_all();
         for mut entry in self.children.drain() {
             if entry.outcome.is_none() {
-                let _ = entry.child.kill(wrt_host_spawn::Signal::SIGKILL);
                 let _ = entry.child.wait();
             }
         }
-        self.spawner.kill_all();
+        if had_children {
+            wrt_host_spawn::containment::sweep();
+        }
     }
 }
 

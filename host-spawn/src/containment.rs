@@ -1,0 +1,355 @@
+//! Containment: no descendant of a child outlives the guest that started it.
+//!
+//! Killing a child's process group misses every process that left the group: a `setsid()`
+//! (daemons, `nohup`-style launchers, agents started by git, ssh or gpg), a `setpgid()`, a
+//! double fork. This module finds descendants by their parent links in `/proc`, stops them
+//! (`SIGSTOP`, so that none can fork while the tree is walked), kills them (`SIGKILL`, which
+//! also ends stopped processes and cannot be caught or ignored) and reaps the ones that became
+//! children of this process. Every signal goes through a pidfd opened while the process was
+//! still a known descendant, so a signal never reaches a process that reused a pid.
+//!
+//! Three levels, from cheapest to widest:
+//!
+//! - Always on: before a running child's process group is killed (by
+//!   [`Spawner::kill_all`](crate::Spawner::kill_all), a dropped [`Spawner`](crate::Spawner) or
+//!   a dropped [`Child`](crate::Child)), every process below the child is killed too, whatever
+//!   its session. This needs
+//!   no process-wide setting, but only reaches descendants still attached to the child: a
+//!   process whose parent already exited was reparented away.
+//! - [`contain_descendants`] (process-wide opt-in): makes this process a child subreaper, so
+//!   orphans of its descendants are reparented to it instead of to init, and lets [`sweep`]
+//!   kill and reap every child of the process that no [`Spawner`](crate::Spawner) tracks. The
+//!   `wrt` CLI opts in; a library embedding wrt opts in only if every child of the process is
+//!   wrt's to kill.
+//! - [`end_all_descendants`]: everything below this process, tracked children included, and
+//!   no spawn after it. This is what a termination signal runs ([`end_on_signals`]).
+//!
+//! The spawn path pays for none of this: it takes a read lock that only a sweep holds for
+//! writing, and records the pid. The `/proc` walks run when a guest ends and on signals.
+//!
+//! # Platform-specific behavior
+//!
+//! Linux only: `PR_SET_CHILD_SUBREAPER` (Linux ≥ 3.4), pidfds (Linux ≥ 5.3) and `/proc`.
+//! Without pidfds, descendants are found but not signalled: their pids could have been reused.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::wait::{WaitPidFlag, waitpid};
+use nix::unistd::Pid;
+
+use crate::sys::{is_ignored, pidfd_open, pidfd_send_signal};
+
+/// Held for reading from just before a child is created until its pid is tracked; held for
+/// writing by a sweep, which therefore never mistakes a child being spawned for an orphan.
+static GATE: RwLock<()> = RwLock::new(());
+
+/// Pids of the children every spawner of this process tracks, until they are reaped.
+static TRACKED: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+
+/// Whether [`contain_descendants`] ran: every untracked child of the process is an orphan to
+/// sweep.
+static CONTAINED: Mutex<bool> = Mutex::new(false);
+
+/// How long a sweep waits for killed processes to be reaped before it gives up on them (a
+/// process stuck in uninterruptible sleep dies only when the kernel lets it).
+const REAP_LIMIT: Duration = Duration::from_secs(2);
+
+/// How many times a sweep walks the process tree before it kills what it has found.
+const MAX_ROUNDS: usize = 64;
+
+/// How long a sweep waits for a process it sent `SIGSTOP` to stop.
+const STOP_LIMIT: Duration = Duration::from_millis(200);
+
+/// Taken by a spawn around the creation of the child.
+pub(crate) fn spawn_gate() -> RwLockReadGuard<'static, ()> {
+    GATE.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Records a new child (called with the gate held).
+pub(crate) fn track(pid: Pid) {
+    TRACKED.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(HashSet::new).insert(pid.as_raw());
+}
+
+/// Forgets a reaped child.
+pub(crate) fn untrack(pid: Pid) {
+    if let Some(set) = TRACKED.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+        set.remove(&pid.as_raw());
+    }
+}
+
+fn tracked() -> HashSet<i32> {
+    TRACKED.lock().unwrap_or_else(PoisonError::into_inner).clone().unwrap_or_default()
+}
+
+/// Makes this process the child subreaper of all its descendants
+/// ([`PR_SET_CHILD_SUBREAPER`](https://man7.org/linux/man-pages/man2/PR_SET_CHILD_SUBREAPER.2const.html)),
+/// and lets [`sweep`] kill and reap every child of the process that no
+/// [`Spawner`](crate::Spawner) started.
+///
+/// This is a setting of the whole process, and it stays on. Call it only if every child the
+/// process has is wrt's to kill: the `wrt` CLI does; a program embedding wrt that starts
+/// children of its own must not, or a sweep ends them too. Without it, the descendants of a
+/// child that exited are reparented to init (or the nearest subreaper above this process)
+/// and escape.
+///
+/// # Errors
+///
+/// The `prctl` error (none is expected on Linux ≥ 3.4).
+#[doc(alias = "PR_SET_CHILD_SUBREAPER")]
+pub fn contain_descendants() -> io::Result<()> {
+    nix::sys::prctl::set_child_subreaper(true)?;
+    *CONTAINED.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    Ok(())
+}
+
+/// Whether [`contain_descendants`] ran in this process.
+pub fn is_containing() -> bool {
+    *CONTAINED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Kills and reaps every descendant of this process that is not a child a
+/// [`Spawner`](crate::Spawner) tracks or below one: the orphans that guests' children left
+/// behind (a `setsid` daemon, a double fork). Does nothing unless [`contain_descendants`] ran.
+///
+/// The runtime calls it whenever a guest ends. Orphans cannot be told apart by guest: with
+/// several guests in one process, the end of any guest ends them all.
+///
+/// Returns how many processes it killed.
+pub fn sweep() -> usize {
+    if !is_containing() {
+        return 0;
+    }
+    let _gate = GATE.write().unwrap_or_else(PoisonError::into_inner);
+    let keep = tracked();
+    let me = Pid::this();
+    let killed = kill_below(me, &keep);
+    reap_orphans(&keep);
+    killed
+}
+
+/// Kills every descendant of this process, tracked children included, reaps those that are not
+/// tracked, and stops any further spawn: the calling thread returns, but every later spawn of
+/// the process blocks forever. For a process about to exit (a termination signal).
+///
+/// Returns how many processes it killed.
+pub fn end_all_descendants() -> usize {
+    let gate = GATE.write().unwrap_or_else(PoisonError::into_inner);
+    // Never released: nothing may start after the last sweep.
+    std::mem::forget(gate);
+    let killed = kill_below(Pid::this(), &HashSet::new());
+    reap_orphans(&tracked());
+    killed
+}
+
+/// Kills every process below `root` (not `root` itself), in any session or group. Used before
+/// a running child's group is killed.
+pub(crate) fn kill_tree(root: Pid) -> usize {
+    kill_below(root, &HashSet::new())
+}
+
+/// The signals [`end_on_signals`] handles.
+const TERMINATION: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
+
+/// Makes `SIGTERM`, `SIGINT` and `SIGHUP` end the process cleanly: a thread waits for them
+/// and, on the first, runs [`end_all_descendants`] and exits with 128 + the signal number.
+///
+/// A signal that is ignored when this is called (`SIG_IGN` inherited, as under `nohup` or for
+/// a background job of a non-interactive shell) stays ignored. The others are blocked in the
+/// calling thread; threads started afterwards inherit the mask, so call this first in `main`,
+/// before any other thread exists. Children never see the mask: every spawn resets it.
+///
+/// This is a setting of the whole process; the `wrt` CLI opts in, a library should not.
+///
+/// # Errors
+///
+/// Reading a disposition, blocking the signals, or starting the thread failed.
+pub fn end_on_signals() -> io::Result<()> {
+    let mut set = SigSet::empty();
+    for signal in TERMINATION {
+        if !is_ignored(signal)? {
+            set.add(signal);
+        }
+    }
+    if set.iter().next().is_none() {
+        return Ok(());
+    }
+    set.thread_block()?;
+    thread::Builder::new().name("wrt-signals".into()).spawn(move || {
+        loop {
+            if let Ok(signal) = set.wait() {
+                end_all_descendants();
+                std::process::exit(128 + signal as i32);
+            }
+        }
+    })?;
+    Ok(())
+}
+
+/// Parent links of every process, from `/proc/<pid>/stat`.
+fn parents() -> HashMap<i32, i32> {
+    let mut links = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return links };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        if let Some(ppid) = parent_of(pid) {
+            links.insert(pid, ppid);
+        }
+    }
+    links
+}
+
+/// The parent of `pid`, or `None` if it is gone.
+fn parent_of(pid: i32) -> Option<i32> {
+    stat_fields(pid).map(|(_, ppid)| ppid)
+}
+
+/// The state letter and parent pid from `/proc/<pid>/stat`. The command name may contain
+/// spaces and parentheses, so the fields are read after its last `)`.
+fn stat_fields(pid: i32) -> Option<(char, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// Every process below `root` in `links`, parents before children; the subtrees of `keep`
+/// are left out.
+fn descendants(links: &HashMap<i32, i32>, root: i32, keep: &HashSet<i32>) -> Vec<i32> {
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for (&pid, &ppid) in links {
+        children.entry(ppid).or_default().push(pid);
+    }
+    let mut found = Vec::new();
+    let mut seen = HashSet::from([root]);
+    let mut next = 0;
+    let mut parent = root;
+    loop {
+        for &child in children.get(&parent).map_or(&[][..], Vec::as_slice) {
+            if !keep.contains(&child) && seen.insert(child) {
+                found.push(child);
+            }
+        }
+        let Some(&pid) = found.get(next) else { return found };
+        parent = pid;
+        next += 1;
+    }
+}
+
+/// Stops every process below `root` (except the subtrees of `keep`) until a walk finds no new
+/// one, then kills them all. Returns how many it killed.
+fn kill_below(root: Pid, keep: &HashSet<i32>) -> usize {
+    let root = root.as_raw();
+    // A process is taken only if, once its pidfd is open, its parent is still `root` or one
+    // already taken: the pidfd then names that very process, never a reuse of its pid.
+    let mut taken: HashMap<i32, OwnedFd> = HashMap::new();
+    // Bounded: a process that keeps failing the parent check (it is being reparented) must
+    // not keep the walk going forever.
+    for _ in 0..MAX_ROUNDS {
+        let fresh: Vec<i32> =
+            descendants(&parents(), root, keep).into_iter().filter(|pid| !taken.contains_key(pid)).collect();
+        if fresh.is_empty() {
+            break;
+        }
+        let mut stopped = Vec::new();
+        for pid in fresh {
+            let Ok(pidfd) = pidfd_open(Pid::from_raw(pid)) else { continue };
+            match parent_of(pid) {
+                Some(ppid) if ppid == root || taken.contains_key(&ppid) => {}
+                _ => continue,
+            }
+            if pidfd_send_signal(pidfd.as_fd(), Signal::SIGSTOP).is_ok() {
+                stopped.push(pid);
+            }
+            taken.insert(pid, pidfd);
+        }
+        // A stopped process cannot fork: once all are stopped, the next walk is complete.
+        wait_stopped(&stopped);
+    }
+    for pidfd in taken.values() {
+        let _ = pidfd_send_signal(pidfd.as_fd(), Signal::SIGKILL);
+    }
+    taken.len()
+}
+
+/// Waits (briefly) until each of `pids` is stopped, dead or gone.
+fn wait_stopped(pids: &[i32]) {
+    let end = Instant::now() + STOP_LIMIT;
+    for &pid in pids {
+        while Instant::now() < end {
+            match stat_fields(pid) {
+                Some(('R' | 'S' | 'D' | 'W' | 'P' | 'I', _)) => thread::sleep(Duration::from_micros(200)),
+                _ => break,
+            }
+        }
+    }
+}
+
+/// Reaps every child of this process that is not in `keep`, until none is left or
+/// [`REAP_LIMIT`] passes. Killed processes' children arrive here (as zombies or still dying)
+/// when this process is their subreaper.
+fn reap_orphans(keep: &HashSet<i32>) {
+    let me = Pid::this().as_raw();
+    let end = Instant::now() + REAP_LIMIT;
+    loop {
+        let links = parents();
+        let orphans: Vec<i32> =
+            links.iter().filter(|&(pid, ppid)| *ppid == me && !keep.contains(pid)).map(|(&pid, _)| pid).collect();
+        if orphans.is_empty() {
+            return;
+        }
+        for pid in orphans {
+            // Reaped, still dying (reaped on the next round), or not ours to wait for.
+            let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+        }
+        if Instant::now() >= end {
+            return;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn links(pairs: &[(i32, i32)]) -> HashMap<i32, i32> {
+        pairs.iter().copied().collect()
+    }
+
+    #[test]
+    fn descendants_follow_parent_links_and_skip_kept_subtrees() {
+        // 1 ─ 10 ─ 11 ─ 12; 1 ─ 20 ─ 21; 1 ─ 30; 2 ─ 40
+        let table = links(&[(10, 1), (11, 10), (12, 11), (20, 1), (21, 20), (30, 1), (40, 2)]);
+        let mut all = descendants(&table, 1, &HashSet::new());
+        all.sort_unstable();
+        assert_eq!(all, [10, 11, 12, 20, 21, 30]);
+        let mut kept = descendants(&table, 1, &HashSet::from([20]));
+        kept.sort_unstable();
+        assert_eq!(kept, [10, 11, 12, 30]);
+        assert_eq!(descendants(&table, 11, &HashSet::new()), [12]);
+        assert!(descendants(&table, 12, &HashSet::new()).is_empty());
+    }
+
+    #[test]
+    fn parents_come_before_their_children() {
+        let table = links(&[(10, 1), (11, 10), (12, 11)]);
+        assert_eq!(descendants(&table, 1, &HashSet::new()), [10, 11, 12]);
+    }
+
+    #[test]
+    fn stat_fields_are_read_after_the_name() {
+        // This process's name is the test binary's; the fields after it are still found.
+        let (state, ppid) = stat_fields(std::process::id().cast_signed()).unwrap();
+        assert_eq!(ppid, nix::unistd::getppid().as_raw());
+        assert!(state.is_ascii_alphabetic(), "{state}");
+        assert_eq!(stat_fields(-1), None);
+    }
+}

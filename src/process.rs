@@ -1,0 +1,13 @@
+//! The process-wide settings `wrt` opts into as the owner of its process; a library embedding
+//! `wrt-runtime` leaves them to its own `main` (see the runtime's crate docs).
+
+use anyhow::Context;
+use wrt_runtime::containment;
+
+/// Makes wrt the subreaper of every descendant (orphans of children are swept when the guest
+/// ends) and makes `SIGTERM`, `SIGINT` and `SIGHUP` end every descendant and exit with 128 +
+/// the signal. Must run before any other thread starts.
+pub(crate) fn own() -> anyhow::Result<()> {
+    containment::contain_descendants().context("failed to become the subreaper of guests' children")?;
+    containment::end_on_signals().context("failed to set up signal handling")
+}
