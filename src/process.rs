@@ -6,8 +6,12 @@ use wrt_runtime::containment;
 
 /// Makes wrt the subreaper of every descendant (orphans of children are swept when the guest
 /// ends) and makes `SIGTERM`, `SIGINT` and `SIGHUP` end every descendant and exit with 128 +
-/// the signal. Must run before any other thread starts.
+/// the signal; raises the soft open-files limit to the hard one. Must run before any other
+/// thread starts.
 pub(crate) fn own() -> anyhow::Result<()> {
+    // Children hold pipes: use all the descriptors the hard limit allows (spawns stay within a
+    // budget of what is left).
+    let _ = wrt_runtime::wrt_host_spawn::raise_open_files_limit();
     containment::contain_descendants().context("failed to become the subreaper of guests' children")?;
     containment::end_on_signals().context("failed to set up signal handling")
 }

@@ -77,6 +77,25 @@ pub enum SpawnError {
         /// The policy's `max_children`.
         limit: usize,
     },
+    /// Starting the program would leave fewer than
+    /// [`RESERVED_FDS`](crate::RESERVED_FDS) file descriptors free under the soft
+    /// `RLIMIT_NOFILE`; nothing was started.
+    #[error(
+        "cannot spawn `{}`: it needs {needed} file descriptors, {open} of the limit of {limit} are open and \
+         {reserved} stay free for the host",
+        shown(.program),
+        reserved = crate::RESERVED_FDS
+    )]
+    TooManyDescriptors {
+        /// The program as requested.
+        program: PathBuf,
+        /// Descriptors open in the process.
+        open: u64,
+        /// Descriptors the spawn needs.
+        needed: u64,
+        /// The soft `RLIMIT_NOFILE`.
+        limit: u64,
+    },
     /// Strict mode is on and the chosen strategy cannot express the request.
     #[error("{strategy} cannot spawn `{}`: {reason}", .program.display())]
     StrategyUnavailable {

@@ -46,6 +46,7 @@ mod child;
 mod command;
 pub mod containment;
 mod error;
+mod fd_budget;
 mod limits;
 mod outcome;
 mod policy;
@@ -66,6 +67,7 @@ pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
     ReadError, SpawnError, SpawnStep, WaitError, WriteError, error_chain,
 };
+pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};
 pub use self::limits::Rlimits;
 pub use self::outcome::{ExitStatus, Outcome, Output, ResourceUsage, Truncated};
 pub use self::policy::{DEFAULT_SEARCH_PATH, Policy, ProgramRule};

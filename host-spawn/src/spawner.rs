@@ -15,6 +15,7 @@ use crate::audit::{AuditLog, Decision, DecisionRecord, Timestamp, lossy};
 use crate::child::{Child, ChildParts};
 use crate::command::{Command, Stdio, Stream};
 use crate::error::{Denial, InvalidRequest, OutputError, PolicyError, SpawnError};
+use crate::fd_budget;
 use crate::outcome::Output;
 use crate::policy::{CompiledPolicy, Grant, Policy};
 use crate::registry::Shared;
@@ -233,7 +234,7 @@ impl Spawner {
     ///
     /// One [`SpawnError`] variant per step that can fail: `InvalidRequest`, `NotFound`,
     /// `NotExecutable`, `Denied` (with the rule), `TooManyChildren`, `StrategyUnavailable`
-    /// (strict mode), `Stdio`, `Spawn` (with the step and `errno`), `Audit`.
+    /// (strict mode), `TooManyDescriptors`, `Stdio`, `Spawn` (with the step and `errno`), `Audit`.
     ///
     /// # Ambient authority
     ///
@@ -324,6 +325,12 @@ impl Spawner {
             }
         };
 
+        // The last check before any descriptor is opened for the child.
+        if let Err(exhausted) = fd_budget::check(fd_budget::needed(command, pipe_stdin, self.null.get().is_some())) {
+            let fd_budget::Exhausted { open, needed, limit } = exhausted;
+            let err = SpawnError::TooManyDescriptors { program, open, needed, limit };
+            return Err(self.refuse(command, Some(&path), err));
+        }
         let setup = match StdioSetup::new(command, pipe_stdin, &self.null) {
             Ok(setup) => setup,
             Err((stream, source)) => {
@@ -418,7 +425,9 @@ impl Spawner {
     /// Writes the decision record for a request that did not start, and returns `err`.
     fn refuse(&self, command: &Command, path: Option<&Path>, err: SpawnError) -> SpawnError {
         let decision = match err {
-            SpawnError::Denied { .. } | SpawnError::TooManyChildren { .. } => Decision::Deny,
+            SpawnError::Denied { .. } | SpawnError::TooManyChildren { .. } | SpawnError::TooManyDescriptors { .. } => {
+                Decision::Deny
+            }
             _ => Decision::Error,
         };
         let record = || DecisionRecord {

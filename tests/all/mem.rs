@@ -4,6 +4,7 @@ use std::ops::Range;
 
 use nix::sys::wait::waitpid;
 use nix::unistd::{ForkResult, Pid};
+use proptest::prelude::*;
 use wrt_runtime::{Outcome, Sandbox, WasmValue};
 use wrt_test_guests::*;
 
@@ -207,4 +208,87 @@ fn tables_count_against_the_memory_limit() {
     };
     assert_eq!(grow("100000"), "0\n", "within the tables' allowance");
     assert_eq!(grow("200000000"), "-1\n", "1.6 GB of table elements");
+}
+
+/// What the host may use besides `--max-memory` (docs/abi.md, "Memory limit"), on top of the
+/// RSS of the same run before the guest allocates anything: transient copies (at most 1 MiB
+/// of `read_buffer` scratch) and the allocator's and handle tables' own overhead.
+const HOST_SLACK: u64 = 8 << 20;
+
+/// Runs `wrt args` under GNU time and returns its output and peak RSS in bytes, or `None`
+/// (skipped, loudly) without `/usr/bin/time`. GNU time forks `wrt` from a small process, so
+/// the `ru_maxrss` it reports is wrt's own: a child spawned with `vfork` (as `std` does) would
+/// start from the test process's high-water mark.
+fn peak_rss<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Option<(std::process::Output, u64)> {
+    const TIME: &str = "/usr/bin/time";
+    if !std::path::Path::new(TIME).exists() {
+        eprintln!("SKIPPED: {TIME} (GNU time) is not installed, so peak RSS cannot be measured");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("maxrss");
+    let out = std::process::Command::new(TIME)
+        .args(["-f", "%M", "-o"])
+        .arg(&report)
+        .arg(env!("CARGO_BIN_EXE_wrt"))
+        .args(args)
+        .output()
+        .unwrap();
+    let report = std::fs::read_to_string(&report).unwrap();
+    let kib: u64 = report.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or_else(|| panic!("{report}"));
+    Some((out, kib << 10))
+}
+
+#[test]
+fn mem_concat_save() {
+    // 100 parts naming the same 1 MiB, at the limit with 100 MiB of buffers only the guest's
+    // collector frees: the host saves the 1 MiB once (not 100 times) before the collection,
+    // and the new buffer holds the bytes from before it.
+    let args = |n| ["run", "--max-memory", "128MiB", "--invoke", "concat", MEM_CONCAT_SAVE, n, "100"];
+    let Some((idle, idle_rss)) = peak_rss(&args("1")) else { return };
+    crate::util::assert_code(&idle, 0);
+    assert_eq!(crate::util::stdout(&idle), "0\n");
+    let (out, rss) = peak_rss(&args("100")).unwrap();
+    crate::util::assert_code(&out, 0);
+    assert_eq!(crate::util::stdout(&out), "0\n", "a buffer of the bytes saved before the collection");
+    assert!(rss <= idle_rss + (28 << 20) + HOST_SLACK, "peak RSS {rss} vs {idle_rss} with one part");
+}
+
+/// Issue 10, section 3: a `buffer_concat` of 1024 parts that all name the same 1 MiB, at
+/// `--max-memory 128MiB` in a guest that exports `wrt_gc`, drove the host's peak RSS to about
+/// 1.2 GB while it saved the sources before a full collection.
+#[test]
+fn issue_10_concat_of_one_range_stays_within_the_memory_limit() {
+    let args = |n| ["run", "--max-memory", "128MiB", "--invoke", "concat", MEM_CONCAT_SAVE, n, "0"];
+    let Some((idle, idle_rss)) = peak_rss(&args("1")) else { return };
+    crate::util::assert_code(&idle, 0);
+    let (out, rss) = peak_rss(&args("1024")).unwrap();
+    crate::util::assert_code(&out, 0);
+    assert_eq!(crate::util::stdout(&out), "-10\n", "1 GiB does not fit: NO_MEMORY");
+    assert!(rss <= idle_rss + HOST_SLACK, "peak RSS {rss} vs {idle_rss} with one part");
+    assert!(rss <= (128 << 20) + (64 << 20), "peak RSS {rss}");
+}
+
+/// The memory limit of the property test.
+const OPS_LIMIT: u64 = 48 << 20;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Random sequences of buffer calls under a small limit: the host's peak RSS stays within
+    /// the limit plus the fixed overhead, and every call either works or gets NO_MEMORY.
+    #[test]
+    fn mem_buffer_ops(seed in 1u32.., steps in 1u32..400, max_len in prop_oneof![1u32..4096, 4096u32..(8 << 20)]) {
+        let (seed, steps, max_len) = (seed.to_string(), steps.to_string(), max_len.to_string());
+        let args = |steps: &str| {
+            ["run", "--max-memory", "48MiB", "--invoke", "run", MEM_BUFFER_OPS, seed.as_str(), steps, max_len.as_str()].map(str::to_owned)
+        };
+        let Some((idle, idle_rss)) = peak_rss(&args("0")) else { return Ok(()) };
+        crate::util::assert_code(&idle, 0);
+        let (out, rss) = peak_rss(&args(&steps)).unwrap();
+        crate::util::assert_code(&out, 0);
+        let no_memory: i32 = crate::util::stdout(&out).trim().parse().unwrap();
+        prop_assert!(no_memory >= 0, "a call failed with {no_memory}");
+        prop_assert!(rss <= idle_rss + OPS_LIMIT + HOST_SLACK, "peak RSS {rss}, {idle_rss} before any call");
+    }
 }

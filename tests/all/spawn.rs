@@ -207,3 +207,92 @@ fn spawn_abi() {
     assert_code(&out, 0);
     assert!(stdout(&out).ends_with("abi ok\n"), "{}", stdout(&out));
 }
+
+/// Lines of the JSONL audit log at `path` whose argv contains `arg`.
+fn audit_lines_with(path: &Path, arg: &str) -> Vec<String> {
+    let log = std::fs::read_to_string(path).unwrap_or_default();
+    log.lines().filter(|l| l.contains(&format!("\"{arg}\""))).map(str::to_owned).collect()
+}
+
+/// Issue 10, section 4: with every handle in use, `spawn` returned NO_MEMORY after the program
+/// had already run (the audit log showed its allow and exit records). Every check that can
+/// refuse a spawn now comes before the program starts: no record, no `execve`.
+#[test]
+fn spawn_handle_limit() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let out = run(["run", "--allow-run", "true", "--audit-log", audit.to_str().unwrap(), SPAWN_HANDLE_LIMIT, "1024"]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    assert!(text.starts_with("refused: "), "{text}");
+    assert!(text.contains("1024 handles are live"), "{text}");
+    assert!(text.ends_with("released ok\n"), "{text}");
+    assert_eq!(audit_lines_with(&audit, "held").len(), 1024, "an allow record each");
+    assert_eq!(audit_lines_with(&audit, "refused-spawn"), Vec::<String>::new(), "the refused spawn ran");
+    assert_eq!(audit_lines_with(&audit, "after-release").len(), 1);
+    // Exit records name the pid only: one for each of the 1025 programs that ran, no more.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert_eq!(log.lines().filter(|l| l.contains("\"event\":\"exit\"")).count(), 1025);
+    assert_eq!(log.lines().count(), 2 * 1025);
+}
+
+#[test]
+fn issue_10_refused_spawn_never_executes() {
+    // The same, seen by the kernel: strace lists every execve of wrt and its children.
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if std::process::Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("SKIPPED issue_10_refused_spawn_never_executes: strace is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=execve", "-e", "signal=none", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_wrt"))
+        .args(["run", "--allow-run", "true", SPAWN_HANDLE_LIMIT, "1024"])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let execs = |arg: &str| trace.lines().filter(|l| l.contains("execve(") && l.contains(arg)).count();
+    assert_eq!(execs("\"held\""), 1024, "strace saw every spawn");
+    assert_eq!(execs("\"after-release\""), 1);
+    assert_eq!(execs("\"refused-spawn\""), 0, "the refused spawn was executed:\n{}", stdout(&out));
+}
+
+/// Runs `wrt run --allow-run true SPAWN_FD_BUDGET max` in `sh` after `limits` (ulimit lines).
+fn run_with_fd_limits(limits: &str, max: &str) -> std::process::Output {
+    let script = format!("{limits}; exec \"$0\" run --allow-run true \"$1\" \"$2\"");
+    std::process::Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_wrt"), SPAWN_FD_BUDGET, max])
+        .output()
+        .unwrap()
+}
+
+/// Issue 10, section 6: under `ulimit -n 256`, spawns with piped stdio failed with SPAWN_FAILED
+/// once the process ran out of descriptors (82 children). The budget refuses first, with a
+/// message, and the guest can go on.
+#[test]
+fn spawn_fd_budget() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run_with_fd_limits("ulimit -n 256", "1000");
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    let refused = text.lines().find_map(|l| l.strip_prefix("refused after ")).unwrap_or_else(|| panic!("{text}"));
+    let (held, message) = refused.split_once(": ").expect(&text);
+    let held: u32 = held.parse().expect(&text);
+    assert!(held >= 40, "{text}");
+    assert!(message.contains("file descriptors") && message.contains("256"), "{text}");
+}
+
+#[test]
+fn issue_10_cli_raises_the_soft_descriptor_limit() {
+    // A low soft limit under a higher hard one: wrt raises the soft limit at startup, so 300
+    // children with piped stdio fit where 82 did.
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run_with_fd_limits("ulimit -S -n 256 && ulimit -H -n 4096", "300");
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "held 300\n");
+}

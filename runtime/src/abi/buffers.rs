@@ -102,7 +102,7 @@ fn new_from_memory(
     };
     let mut saved: Option<Vec<u8>> = None;
     let mut save = |caller: &mut Caller<'_, GuestState>| saved = Some(memory.data(&*caller)[range.clone()].to_vec());
-    let (storage, room) = match collector::allocate(caller, range.len(), handle, &mut save)? {
+    let (storage, room) = match collector::allocate(caller, range.len(), handle, range.len() as u64, &mut save)? {
         Ok(allocated) => allocated,
         Err(ret) => return Ok(Err(ret)),
     };
@@ -121,7 +121,7 @@ fn new_zeroed(
     len: i32,
     handle: bool,
 ) -> Result<std::result::Result<(BufferView, Room), i32>> {
-    Ok(collector::allocate(caller, unsigned(len), handle, &mut |_| {})?.map(|(storage, room)| {
+    Ok(collector::allocate(caller, unsigned(len), handle, 0, &mut |_| {})?.map(|(storage, room)| {
         let view = BufferView::new(storage);
         view.zero();
         (view, room)
@@ -220,7 +220,7 @@ fn buffer_slice(mut caller: Caller<'_, GuestState>, buf: i32, start: i32, end: i
         return Ok(caller.data_mut().spawn.fail(ErrorCode::OutOfRange, message));
     };
     // A slice needs no memory, only a handle: at the handle limit, collections may free some.
-    let room = match collector::reserve(&mut caller, None, true, &mut |_| {})? {
+    let room = match collector::reserve(&mut caller, None, true, 0, &mut |_| {})? {
         Ok(room) => room,
         Err(ret) => return Ok(ret),
     };
@@ -233,8 +233,63 @@ fn buffer_slice(mut caller: Caller<'_, GuestState>, buf: i32, start: i32, end: i
 enum Part {
     Buffer(BufferView),
     Memory(Range<usize>),
-    /// Bytes of linear memory saved before a collection.
-    Saved(Vec<u8>),
+}
+
+/// The linear memory that the parts of one `buffer_concat` name: the union of their ranges, so
+/// that parts naming the same bytes are saved once before a collection.
+struct Sources {
+    /// Disjoint ranges of linear memory, in order, each with its offset in `saved`.
+    spans: Vec<(Range<usize>, usize)>,
+    /// How many bytes the spans hold.
+    len: usize,
+    /// The spans' bytes, once saved.
+    saved: Option<Vec<u8>>,
+}
+
+impl Sources {
+    fn new(parts: &[Part]) -> Self {
+        let mut ranges: Vec<Range<usize>> = parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Memory(range) if !range.is_empty() => Some(range.clone()),
+                _ => None,
+            })
+            .collect();
+        ranges.sort_unstable_by_key(|range| range.start);
+        let mut spans: Vec<(Range<usize>, usize)> = Vec::new();
+        let mut len = 0;
+        for range in ranges {
+            match spans.last_mut() {
+                Some((last, _)) if range.start <= last.end => last.end = last.end.max(range.end),
+                _ => spans.push((range, 0)),
+            }
+        }
+        for (range, offset) in &mut spans {
+            *offset = len;
+            len += range.len();
+        }
+        Self { spans, len, saved: None }
+    }
+
+    /// Copies every span out of linear memory.
+    fn save(&mut self, data: &[u8]) {
+        let mut saved = Vec::with_capacity(self.len);
+        for (range, _) in &self.spans {
+            saved.extend_from_slice(&data[range.clone()]);
+        }
+        self.saved = Some(saved);
+    }
+
+    /// The bytes of `range` (inside one span): saved, or still in `data`.
+    fn bytes<'a>(&'a self, data: &'a [u8], range: &Range<usize>) -> &'a [u8] {
+        let Some(saved) = self.saved.as_ref().filter(|_| !range.is_empty()) else {
+            return &data[range.clone()];
+        };
+        let i = self.spans.partition_point(|(span, _)| span.start <= range.start) - 1;
+        let (span, offset) = &self.spans[i];
+        let at = offset + (range.start - span.start);
+        &saved[at..at + range.len()]
+    }
 }
 
 fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32) -> Result<i32> {
@@ -274,7 +329,6 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
         total = total.saturating_add(match &part {
             Part::Buffer(view) => view.len(),
             Part::Memory(range) => range.len(),
-            Part::Saved(bytes) => bytes.len(),
         });
         parts.push(part);
     }
@@ -284,17 +338,12 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
             .fail(ErrorCode::InvalidArgument, format!("the parts add up to {total} bytes, over 1 GiB")));
     }
     // The parts' bytes are copied before any guest code runs: views are shared (a release in the
-    // guest's collector cannot free them), and linear-memory parts are saved before a collection
-    // at the hard limit.
-    let mut save = |caller: &mut Caller<'_, GuestState>| {
-        let data = memory.data(&*caller);
-        for part in &mut parts {
-            if let Part::Memory(range) = part {
-                *part = Part::Saved(data[range.clone()].to_vec());
-            }
-        }
-    };
-    let (view, room) = match collector::allocate(&mut caller, total, true, &mut save)? {
+    // guest's collector cannot free them), and the linear memory the parts name is saved, once
+    // however many parts name it, before a collection at the hard limit.
+    let mut sources = Sources::new(&parts);
+    let save_len = sources.len as u64;
+    let mut save = |caller: &mut Caller<'_, GuestState>| sources.save(memory.data(&*caller));
+    let (view, room) = match collector::allocate(&mut caller, total, true, save_len, &mut save)? {
         Ok((storage, room)) => (BufferView::new(storage), room),
         Err(ret) => return Ok(ret),
     };
@@ -307,16 +356,13 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
                 src.len()
             }
             Part::Memory(range) => {
-                view.write(at, &data[range.clone()]);
+                view.write(at, sources.bytes(data, range));
                 range.len()
-            }
-            Part::Saved(bytes) => {
-                view.write(at, bytes);
-                bytes.len()
             }
         };
         at += len;
     }
+    drop(sources);
     insert_new(&mut caller, Ok((view, room)))
 }
 
@@ -343,7 +389,7 @@ fn read_buffer(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, max
     }
     // Make room first, so that bytes taken from the child always become a buffer.
     let chunk = max_len.min(MAX_CHUNK) as usize;
-    let room = match collector::reserve(&mut caller, Some(chunk), true, &mut |_| {})? {
+    let room = match collector::reserve(&mut caller, Some(chunk), true, 0, &mut |_| {})? {
         Ok(room) => room,
         Err(ret) => return Ok(ret),
     };

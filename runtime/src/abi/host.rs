@@ -8,6 +8,7 @@ use wasmtime::{Caller, Linker, Memory};
 use wrt_host_spawn::{Child, Command, Interest, ReadError, Signal, Stdio, WaitError, WriteError, error_chain};
 
 use super::code::ErrorCode;
+use super::handles::MAX_LIVE_HANDLES;
 use super::memory;
 use super::request::{self, SpawnRequest, StdioMode};
 use super::spawn_state::{ChildEntry, SpawnState};
@@ -121,6 +122,15 @@ fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32) -> Resu
         "spawn request {req_ptr:#x}+{req_len:#x} is outside linear memory"
     );
     let request = try_code!(state, request::decode(bytes), "malformed spawn request");
+    // Every check that can refuse the spawn comes before the program starts: the handle here,
+    // then the policy, the concurrency limit and the descriptor budget in the spawner.
+    if !state.spawn.children.has_room(MAX_LIVE_HANDLES) {
+        let message = format!(
+            "cannot spawn `{}`: {MAX_LIVE_HANDLES} handles are live, or every handle was used; release one first",
+            request.program
+        );
+        return Ok(state.spawn.fail(ErrorCode::NoMemory, message));
+    }
     let command = to_command(&request, state, false);
     match state.spawn.spawner.spawn(&command) {
         Ok(child) => {
@@ -479,8 +489,7 @@ fn run(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32, io_ptr: i
         state,
         memory::slice(data, stdin_ptr, stdin_len),
         "stdin buffer {stdin_ptr:#x}+{stdin_len:#x} is outside linear memory"
-    )
-    .to_vec();
+    );
     let stdout_range = try_code!(
         state,
         memory::range(data.len(), stdout_ptr, stdout_cap),
@@ -503,10 +512,12 @@ fn run(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32, io_ptr: i
     );
     let request = try_code!(state, request::decode(bytes), "malformed spawn request");
     let mut command = to_command(&request, state, true);
-    // Keep no more output than fits the guest's buffers (or the requested limit).
-    let room = stdout_range.len().max(stderr_range.len()).max(1) as u64;
+    // Keep no more output than fits the guest's buffers (or the requested limit), nor more
+    // than the memory limit leaves room for (half for each stream): the host holds the output
+    // until the child has ended.
+    let room = (stdout_range.len().max(stderr_range.len()) as u64).min(state.buffer_room() / 2).max(1);
     command.output_limit(request.output_limit.map_or(room, |limit| limit.min(room)));
-    let output = match state.spawn.spawner.output(&command, Some(&stdin)) {
+    let output = match state.spawn.spawner.output(&command, Some(stdin)) {
         Ok(output) => output,
         Err(wrt_host_spawn::OutputError::Spawn(err)) => return Ok(state.spawn.spawn_failed(&request.program, &err)),
         Err(err) => return Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),

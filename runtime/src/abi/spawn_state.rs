@@ -68,6 +68,7 @@ impl SpawnState {
             SpawnError::NotFound { .. } => ErrorCode::NotFound,
             SpawnError::NotExecutable { .. } => ErrorCode::NotExecutable,
             SpawnError::TooManyChildren { .. } => ErrorCode::TooManyChildren,
+            SpawnError::TooManyDescriptors { .. } => ErrorCode::NoMemory,
             _ => ErrorCode::SpawnFailed,
         };
         let mut message = error_chain(err);

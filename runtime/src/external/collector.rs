@@ -4,8 +4,9 @@
 //!
 //! A collection runs guest code, which may free and reuse any of its memory. So a host function
 //! copies what it needs from linear memory *before* any collection can run: the collection the
-//! policy asks for runs after the new buffer is filled ([`Allocation::finish`]), and at the hard
-//! limit the caller saves its source bytes before the first full collection.
+//! policy asks for runs after the new buffer is filled ([`Room::finish`]), and at the hard
+//! limit the caller saves its source bytes before the first full collection. Those saved bytes
+//! count against the memory limit like buffers do ([`reserve`]).
 
 use std::time::Instant;
 
@@ -73,6 +74,15 @@ fn run_collectors(caller: &mut Caller<'_, GuestState>, kind: Kind) -> wasmtime::
     Ok(())
 }
 
+/// The most bytes host buffers could take if every buffer were freed: the memory limit less
+/// linear memory and tables (which never shrink), or [`DEFAULT_EXTERNAL_LIMIT`].
+fn ceiling(state: &GuestState) -> u64 {
+    match state.limiter.max_memory() {
+        Some(max) => max.saturating_sub(state.limiter.wasm_bytes()),
+        None => DEFAULT_EXTERNAL_LIMIT,
+    }
+}
+
 /// Room made for a new buffer, and the collection the policy asks for once it is filled.
 #[must_use = "run `finish` once the new buffer is filled"]
 pub(crate) struct Room {
@@ -95,11 +105,17 @@ impl Room {
 }
 
 /// Makes room for a buffer of `len` bytes (`None`: a view of existing bytes, which needs no
-/// memory) and, with `handle`, a handle for it, within the
-/// hard limit: when it does not fit, empty slabs are unmapped, then (at most twice) a full
-/// collection runs, with `save` called once before the first so the caller can copy its sources
-/// out of linear memory. `Ok(Err(ret))` is `-NO_MEMORY` (or `-INVALID_ARGUMENT` for a buffer over
-/// 1 GiB), recorded as the last error.
+/// memory) and, with `handle`, a handle for it, within the hard limit: when it does not fit,
+/// empty slabs are unmapped, then (at most twice) a full collection runs, with `save` called
+/// once before the first so the caller can copy its sources out of linear memory.
+///
+/// `save_len` is how many bytes `save` copies; they are host memory until the new buffer is
+/// filled, so they count against the limit like the buffer itself: nothing is saved unless
+/// the copy fits the room left now, and the buffer is made only when it fits beside the copy.
+/// A request that could not fit even if every buffer were freed (`len + save_len` over the
+/// limit less linear memory and tables) fails at once, before anything is saved or collected.
+/// `Ok(Err(ret))` is `-NO_MEMORY` (or `-INVALID_ARGUMENT` for a buffer over 1 GiB), recorded
+/// as the last error.
 ///
 /// # Errors
 ///
@@ -108,6 +124,7 @@ pub(crate) fn reserve(
     caller: &mut Caller<'_, GuestState>,
     len: Option<usize>,
     handle: bool,
+    save_len: u64,
     save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
 ) -> wasmtime::Result<Result<Room, i32>> {
     let bytes = len.unwrap_or(0);
@@ -121,12 +138,14 @@ pub(crate) fn reserve(
     };
     let mut full_collections = 0;
     let mut trimmed = false;
+    // Bytes saved from linear memory, held until the new buffer is filled.
+    let mut saved = 0u64;
     loop {
         let state = caller.data_mut();
         let needed = len.map_or(0, |len| state.external.pool.growth_for(len));
         let room = state.buffer_room();
         let handles_left = !handle || state.external.buffers.has_room(MAX_LIVE_BUFFERS);
-        if needed <= room && handles_left {
+        if needed.saturating_add(saved) <= room && handles_left {
             let pending = if full_collections > 0 { None } else { pending };
             return Ok(Ok(Room { pending }));
         }
@@ -135,23 +154,46 @@ pub(crate) fn reserve(
             trimmed = true;
             continue;
         }
-        if full_collections == 2 || state.external.accountant.collecting || !can_collect(caller) {
-            let state = caller.data_mut();
-            let what = if handles_left {
-                format!(
-                    "{bytes} bytes: {} bytes of buffers are live ({} with the host's blocks) and {room} bytes are left \
-                     under the memory limit",
-                    state.external.accountant.ledger.live(),
-                    state.external.pool.footprint()
-                )
-            } else {
-                format!("a buffer handle: {MAX_LIVE_BUFFERS} are live, or every buffer handle was used")
-            };
+        let live = state.external.accountant.ledger.live();
+        let footprint = state.external.pool.footprint();
+        let fail = |state: &mut GuestState, what: String| {
             let message = format!("cannot allocate {what} (after {full_collections} full collections)");
-            return Ok(Err(state.spawn.fail(ErrorCode::NoMemory, message)));
+            Err(state.spawn.fail(ErrorCode::NoMemory, message))
+        };
+        if !handles_left {
+            if full_collections == 2 || state.external.accountant.collecting || !can_collect(caller) {
+                let what = format!("a buffer handle: {MAX_LIVE_BUFFERS} are live, or every buffer handle was used");
+                return Ok(fail(caller.data_mut(), what));
+            }
+        } else {
+            // Even with every buffer freed, the buffer and its saved sources must fit.
+            let ceiling = ceiling(state);
+            if (bytes as u64).saturating_add(save_len) > ceiling {
+                let what = format!(
+                    "{bytes} bytes: with {save_len} bytes of linear memory saved during a collection, that is more \
+                     than the {ceiling} bytes the memory limit leaves beside linear memory"
+                );
+                return Ok(fail(state, what));
+            }
+            if full_collections == 0 && save_len > room {
+                let what = format!(
+                    "{bytes} bytes: {live} bytes of buffers are live ({footprint} with the host's blocks), and the \
+                     {save_len} bytes of linear memory to save before a collection do not fit the {room} bytes left \
+                     under the memory limit"
+                );
+                return Ok(fail(state, what));
+            }
+            if full_collections == 2 || state.external.accountant.collecting || !can_collect(caller) {
+                let what = format!(
+                    "{bytes} bytes: {live} bytes of buffers are live ({footprint} with the host's blocks) and {room} \
+                     bytes are left under the memory limit"
+                );
+                return Ok(fail(caller.data_mut(), what));
+            }
         }
         if full_collections == 0 {
             save(caller);
+            saved = save_len;
         }
         collect(caller, Kind::Full)?;
         full_collections += 1;
@@ -168,9 +210,10 @@ pub(crate) fn allocate(
     caller: &mut Caller<'_, GuestState>,
     len: usize,
     handle: bool,
+    save_len: u64,
     save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
 ) -> wasmtime::Result<Result<(Storage, Room), i32>> {
-    let room = match reserve(caller, Some(len), handle, save)? {
+    let room = match reserve(caller, Some(len), handle, save_len, save)? {
         Ok(room) => room,
         Err(ret) => return Ok(Err(ret)),
     };

@@ -1,0 +1,137 @@
+//! The descriptor budget: a spawn takes file descriptors (pipes for its stdio, a pidfd), and it
+//! is refused with a clear error before the process runs out of them, rather than failing in
+//! `pipe2` or `posix_spawn` with `EMFILE`.
+
+use std::io;
+
+use nix::sys::resource::{Resource, getrlimit, setrlimit};
+
+use crate::command::{Command, Stdio, Stream};
+
+/// Descriptors a spawn always leaves free below the soft `RLIMIT_NOFILE`, for everything else
+/// the host does: the runtime itself, files a guest opens through WASI, the audit log.
+pub const RESERVED_FDS: u64 = 16;
+
+/// Descriptors a spawn needs besides its stdio: the child's pidfd, which the host keeps, and
+/// the fork-exec strategy's error pipe (two, closed once the child has started), and one spare.
+const SPAWN_FDS: u64 = 4;
+
+/// Raises the soft `RLIMIT_NOFILE` of this process to its hard limit (capped at what the kernel
+/// allows a process, `/proc/sys/fs/nr_open` on Linux), as many servers do at startup, and
+/// returns the new soft limit. Children inherit it; a policy's `open_files` limit still
+/// applies to them.
+///
+/// # Errors
+///
+/// `getrlimit` or `setrlimit` failed; the limit is then unchanged.
+///
+/// # Examples
+///
+/// ```
+/// let soft = wrt_host_spawn::raise_open_files_limit()?;
+/// assert!(soft >= 3);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn raise_open_files_limit() -> io::Result<u64> {
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)?;
+    // RLIM_INFINITY is not a valid RLIMIT_NOFILE: the kernel caps descriptors at nr_open.
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open").ok().and_then(|s| s.trim().parse::<u64>().ok());
+    let target = nr_open.map_or(hard, |max| hard.min(max));
+    if target > soft {
+        setrlimit(Resource::RLIMIT_NOFILE, target, hard)?;
+        return Ok(target);
+    }
+    Ok(soft)
+}
+
+/// How many descriptors starting `command` takes at most, at the moment it starts: three per
+/// piped stream (the pipe's two ends, and a copy if the host's own stdio is closed), one per
+/// file that must be copied, two for `/dev/null` until the spawner has opened it, and
+/// [`SPAWN_FDS`].
+pub(crate) fn needed(command: &Command, pipe_stdin: bool, null_open: bool) -> u64 {
+    let mut needed = SPAWN_FDS;
+    let mut null = false;
+    for stream in [Stream::Stdin, Stream::Stdout, Stream::Stderr] {
+        needed += match command.get_stdio(stream) {
+            _ if pipe_stdin && stream == Stream::Stdin => 3,
+            Stdio::Piped => 3,
+            Stdio::File(_) => 1,
+            Stdio::Null => {
+                null = true;
+                0
+            }
+            Stdio::Inherit => 0,
+        };
+    }
+    if null && !null_open {
+        needed += 2;
+    }
+    needed
+}
+
+/// Why the budget refuses a spawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Exhausted {
+    /// Descriptors open in the process.
+    pub(crate) open: u64,
+    /// Descriptors the spawn needs.
+    pub(crate) needed: u64,
+    /// The soft `RLIMIT_NOFILE`.
+    pub(crate) limit: u64,
+}
+
+/// Checks that `needed` more descriptors fit under the soft `RLIMIT_NOFILE` with
+/// [`RESERVED_FDS`] left over, counting the descriptors open now (`/proc/self/fd`). When they
+/// cannot be counted (no `/proc`), the check passes and the operating system has the last word.
+pub(crate) fn check(needed: u64) -> Result<(), Exhausted> {
+    let Ok((limit, _)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return Ok(());
+    };
+    let open = match open_fds() {
+        Ok(open) => open,
+        // Not even the directory could be opened: no descriptor is left.
+        Err(err) if err.raw_os_error() == Some(libc::EMFILE) => limit,
+        Err(_) => return Ok(()),
+    };
+    if open.saturating_add(needed).saturating_add(RESERVED_FDS) > limit {
+        return Err(Exhausted { open, needed, limit });
+    }
+    Ok(())
+}
+
+/// How many descriptors the process has open.
+fn open_fds() -> io::Result<u64> {
+    let dir = if cfg!(target_os = "linux") { "/proc/self/fd" } else { "/dev/fd" };
+    let mut count = 0u64;
+    for entry in std::fs::read_dir(dir)? {
+        entry?;
+        count += 1;
+    }
+    // The directory's own descriptor is listed too.
+    Ok(count.saturating_sub(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piped_streams_need_the_most() {
+        let mut command = Command::new("true");
+        command.stdin(Stdio::Null).stdout(Stdio::Null).stderr(Stdio::Null);
+        assert_eq!(needed(&command, false, true), SPAWN_FDS);
+        assert_eq!(needed(&command, false, false), SPAWN_FDS + 2);
+        command.stdout(Stdio::Piped).stderr(Stdio::Piped);
+        assert_eq!(needed(&command, true, true), SPAWN_FDS + 9);
+    }
+
+    #[test]
+    fn counts_what_is_open() {
+        let (a, b) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+        assert!(open_fds().unwrap() >= 2, "at least the pipe");
+        drop((a, b));
+        assert!(check(1).is_ok(), "a test process is far from its limit");
+        let Err(exhausted) = check(u64::MAX / 2) else { panic!("no process has that many descriptors") };
+        assert!(exhausted.open >= 1 && exhausted.needed == u64::MAX / 2, "{exhausted:?}");
+    }
+}
