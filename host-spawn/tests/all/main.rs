@@ -4,6 +4,7 @@
 //! that fd counts, RSS and process-group checks see only the test's own children.
 
 mod audit;
+mod docs;
 mod io;
 mod isolation;
 mod leak;
