@@ -10,6 +10,7 @@ mod cli;
 mod fs;
 mod limits;
 mod mem;
+mod policy;
 mod refs;
 mod spawn;
 mod trap;
