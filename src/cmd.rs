@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub(crate) mod bench;
+#[cfg(unix)]
+pub(crate) mod policy;
 pub(crate) mod run;
 
 /// A WebAssembly sandbox runtime whose guests may run host programs.
@@ -21,6 +23,9 @@ enum Command {
     Run(run::RunArgs),
     /// Measure spawn, buffer and startup workloads against their floors, compare settings
     Bench(bench::BenchArgs),
+    /// Check a spawn policy file, or explain the decision a spawn request would get
+    #[cfg(unix)]
+    Policy(policy::PolicyArgs),
 }
 
 impl Cli {
@@ -28,6 +33,8 @@ impl Cli {
         match self.command {
             Command::Run(args) => args.run(),
             Command::Bench(args) => args.run(),
+            #[cfg(unix)]
+            Command::Policy(args) => args.run(),
         }
     }
 }

@@ -69,13 +69,17 @@ pub enum SpawnError {
         /// The file it resolved to.
         path: PathBuf,
     },
-    /// The spawner already has the policy's maximum number of running children.
-    #[error("cannot spawn `{}`: {limit} children are already running", shown(.program))]
+    /// The spawner already has the policy's maximum number of children: processes that are
+    /// still running, or (never more than `limit` in all) spawns in progress on other threads.
+    /// Children that exited are not counted, whether or not anyone has waited for them.
+    #[error("cannot spawn `{}`: {running} children are running, the limit is {limit}", shown(.program))]
     TooManyChildren {
         /// The program as requested.
         program: PathBuf,
         /// The policy's `max_children`.
         limit: usize,
+        /// The children running (or being spawned) when the request came.
+        running: usize,
     },
     /// Starting the program would leave fewer than
     /// [`RESERVED_FDS`](crate::RESERVED_FDS) file descriptors free under the soft
@@ -182,15 +186,16 @@ pub enum Denial {
     #[error("relative program paths are not allowed")]
     RelativeProgram,
     /// A deny rule matches the resolved program (deny rules win over allow rules).
-    #[error("`{}` matches deny rule `{}`", .path.display(), .rule.display())]
+    #[error("`{}` matches deny rule `{}`", shown(.path), .rule.display())]
     DenyRule {
-        /// The canonical path of the program.
+        /// The program as the request named it (never what it resolved to, which would let a
+        /// guest probe the host's files through symlinks).
         path: PathBuf,
         /// The deny rule as written in the policy.
         rule: PathBuf,
     },
     /// No allow rule names the resolved program.
-    #[error("no allow rule names `{}`", .path.display())]
+    #[error("no allow rule names `{}`", shown(.path))]
     NotAllowed {
         /// The canonical path of the program.
         path: PathBuf,
@@ -207,8 +212,9 @@ pub enum Denial {
         /// The variable's name, lossily decoded.
         name: String,
     },
-    /// The request sets an `LD_*` or `DYLD_*` variable and the policy does not allow them.
-    #[error("environment variable `{name}` (dynamic loader) is refused")]
+    /// The request sets an `LD_*`/`DYLD_*` variable the policy does not allow, or one of
+    /// glibc's unsafe variables (`GCONV_PATH`, `TMPDIR`, …), which no policy allows.
+    #[error("environment variable `{name}` changes what the program loads and is refused")]
     LoaderEnv {
         /// The variable's name, lossily decoded.
         name: String,
@@ -452,31 +458,31 @@ pub enum PolicyError {
         dir: PathBuf,
     },
     /// An allow rule names a program that is not found.
-    #[error("allow rule {index}: program `{}` not found", .program.display())]
+    #[error("allow rule {}: program `{}` not found", .index + 1, .program.display())]
     ProgramNotFound {
-        /// Index of the rule.
+        /// Index of the rule (0-based; messages count from 1).
         index: usize,
         /// The program as written.
         program: PathBuf,
     },
     /// An allow rule names a relative path.
-    #[error("allow rule {index}: program `{}` must be a bare name or an absolute path", .program.display())]
+    #[error("allow rule {}: program `{}` must be a bare name or an absolute path", .index + 1, .program.display())]
     RelativeProgram {
-        /// Index of the rule.
+        /// Index of the rule (0-based; messages count from 1).
         index: usize,
         /// The program as written.
         program: PathBuf,
     },
     /// An allow rule names a file that is not executable.
-    #[error("allow rule {index}: `{}` is not executable", .program.display())]
+    #[error("allow rule {}: `{}` is not executable", .index + 1, .program.display())]
     NotExecutable {
-        /// Index of the rule.
+        /// Index of the rule (0-based; messages count from 1).
         index: usize,
         /// The program as written.
         program: PathBuf,
     },
     /// Two allow rules resolve to the same program.
-    #[error("allow rule {index}: `{}` already has allow rule {first}", .path.display())]
+    #[error("allow rule {}: `{}` already has allow rule {}", .index + 1, .path.display(), .first + 1)]
     DuplicateRule {
         /// Index of the second rule.
         index: usize,
@@ -486,9 +492,9 @@ pub enum PolicyError {
         path: PathBuf,
     },
     /// An argument pattern is malformed.
-    #[error("allow rule {index}: argument pattern {pattern}: {reason}")]
+    #[error("allow rule {}: argument pattern {}: {reason}", .index + 1, .pattern + 1)]
     BadPattern {
-        /// Index of the rule.
+        /// Index of the rule (0-based; messages count from 1).
         index: usize,
         /// Index of the pattern list.
         pattern: usize,
@@ -496,10 +502,64 @@ pub enum PolicyError {
         reason: String,
     },
     /// An `LD_*`/`DYLD_*` name is listed but `allow_ld_env` is off.
-    #[error("environment variable `{name}` is a dynamic-loader variable; set `allow_ld_env`")]
+    #[error(
+        "environment variable `{name}` is a dynamic-loader variable; only a policy with `allow_ld_env = true` may list it"
+    )]
     LoaderEnv {
         /// The name.
         name: String,
+    },
+    /// One of glibc's unsafe variables (`GCONV_PATH`, `TMPDIR`, …) is listed: never allowed.
+    #[error("environment variable `{name}` changes what programs load or read and is never passed to a child")]
+    UnsafeEnv {
+        /// The name.
+        name: String,
+    },
+    /// A timeout of zero, which would kill every child at once (write `"none"` for no
+    /// timeout).
+    #[error("{}: `timeout` must be more than 0 (write \"none\" for no timeout)", rule_name(*.index))]
+    ZeroTimeout {
+        /// The allow rule (0-based), or `None` for the policy's default.
+        index: Option<usize>,
+    },
+    /// `args = []`: a rule that accepts no argument list at all.
+    #[error(
+        "allow rule {}: `args = []` accepts no call at all; write `[[]]` for \"no arguments\" or leave `args` out",
+        .index + 1
+    )]
+    EmptyArgs {
+        /// Index of the rule (0-based; messages count from 1).
+        index: usize,
+    },
+    /// A deny rule is a relative path.
+    #[error("deny rule {}: `{}` must be a bare name or an absolute path", .index + 1, .program.display())]
+    RelativeDeny {
+        /// Index of the rule (0-based; messages count from 1).
+        index: usize,
+        /// The rule as written.
+        program: PathBuf,
+    },
+    /// A deny rule names nothing that exists, so it could never match.
+    #[error("deny rule {}: `{}` is not found, so it would never match", .index + 1, .program.display())]
+    DenyNotFound {
+        /// Index of the rule (0-based; messages count from 1).
+        index: usize,
+        /// The rule as written.
+        program: PathBuf,
+    },
+    /// A deny rule names a file that is not an executable, so it could never match.
+    #[error("deny rule {}: `{}` is not executable, so it would never match", .index + 1, .program.display())]
+    DenyNotExecutable {
+        /// Index of the rule (0-based; messages count from 1).
+        index: usize,
+        /// The rule as written.
+        program: PathBuf,
+    },
+    /// `default_cwd` or a `cwd_allow` entry is relative.
+    #[error("working directory `{}` must be an absolute path", .dir.display())]
+    RelativeCwd {
+        /// The directory as written.
+        dir: PathBuf,
     },
     /// An environment variable name is empty or contains `=` or NUL.
     #[error("environment variable name `{name}` is invalid")]
@@ -519,6 +579,16 @@ pub enum PolicyError {
     /// `max_children` is zero.
     #[error("`max_children` must be at least 1")]
     ZeroMaxChildren,
+}
+
+fn unknown_keys(keys: &[(String, usize)]) -> String {
+    let list: Vec<String> = keys.iter().map(|(key, line)| format!("`{key}` at line {line}")).collect();
+    let noun = if keys.len() == 1 { "unknown key" } else { "unknown keys" };
+    format!("{noun}: {}", list.join(", "))
+}
+
+fn rule_name(index: Option<usize>) -> String {
+    index.map_or_else(|| "policy".to_owned(), |i| format!("allow rule {}", i + 1))
 }
 
 /// Why a policy file could not be loaded.
@@ -543,6 +613,14 @@ pub enum PolicyFileError {
         /// The parser's error, with the line and column.
         #[source]
         source: toml::de::Error,
+    },
+    /// The file has keys the format does not know (every one is listed, with its line).
+    #[error("invalid policy file `{}`: {}", .path.display(), unknown_keys(.keys))]
+    UnknownKeys {
+        /// The file (`<string>` for [`Policy::from_toml_str`](crate::Policy::from_toml_str)).
+        path: PathBuf,
+        /// Each unknown key as a dotted path (`allow[2].flags`, 1-based) and its 1-based line.
+        keys: Vec<(String, usize)>,
     },
     /// The file parses but describes an unusable policy.
     #[error("invalid policy file `{}` at line {line}", .path.display())]

@@ -70,6 +70,6 @@ pub use self::error::{
 pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};
 pub use self::limits::Rlimits;
 pub use self::outcome::{ExitStatus, Outcome, Output, ResourceUsage, Truncated};
-pub use self::policy::{DEFAULT_SEARCH_PATH, Policy, ProgramRule};
+pub use self::policy::{DEFAULT_SEARCH_PATH, Explanation, Policy, PolicyReport, PolicyWarning, ProgramRule};
 pub use self::spawner::Spawner;
 pub use self::strategy::{Strategy, Unsupported};

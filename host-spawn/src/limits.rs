@@ -4,7 +4,10 @@ use crate::sys::Rlimit;
 
 /// Resource limits for a child process, applied with `setrlimit` between `fork` and `execve`.
 ///
-/// Each limit sets both the soft and the hard value, so the child cannot raise it again. A
+/// Each limit sets both the soft and the hard value, so the child cannot raise it again, with
+/// one exception: `cpu_seconds` sets the hard limit one second above the soft one, so that the
+/// kernel sends `SIGXCPU` at the soft limit (a program may catch it and stop cleanly) and
+/// `SIGKILL` one CPU second later. (With equal limits Linux sends `SIGKILL` at once.) A
 /// request, its program's rule and the policy each give limits; the child gets the lowest of
 /// each. Any limit makes the spawn use [`Strategy::ForkExec`](crate::Strategy::ForkExec),
 /// because `posix_spawn` has no attribute for them.
@@ -27,7 +30,8 @@ use crate::sys::Rlimit;
 /// `CAP_SYS_ADMIN`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Rlimits {
-    /// `RLIMIT_CPU`: CPU seconds; the kernel sends `SIGXCPU` and, at the hard limit, `SIGKILL`.
+    /// `RLIMIT_CPU`: CPU seconds; the kernel sends `SIGXCPU` after this many and `SIGKILL` one
+    /// second later (the hard limit is one more).
     pub cpu_seconds: Option<u64>,
     /// `RLIMIT_AS`: bytes of virtual address space.
     pub address_space: Option<u64>,
@@ -78,10 +82,10 @@ impl Rlimits {
         }
     }
 
-    /// `(resource, value)` pairs for `setrlimit`, prepared before the fork.
+    /// `(resource, soft, hard)` triples for `setrlimit`, prepared before the fork.
     pub(crate) fn to_sys(self) -> Vec<Rlimit> {
-        [
-            (libc::RLIMIT_CPU, self.cpu_seconds),
+        let cpu = self.cpu_seconds.map(|soft| (libc::RLIMIT_CPU, soft, soft.saturating_add(1)));
+        let equal = [
             (libc::RLIMIT_AS, self.address_space),
             (libc::RLIMIT_NOFILE, self.open_files),
             (libc::RLIMIT_FSIZE, self.file_size),
@@ -89,8 +93,8 @@ impl Rlimits {
             (libc::RLIMIT_CORE, self.core_size),
         ]
         .into_iter()
-        .filter_map(|(resource, value)| value.map(|value| (resource, value)))
-        .collect()
+        .filter_map(|(resource, value)| value.map(|value| (resource, value, value)));
+        cpu.into_iter().chain(equal).collect()
     }
 }
 
@@ -113,6 +117,9 @@ mod tests {
     fn to_sys_lists_only_set_limits() {
         assert!(Rlimits::none().to_sys().is_empty());
         let limits = Rlimits { file_size: Some(4096), ..Rlimits::none() };
-        assert_eq!(limits.to_sys(), vec![(libc::RLIMIT_FSIZE, 4096)]);
+        assert_eq!(limits.to_sys(), vec![(libc::RLIMIT_FSIZE, 4096, 4096)]);
+        // Issue 15, defect 5: equal CPU limits meant SIGKILL, never SIGXCPU.
+        let limits = Rlimits { cpu_seconds: Some(3), ..Rlimits::none() };
+        assert_eq!(limits.to_sys(), vec![(libc::RLIMIT_CPU, 3, 4)]);
     }
 }

@@ -1,7 +1,9 @@
 //! The deny-by-default policy: which programs may run, with which arguments, environment,
 //! working directory and limits.
 
+mod explain;
 mod file;
+mod lint;
 mod pattern;
 #[cfg(test)]
 mod tests;
@@ -13,6 +15,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use self::explain::Explanation;
+pub use self::lint::{PolicyReport, PolicyWarning};
 use self::pattern::ArgsPattern;
 use crate::command::Command;
 use crate::error::{Denial, PolicyError};
@@ -88,6 +92,7 @@ pub struct Policy {
 pub struct ProgramRule {
     program: PathBuf,
     args: Option<Vec<Vec<String>>>,
+    env: Vec<(OsString, OsString)>,
     timeout: Option<Option<Duration>>,
     output_limit: Option<u64>,
     rlimits: Option<Rlimits>,
@@ -97,13 +102,27 @@ impl ProgramRule {
     /// A rule for `program`: a bare name (resolved on the policy's search path) or an
     /// absolute path.
     pub fn new(program: impl Into<PathBuf>) -> Self {
-        Self { program: program.into(), args: None, timeout: None, output_limit: None, rlimits: None }
+        Self { program: program.into(), args: None, env: Vec::new(), timeout: None, output_limit: None, rlimits: None }
+    }
+
+    /// Sets `name` to `value` in this program's environment, whatever the host and the request
+    /// say (for example `PATH`, which a compiler needs to find its own tools). A request cannot
+    /// override it.
+    #[must_use]
+    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
     }
 
     /// Adds one accepted argument list. Once any is added, the arguments must match one of
     /// them. Each element is a pattern matched against one argument: `*` matches any run of
-    /// characters, `?` one character, `\` escapes the next character, and a last element `**`
-    /// matches any number of further arguments.
+    /// characters, `?` any one character (newlines and shell metacharacters too), `[0-9]` or
+    /// `[!@-]` one character of a class, `\` escapes the next character, and a last element
+    /// `**` matches any number of further arguments.
+    ///
+    /// A rule whose argument lists were all removed again cannot exist: at least one list is
+    /// added by this call, and [`ProgramRule::args`] with an empty iterator accepts exactly
+    /// "no arguments".
     #[must_use]
     pub fn args<I, S>(mut self, pattern: I) -> Self
     where
@@ -315,14 +334,11 @@ impl Policy {
         if self.max_children == 0 {
             return Err(PolicyError::ZeroMaxChildren);
         }
+        if self.timeout == Some(Duration::ZERO) {
+            return Err(PolicyError::ZeroTimeout { index: None });
+        }
         for name in self.env_passthrough.iter().chain(&self.env_allow) {
-            let bytes = name.as_bytes();
-            if bytes.is_empty() || bytes.contains(&b'=') || bytes.contains(&0) {
-                return Err(PolicyError::BadEnvName { name: name.to_string_lossy().into() });
-            }
-            if is_loader_var(name) && !self.allow_ld_env {
-                return Err(PolicyError::LoaderEnv { name: name.to_string_lossy().into() });
-            }
+            self.check_env_name(name)?;
         }
 
         let mut allow = HashMap::with_capacity(self.allow.len());
@@ -343,6 +359,7 @@ impl Policy {
             };
             let args = match &rule.args {
                 None => None,
+                Some(patterns) if patterns.is_empty() => return Err(PolicyError::EmptyArgs { index }),
                 Some(patterns) => Some(
                     patterns
                         .iter()
@@ -357,6 +374,15 @@ impl Policy {
                         .collect::<Result<Vec<_>, _>>()?,
                 ),
             };
+            if rule.timeout == Some(Some(Duration::ZERO)) {
+                return Err(PolicyError::ZeroTimeout { index: Some(index) });
+            }
+            for (name, value) in &rule.env {
+                self.check_env_name(name)?;
+                if value.as_bytes().contains(&0) {
+                    return Err(PolicyError::BadEnvName { name: name.to_string_lossy().into() });
+                }
+            }
             if let Some(&first) = first_index.get(&path) {
                 return Err(PolicyError::DuplicateRule { index, first, path });
             }
@@ -366,6 +392,7 @@ impl Policy {
                 CompiledRule {
                     written: program.clone(),
                     args,
+                    env: rule.env.iter().cloned().collect(),
                     timeout: rule.timeout,
                     output_limit: rule.output_limit,
                     rlimits: rule.rlimits,
@@ -373,20 +400,32 @@ impl Policy {
             );
         }
 
-        // A deny rule for a name that is not installed cannot match anything installed now;
-        // one for an absolute path that does not exist yet is kept as written.
-        let deny = self
-            .deny
-            .iter()
-            .filter_map(|rule| match resolve(rule.as_os_str(), &self.search_path) {
-                Ok(path) => Some((path, rule.clone())),
-                Err(_) if rule.is_absolute() => Some((rule.clone(), rule.clone())),
-                Err(_) => None,
-            })
-            .collect();
+        // A deny rule by name covers every file that name resolves to on the search path (not
+        // only the first, which is what runs): another copy further down the path, with an
+        // allow rule of its own, is denied as well. A deny rule that can never match is an
+        // error, so a typo cannot leave the program it meant allowed.
+        let mut deny = Vec::new();
+        for (index, rule) in self.deny.iter().enumerate() {
+            let paths = resolve_all(rule.as_os_str(), &self.search_path);
+            match paths {
+                Err(ResolveError::Relative) => {
+                    return Err(PolicyError::RelativeDeny { index, program: rule.clone() });
+                }
+                Err(ResolveError::NotFound) => {
+                    return Err(PolicyError::DenyNotFound { index, program: rule.clone() });
+                }
+                Err(ResolveError::NotExecutable(_)) => {
+                    return Err(PolicyError::DenyNotExecutable { index, program: rule.clone() });
+                }
+                Ok(paths) => deny.extend(paths.into_iter().map(|path| (path, rule.clone()))),
+            }
+        }
 
         let canonical_dir =
             |dir: &PathBuf| {
+                if !dir.is_absolute() {
+                    return Err(PolicyError::RelativeCwd { dir: dir.clone() });
+                }
                 fs::canonicalize(dir)
                     .and_then(|c| {
                         if c.is_dir() { Ok(c) } else { Err(std::io::Error::from(std::io::ErrorKind::NotADirectory)) }
@@ -412,29 +451,97 @@ impl Policy {
             audit_only: self.audit_only,
         })
     }
+
+    /// A name the policy lists (passthrough, allow, or a rule's fixed environment) is well
+    /// formed, not one of glibc's unsafe variables, and `LD_*`/`DYLD_*` only with
+    /// `allow_ld_env`.
+    fn check_env_name(&self, name: &OsStr) -> Result<(), PolicyError> {
+        let bytes = name.as_bytes();
+        if bytes.is_empty() || bytes.contains(&b'=') || bytes.contains(&0) {
+            return Err(PolicyError::BadEnvName { name: name.to_string_lossy().into() });
+        }
+        match env_class(name) {
+            EnvClass::Loader if !self.allow_ld_env => {
+                Err(PolicyError::LoaderEnv { name: name.to_string_lossy().into() })
+            }
+            EnvClass::Unsafe => Err(PolicyError::UnsafeEnv { name: name.to_string_lossy().into() }),
+            _ => Ok(()),
+        }
+    }
 }
 
-fn is_loader_var(name: &OsStr) -> bool {
-    /// Variables that change what glibc loads or reads, as its list of variables it ignores
-    /// for setuid programs.
-    const LOADER_VARS: [&[u8]; 8] = [
-        b"GCONV_PATH",
-        b"GLIBC_TUNABLES",
-        b"LOCPATH",
-        b"NLSPATH",
-        b"HOSTALIASES",
-        b"RES_OPTIONS",
-        b"LOCALDOMAIN",
-        b"MALLOC_TRACE",
-    ];
+/// Every canonical path `program` resolves to: for a bare name, the executable in each search
+/// directory that has one; for an absolute path, that path.
+fn resolve_all(program: &OsStr, search_path: &[PathBuf]) -> Result<Vec<PathBuf>, ResolveError> {
+    if program.as_bytes().contains(&b'/') {
+        return resolve(program, search_path).map(|path| vec![path]);
+    }
+    let mut found = Vec::new();
+    let mut first_err = None;
+    for dir in search_path {
+        match resolve(program, std::slice::from_ref(dir)) {
+            Ok(path) if !found.contains(&path) => found.push(path),
+            Ok(_) => {}
+            Err(err) => {
+                first_err.get_or_insert(err);
+            }
+        }
+    }
+    if found.is_empty() {
+        return Err(match first_err {
+            Some(ResolveError::NotExecutable(path)) => ResolveError::NotExecutable(path),
+            _ => ResolveError::NotFound,
+        });
+    }
+    Ok(found)
+}
+
+/// How the policy treats an environment variable's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EnvClass {
+    /// `LD_*` and `DYLD_*`: refused unless `allow_ld_env` is set and the name is listed.
+    Loader,
+    /// glibc's other unsafe variables (those it removes for set-user-ID programs): refused
+    /// always, `allow_ld_env` or not.
+    Unsafe,
+    /// Anything else: allowed when listed.
+    Plain,
+}
+
+/// glibc's list of variables it drops for set-user-ID programs (`unsecvars.h`), apart from
+/// `LD_*`, plus `GLIBC_TUNABLES`: each makes a program load or read files the caller chooses.
+pub(crate) const UNSAFE_ENV: [&str; 13] = [
+    "GCONV_PATH",
+    "GETCONF_DIR",
+    "GLIBC_TUNABLES",
+    "HOSTALIASES",
+    "LOCALDOMAIN",
+    "LOCPATH",
+    "MALLOC_TRACE",
+    "NIS_PATH",
+    "NLSPATH",
+    "RESOLV_HOST_CONF",
+    "RES_OPTIONS",
+    "TMPDIR",
+    "TZDIR",
+];
+
+pub(crate) fn env_class(name: &OsStr) -> EnvClass {
     let bytes = name.as_bytes();
-    bytes.starts_with(b"LD_") || bytes.starts_with(b"DYLD_") || LOADER_VARS.contains(&bytes)
+    if bytes.starts_with(b"LD_") || bytes.starts_with(b"DYLD_") {
+        EnvClass::Loader
+    } else if UNSAFE_ENV.iter().any(|unsafe_name| unsafe_name.as_bytes() == bytes) {
+        EnvClass::Unsafe
+    } else {
+        EnvClass::Plain
+    }
 }
 
 #[derive(Debug)]
 struct CompiledRule {
     written: PathBuf,
     args: Option<Vec<ArgsPattern>>,
+    env: BTreeMap<OsString, OsString>,
     timeout: Option<Option<Duration>>,
     output_limit: Option<u64>,
     rlimits: Option<Rlimits>,
@@ -490,8 +597,15 @@ impl CompiledPolicy {
         self.allow.values().any(|rule| rule.written.as_os_str() == program)
     }
 
+    /// Whether `--allow-run`-style advice helps a request for `program`: it resolves to an
+    /// executable that no allow rule and no deny rule covers.
+    pub(crate) fn allow_rule_would_help(&self, program: &OsStr) -> bool {
+        resolve(program, &self.search_path)
+            .is_ok_and(|path| !self.allow.contains_key(&path) && !self.deny.iter().any(|(denied, _)| *denied == path))
+    }
+
     /// Checks a validated request whose program resolved to `path`.
-    pub(crate) fn check(&self, path: &Path, command: &Command) -> Result<Grant, Denial> {
+    pub(crate) fn check(&self, path: &Path, command: &Command) -> Result<Grant, (Denial, Option<PathBuf>)> {
         let mut env = BTreeMap::new();
         for name in &self.env_passthrough {
             if let Some(value) = std::env::var_os(name) {
@@ -504,21 +618,27 @@ impl CompiledPolicy {
         let requested_cwd = command.get_cwd();
 
         match self.decide(path, command) {
-            Ok((rule, cwd)) => Ok(Grant {
-                would_deny: None,
-                rule: Some(rule.written.clone()),
-                timeout: min_some(command.get_timeout(), rule.timeout.unwrap_or(self.timeout)),
-                output_limit: command
-                    .get_output_limit()
-                    .unwrap_or(u64::MAX)
-                    .min(rule.output_limit.unwrap_or(self.output_limit)),
-                rlimits: command.get_rlimits().min(rule.rlimits.unwrap_or(self.rlimits)),
-                env,
-                cwd,
-            }),
-            Err(denial) if self.audit_only => Ok(Grant {
+            Ok((rule, cwd)) => {
+                // The rule's own variables win over the host's and the request's.
+                env.extend(rule.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+                Ok(Grant {
+                    would_deny: None,
+                    rule: Some(rule.written.clone()),
+                    timeout: min_some(command.get_timeout(), rule.timeout.unwrap_or(self.timeout)),
+                    output_limit: command
+                        .get_output_limit()
+                        .unwrap_or(u64::MAX)
+                        .min(rule.output_limit.unwrap_or(self.output_limit)),
+                    rlimits: command.get_rlimits().min(rule.rlimits.unwrap_or(self.rlimits)),
+                    env,
+                    cwd,
+                })
+            }
+            // Audit-only mode waives the rules, not the meaning of a request: a relative
+            // working directory would be resolved against the host's own, so it stays denied.
+            Err((denial, rule)) if self.audit_only && requested_cwd.is_none_or(|cwd| cwd.is_absolute()) => Ok(Grant {
                 would_deny: Some(denial),
-                rule: None,
+                rule,
                 timeout: min_some(command.get_timeout(), self.timeout),
                 output_limit: command.get_output_limit().unwrap_or(u64::MAX).min(self.output_limit),
                 rlimits: command.get_rlimits().min(self.rlimits),
@@ -528,38 +648,45 @@ impl CompiledPolicy {
                     |cwd| fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned()),
                 ),
             }),
-            Err(denial) => Err(denial),
+            Err(denied) => Err(denied),
         }
     }
 
-    /// The matching allow rule and the canonical working directory, or the first denial.
-    fn decide(&self, path: &Path, command: &Command) -> Result<(&CompiledRule, PathBuf), Denial> {
+    /// The matching allow rule and the canonical working directory, or the first denial with
+    /// the rule (deny or allow, as written) that decided it, if one did.
+    fn decide(&self, path: &Path, command: &Command) -> Result<(&CompiledRule, PathBuf), (Denial, Option<PathBuf>)> {
         if let Some((_, rule)) = self.deny.iter().find(|(denied, _)| denied == path) {
-            return Err(Denial::DenyRule { path: path.to_owned(), rule: rule.clone() });
+            // Named by the request's spelling: what a symlink resolves to stays the host's secret.
+            let denial = Denial::DenyRule { path: PathBuf::from(command.get_program()), rule: rule.clone() };
+            return Err((denial, Some(rule.clone())));
         }
-        let rule = self.allow.get(path).ok_or_else(|| Denial::NotAllowed { path: path.to_owned() })?;
+        let rule = self.allow.get(path).ok_or_else(|| (Denial::NotAllowed { path: path.to_owned() }, None))?;
+        let written = || Some(rule.written.clone());
         if let Some(patterns) = &rule.args
             && !patterns.iter().any(|p| p.matches(command.get_args()))
         {
-            return Err(Denial::Args { rule: rule.written.clone() });
+            return Err((Denial::Args { rule: rule.written.clone() }, written()));
         }
         for (name, _) in command.get_envs() {
-            if is_loader_var(name) && !self.env_allow.contains(name) {
-                return Err(Denial::LoaderEnv { name: name.to_string_lossy().into() });
+            if env_class(name) != EnvClass::Plain && !self.env_allow.contains(name) {
+                return Err((Denial::LoaderEnv { name: name.to_string_lossy().into() }, written()));
             }
             if !self.env_allow.contains(name) {
-                return Err(Denial::Env { name: name.to_string_lossy().into() });
+                return Err((Denial::Env { name: name.to_string_lossy().into() }, written()));
             }
         }
         let cwd = match command.get_cwd() {
             None => self.default_cwd.clone(),
             Some(requested) => {
-                let denied = || Denial::Cwd { cwd: requested.to_owned() };
+                let denied = || (Denial::Cwd { cwd: requested.to_owned() }, written());
                 if !requested.is_absolute() {
                     return Err(denied());
                 }
                 let canonical = fs::canonicalize(requested).map_err(|_| denied())?;
-                if !canonical.is_dir() || !self.cwd_allow.iter().any(|allowed| canonical.starts_with(allowed)) {
+                // The default directory may also be asked for by name.
+                let allowed = canonical == self.default_cwd
+                    || self.cwd_allow.iter().any(|allowed| canonical.starts_with(allowed));
+                if !canonical.is_dir() || !allowed {
                     return Err(denied());
                 }
                 canonical

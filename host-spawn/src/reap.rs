@@ -53,7 +53,9 @@ impl Timer {
         Self { deadline, grace, stage: Stage::Running }
     }
 
-    /// Whether termination has started (the deadline passed, or [`Timer::expire`] ran).
+    /// Whether termination has started: the deadline passed while the leader was still
+    /// running. A leader that had already exited when the deadline was checked is not timed
+    /// out, however late its exit is collected.
     pub(crate) fn timed_out(&self) -> bool {
         self.stage != Stage::Running
     }
@@ -68,8 +70,15 @@ impl Timer {
     }
 
     /// Sends whatever signal is due at `now`, without blocking.
-    pub(crate) fn poll(&mut self, process: &mut impl Kill, now: Instant) -> io::Result<()> {
+    ///
+    /// At the deadline it first looks (without blocking or reaping) whether the leader has
+    /// already exited: then the timeout did not end it, nothing is sent, and the deadline is
+    /// disarmed.
+    pub(crate) fn poll<P: Kill + Wait>(&mut self, process: &mut P, now: Instant) -> io::Result<()> {
         match self.stage {
+            Stage::Running if self.deadline.is_some_and(|d| now >= d) && process.wait_exit(Some(Duration::ZERO))? => {
+                self.deadline = None;
+            }
             // The stage advances even when a signal fails (EPERM for a child that changed its
             // uid): an error is reported once, and the timer never stalls on it.
             Stage::Running if self.deadline.is_some_and(|d| now >= d) => {
@@ -179,6 +188,12 @@ mod tests {
     /// A process every signal fails for (EPERM: it changed its uid).
     struct Unsignallable(Vec<Signal>);
 
+    impl Wait for Unsignallable {
+        fn wait_exit(&mut self, _: Option<Duration>) -> io::Result<bool> {
+            Ok(false)
+        }
+    }
+
     impl Kill for Unsignallable {
         fn kill_group(&mut self, signal: Signal) -> io::Result<()> {
             self.0.push(signal);
@@ -216,6 +231,23 @@ mod tests {
         assert!(p.signals.is_empty());
         assert!(!timer.timed_out());
         assert_eq!(clock.now(), start + secs(1));
+    }
+
+    /// Issue 15, defect 10: a child that exited before its deadline, but whose exit is only
+    /// collected after it, was reported as timed out.
+    #[test]
+    fn issue_15_an_exit_collected_after_the_deadline_is_not_a_timeout() {
+        let (clock, start) = setup();
+        let mut p = MockProcess { clock: &clock, exits_at: Some(start + secs(1)), honours_term: true, signals: vec![] };
+        let mut timer = Timer::new(Some(start + secs(2)), secs(2));
+        clock.0.set(start + secs(5));
+        timer.poll(&mut p, start + secs(5)).unwrap();
+        assert!(p.signals.is_empty());
+        assert!(!timer.timed_out());
+        assert_eq!(timer.next_due(), None, "the deadline is disarmed");
+        assert!(wait_until(&mut p, &mut timer, &clock, None).unwrap());
+        assert!(p.signals.is_empty());
+        assert!(!timer.timed_out());
     }
 
     #[test]

@@ -92,14 +92,21 @@ impl Shared {
         self.max_children
     }
 
-    /// Reserves a place for one more child, or `None` at the limit.
-    pub(crate) fn reserve(&self) -> Option<Reservation<'_>> {
+    /// Reserves a place for one more child, or `Err(running)` at the limit.
+    ///
+    /// At the limit, children that have exited but were not waited for yet are reaped first
+    /// (their exit status is kept for their handle): only live processes count.
+    pub(crate) fn reserve(&self) -> Result<Reservation<'_>, usize> {
         let mut registry = self.lock();
         if registry.running() >= self.max_children {
-            return None;
+            reap_exited(&mut registry);
+        }
+        let running = registry.running();
+        if running >= self.max_children {
+            return Err(running);
         }
         registry.pending += 1;
-        Some(Reservation { shared: self })
+        Ok(Reservation { shared: self })
     }
 
     /// Children that have not been reaped (and spawns in progress).
@@ -202,6 +209,27 @@ impl Shared {
             let mut leader = Leader { pid, id, pidfd: None, shared: self };
             while !leader.wait_exit(None).unwrap_or(true) {}
             let _ = self.try_reap(id);
+        }
+    }
+}
+
+/// Reaps every registered child that has exited, as [`Shared::try_reap`] does (the group is
+/// killed first, while the zombie pins the pgid).
+fn reap_exited(registry: &mut Registry) {
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    let running: Vec<(ChildId, Pid)> = registry
+        .children
+        .iter()
+        .filter(|(_, (_, slot))| matches!(slot, Slot::Running))
+        .map(|(&id, &(pid, _))| (id, pid))
+        .collect();
+    for (id, pid) in running {
+        if !matches!(waitid(Id::Pid(pid), flags), Ok(status) if status != WaitStatus::StillAlive) {
+            continue;
+        }
+        let _ = killpg(pid, Signal::SIGKILL);
+        if let Ok(Some(raw)) = wait4_nohang(pid) {
+            registry.children.insert(id, (pid, Slot::Reaped(raw)));
         }
     }
 }

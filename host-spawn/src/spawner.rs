@@ -65,6 +65,11 @@ struct Validated {
     argv: CStringArray,
 }
 
+/// Checks `command` for malformed fields, without system calls.
+pub(crate) fn validate_request(command: &Command) -> Result<(), InvalidRequest> {
+    validate(command).map(drop)
+}
+
 fn validate(command: &Command) -> Result<Validated, InvalidRequest> {
     let program = command.get_program();
     if program.is_empty() {
@@ -265,7 +270,7 @@ impl Spawner {
         let mut validated = match validate(command) {
             Ok(validated) => validated,
             Err(reason) => {
-                return Err(self.refuse(command, None, SpawnError::InvalidRequest { program, reason }));
+                return Err(self.refuse(command, None, None, SpawnError::InvalidRequest { program, reason }));
             }
         };
         let path = match resolve(command.get_program(), &self.policy.search_path) {
@@ -287,41 +292,49 @@ impl Spawner {
                     ResolveError::NotFound => SpawnError::NotFound { program },
                     ResolveError::NotExecutable(path) => SpawnError::NotExecutable { program, path },
                 };
-                return Err(self.refuse(command, None, err));
+                return Err(self.refuse(command, None, None, err));
             }
         };
         let grant = match self.policy.check(&path, command) {
             Ok(grant) => grant,
-            Err(reason) => {
-                // A request by path that no rule allows learns nothing about what that path
-                // resolved to (existence, symlink targets): the error names only its own
-                // spelling. The audit log still records the canonical path.
+            Err((reason, rule)) => {
+                // A request by path that no rule names as written learns nothing about what
+                // that path resolved to (existence, symlink targets, that it is a denied
+                // program): the error names only its own spelling. The audit log still records
+                // the canonical path and the rule that decided.
                 let by_path = command.get_program().as_bytes().contains(&b'/');
+                let hidden = by_path && !self.policy.names_allowed(command.get_program());
                 let err = match reason {
-                    Denial::NotAllowed { .. } if by_path => {
+                    Denial::NotAllowed { .. } | Denial::DenyRule { .. } if hidden => {
                         SpawnError::Denied { path: None, reason: Denial::NotAllowed { path: program.clone() }, program }
                     }
                     reason => SpawnError::Denied { program, path: Some(path.clone()), reason },
                 };
-                return Err(self.refuse(command, Some(&path), err));
+                return Err(self.refuse(command, Some(&path), rule.as_deref(), err));
             }
         };
         // argv[0] is the allow rule as written, not the request's spelling: a guest must not
         // choose which personality a multi-call binary (git, busybox, bash as sh) takes through
         // a symlink or path of its own.
-        if let Some(rule) = &grant.rule {
+        // (In audit-only mode a deny rule may have decided; that is no name to run under.)
+        if let Some(rule) = &grant.rule
+            && !matches!(grant.would_deny, Some(Denial::DenyRule { .. } | Denial::NotAllowed { .. }))
+        {
             validated.argv.set_first(CString::new(rule.as_os_str().as_bytes()).unwrap_or_default());
         }
-        let Some(reservation) = self.shared.reserve() else {
-            let err = SpawnError::TooManyChildren { program, limit: self.shared.max_children() };
-            return Err(self.refuse(command, Some(&path), err));
+        let reservation = match self.shared.reserve() {
+            Ok(reservation) => reservation,
+            Err(running) => {
+                let err = SpawnError::TooManyChildren { program, limit: self.shared.max_children(), running };
+                return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
+            }
         };
         let needs_rlimits = !grant.rlimits.is_empty();
         let strategy = match strategy::choose(self.strategy, self.strict, needs_rlimits, sys::posix_spawn_support()) {
             Ok(strategy) => strategy,
             Err(reason) => {
                 let err = SpawnError::StrategyUnavailable { program: path.clone(), strategy: self.strategy, reason };
-                return Err(self.refuse(command, Some(&path), err));
+                return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
             }
         };
 
@@ -335,7 +348,7 @@ impl Spawner {
             Ok(setup) => setup,
             Err((stream, source)) => {
                 let err = SpawnError::Stdio { program: path.clone(), stream, source };
-                return Err(self.refuse(command, Some(&path), err));
+                return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
             }
         };
         // Neither can contain NUL: the path comes from `realpath`, the directory from the
@@ -373,7 +386,7 @@ impl Spawner {
             Err(failure) => {
                 let err =
                     SpawnError::Spawn { program: path.clone(), strategy, step: failure.step, source: failure.errno };
-                return Err(self.refuse(command, Some(&path), err));
+                return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
             }
         };
         let id = reservation.register(pid);
@@ -423,7 +436,8 @@ impl Spawner {
     }
 
     /// Writes the decision record for a request that did not start, and returns `err`.
-    fn refuse(&self, command: &Command, path: Option<&Path>, err: SpawnError) -> SpawnError {
+    /// `rule` is the allow or deny rule that decided, if one did.
+    fn refuse(&self, command: &Command, path: Option<&Path>, rule: Option<&Path>, err: SpawnError) -> SpawnError {
         let decision = match err {
             SpawnError::Denied { .. } | SpawnError::TooManyChildren { .. } | SpawnError::TooManyDescriptors { .. } => {
                 Decision::Deny
@@ -440,17 +454,64 @@ impl Spawner {
             argv: argv(command),
             env_keys: command.get_envs().iter().map(|(k, _)| lossy(k)).collect(),
             cwd: command.get_cwd().map(|c| lossy(c.as_os_str())),
-            rule: match &err {
-                SpawnError::Denied { reason: Denial::DenyRule { rule, .. }, .. }
-                | SpawnError::Denied { reason: Denial::Args { rule }, .. } => Some(lossy(rule.as_os_str())),
-                _ => None,
-            },
+            rule: rule.map(|r| lossy(r.as_os_str())),
             strategy: None,
             pid: None,
         };
         // The request fails either way; a failed audit write cannot make it fail harder.
         let _ = self.shared.audit(|log| log.write(&record()));
         err
+    }
+}
+
+impl Spawner {
+    /// Writes the audit record of a spawn request that could not even be decoded (by an
+    /// embedder's own request format, such as the guest ABI's), so that every request leaves
+    /// a record. `program` is the program's bytes as far as they could be read (empty if
+    /// none could); it is written escaped and capped at 256 characters.
+    ///
+    /// # Errors
+    ///
+    /// Writing the audit record failed.
+    pub fn audit_malformed(&self, program: &[u8], reason: &str) -> io::Result<()> {
+        let program = spelling(program);
+        let record = DecisionRecord {
+            time: Timestamp::now(),
+            event: "decision",
+            decision: Decision::Error,
+            reason: format!("invalid request to spawn `{program}`: {reason}"),
+            argv: vec![program.clone()],
+            program,
+            path: None,
+            env_keys: Vec::new(),
+            cwd: None,
+            rule: None,
+            strategy: None,
+            pid: None,
+        };
+        self.shared.audit(|log| log.write(&record))
+    }
+
+    /// Whether allowing `program`, spelled as the request spelled it, would let a request for
+    /// it through: it resolves to an executable that no allow rule and no deny rule covers.
+    /// For hints such as "allow it with `--allow-run PROGRAM`"; never show its answer to the
+    /// guest for a program given by path, or it tells the guest which files exist.
+    ///
+    /// # Ambient authority
+    ///
+    /// Resolves `program` on the host's file system.
+    pub fn allow_rule_would_help(&self, program: impl AsRef<std::ffi::OsStr>) -> bool {
+        self.policy.allow_rule_would_help(program.as_ref())
+    }
+}
+
+/// A program's spelling for a record: control characters escaped, at most 256 characters.
+fn spelling(program: &[u8]) -> String {
+    const CAP: usize = 256;
+    let shown = crate::error::Shown(std::ffi::OsStr::from_bytes(program)).to_string();
+    match shown.char_indices().nth(CAP) {
+        Some((end, _)) => format!("{}…", &shown[..end]),
+        None => shown,
     }
 }
 

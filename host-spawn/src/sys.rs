@@ -320,8 +320,8 @@ pub(crate) fn posix_spawn(exec: &Exec<'_>) -> Result<Pid, SpawnFailure> {
     Ok(Pid::from_raw(unsafe { pid.assume_init() }))
 }
 
-/// A resource limit for the fork-exec child: `(resource, value)`; soft and hard are equal.
-pub(crate) type Rlimit = (u32, u64);
+/// A resource limit for the fork-exec child: `(resource, soft, hard)`.
+pub(crate) type Rlimit = (u32, u64, u64);
 
 /// Everything the forked child reads: plain values and pointers into memory prepared before
 /// the fork. The child allocates nothing and takes no lock.
@@ -457,8 +457,8 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
         }
     }
 
-    for &(resource, value) in plan.rlimits {
-        let limit = libc::rlimit { rlim_cur: value, rlim_max: value };
+    for &(resource, soft, hard) in plan.rlimits {
+        let limit = libc::rlimit { rlim_cur: soft, rlim_max: hard };
         // SAFETY: `limit` is a valid `rlimit`; setrlimit only reads it.
         if unsafe { libc::setrlimit(resource, &limit) } == -1 {
             return fail(SpawnStep::Rlimit);

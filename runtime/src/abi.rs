@@ -12,6 +12,17 @@ macro_rules! try_code {
     };
 }
 
+/// As `try_code!`, for the steps of a spawn request before it reaches the spawner: the
+/// failure is also written to the audit log, with the program's bytes `$program` (a slice).
+macro_rules! try_request {
+    ($state:expr, $program:expr, $result:expr, $($msg:tt)+) => {
+        match $result {
+            Ok(value) => value,
+            Err(code) => return Ok($state.spawn.fail_request(code, $program, format!($($msg)+))),
+        }
+    };
+}
+
 pub(crate) mod buffers;
 pub(crate) mod code;
 pub(crate) mod handles;

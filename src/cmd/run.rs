@@ -109,10 +109,12 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FILE")]
     audit_log: Option<PathBuf>,
 
-    /// How host programs are started (fork-exec applies rlimits)
+    /// How host programs are started (fork-exec applies rlimits). Default: posix-spawn,
+    /// switching to fork-exec for programs with rlimits; `posix-spawn` given explicitly
+    /// refuses those instead of switching
     #[cfg(unix)]
-    #[arg(long, value_name = "STRATEGY", default_value = "posix-spawn")]
-    spawn_strategy: SpawnStrategy,
+    #[arg(long, value_name = "STRATEGY")]
+    spawn_strategy: Option<SpawnStrategy>,
 
     /// Pass this host environment variable through to programs the guest runs; repeatable
     #[cfg(unix)]
@@ -212,17 +214,22 @@ impl RunArgs {
             policy = policy.deny_program(program);
         }
         policy = policy.env_passthrough(&self.allow_env);
-        let strategy = match self.spawn_strategy {
-            SpawnStrategy::PosixSpawn => Strategy::PosixSpawn,
-            SpawnStrategy::ForkExec => Strategy::ForkExec,
+        let (strategy, strict) = match self.spawn_strategy {
+            None => (Strategy::PosixSpawn, false),
+            Some(SpawnStrategy::PosixSpawn) => (Strategy::PosixSpawn, true),
+            Some(SpawnStrategy::ForkExec) => (Strategy::ForkExec, false),
         };
-        let mut builder = builder.spawn_policy(policy).spawn_strategy(strategy, false).on_spawn_denied(|denied| {
-            let hint = denied.no_allow_rule.then(|| format!("allow it with `--allow-run {}`", denied.program));
+        let mut builder = builder.spawn_policy(policy).spawn_strategy(strategy, strict).on_spawn_denied(|denied| {
+            // Only when it would work: not for a file that is no program, nor for a program
+            // already allowed or denied.
+            let hint = denied.allow_rule_would_help.then(|| format!("allow it with `--allow-run {}`", denied.program));
             match &hint {
                 Some(hint) => eprintln!("wrt: {}; {hint}", denied.reason),
                 None => eprintln!("wrt: {}", denied.reason),
             }
-            hint
+            // The guest sees the hint only for a bare name: for a path, it would say which
+            // files exist on the host.
+            hint.filter(|_| !denied.program.contains('/'))
         });
         if let Some(path) = &self.audit_log {
             builder = builder.audit_log(path);

@@ -18,6 +18,36 @@ fn abi_bad_inputs() {
     assert_eq!(stdout(&out), "every bad input got its documented error code\n");
 }
 
+/// Issue 15, defect 4: requests the ABI could not decode (outside memory, NUL bytes, an empty
+/// program, not UTF-8) left no audit record, although every outcome is to be logged.
+#[test]
+fn issue_15_malformed_requests_are_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let out = run(["run", "--allow-run", "true", "--audit-log", audit.to_str().unwrap(), ABI_BAD_INPUTS]);
+    assert_code(&out, 0);
+    let records: Vec<serde_json::Value> =
+        std::fs::read_to_string(&audit).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let decisions: Vec<&serde_json::Value> = records.iter().filter(|r| r["event"] == "decision").collect();
+    // 14 `spawn` calls before the handle checks, one good `spawn`, 6 `run` calls: every one
+    // leaves a decision.
+    assert_eq!(decisions.len(), 21, "{records:#?}");
+    let invalid: Vec<&&serde_json::Value> = decisions
+        .iter()
+        .filter(|r| r["decision"] == "error" && r["reason"].as_str().unwrap().starts_with("invalid request"))
+        .collect();
+    // Checks 1-12 of `spawn` and 54-57 of `run`.
+    assert_eq!(invalid.len(), 16, "{invalid:#?}");
+    let programs: Vec<&str> = invalid.iter().map(|r| r["program"].as_str().unwrap()).collect();
+    assert!(programs.contains(&"tr\u{fffd}ue"), "not UTF-8, lossily: {programs:?}");
+    assert!(programs.contains(&""), "the empty program: {programs:?}");
+    assert!(programs.contains(&"true"), "a NUL byte in an argument: {programs:?}");
+    for record in &invalid {
+        assert_eq!(record["pid"], serde_json::Value::Null);
+        assert_eq!(record["path"], serde_json::Value::Null);
+    }
+}
+
 #[test]
 fn abi_bad_inputs_leave_the_host_usable() {
     // The same sandbox runs the hostile guest many times, then an ordinary one.

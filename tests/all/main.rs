@@ -12,6 +12,7 @@ mod containment;
 mod fs;
 mod limits;
 mod mem;
+mod policy;
 mod refs;
 mod spawn;
 mod trap;

@@ -2,18 +2,72 @@
 //!
 //! A rule's `args` is a list of alternatives; each alternative is a list of element patterns,
 //! matched one-to-one against the arguments after the program name. In an element:
-//! `*` matches any run of characters (also empty), `?` exactly one character, `\` makes the
-//! next character literal, and everything else matches itself. An element that is exactly
-//! `**` and comes last matches any number (also zero) of further arguments. Arguments that
-//! are not valid UTF-8 only match `*` and `**`.
+//! `*` matches any run of characters (also empty), `?` exactly one character (any character:
+//! newlines and shell metacharacters too), `[...]` one character of a class (`[0-9a-f]`,
+//! `[!@-]` for any character but `@` and `-`; `]` first in the class is literal, `-` first or
+//! last is literal), `\` makes the next character literal, and everything else matches itself.
+//! An element that is exactly `**` and comes last matches any number (also zero) of further
+//! arguments. Arguments that are not valid UTF-8 only match `*` and `**`.
 
 use std::ffi::OsString;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Token {
     Char(char),
     AnyOne,
     AnyRun,
+    Class(Class),
+}
+
+/// A bracket expression: one character in (or, negated, not in) a set of ranges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Class {
+    negated: bool,
+    ranges: Vec<(char, char)>,
+}
+
+impl Class {
+    /// Parses the class after its `[`, consuming the closing `]`.
+    fn parse(text: &str, chars: &mut std::str::Chars<'_>) -> Result<Self, String> {
+        let unclosed = || format!("`{text}` has a `[` without its `]`");
+        let mut rest = chars.clone();
+        let negated = matches!(rest.next(), Some('!' | '^'));
+        if negated {
+            chars.next();
+        }
+        let mut members = Vec::new();
+        let mut first = true;
+        loop {
+            let c = chars.next().ok_or_else(unclosed)?;
+            let c = match c {
+                ']' if !first => break,
+                '\\' => chars.next().ok_or_else(unclosed)?,
+                c => c,
+            };
+            first = false;
+            members.push(c);
+        }
+        let mut ranges = Vec::new();
+        let mut i = 0;
+        while i < members.len() {
+            if i + 2 < members.len() && members[i + 1] == '-' {
+                let (lo, hi) = (members[i], members[i + 2]);
+                if lo > hi {
+                    return Err(format!("`{text}` has the empty range `{lo}-{hi}`"));
+                }
+                ranges.push((lo, hi));
+                i += 3;
+            } else {
+                ranges.push((members[i], members[i]));
+                i += 1;
+            }
+        }
+        Ok(Self { negated, ranges })
+    }
+
+    fn contains(&self, c: char) -> bool {
+        self.ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&c)) != self.negated
+    }
 }
 
 /// One element pattern.
@@ -28,6 +82,7 @@ impl Glob {
             tokens.push(match c {
                 '*' => Token::AnyRun,
                 '?' => Token::AnyOne,
+                '[' => Token::Class(Class::parse(text, &mut chars)?),
                 '\\' => match chars.next() {
                     Some(escaped) => Token::Char(escaped),
                     None => return Err(format!("`{text}` ends with a lone `\\`")),
@@ -38,9 +93,17 @@ impl Glob {
         Ok(Self(tokens))
     }
 
+    fn admits_leading(&self, starts: &[char]) -> bool {
+        match self.0.first() {
+            None | Some(Token::Char(_)) => false,
+            Some(Token::AnyRun | Token::AnyOne) => true,
+            Some(Token::Class(class)) => starts.iter().any(|&c| class.contains(c)),
+        }
+    }
+
     fn matches(&self, arg: &OsString) -> bool {
         let Some(arg) = arg.to_str() else {
-            return self.0.iter().all(|&t| t == Token::AnyRun);
+            return self.0.iter().all(|t| *t == Token::AnyRun);
         };
         let text: Vec<char> = arg.chars().collect();
         let tokens = &self.0;
@@ -54,6 +117,10 @@ impl Glob {
                     i += 1;
                 }
                 Some(Token::AnyOne) => {
+                    t += 1;
+                    i += 1;
+                }
+                Some(Token::Class(class)) if class.contains(text[i]) => {
                     t += 1;
                     i += 1;
                 }
@@ -71,7 +138,7 @@ impl Glob {
                 },
             }
         }
-        tokens[t..].iter().all(|&tok| tok == Token::AnyRun)
+        tokens[t..].iter().all(|tok| *tok == Token::AnyRun)
     }
 }
 
@@ -98,6 +165,25 @@ impl ArgsPattern {
             }
         }
         Ok(Self { elements: globs, rest })
+    }
+
+    /// Whether some argument this pattern accepts may start with one of `starts` (an option
+    /// or `@file` the rule's author did not write), or any further arguments (`**`).
+    pub(crate) fn admits_leading(&self, starts: &[char]) -> bool {
+        self.rest || self.elements.iter().any(|glob| glob.admits_leading(starts))
+    }
+
+    /// Whether any element has an open wildcard: `*`, `?`, a negated class, or `**`. (A
+    /// class that lists its characters, such as `[0-9]`, is the rule's own choice.)
+    pub(crate) fn has_open_wildcard(&self) -> bool {
+        self.rest
+            || self.elements.iter().any(|glob| {
+                glob.0.iter().any(|t| match t {
+                    Token::Char(_) => false,
+                    Token::AnyOne | Token::AnyRun => true,
+                    Token::Class(class) => class.negated,
+                })
+            })
     }
 
     pub(crate) fn matches(&self, args: &[OsString]) -> bool {
@@ -165,6 +251,28 @@ mod tests {
         assert!(pattern(&["*"]).matches(std::slice::from_ref(&bad)));
         assert!(pattern(&["**"]).matches(std::slice::from_ref(&bad)));
         assert!(!pattern(&["?a"]).matches(&[bad]));
+    }
+
+    #[test]
+    fn issue_15_character_classes() {
+        // The doc's date pattern, which with `?` accepted `$(id-;;-|x`.
+        let date = pattern(&["[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"]);
+        assert!(date.matches(&args(&["2026-11-30"])));
+        assert!(!date.matches(&args(&["$(id-;;-|x"])));
+        assert!(!date.matches(&args(&["2026-11-3"])));
+        // A compiler input that is no option and no `@file`.
+        let input = pattern(&["[!@-]*.c"]);
+        assert!(input.matches(&args(&["ok.c"])));
+        assert!(!input.matches(&args(&["@evil.c"])));
+        assert!(!input.matches(&args(&["-wrapper.c"])));
+        let p = pattern(&["[]a-]", "[a\\]]", "[^x]"]);
+        assert!(p.matches(&args(&["]", "]", "y"])));
+        assert!(p.matches(&args(&["-", "a", "z"])));
+        assert!(!p.matches(&args(&["b", "a", "z"])));
+        assert!(!p.matches(&args(&["a", "a", "x"])));
+        for bad in ["[abc", "[", "[!", "[z-a]", "[a\\"] {
+            assert!(ArgsPattern::parse(&[bad.to_owned()]).is_err(), "{bad}");
+        }
     }
 
     #[test]

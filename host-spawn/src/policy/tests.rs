@@ -11,7 +11,7 @@ fn canonical(program: &str) -> PathBuf {
 fn check(policy: &Policy, command: &Command) -> Result<Grant, Denial> {
     let compiled = policy.compile().unwrap();
     let path = resolve(command.get_program(), &compiled.search_path).unwrap();
-    compiled.check(&path, command)
+    compiled.check(&path, command).map_err(|(denial, _)| denial)
 }
 
 #[test]
@@ -32,7 +32,7 @@ fn allowed_by_name_matches_the_absolute_path_too() {
 fn deny_wins_over_allow() {
     let policy = Policy::deny_all().allow_program("true").deny_program(canonical("true"));
     let denial = check(&policy, &Command::new("true")).unwrap_err();
-    assert_eq!(denial, Denial::DenyRule { path: canonical("true"), rule: canonical("true") });
+    assert_eq!(denial, Denial::DenyRule { path: PathBuf::from("true"), rule: canonical("true") });
 }
 
 #[test]
@@ -42,7 +42,7 @@ fn a_deny_rule_through_a_symlink_denies_the_target() {
     symlink(canonical("true"), &link).unwrap();
     let policy = Policy::deny_all().allow_program("true").deny_program(&link);
     let denial = check(&policy, &Command::new("true")).unwrap_err();
-    assert_eq!(denial, Denial::DenyRule { path: canonical("true"), rule: link });
+    assert_eq!(denial, Denial::DenyRule { path: PathBuf::from("true"), rule: link });
 }
 
 #[test]
@@ -226,12 +226,13 @@ fn toml_policy_round_trip() {
 #[test]
 fn toml_errors_have_lines() {
     let err = Policy::from_toml_str("timeout = \"10s\"\nbogus = 1\n").unwrap_err();
-    let PolicyFileError::Parse { source, .. } = &err else { panic!("{err:?}") };
-    let text = source.to_string();
-    assert!(text.contains("line 2") && text.contains("bogus"), "{text}");
+    let PolicyFileError::UnknownKeys { keys, .. } = &err else { panic!("{err:?}") };
+    assert_eq!(*keys, [("bogus".to_owned(), 2)]);
+    assert_eq!(err.to_string(), "invalid policy file `<string>`: unknown key: `bogus` at line 2");
 
     let err = Policy::from_toml_str("\n[[allow]]\nprogram = \"true\"\nfoo = 1\n").unwrap_err();
-    assert!(matches!(err, PolicyFileError::Parse { .. }), "unknown keys in tables: {err:?}");
+    let PolicyFileError::UnknownKeys { keys, .. } = &err else { panic!("unknown keys in tables: {err:?}") };
+    assert_eq!(*keys, [("allow[1].foo".to_owned(), 4)]);
 
     let err = Policy::from_toml_str("\n\ntimeout = \"10 days\"\n").unwrap_err();
     let PolicyFileError::Parse { source, .. } = &err else { panic!("{err:?}") };
@@ -240,9 +241,9 @@ fn toml_errors_have_lines() {
     let text = "max_children = 2\n\n[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"no-such-program-xyz\"\n";
     let err = Policy::from_toml_str(text).unwrap_err();
     let PolicyFileError::Invalid { line, source, .. } = &err else { panic!("{err:?}") };
-    assert_eq!(*line, 6);
+    assert_eq!(*line, 7, "the line of the `program` value, not of `[[allow]]`");
     assert!(matches!(source, PolicyError::ProgramNotFound { index: 1, .. }));
-    assert_eq!(err.to_string(), "invalid policy file `<string>` at line 6",);
+    assert_eq!(err.to_string(), "invalid policy file `<string>` at line 7",);
 
     let err = Policy::from_toml_str("[env]\nallow = [\"LANG\",\n  \"LD_PRELOAD\"]\n").unwrap_err();
     let PolicyFileError::Invalid { line, .. } = &err else { panic!("{err:?}") };

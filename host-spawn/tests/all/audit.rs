@@ -113,3 +113,29 @@ fn audit_only_mode_logs_what_it_would_deny() {
     assert!(records[2]["reason"].as_str().unwrap().contains("no allow rule"));
     assert_eq!(records[3]["exit_code"], 1);
 }
+
+/// Issue 15: in audit-only mode, a would-deny record names the rule that decided (it had
+/// `rule: null` even when one did); relative program paths and `max_children` are still
+/// enforced.
+#[test]
+fn issue_15_audit_only_records_name_the_deciding_rule() {
+    let _lock = lock();
+    let buffer = Buffer::default();
+    let policy = Policy::deny_all()
+        .allow(wrt_host_spawn::ProgramRule::new("echo").args(["ok"]))
+        .allow_program("true")
+        .deny_program("false")
+        .audit_only(true);
+    let spawner = Spawner::new(policy).unwrap().with_audit_log(AuditLog::new(buffer.clone()));
+    assert_eq!(spawner.output(Command::new("echo").arg("other"), None).unwrap().stdout, b"other\n");
+    assert!(spawner.output(&Command::new("false"), None).is_ok());
+    assert!(spawner.spawn(&Command::new("./true")).is_err(), "relative paths mean nothing here");
+    drop(spawner);
+    let decisions: Vec<Value> = buffer.records().into_iter().filter(|r| r["event"] == "decision").collect();
+    assert_eq!(decisions.len(), 3);
+    assert_eq!(decisions[0]["decision"], "would-deny");
+    assert_eq!(decisions[0]["rule"], "echo");
+    assert_eq!(decisions[1]["decision"], "would-deny");
+    assert_eq!(decisions[1]["rule"], "false");
+    assert_eq!(decisions[2]["decision"], "deny");
+}

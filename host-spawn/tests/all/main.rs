@@ -5,6 +5,7 @@
 
 mod audit;
 mod containment;
+mod docs;
 mod io;
 mod isolation;
 mod leak;

@@ -5,26 +5,32 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 
-use wrt_host_spawn::{Command, Denial, InvalidRequest, Policy, SpawnError, Spawner};
+use wrt_host_spawn::{Command, Denial, InvalidRequest, Policy, PolicyError, SpawnError, Spawner};
 
 use crate::{canonical, lock};
 
+/// Issue 15, defect 7: a symlink to a denied program was reported as "`/usr/bin/dash` matches
+/// deny rule `sh`", revealing the link's target. Denials name only the requested spelling.
 #[test]
-fn a_symlink_to_a_denied_program_is_denied() {
+fn issue_15_a_symlink_to_a_denied_program_is_denied_and_reveals_nothing() {
     let _lock = lock();
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("innocent");
     symlink("/bin/sh", &link).unwrap();
+    let target = canonical("/bin/sh");
     let spawner =
         Spawner::new(Policy::deny_all().allow_program("true").allow_program("sh").deny_program("sh")).unwrap();
     let err = spawner.spawn(&Command::new(&link)).unwrap_err();
     let SpawnError::Denied { path, reason, .. } = &err else { panic!("{err:?}") };
-    assert_eq!(path.as_deref(), Some(canonical("/bin/sh").as_path()));
-    assert_eq!(
-        *reason,
-        Denial::DenyRule { path: canonical("/bin/sh"), rule: PathBuf::from("sh") },
-        "deny wins over allow"
-    );
+    assert_eq!(*path, None);
+    assert_eq!(*reason, Denial::NotAllowed { path: link.clone() }, "as for any path no rule names");
+    let message = wrt_host_spawn::error_chain(&err);
+    assert!(!message.contains(target.to_str().unwrap()) && !message.contains("`sh`"), "{message}");
+    // By name, deny wins over allow, and the message names the request's spelling.
+    let err = spawner.spawn(&Command::new("sh")).unwrap_err();
+    let SpawnError::Denied { reason, .. } = &err else { panic!("{err:?}") };
+    assert_eq!(*reason, Denial::DenyRule { path: PathBuf::from("sh"), rule: PathBuf::from("sh") });
+    assert!(!err.to_string().contains(target.to_str().unwrap()), "{err}");
 
     // Without a deny rule, a symlink to a program that is not allowed is just not allowed.
     let spawner = Spawner::new(Policy::deny_all().allow_program("true")).unwrap();
@@ -127,6 +133,38 @@ fn loader_variables_are_refused() {
     assert!(matches!(err, SpawnError::Denied { reason: Denial::LoaderEnv { .. }, .. }), "{err}");
 }
 
+/// Issue 15, defect 9: children that exited but were never waited for counted against
+/// `max_children` ("2 children are already running" when none were).
+#[test]
+fn issue_15_max_children_counts_live_processes() {
+    let _lock = lock();
+    let spawner =
+        Spawner::new(Policy::deny_all().allow_program("true").allow_program("sleep").max_children(2)).unwrap();
+    let first = spawner.spawn(&Command::new("true")).unwrap();
+    let second = spawner.spawn(&Command::new("true")).unwrap();
+    for child in [&first, &second] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while crate::proc_stat(child.pid()).is_some_and(|(state, _)| state != 'Z') {
+            assert!(std::time::Instant::now() < deadline, "`true` did not exit");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    // Both have exited; nobody waited for them. They hold no place.
+    let mut third = spawner.spawn(Command::new("sleep").arg("100")).unwrap();
+    let mut fourth = spawner.spawn(Command::new("sleep").arg("100")).unwrap();
+    let err = spawner.spawn(Command::new("sleep").arg("100")).unwrap_err();
+    assert!(matches!(err, SpawnError::TooManyChildren { limit: 2, running: 2, .. }), "{err}");
+    assert_eq!(err.to_string(), "cannot spawn `sleep`: 2 children are running, the limit is 2");
+    // The exits of the first two are still theirs to collect.
+    let (mut first, mut second) = (first, second);
+    assert!(first.wait().unwrap().success());
+    assert!(second.wait().unwrap().success());
+    for child in [&mut third, &mut fourth] {
+        child.kill(wrt_host_spawn::Signal::SIGKILL).unwrap();
+        child.wait().unwrap();
+    }
+}
+
 #[test]
 fn too_many_children() {
     let _lock = lock();
@@ -187,4 +225,160 @@ fn glibc_loader_variables_are_refused_like_ld() {
         // Listing one in the policy without `allow_ld_env` is itself an error.
         assert!(err.is_some(), "{name} was accepted in env.allow");
     }
+}
+
+/// Issue 15, defect 6: deny entries that could never match (`usr/bin/su`, `./su`, a typo)
+/// were ignored, so the program they meant stayed allowed.
+#[test]
+fn issue_15_bad_deny_entries_are_errors() {
+    for (entry, want) in [
+        ("usr/bin/true", "deny rule 1: `usr/bin/true` must be a bare name or an absolute path"),
+        ("./true", "deny rule 1: `./true` must be a bare name or an absolute path"),
+        ("truee", "deny rule 1: `truee` is not found, so it would never match"),
+        ("/nonexistent/true", "deny rule 1: `/nonexistent/true` is not found, so it would never match"),
+        ("/etc/passwd", "deny rule 1: `/etc/passwd` is not executable, so it would never match"),
+    ] {
+        let err = Policy::deny_all().allow_program("true").deny_program(entry).validate().unwrap_err();
+        assert_eq!(err.to_string(), want);
+    }
+    let err = Policy::from_toml_str("deny = [\"true\", \"./su\"]\n").unwrap_err();
+    assert_eq!(
+        wrt_host_spawn::error_chain(&err),
+        "invalid policy file `<string>` at line 1: deny rule 2: `./su` must be a bare name or an absolute path"
+    );
+}
+
+/// Issue 15: a deny rule by name covers every file the name resolves to on the search path,
+/// not only the first; another copy with its own allow rule is denied too.
+#[test]
+fn issue_15_deny_by_name_covers_every_copy_on_the_search_path() {
+    let _lock = lock();
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (first_dir, second_dir) =
+        (canonical(first.path().to_str().unwrap()), canonical(second.path().to_str().unwrap()));
+    for dir in [&first_dir, &second_dir] {
+        fs::copy("/bin/true", dir.join("tool")).unwrap();
+    }
+    let policy = Policy::deny_all()
+        .search_path([&first_dir, &second_dir])
+        .allow_program(second_dir.join("tool"))
+        .deny_program("tool");
+    let spawner = Spawner::new(policy).unwrap();
+    let err = spawner.spawn(&Command::new(second_dir.join("tool"))).unwrap_err();
+    assert!(matches!(err, SpawnError::Denied { reason: Denial::DenyRule { .. }, .. }), "{err}");
+}
+
+/// Issue 15, defect 8: relative `default_cwd` and `cwd_allow` were resolved against the
+/// host's own working directory. They are refused.
+#[test]
+fn issue_15_relative_working_directories_are_refused() {
+    let err = Policy::deny_all().default_cwd("tmp").validate().unwrap_err();
+    assert_eq!(err.to_string(), "working directory `tmp` must be an absolute path");
+    let err = Policy::deny_all().cwd_allow(".").validate().unwrap_err();
+    assert_eq!(err.to_string(), "working directory `.` must be an absolute path");
+    let err = Policy::from_toml_str("\ncwd_allow = [\"/tmp\", \"src\"]\n").unwrap_err();
+    assert_eq!(
+        wrt_host_spawn::error_chain(&err),
+        "invalid policy file `<string>` at line 2: working directory `src` must be an absolute path"
+    );
+}
+
+/// Issue 15: asking for the default directory by name is what asking for none does.
+#[test]
+fn issue_15_the_default_directory_may_be_requested() {
+    let _lock = lock();
+    let spawner = Spawner::new(Policy::deny_all().allow_program("pwd")).unwrap();
+    let output = spawner.output(Command::new("pwd").cwd("/"), None).unwrap();
+    assert_eq!(output.stdout, b"/\n");
+    let err = spawner.spawn(Command::new("pwd").cwd("/tmp")).unwrap_err();
+    assert!(matches!(err, SpawnError::Denied { reason: Denial::Cwd { .. }, .. }), "{err}");
+}
+
+/// Issue 15: `allow_ld_env` unlocks `LD_*`/`DYLD_*` only; glibc's other unsafe variables
+/// (its whole list, `TMPDIR` and `TZDIR` included) are refused always.
+#[test]
+fn issue_15_glibc_unsafe_variables_are_refused_even_with_allow_ld_env() {
+    let _lock = lock();
+    for name in [
+        "GCONV_PATH",
+        "GETCONF_DIR",
+        "HOSTALIASES",
+        "LOCALDOMAIN",
+        "LOCPATH",
+        "MALLOC_TRACE",
+        "NIS_PATH",
+        "NLSPATH",
+        "RESOLV_HOST_CONF",
+        "RES_OPTIONS",
+        "TMPDIR",
+        "TZDIR",
+        "GLIBC_TUNABLES",
+    ] {
+        for allow_ld_env in [false, true] {
+            let err = Policy::deny_all().allow_ld_env(allow_ld_env).env_allow([name]).validate().unwrap_err();
+            assert!(matches!(err, PolicyError::UnsafeEnv { .. }), "{name}: {err}");
+            let err = Policy::deny_all().allow_ld_env(allow_ld_env).env_passthrough([name]).validate().unwrap_err();
+            assert!(matches!(err, PolicyError::UnsafeEnv { .. }), "{name}: {err}");
+        }
+        let spawner = Spawner::new(Policy::deny_all().allow_program("true").allow_ld_env(true)).unwrap();
+        let err = spawner.spawn(Command::new("true").env(name, "x")).unwrap_err();
+        assert!(matches!(err, SpawnError::Denied { reason: Denial::LoaderEnv { .. }, .. }), "{name}: {err}");
+    }
+    // `LD_*` is what `allow_ld_env` is for.
+    assert!(Policy::deny_all().allow_ld_env(true).env_allow(["LD_LIBRARY_PATH"]).validate().is_ok());
+    let err = Policy::deny_all().env_passthrough(["LD_PRELOAD"]).validate().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "environment variable `LD_PRELOAD` is a dynamic-loader variable; only a policy with `allow_ld_env = true` may list it"
+    );
+}
+
+/// Issue 15: `timeout = 0` killed every child at once; `args = []` denied every call. Both are
+/// errors now, and rule numbers in messages count from 1.
+#[test]
+fn issue_15_zero_timeouts_and_empty_args_are_errors() {
+    let err = Policy::deny_all().timeout(Some(std::time::Duration::ZERO)).validate().unwrap_err();
+    assert_eq!(err.to_string(), "policy: `timeout` must be more than 0 (write \"none\" for no timeout)");
+    let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"false\"\ntimeout = 0\n";
+    let err = Policy::from_toml_str(text).unwrap_err();
+    assert_eq!(
+        wrt_host_spawn::error_chain(&err),
+        "invalid policy file `<string>` at line 6: allow rule 2: `timeout` must be more than 0 (write \"none\" for no timeout)"
+    );
+    let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"false\"\nargs = []\n";
+    let err = Policy::from_toml_str(text).unwrap_err();
+    assert_eq!(
+        wrt_host_spawn::error_chain(&err),
+        "invalid policy file `<string>` at line 6: allow rule 2: `args = []` accepts no call at all; write `[[]]` for \"no arguments\" or leave `args` out"
+    );
+    // `[[]]` is "no arguments".
+    let policy = Policy::from_toml_str("[[allow]]\nprogram = \"true\"\nargs = [[]]\n").unwrap();
+    let _lock = lock();
+    let spawner = Spawner::new(policy).unwrap();
+    assert!(spawner.output(&Command::new("true"), None).unwrap().outcome.success());
+    assert!(spawner.spawn(Command::new("true").arg("x")).is_err());
+}
+
+/// Issue 15: validation errors name the line of the bad value (not of its `[[allow]]`
+/// header), count rules from 1, and every unknown key is reported.
+#[test]
+fn issue_15_validation_errors_point_at_the_bad_value() {
+    let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\ntimeout = \"5s\"\nprogram = \"no-such-program-xyz\"\n";
+    let err = Policy::from_toml_str(text).unwrap_err();
+    assert_eq!(
+        wrt_host_spawn::error_chain(&err),
+        "invalid policy file `<string>` at line 6: allow rule 2: program `no-such-program-xyz` not found"
+    );
+    let text = "[[allow]]\nprogram = \"true\"\nargs = [[\"ok\"],\n  [\"[z-a]\"]]\n";
+    let err = Policy::from_toml_str(text).unwrap_err();
+    assert_eq!(
+        wrt_host_spawn::error_chain(&err),
+        "invalid policy file `<string>` at line 4: allow rule 1: argument pattern 2: `[z-a]` has the empty range `z-a`"
+    );
+    let text = "timout = 5\n[[allow]]\nprogram = \"true\"\nflags = []\n[env]\npasthrough = []\n";
+    let err = Policy::from_toml_str(text).unwrap_err();
+    assert_eq!(
+        wrt_host_spawn::error_chain(&err),
+        "invalid policy file `<string>`: unknown keys: `timout` at line 1, `allow[1].flags` at line 4, `env.pasthrough` at line 6"
+    );
 }

@@ -39,7 +39,8 @@ fn fork_exec_applies_rlimits() {
     assert_eq!(output.outcome.strategy, Strategy::ForkExec, "rlimits fall back to fork-exec");
     let limits = parse_limits(&String::from_utf8(output.stdout).unwrap());
     let both = |v: &str| (v.to_owned(), v.to_owned());
-    assert_eq!(limits["Max cpu time"], both("7"));
+    // The hard CPU limit is one second above the soft one, so SIGXCPU comes first.
+    assert_eq!(limits["Max cpu time"], ("7".to_owned(), "8".to_owned()));
     assert_eq!(limits["Max address space"], both("1073741824"));
     assert_eq!(limits["Max open files"], both("64"));
     assert_eq!(limits["Max file size"], both("1048576"));
@@ -89,8 +90,16 @@ fn limits_take_effect() {
     let output = spawner.output(&limited, None).unwrap();
     assert_eq!(output.stdout, format!("{}\n", 128 + Signal::SIGXFSZ as i32).as_bytes());
     assert_eq!(fs::metadata(&file).unwrap().len(), 4096);
+}
 
-    // RLIMIT_CPU: a busy loop is stopped after one second of CPU.
+/// Issue 15, defect 5: `cpu_seconds` set equal soft and hard limits, so Linux sent `SIGKILL`
+/// and never `SIGXCPU`.
+#[test]
+fn issue_15_cpu_seconds_sends_sigxcpu_before_sigkill() {
+    let _lock = lock();
+    let spawner = Spawner::new(Policy::deny_all().allow_program("sh")).unwrap();
+    // A busy loop is stopped after one second of CPU, by SIGXCPU (whose default action ends
+    // the process).
     let output = spawner
         .output(
             Command::new("sh")
@@ -99,12 +108,16 @@ fn limits_take_effect() {
             None,
         )
         .unwrap();
-    let signal = output.outcome.status.signal();
-    assert!(
-        signal == Some(Signal::SIGXCPU as i32) || signal == Some(Signal::SIGKILL as i32),
-        "{:?}",
-        output.outcome.status
-    );
+    assert_eq!(output.outcome.status.signal(), Some(Signal::SIGXCPU as i32), "{:?}", output.outcome);
     assert!(!output.outcome.timed_out);
-    assert_ne!(output.outcome.status, ExitStatus::Exited(0));
+    // A program that catches SIGXCPU can stop cleanly.
+    let script = "trap 'echo caught; exit 3' XCPU; while :; do :; done";
+    let output = spawner
+        .output(
+            Command::new("sh").args(["-c", script]).rlimits(Rlimits { cpu_seconds: Some(1), ..Rlimits::none() }),
+            None,
+        )
+        .unwrap();
+    assert_eq!(output.outcome.status, ExitStatus::Exited(3), "{:?}", output.outcome);
+    assert_eq!(output.stdout, b"caught\n");
 }

@@ -149,3 +149,29 @@ fn timeouts_too_long_to_represent_are_no_timeout() {
     let mut other = spawner.spawn(&Command::new("true")).unwrap();
     assert!(wait_any(&mut [&mut child, &mut other], Some(Duration::MAX)).unwrap().is_some());
 }
+
+/// Issue 15, defect 10: with `timeout = "1ms"`, `true` was sometimes logged as
+/// `"exit_code":0,"timed_out":true`: the deadline passed before anyone collected an exit that
+/// had already happened. `timed_out` means the timeout ended the child.
+#[test]
+fn issue_15_an_exit_before_the_deadline_is_not_a_timeout() {
+    let _lock = lock();
+    let policy =
+        Policy::deny_all().allow_program("true").allow_program("sleep").timeout(Some(Duration::from_millis(200)));
+    let spawner = Spawner::new(policy).unwrap();
+    let mut child = spawner.spawn(&Command::new("true")).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while proc_stat(child.pid()).is_some_and(|(state, _)| state != 'Z') {
+        assert!(std::time::Instant::now() < deadline, "`true` did not exit");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Its exit is collected well after its deadline.
+    std::thread::sleep(Duration::from_millis(400));
+    let outcome = child.wait().unwrap();
+    assert_eq!(outcome.status, ExitStatus::Exited(0));
+    assert!(!outcome.timed_out, "{outcome:?}");
+    // A child the deadline does end is still timed out.
+    let outcome = spawner.output(Command::new("sleep").arg("100"), None).unwrap().outcome;
+    assert!(outcome.timed_out, "{outcome:?}");
+    assert_eq!(outcome.status.signal(), Some(Signal::SIGTERM as i32));
+}

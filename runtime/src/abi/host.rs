@@ -116,12 +116,13 @@ fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32) -> Resu
         Err(ret) => return Ok(ret),
     };
     let (data, state) = memory.data_and_store_mut(&mut caller);
-    let bytes = try_code!(
+    let bytes = try_request!(
         state,
+        &[],
         memory::slice(data, req_ptr, req_len),
         "spawn request {req_ptr:#x}+{req_len:#x} is outside linear memory"
     );
-    let request = try_code!(state, request::decode(bytes), "malformed spawn request");
+    let request = try_request!(state, request::program_bytes(bytes), request::decode(bytes), "malformed spawn request");
     // Every check that can refuse the spawn comes before the program starts: the handle here,
     // then the policy, the concurrency limit and the descriptor budget in the spawner.
     if !state.spawn.children.has_room(MAX_LIVE_HANDLES) {
@@ -482,35 +483,47 @@ fn run(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32, io_ptr: i
         Err(ret) => return Ok(ret),
     };
     let (data, state) = memory.data_and_store_mut(&mut caller);
-    let io = try_code!(state, memory::slice(data, io_ptr, 24), "io record at {io_ptr:#x} is outside linear memory");
+    // For the audit record of a request that fails before the spawner sees it.
+    let program = memory::slice(data, req_ptr, req_len).map(|b| request::program_bytes(b).to_vec()).unwrap_or_default();
+    let io = try_request!(
+        state,
+        &program,
+        memory::slice(data, io_ptr, 24),
+        "io record at {io_ptr:#x} is outside linear memory"
+    );
     let field = |i: usize| i32::from_le_bytes([io[i * 4], io[i * 4 + 1], io[i * 4 + 2], io[i * 4 + 3]]);
     let [stdin_ptr, stdin_len, stdout_ptr, stdout_cap, stderr_ptr, stderr_cap] = std::array::from_fn(field);
-    let stdin = try_code!(
+    let stdin = try_request!(
         state,
+        &program,
         memory::slice(data, stdin_ptr, stdin_len),
         "stdin buffer {stdin_ptr:#x}+{stdin_len:#x} is outside linear memory"
     );
-    let stdout_range = try_code!(
+    let stdout_range = try_request!(
         state,
+        &program,
         memory::range(data.len(), stdout_ptr, stdout_cap),
         "stdout buffer {stdout_ptr:#x}+{stdout_cap:#x} is outside linear memory"
     );
-    let stderr_range = try_code!(
+    let stderr_range = try_request!(
         state,
+        &program,
         memory::range(data.len(), stderr_ptr, stderr_cap),
         "stderr buffer {stderr_ptr:#x}+{stderr_cap:#x} is outside linear memory"
     );
-    let status_range = try_code!(
+    let status_range = try_request!(
         state,
+        &program,
         memory::range(data.len(), status_ptr, RUN_STATUS_LEN as i32),
         "status record at {status_ptr:#x} is outside linear memory"
     );
-    let bytes = try_code!(
+    let bytes = try_request!(
         state,
+        &program,
         memory::slice(data, req_ptr, req_len),
         "spawn request {req_ptr:#x}+{req_len:#x} is outside linear memory"
     );
-    let request = try_code!(state, request::decode(bytes), "malformed spawn request");
+    let request = try_request!(state, &program, request::decode(bytes), "malformed spawn request");
     let mut command = to_command(&request, state, true);
     // Keep no more output than fits the guest's buffers (or the requested limit), nor more
     // than the memory limit leaves room for (half for each stream): the host holds the output

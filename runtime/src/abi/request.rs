@@ -91,6 +91,15 @@ pub fn decode(bytes: &[u8]) -> Result<SpawnRequest, ErrorCode> {
     Ok(SpawnRequest { program, args, env, cwd, stdio, timeout_ms, output_limit })
 }
 
+/// The program's bytes of a request that may be malformed, as far as they can be read (empty
+/// if not even its length can): for the audit record of a request [`decode`] rejects.
+pub fn program_bytes(bytes: &[u8]) -> &[u8] {
+    let Some((_, rest)) = bytes.split_first_chunk::<4>() else { return &[] };
+    let Some((len, rest)) = rest.split_first_chunk::<4>() else { return &[] };
+    let len = u32::from_le_bytes(*len) as usize;
+    &rest[..len.min(rest.len())]
+}
+
 /// Encodes a request (the inverse of [`decode`]), for hosts and tests that build requests.
 pub fn encode(request: &SpawnRequest) -> Vec<u8> {
     let mut out = Vec::new();

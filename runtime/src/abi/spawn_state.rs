@@ -21,6 +21,10 @@ pub struct DeniedSpawn {
     /// Whether no allow rule named the program at all (as opposed to a deny rule or a
     /// refused argument, variable or directory).
     pub no_allow_rule: bool,
+    /// Whether an allow rule for the program as the guest spelled it would let it through: it
+    /// resolves to an executable that no allow rule and no deny rule covers. (For a program
+    /// given by path, showing this to the guest would tell it which files exist.)
+    pub allow_rule_would_help: bool,
     /// Why, in one line.
     pub reason: String,
 }
@@ -60,6 +64,15 @@ impl SpawnState {
         code.to_return()
     }
 
+    /// Fails a spawn request that never reached the spawner (outside linear memory, or
+    /// malformed): like [`SpawnState::fail`], and writes its audit record, so that every
+    /// request leaves one. `program` is the program's bytes as far as they could be read.
+    pub(crate) fn fail_request(&mut self, code: ErrorCode, program: &[u8], message: String) -> i32 {
+        // The request fails either way; a failed audit write cannot make it fail harder.
+        let _ = self.spawner.audit_malformed(program, &message);
+        self.fail(code, message)
+    }
+
     /// Maps a spawn error to its code, records its message, and reports denials.
     pub(crate) fn spawn_failed(&mut self, program: &str, err: &SpawnError) -> i32 {
         let code = match err {
@@ -80,6 +93,8 @@ impl SpawnState {
                 program: program.to_owned(),
                 resolved: path.clone(),
                 no_allow_rule: matches!(reason, wrt_host_spawn::Denial::NotAllowed { .. }),
+                allow_rule_would_help: matches!(reason, wrt_host_spawn::Denial::NotAllowed { .. })
+                    && self.spawner.allow_rule_would_help(program),
                 reason: message.clone(),
             });
             if let Some(hint) = hint {

@@ -1,0 +1,138 @@
+//! `wrt policy`: check a spawn policy file, and explain the decision a spawn request would get.
+//! The logic lives in `wrt-host-spawn` (`Policy::report`, `Policy::explain`).
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use wrt_runtime::wrt_host_spawn::{Command, Explanation, Policy};
+
+/// Check a spawn policy file, or explain what it decides
+#[derive(Debug, Args)]
+pub(crate) struct PolicyArgs {
+    #[command(subcommand)]
+    command: PolicyCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    /// Validate a policy file, show what every rule resolves to, and warn about rules that
+    /// are effectively allow-all. Exits 0 when clean, 1 with warnings, 2 on errors
+    Check {
+        /// The policy file (TOML, see docs/policy.md)
+        file: PathBuf,
+    },
+    /// Print the decision a guest's spawn request would get (allow or deny, the rule, the
+    /// resolved path, the child's argv, environment and working directory) without running
+    /// anything. Exits 0 when the program would run, 1 when not, 2 on errors
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+struct ExplainArgs {
+    /// The policy file (TOML, see docs/policy.md)
+    file: PathBuf,
+
+    /// The working directory the request asks for
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+
+    /// A variable the request sets; repeatable
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
+
+    /// The program and its arguments, after `--`
+    #[arg(last = true, required = true, value_name = "PROGRAM ARGS")]
+    argv: Vec<OsString>,
+}
+
+impl PolicyArgs {
+    pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
+        match self.command {
+            PolicyCommand::Check { file } => check(&file),
+            PolicyCommand::Explain(args) => args.run(),
+        }
+    }
+}
+
+fn check(file: &PathBuf) -> anyhow::Result<ExitCode> {
+    let policy = Policy::from_file(file)?;
+    let report = policy.report().with_context(|| format!("invalid policy file `{}`", file.display()))?;
+    let mut out = std::io::stdout().lock();
+    for (index, (written, path)) in report.allow.iter().enumerate() {
+        writeln!(out, "allow rule {}: `{}` runs {}", index + 1, written.display(), path.display())?;
+    }
+    for (index, (written, paths)) in report.deny.iter().enumerate() {
+        let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        writeln!(out, "deny rule {}: `{}` covers {}", index + 1, written.display(), paths.join(", "))?;
+    }
+    for warning in &report.warnings {
+        writeln!(out, "warning: {}", warning.message)?;
+    }
+    let verdict = if report.warnings.is_empty() { "ok" } else { "valid, with warnings" };
+    writeln!(out, "policy `{}`: {verdict}", file.display())?;
+    Ok(ExitCode::from(u8::from(!report.warnings.is_empty())))
+}
+
+impl ExplainArgs {
+    fn run(self) -> anyhow::Result<ExitCode> {
+        let policy = Policy::from_file(&self.file)?;
+        let (program, args) = self.argv.split_first().context("no program given after `--`")?;
+        let mut command = Command::new(program);
+        command.args(args);
+        if let Some(cwd) = &self.cwd {
+            command.cwd(cwd);
+        }
+        for spec in &self.env {
+            let (name, value) = spec.split_once('=').with_context(|| format!("`--env {spec}` is not NAME=VALUE"))?;
+            command.env(name, value);
+        }
+        let explanation = policy.explain(&command)?;
+        print(&explanation)?;
+        let runs = matches!(explanation.decision, "allow" | "would-deny");
+        Ok(ExitCode::from(u8::from(!runs)))
+    }
+}
+
+fn print(e: &Explanation) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "decision: {}", e.decision)?;
+    writeln!(out, "reason: {}", e.reason)?;
+    if let Some(rule) = &e.rule {
+        writeln!(out, "rule: {}", rule.display())?;
+    }
+    if let Some(path) = &e.path {
+        writeln!(out, "path: {}", path.display())?;
+    }
+    if e.argv.is_empty() {
+        return Ok(());
+    }
+    let argv: Vec<String> = e.argv.iter().map(|a| format!("{:?}", a.to_string_lossy())).collect();
+    writeln!(out, "argv: [{}]", argv.join(", "))?;
+    if let Some(cwd) = &e.cwd {
+        writeln!(out, "cwd: {}", cwd.display())?;
+    }
+    if e.env.is_empty() {
+        writeln!(out, "env: (empty)")?;
+    }
+    for (name, value) in &e.env {
+        writeln!(out, "env: {}={}", name.to_string_lossy(), value.to_string_lossy())?;
+    }
+    match e.timeout {
+        Some(timeout) => writeln!(out, "timeout: {timeout:?}")?,
+        None => writeln!(out, "timeout: none")?,
+    }
+    if let Some(limit) = e.output_limit {
+        writeln!(out, "output limit: {limit} bytes per stream")?;
+    }
+    if !e.rlimits.is_empty() {
+        writeln!(out, "rlimits: {:?}", e.rlimits)?;
+    }
+    if let Some(strategy) = e.strategy {
+        writeln!(out, "strategy: {strategy}")?;
+    }
+    Ok(())
+}

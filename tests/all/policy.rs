@@ -1,0 +1,146 @@
+//! `wrt policy check` and `wrt policy explain` (issue 15: users can check what a policy
+//! allows before a guest finds out).
+
+use std::path::Path;
+
+use crate::util::{assert_code, run, stderr, stdout};
+
+fn write(dir: &Path, text: &str) -> String {
+    let path = dir.join("policy.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn policy_check_a_clean_policy_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"sh\"\nargs = [[\"/opt/x.sh\", \"[0-9]\"]]\n",
+    );
+    let out = run(["policy", "check", &file]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    let true_path = std::fs::canonicalize("/bin/true").unwrap();
+    assert!(text.contains(&format!("allow rule 1: `true` runs {}", true_path.display())), "{text}");
+    assert!(text.contains(": ok\n"), "{text}");
+}
+
+#[test]
+fn policy_check_warns_about_allow_all_rules_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "deny = [\"su\"]\n\n[[allow]]\nprogram = \"sh\"\n\n[[allow]]\nprogram = \"cc\"\nargs = [[\"-c\", \"*.c\"]]\n\n[[allow]]\nprogram = \"git\"\nargs = [[\"diff\", \"**\"]]\n\n[[allow]]\nprogram = \"true\"\n";
+    let file = write(dir.path(), text);
+    let out = run(["policy", "check", &file]);
+    assert_code(&out, 1);
+    let text = stdout(&out);
+    let warnings: Vec<&str> = text.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 3, "{text}");
+    assert!(warnings[0].contains("allow rule 1 (`sh`) is effectively allow-all: any arguments are allowed"), "{text}");
+    assert!(warnings[1].contains("allow rule 2 (`cc`)") && warnings[1].contains("`@file`"), "{text}");
+    assert!(warnings[2].contains("allow rule 3 (`git`)") && warnings[2].contains("--output="), "{text}");
+    assert!(text.contains("deny rule 1: `su` covers /"), "{text}");
+}
+
+#[test]
+fn policy_check_errors_exit_2_with_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"pyhton3-xyz\"\n");
+    let out = run(["policy", "check", &file]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("at line 5: allow rule 2: program `pyhton3-xyz` not found"), "{}", stderr(&out));
+    let out = run(["policy", "check", dir.path().join("missing.toml").to_str().unwrap()]);
+    assert_code(&out, 2);
+}
+
+#[test]
+fn policy_explain_shows_what_the_child_would_get() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = std::fs::canonicalize(dir.path()).unwrap();
+    let text = format!(
+        "cwd_allow = [\"{}\"]\n[env]\nallow = [\"COLOR\"]\n\n[[allow]]\nprogram = \"echo\"\nargs = [[\"hi\", \"*\"]]\nenv = {{ PATH = \"/usr/bin\" }}\nrlimits = {{ core_size = 0 }}\n\n[[allow]]\nprogram = \"sh\"\nargs = [[\"-c\", \"true\"]]\n",
+        work.display()
+    );
+    let file = write(dir.path(), &text);
+    let marker = work.join("ran");
+    let out = run([
+        "policy",
+        "explain",
+        &file,
+        "--cwd",
+        work.to_str().unwrap(),
+        "--env",
+        "COLOR=1",
+        "--",
+        "echo",
+        "hi",
+        marker.to_str().unwrap(),
+    ]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    let echo = std::fs::canonicalize("/bin/echo").unwrap();
+    for line in [
+        "decision: allow".to_owned(),
+        "rule: echo".to_owned(),
+        format!("path: {}", echo.display()),
+        format!("argv: [\"echo\", \"hi\", \"{}\"]", marker.display()),
+        format!("cwd: {}", work.display()),
+        "env: COLOR=1".to_owned(),
+        "env: PATH=/usr/bin".to_owned(),
+        "strategy: fork-exec".to_owned(),
+    ] {
+        assert!(text.lines().any(|l| l == line), "no `{line}` in:\n{text}");
+    }
+
+    // Denied, with the reason; nothing runs.
+    let out = run(["policy", "explain", &file, "--", "sh", "-c", &format!("touch {}", marker.display())]);
+    assert_code(&out, 1);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(
+            "decision: deny\nreason: the arguments match none of the patterns of allow rule `sh`\nrule: sh\n"
+        ),
+        "{text}"
+    );
+    assert!(!marker.exists());
+    let out = run(["policy", "explain", &file, "--", "ls"]);
+    assert_code(&out, 1);
+    assert!(stdout(&out).starts_with("decision: deny\nreason: no allow rule names"), "{}", stdout(&out));
+    let out = run(["policy", "explain", &file, "--env", "LD_PRELOAD=x.so", "--", "echo", "hi", "x"]);
+    assert_code(&out, 1);
+    // No program after `--` is a usage error.
+    let out = run(["policy", "explain", &file]);
+    assert_code(&out, 2);
+}
+
+/// Issue 15: `--spawn-strategy posix-spawn` switched to fork-exec silently when rlimits
+/// applied. Given explicitly, it refuses; without the flag, the switch is the default.
+#[test]
+fn issue_15_explicit_posix_spawn_refuses_rlimits() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "[rlimits]\ncore_size = 0\n\n[[allow]]\nprogram = \"true\"\n");
+    let audit = dir.path().join("audit.jsonl");
+    let guest = wrt_test_guests::ABI_BAD_INPUTS;
+    let out = run(["run", "--policy", &file, guest]);
+    assert_code(&out, 0);
+    // Check 17 of the guest: `true` gets a handle.
+    let out = run([
+        "run",
+        "--policy",
+        &file,
+        "--spawn-strategy",
+        "posix-spawn",
+        "--audit-log",
+        audit.to_str().unwrap(),
+        guest,
+    ]);
+    assert_code(&out, 17);
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(
+        log.contains("posix_spawn cannot spawn") && log.contains("resource limits need the fork-exec strategy"),
+        "{log}"
+    );
+    let out = run(["run", "--policy", &file, "--spawn-strategy", "fork-exec", guest]);
+    assert_code(&out, 0);
+}
