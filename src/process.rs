@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use wrt_runtime::containment;
+use wrt_runtime::wrt_host_spawn::raise_open_files_limit;
 
 /// Makes wrt the subreaper of every descendant (orphans of children are swept when the guest
 /// ends) and makes `SIGTERM`, `SIGINT` and `SIGHUP` end every descendant and exit with 128 +
@@ -11,7 +12,7 @@ use wrt_runtime::containment;
 pub(crate) fn own() -> anyhow::Result<()> {
     // Children hold pipes: use all the descriptors the hard limit allows (spawns stay within a
     // budget of what is left).
-    let _ = wrt_runtime::wrt_host_spawn::raise_open_files_limit();
+    let _ = raise_open_files_limit();
     containment::contain_descendants().context("failed to become the subreaper of guests' children")?;
     containment::end_on_signals().context("failed to set up signal handling")
 }

@@ -342,7 +342,7 @@ impl Spawner {
         if let Err(exhausted) = fd_budget::check(fd_budget::needed(command, pipe_stdin, self.null.get().is_some())) {
             let fd_budget::Exhausted { open, needed, limit } = exhausted;
             let err = SpawnError::TooManyDescriptors { program, open, needed, limit };
-            return Err(self.refuse(command, Some(&path), err));
+            return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
         }
         let setup = match StdioSetup::new(command, pipe_stdin, &self.null) {
             Ok(setup) => setup,
