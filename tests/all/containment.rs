@@ -272,3 +272,13 @@ fn issue_10_sigkill_of_wrt_takes_fork_exec_children() {
     }
     assert_eq!(survivors(&mark), Vec::<i32>::new(), "the fork-exec child outlived a SIGKILL of wrt");
 }
+
+/// The deterministic regression test of issue 10, section 7: a guest that reaches a child call
+/// past the deadline without any epoch check on the way (straight-line code after a WASI sleep)
+/// and would see the end of file the child's timeout caused. Before the fix it exited 0.
+#[test]
+fn contain_deadline_eof() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["run", "--timeout", "300ms", "--allow-run", "sleep", CONTAIN_DEADLINE_EOF]);
+    assert_code(&out, 124);
+}
