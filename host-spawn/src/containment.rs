@@ -134,8 +134,9 @@ pub fn sweep() -> usize {
 }
 
 /// Kills every descendant of this process, tracked children included, reaps those that are not
-/// tracked, and stops any further spawn: the calling thread returns, but every later spawn of
-/// the process blocks forever. For a process about to exit (a termination signal).
+/// tracked, and stops any further spawn: the calling thread returns, but every later spawn and
+/// [`sweep`] of the process blocks forever (a guest that ends meanwhile waits there instead of
+/// reporting how it ended). For a process about to exit (a termination signal).
 ///
 /// Returns how many processes it killed.
 pub fn end_all_descendants() -> usize {

@@ -7,7 +7,9 @@
 //! limits are needed). The [`Child`] handle streams stdin, stdout and stderr without blocking
 //! the host, enforces the timeout on the child's whole process group, and reports an
 //! [`Outcome`]: exit code or signal, timeout, truncation, duration and resource usage. Every
-//! decision can be written to a JSONL [`AuditLog`].
+//! decision can be written to a JSONL [`AuditLog`]. [`containment`] kills what escapes the
+//! process group (new sessions, double forks) and holds the process-wide opt-ins (subreaper,
+//! termination signals) that belong to whoever owns the process.
 //!
 //! The policy file format and the audit record format are documented in `docs/policy.md`.
 //!

@@ -143,7 +143,7 @@ impl Shared {
     pub(crate) fn kill_descendants(&self, id: ChildId) {
         let registry = self.lock();
         if let Some(&(pid, Slot::Running)) = registry.children.get(&id) {
-            crate::containment::kill_tree(pid);
+            freeze_and_kill_tree(pid);
         }
     }
 
@@ -183,7 +183,10 @@ impl Shared {
 
     /// Forgets child `id`: its [`Child`](crate::Child) is gone.
     pub(crate) fn release(&self, id: ChildId) {
-        self.lock().children.remove(&id);
+        if let Some((pid, Slot::Running)) = self.lock().children.remove(&id) {
+            // Never reaped (it could not be signalled): no longer kept from a sweep.
+            crate::containment::untrack(pid);
+        }
     }
 
     /// `SIGKILL` to every process below each running child and to its process group, then
@@ -193,7 +196,7 @@ impl Shared {
             let registry = self.lock();
             for &(pid, slot) in registry.children.values() {
                 if matches!(slot, Slot::Running) {
-                    crate::containment::kill_tree(pid);
+                    freeze_and_kill_tree(pid);
                 }
             }
             registry
@@ -230,8 +233,17 @@ fn reap_exited(registry: &mut Registry) {
         let _ = killpg(pid, Signal::SIGKILL);
         if let Ok(Some(raw)) = wait4_nohang(pid) {
             registry.children.insert(id, (pid, Slot::Reaped(raw)));
+            crate::containment::untrack(pid);
         }
     }
+}
+
+/// Stops the process group of `pid` (an unreaped child), then kills everything below it. The
+/// stopped leader cannot exit on its own when its children die, so the `SIGKILL` that follows
+/// is what ends it, and its status says so.
+fn freeze_and_kill_tree(pid: Pid) {
+    let _ = killpg(pid, Signal::SIGSTOP);
+    crate::containment::kill_tree(pid);
 }
 
 /// A child's process-group leader, as the timeout logic sees it.
