@@ -292,3 +292,23 @@ proptest! {
         prop_assert!(rss <= idle_rss + OPS_LIMIT + HOST_SLACK, "peak RSS {rss}, {idle_rss} before any call");
     }
 }
+
+#[test]
+fn mem_run_output() {
+    // `run` holds a child's output until the child ends: at most half the room left under the
+    // memory limit per stream, so a guest that touched 100 MiB of its 128 MiB cannot have the
+    // host hold 100 MiB more (the policy allows 512 MiB of output). Needs `head`.
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "output_limit = \"512 MiB\"\n[[allow]]\nprogram = \"head\"\n").unwrap();
+    let args = |export| {
+        ["run", "--policy", policy.to_str().unwrap(), "--max-memory", "128MiB", "--invoke", export, MEM_RUN_OUTPUT]
+    };
+    let Some((idle, idle_rss)) = peak_rss(&args("touch")) else { return };
+    crate::util::assert_code(&idle, 0);
+    let (out, rss) = peak_rss(&args("run_head")).unwrap();
+    crate::util::assert_code(&out, 0);
+    let captured: u64 = crate::util::stdout(&out).trim().parse().unwrap();
+    assert!((1..=14 << 20).contains(&captured), "{captured} bytes of 100 MiB kept");
+    assert!(rss <= idle_rss + (28 << 20) + HOST_SLACK, "peak RSS {rss}, {idle_rss} with the memory touched");
+}
