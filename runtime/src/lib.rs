@@ -80,8 +80,8 @@ mod wasi_ctx;
 
 pub use abi::code::ErrorCode;
 pub use abi::spawn_state::DeniedSpawn;
-pub use builder::SandboxBuilder;
-pub use cache::CacheMode;
+pub use builder::{SLOW_COMPILE, SandboxBuilder};
+pub use cache::{CacheMode, CacheUsage};
 pub use error::{ConfigError, InstantiateError, LoadError};
 pub use external::policy::GcPolicy;
 pub use guest::Guest;
@@ -91,6 +91,6 @@ pub use preopen::{DirAccess, Preopen};
 pub use sandbox::Sandbox;
 pub use stats::Stats;
 pub use stdio::{GuestOutput, GuestStdin};
-pub use units::{UnitError, parse_duration, parse_size};
+pub use units::{UnitError, parse_bytes, parse_duration, parse_size};
 pub use wasmtime;
 pub use wrt_host_spawn;
