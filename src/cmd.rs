@@ -34,7 +34,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run a WebAssembly module (WASI preview 1)
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Measure spawn, buffer and startup workloads against their floors, compare settings
     Bench(bench::BenchArgs),
     /// Show or clear the cache of compiled modules
@@ -67,7 +67,7 @@ mod tests {
     fn module_and_args(argv: &[&str]) -> Vec<String> {
         let cli = Cli::try_parse_from(argv).unwrap();
         let run = match cli.command {
-            Some(Command::Run(run)) => run,
+            Some(Command::Run(run)) => *run,
             None => cli.run,
             Some(other) => panic!("{other:?}"),
         };

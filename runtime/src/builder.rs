@@ -64,11 +64,18 @@ pub struct SandboxBuilder {
     pub(crate) on_slow_compile: Option<SlowCompileHook>,
 }
 
-/// Called once when compiling a guest takes longer than [`SLOW_COMPILE`]: the guest's name and
-/// the size of its bytes.
-pub(crate) type SlowCompileHook = std::sync::Arc<dyn Fn(&str, u64) + Send + Sync>;
+/// Called once when compiling a guest takes longer than its delay: the guest's name and the
+/// size of its bytes.
+#[derive(Clone)]
+pub(crate) struct SlowCompileHook {
+    pub(crate) after: Duration,
+    pub(crate) hook: std::sync::Arc<SlowCompileFn>,
+}
 
-/// How long a compilation runs before [`SandboxBuilder::on_slow_compile`]'s hook is called.
+/// The function of a [`SlowCompileHook`].
+pub(crate) type SlowCompileFn = dyn Fn(&str, u64) + Send + Sync;
+
+/// How long a compilation runs before `wrt run` says it is compiling.
 pub const SLOW_COMPILE: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for SandboxBuilder {
@@ -215,11 +222,12 @@ impl SandboxBuilder {
         self
     }
 
-    /// Called once, from another thread, when compiling a guest (a cache miss) takes longer
-    /// than [`SLOW_COMPILE`], with the guest's name and its size in bytes: for a progress line.
-    /// Default: none.
-    pub fn on_slow_compile(mut self, hook: impl Fn(&str, u64) + Send + Sync + 'static) -> Self {
-        self.on_slow_compile = Some(std::sync::Arc::new(hook));
+    /// Called once, from another thread, when compiling a guest (a cache miss) is still running
+    /// `after` it started (`wrt run` uses [`SLOW_COMPILE`]), with the guest's name and its size
+    /// in bytes: for a progress line. Never called for a module loaded from the cache. Default:
+    /// none.
+    pub fn on_slow_compile(mut self, after: Duration, hook: impl Fn(&str, u64) + Send + Sync + 'static) -> Self {
+        self.on_slow_compile = Some(SlowCompileHook { after, hook: std::sync::Arc::new(hook) });
         self
     }
 

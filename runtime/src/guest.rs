@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, mpsc};
 
-use crate::builder::{SLOW_COMPILE, SlowCompileHook};
+use crate::builder::SlowCompileHook;
 
 /// A guest compiled for one [`crate::Sandbox`]'s engine, ready to be instantiated any number of
 /// times.
@@ -29,7 +29,7 @@ impl Guest {
 
 /// Compiles a binary module or WebAssembly text. A text syntax error names `path` (or `name`
 /// for bytes without a file). `on_slow_compile` is called, from another thread, if compiling
-/// takes longer than [`SLOW_COMPILE`].
+/// takes longer than its delay.
 pub(crate) fn compile(
     engine: &wasmtime::Engine,
     name: &str,
@@ -46,9 +46,9 @@ pub(crate) fn compile(
     };
     let (done, wait) = mpsc::channel::<()>();
     let watcher = on_slow_compile.map(|hook| {
-        let (hook, name, size) = (Arc::clone(hook), name.to_owned(), bytes.len() as u64);
+        let (after, hook, name, size) = (hook.after, Arc::clone(&hook.hook), name.to_owned(), bytes.len() as u64);
         std::thread::spawn(move || {
-            if wait.recv_timeout(SLOW_COMPILE) == Err(mpsc::RecvTimeoutError::Timeout) {
+            if wait.recv_timeout(after) == Err(mpsc::RecvTimeoutError::Timeout) {
                 hook(&name, size);
             }
         })

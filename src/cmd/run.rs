@@ -43,7 +43,7 @@ pub(crate) struct RunArgs {
     #[arg(long = "env", value_name = "NAME[=VALUE]")]
     env: Vec<String>,
 
-    /// The guest's argv[0] (default: the module's file name)
+    /// The guest's `argv[0]` (default: the module's file name)
     #[arg(long, value_name = "NAME")]
     argv0: Option<String>,
 
@@ -237,8 +237,10 @@ impl RunArgs {
             builder = builder.timeout(timeout);
         }
         if std::io::stderr().is_terminal() {
-            builder = builder.on_slow_compile(|name, bytes| {
-                eprintln!("wrt: compiling {name} ({:.0} MB)…", bytes as f64 / 1e6);
+            builder = builder.on_slow_compile(wrt_runtime::SLOW_COMPILE, |name, bytes| {
+                let mb = bytes as f64 / 1e6;
+                let precision = if mb < 10.0 { 1 } else { 0 };
+                eprintln!("wrt: compiling {name} ({mb:.precision$} MB)…");
             });
         }
         #[cfg(unix)]

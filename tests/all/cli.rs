@@ -490,3 +490,26 @@ fn issue_16_cache_commands() {
     let out = wrt_in(&["run", CLI_HELLO]);
     assert_code(&out, 0);
 }
+
+#[test]
+fn issue_16_slow_compile_hook_runs_only_when_compiling() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use wrt_runtime::{CacheMode, Sandbox};
+    let dir = tempfile::tempdir().unwrap();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&calls);
+    // A zero delay: the hook is called as soon as a compilation has begun.
+    let sandbox = Sandbox::builder()
+        .cache(CacheMode::Dir(dir.path().to_owned()))
+        .on_slow_compile(Duration::ZERO, move |name, bytes| seen.lock().unwrap().push((name.to_owned(), bytes)))
+        .build()
+        .unwrap();
+    let size = std::fs::metadata(CLI_HELLO).unwrap().len();
+    assert!(!sandbox.load_file(CLI_HELLO).unwrap().from_cache());
+    assert_eq!(*calls.lock().unwrap(), [("cli_hello.wasm".to_owned(), size)]);
+    // A cache hit compiles nothing and says nothing.
+    assert!(sandbox.load_file(CLI_HELLO).unwrap().from_cache());
+    assert_eq!(calls.lock().unwrap().len(), 1);
+}
