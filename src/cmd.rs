@@ -42,6 +42,18 @@ enum Command {
 }
 
 impl Cli {
+    /// Parses the command line, or exits as clap does, except that an unknown option gets
+    /// wrt's advice rather than clap's (whose `-- --flag` would make the flag the module).
+    pub(crate) fn parse_or_exit() -> Self {
+        Self::try_parse().unwrap_or_else(|err| match unknown_option(&err) {
+            Some(message) => {
+                eprintln!("{message}");
+                std::process::exit(2);
+            }
+            None => err.exit(),
+        })
+    }
+
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Some(Command::Run(args)) => args.run(),
@@ -50,6 +62,23 @@ impl Cli {
             None => self.run.run(),
         }
     }
+}
+
+/// wrt's message for an option clap does not know.
+fn unknown_option(err: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if err.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(option)) = err.get(ContextKind::InvalidArg) else { return None };
+    let similar = match err.get(ContextKind::SuggestedArg) {
+        Some(ContextValue::String(similar)) => format!("; did you mean `{similar}`?"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "wrt: unknown option `{option}`{similar} (wrt's options come before the module, everything after it \
+         goes to the guest; see `wrt run --help`)"
+    ))
 }
 
 #[cfg(test)]
@@ -84,6 +113,18 @@ mod tests {
             assert_eq!(module_and_args(&argv(&["--env", "A=1", "t.wasm", "--help"])), ["t.wasm", "--help"]);
             assert_eq!(module_and_args(&argv(&["--", "t.wasm", "--", "-x"])), ["t.wasm", "--", "-x"]);
         }
+    }
+
+    #[test]
+    fn unknown_options_get_wrts_advice() {
+        let err = Cli::try_parse_from(["wrt", "run", "--mystery", "app.wasm"]).unwrap_err();
+        assert_eq!(
+            super::unknown_option(&err).unwrap(),
+            "wrt: unknown option `--mystery` (wrt's options come before the module, everything after it goes to \
+             the guest; see `wrt run --help`)"
+        );
+        let err = Cli::try_parse_from(["wrt", "--max-memroy", "1MiB", "app.wasm"]).unwrap_err();
+        assert!(super::unknown_option(&err).unwrap().contains("did you mean `--max-memory`?"));
     }
 
     #[test]

@@ -2,12 +2,10 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 mod cmd;
 
 fn main() -> ExitCode {
-    match cmd::Cli::parse().run() {
+    match cmd::Cli::parse_or_exit().run() {
         Ok(code) => code,
         Err(err) => {
             eprintln!("wrt: {err:#}");

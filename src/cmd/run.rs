@@ -138,12 +138,12 @@ pub(crate) struct RunArgs {
 
     /// wasmtime's wasm options: `-W timeout=DURATION`, `-W fuel=N`, `-W max-memory-size=BYTES`,
     /// `-W unknown-imports-trap` (comma-separated or repeated)
-    #[arg(short = 'W', value_name = "KEY[=VALUE]")]
+    #[arg(short = 'W', long = "wasm", value_name = "KEY[=VALUE]")]
     wasm_options: Vec<String>,
 
     /// wasmtime's WASI options: `-S inherit-env` (the guest sees the host's whole environment),
     /// `-S cli-exit-with-code` (always on)
-    #[arg(short = 'S', value_name = "KEY[=VALUE]")]
+    #[arg(short = 'S', long = "wasi", value_name = "KEY[=VALUE]")]
     wasi_options: Vec<String>,
 
     /// The WebAssembly module (.wasm or .wat), then the guest's arguments (or the parameters of

@@ -358,6 +358,14 @@ fn issue_16_wasmtime_options() {
     assert!(echoed_env(&out).contains(&"WRT_TEST_HOST_VAR=from host".to_owned()), "{}", stdout(&out));
     let out = run(["run", "-S", "cli-exit-with-code", CLI_EXIT_CODE, "3"]);
     assert_code(&out, 3);
+    // The long forms, as wasmtime spells them.
+    let out = run(["run", "--wasm", "timeout=300ms", "--wasi", "inherit-env=n", LIMITS_SPIN]);
+    assert_code(&out, 124);
+    // An unknown option gets wrt's advice, not clap's `-- --flag` (which would make it the module).
+    let out = run(["run", "--mystery", CLI_HELLO]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).starts_with("wrt: unknown option `--mystery` (wrt's options come before the module"));
+    assert!(!stderr(&out).contains("-- --"), "{}", stderr(&out));
     for (args, expected) in [
         (
             &["-W", "max-wasm-stack=100000"][..],
