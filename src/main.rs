@@ -2,14 +2,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 mod cmd;
 mod process;
 
 fn main() -> ExitCode {
     // First, while wrt has one thread: the process-wide settings that only the CLI may choose.
-    match process::own().and_then(|()| cmd::Cli::parse().run()) {
+    match process::own().and_then(|()| cmd::Cli::parse_or_exit().run()) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("wrt: {err:#}");

@@ -16,8 +16,9 @@ use crate::stdio::{GuestOutput, GuestStdin};
 /// Settings of a sandbox. Defaults: no arguments, an empty environment, no preopened
 /// directories, stdin at end of file, stdout and stderr inherited, no memory limit beyond
 /// wasm's own, no fuel limit, no timeout, linear memory marked `MADV_DONTFORK`, compiled
-/// modules cached in the user cache directory; for host programs: a policy that denies every
-/// spawn, no audit log, the `posix_spawn` strategy with fallback to fork-exec.
+/// modules cached in the user cache directory, guests with unknown imports refused, no
+/// slow-compile hook; for host programs: a policy that denies every spawn, no audit log, the
+/// `posix_spawn` strategy with fallback to fork-exec.
 ///
 /// # Examples
 ///
@@ -59,7 +60,23 @@ pub struct SandboxBuilder {
     pub(crate) strict_strategy: bool,
     pub(crate) on_spawn_denied: Option<DenialHook>,
     pub(crate) gc_policy: GcPolicy,
+    pub(crate) unknown_imports_trap: bool,
+    pub(crate) on_slow_compile: Option<SlowCompileHook>,
 }
+
+/// Called once when compiling a guest takes longer than its delay: the guest's name and the
+/// size of its bytes.
+#[derive(Clone)]
+pub(crate) struct SlowCompileHook {
+    pub(crate) after: Duration,
+    pub(crate) hook: std::sync::Arc<SlowCompileFn>,
+}
+
+/// The function of a [`SlowCompileHook`].
+pub(crate) type SlowCompileFn = dyn Fn(&str, u64) + Send + Sync;
+
+/// How long a compilation runs before `wrt run` says it is compiling.
+pub const SLOW_COMPILE: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for SandboxBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -82,6 +99,8 @@ impl std::fmt::Debug for SandboxBuilder {
             .field("strict_strategy", &self.strict_strategy)
             .field("on_spawn_denied", &self.on_spawn_denied.as_ref().map(|_| "Fn"))
             .field("gc_policy", &self.gc_policy)
+            .field("unknown_imports_trap", &self.unknown_imports_trap)
+            .field("on_slow_compile", &self.on_slow_compile.as_ref().map(|_| "Fn"))
             .finish()
     }
 }
@@ -107,6 +126,8 @@ impl Default for SandboxBuilder {
             strict_strategy: false,
             on_spawn_denied: None,
             gc_policy: GcPolicy::default(),
+            unknown_imports_trap: false,
+            on_slow_compile: None,
         }
     }
 }
@@ -135,8 +156,8 @@ impl SandboxBuilder {
         self
     }
 
-    /// Sets an environment variable of the guest. The guest sees no host variable unless it is
-    /// set here.
+    /// Sets an environment variable of the guest, replacing an earlier value of the same name.
+    /// The guest sees no host variable unless it is set here.
     ///
     /// # Errors
     ///
@@ -146,20 +167,68 @@ impl SandboxBuilder {
         if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
             return Err(ConfigError::BadEnv { spec: format!("{name}={value}") });
         }
+        self.env.retain(|(existing, _)| *existing != name);
         self.env.push((name, value));
         Ok(self)
     }
 
-    /// Sets a variable from `NAME=VALUE`, as `--env` takes it.
+    /// Sets a variable from `NAME=VALUE`, or from `NAME` alone with the host's value of `NAME`,
+    /// as `--env` takes it (and `wasmtime run --env`).
     ///
     /// # Errors
     ///
-    /// As [`SandboxBuilder::env`], and a spec without `=`.
+    /// As [`SandboxBuilder::env`], and [`ConfigError::EnvNotSet`] for a `NAME` that the host
+    /// does not set (or sets to something that is not UTF-8).
+    ///
+    /// # Ambient authority
+    ///
+    /// `NAME` alone passes the host's value to the guest.
     pub fn env_spec(self, spec: &str) -> Result<Self, ConfigError> {
         match spec.split_once('=') {
             Some((name, value)) => self.env(name, value),
-            None => Err(ConfigError::BadEnv { spec: spec.to_owned() }),
+            None if spec.is_empty() || spec.contains('\0') => Err(ConfigError::BadEnv { spec: spec.to_owned() }),
+            None => match std::env::var(spec) {
+                Ok(value) => self.env(spec, value),
+                Err(_) => Err(ConfigError::EnvNotSet { name: spec.to_owned() }),
+            },
         }
+    }
+
+    /// Passes the host's whole environment to the guest (variables whose name or value is not
+    /// UTF-8 are left out), as `wasmtime run -S inherit-env` does. Variables set with
+    /// [`SandboxBuilder::env`] afterwards replace the host's. Default: nothing of the host's
+    /// environment.
+    ///
+    /// # Ambient authority
+    ///
+    /// The guest reads every host variable: tokens, paths, the user's name.
+    pub fn inherit_env(mut self) -> Self {
+        for (name, value) in std::env::vars_os() {
+            if let (Some(name), Some(value)) = (name.to_str(), value.to_str())
+                && !name.is_empty()
+            {
+                self.env.retain(|(existing, _)| existing != name);
+                self.env.push((name.to_owned(), value.to_owned()));
+            }
+        }
+        self
+    }
+
+    /// Lets guests that import functions wrt does not provide be instantiated: each such
+    /// function traps when called (`wasmtime run -W unknown-imports-trap`). Default: off, and
+    /// such a guest fails to instantiate with [`crate::InstantiateError::UnknownImport`].
+    pub fn unknown_imports_trap(mut self, on: bool) -> Self {
+        self.unknown_imports_trap = on;
+        self
+    }
+
+    /// Called once, from another thread, when compiling a guest (a cache miss) is still running
+    /// `after` it started (`wrt run` uses [`SLOW_COMPILE`]), with the guest's name and its size
+    /// in bytes: for a progress line. Never called for a module loaded from the cache. Default:
+    /// none.
+    pub fn on_slow_compile(mut self, after: Duration, hook: impl Fn(&str, u64) + Send + Sync + 'static) -> Self {
+        self.on_slow_compile = Some(SlowCompileHook { after, hook: std::sync::Arc::new(hook) });
+        self
     }
 
     /// Gives the guest a host directory.

@@ -1,11 +1,12 @@
 //! The on-disk cache of compiled guests, so that a second run of the same module skips
 //! compilation.
 //!
-//! A compiled module is stored as `<dir>/<key>.cwasm`, where the key is the SHA-256 of the
-//! module's bytes together with the engine's compatibility hash (wasmtime version, target and
-//! every setting that changes generated code, such as fuel or epoch checks). Entries are written
-//! to a temporary file and renamed into place, so a reader never sees a partial file; a file
-//! wasmtime refuses to load is compiled again and replaced.
+//! A compiled module is stored zstd-compressed as `<dir>/<key>.cwasm.zst` (about a third of the
+//! uncompressed size), where the key is the SHA-256 of the module's bytes together with the
+//! engine's compatibility hash (wasmtime version, target and every setting that changes
+//! generated code, such as fuel or epoch checks). Entries are written to a temporary file and
+//! renamed into place, so a reader never sees a partial file; a file that does not decompress
+//! or that wasmtime refuses to load is compiled again and replaced.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -28,6 +29,65 @@ pub enum CacheMode {
 }
 
 impl CacheMode {
+    /// What the cache directory holds now (nothing if it does not exist).
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be listed.
+    pub fn usage(&self) -> std::io::Result<CacheUsage> {
+        let mut usage = CacheUsage::default();
+        for path in self.entries()? {
+            usage.entries += 1;
+            usage.bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
+        }
+        Ok(usage)
+    }
+
+    /// Removes every cached module (and every temporary file a crashed writer left), and
+    /// returns what was removed. Files wrt did not write stay.
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be listed, or an entry cannot be removed.
+    pub fn clean(&self) -> std::io::Result<CacheUsage> {
+        let mut removed = CacheUsage::default();
+        for path in self.entries()? {
+            let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+            match std::fs::remove_file(&path) {
+                Ok(()) => {
+                    removed.entries += 1;
+                    removed.bytes += bytes;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(removed)
+    }
+
+    /// The files of this cache: entries of this and earlier versions, and temporary files.
+    fn entries(&self) -> std::io::Result<Vec<PathBuf>> {
+        let Some(dir) = self.dir() else { return Ok(Vec::new()) };
+        let listing = match std::fs::read_dir(&dir) {
+            Ok(listing) => listing,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut paths = Vec::new();
+        for entry in listing {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let key = name.strip_suffix(".cwasm.zst").or_else(|| name.strip_suffix(".cwasm"));
+            let ours = key.is_some_and(|k| k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()))
+                || name.starts_with(".tmp-");
+            if ours && entry.file_type()?.is_file() {
+                paths.push(entry.path());
+            }
+        }
+        Ok(paths)
+    }
+
     /// The directory this mode caches in, if any.
     pub fn dir(&self) -> Option<PathBuf> {
         match self {
@@ -43,6 +103,19 @@ impl CacheMode {
         }
     }
 }
+
+/// What a cache directory holds, or what [`CacheMode::clean`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CacheUsage {
+    /// Cached modules (and leftover temporary files).
+    pub entries: u64,
+    /// Their bytes on disk.
+    pub bytes: u64,
+}
+
+/// zstd's level for entries: fast to write, and decompression speed barely depends on it.
+const ZSTD_LEVEL: i32 = 3;
 
 /// Feeds `Hash` output into SHA-256.
 struct ShaHasher<'a>(&'a mut Sha256);
@@ -60,26 +133,36 @@ impl Hasher for ShaHasher<'_> {
 /// The cache key of `bytes` compiled by `engine`.
 pub(crate) fn key(engine: &Engine, bytes: &[u8]) -> String {
     let mut sha = Sha256::new();
-    sha.update(b"wrt-module-cache-v1\0");
+    sha.update(b"wrt-module-cache-v2\0");
     engine.precompile_compatibility_hash().hash(&mut ShaHasher(&mut sha));
     sha.update((bytes.len() as u64).to_le_bytes());
     sha.update(bytes);
     sha.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Loads `bytes` compiled from `dir`, or compiles them and stores the result. Returns the
-/// module and whether it came from the cache. Failing to write the cache is not an error: the
-/// run goes on with the freshly compiled module.
-pub(crate) fn load_or_compile(engine: &Engine, dir: &Path, bytes: &[u8]) -> wasmtime::Result<(Module, bool)> {
-    let path = dir.join(format!("{}.cwasm", key(engine, bytes)));
-    if path.is_file()
-        && let Ok(module) = crate::sys::deserialize_cached(engine, &path)
+/// Loads `bytes` compiled from `dir`, or compiles them with `compile` and stores the result.
+/// Returns the module and whether it came from the cache. Failing to write the cache is not an
+/// error: the run goes on with the freshly compiled module.
+pub(crate) fn load_or_compile(
+    engine: &Engine,
+    dir: &Path,
+    bytes: &[u8],
+    compile: impl FnOnce() -> wasmtime::Result<Module>,
+) -> wasmtime::Result<(Module, bool)> {
+    let path = dir.join(format!("{}.cwasm.zst", key(engine, bytes)));
+    // Read, not mmap: a cache file truncated by another process while mapped would crash this
+    // one with SIGBUS.
+    if let Ok(compressed) = std::fs::read(&path)
+        && let Ok(serialized) = zstd::decode_all(compressed.as_slice())
+        && let Ok(module) = crate::sys::deserialize_cached(engine, &serialized)
     {
         return Ok((module, true));
     }
-    let module = Module::new(engine, bytes)?;
-    if let Ok(serialized) = module.serialize() {
-        let _ = store(dir, &path, &serialized);
+    let module = compile()?;
+    if let Ok(serialized) = module.serialize()
+        && let Ok(compressed) = zstd::bulk::compress(&serialized, ZSTD_LEVEL)
+    {
+        let _ = store(dir, &path, &compressed);
     }
     Ok((module, false))
 }

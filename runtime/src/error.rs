@@ -45,12 +45,24 @@ pub enum InstantiateError {
         name: String,
     },
     /// The export to run does not exist or is not a function.
-    #[error("guest `{guest}` has no exported function `{export}`")]
+    #[error("guest `{guest}` has no exported function `{export}`; {}", list_functions(functions))]
     NoSuchExport {
         /// The guest's name.
         guest: String,
         /// The requested export.
         export: String,
+        /// The functions the guest does export.
+        functions: Vec<String>,
+    },
+    /// The guest's own minimum memory is larger than the sandbox's memory limit.
+    #[error("guest `{guest}` needs {} of memory to start (its declared minimum), more than the memory limit of {}", bytes(*minimum), bytes(*limit))]
+    MemoryLimit {
+        /// The guest's name.
+        guest: String,
+        /// The bytes the guest asked for when its memory was created.
+        minimum: u64,
+        /// The sandbox's memory limit.
+        limit: u64,
     },
     /// The arguments given for an invoked export do not match its parameters.
     #[error("export `{export}` of guest `{guest}`: {reason}")]
@@ -101,6 +113,12 @@ pub enum ConfigError {
         /// The variable as given.
         spec: String,
     },
+    /// `--env NAME` without a value names a variable the host does not set.
+    #[error("environment variable `{name}` is not set on the host (give it a value with `{name}=VALUE`)")]
+    EnvNotSet {
+        /// The variable's name.
+        name: String,
+    },
     /// A limit is out of range.
     #[error("invalid {what}: {reason}")]
     BadLimit {
@@ -115,4 +133,26 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+}
+
+/// `its exported functions: `a`, `b``, at most ten of them.
+fn list_functions(functions: &[String]) -> String {
+    const SHOWN: usize = 10;
+    if functions.is_empty() {
+        return "it exports no functions".into();
+    }
+    let mut list = functions.iter().take(SHOWN).map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
+    if functions.len() > SHOWN {
+        list.push_str(&format!(" and {} more", functions.len() - SHOWN));
+    }
+    format!("its exported functions: {list}")
+}
+
+/// `64 MiB`, `12 KiB` or `1000 bytes`.
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
 }

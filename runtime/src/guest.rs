@@ -1,5 +1,11 @@
 //! A compiled guest module.
 
+use std::borrow::Cow;
+use std::path::Path;
+use std::sync::{Arc, mpsc};
+
+use crate::builder::SlowCompileHook;
+
 /// A guest compiled for one [`crate::Sandbox`]'s engine, ready to be instantiated any number of
 /// times.
 #[derive(Debug, Clone)]
@@ -19,6 +25,40 @@ impl Guest {
     pub fn from_cache(&self) -> bool {
         self.from_cache
     }
+}
+
+/// Compiles a binary module or WebAssembly text. A text syntax error names `path` (or `name`
+/// for bytes without a file). `on_slow_compile` is called, from another thread, if compiling
+/// takes longer than its delay.
+pub(crate) fn compile(
+    engine: &wasmtime::Engine,
+    name: &str,
+    path: Option<&Path>,
+    bytes: &[u8],
+    on_slow_compile: Option<&SlowCompileHook>,
+) -> wasmtime::Result<wasmtime::Module> {
+    let binary = match sniff(bytes) {
+        Format::Text => wat::parse_bytes(bytes).map_err(|mut e| {
+            e.set_path(path.unwrap_or(Path::new(name)));
+            e
+        })?,
+        _ => Cow::Borrowed(bytes),
+    };
+    let (done, wait) = mpsc::channel::<()>();
+    let watcher = on_slow_compile.map(|hook| {
+        let (after, hook, name, size) = (hook.after, Arc::clone(&hook.hook), name.to_owned(), bytes.len() as u64);
+        std::thread::spawn(move || {
+            if wait.recv_timeout(after) == Err(mpsc::RecvTimeoutError::Timeout) {
+                hook(&name, size);
+            }
+        })
+    });
+    let module = wasmtime::Module::from_binary(engine, &binary);
+    drop(done);
+    if let Some(watcher) = watcher {
+        let _ = watcher.join();
+    }
+    module
 }
 
 /// What kind of WebAssembly `bytes` hold, by their header.

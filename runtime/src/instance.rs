@@ -71,8 +71,17 @@ impl Instance {
             // Instantiation runs wasm too (the start function, data and element segments).
             store.set_fuel(fuel)?;
         }
+        let trapping_linker;
+        let linker = if settings.unknown_imports_trap {
+            let mut linker = (*sandbox.linker).clone();
+            linker.define_unknown_imports_as_traps(&guest.module)?;
+            trapping_linker = linker;
+            &trapping_linker
+        } else {
+            &*sandbox.linker
+        };
         for import in guest.module.imports() {
-            if sandbox.linker.get_by_import(&mut store, &import).is_none() {
+            if linker.get_by_import(&mut store, &import).is_none() {
                 return Err(InstantiateError::UnknownImport {
                     guest: guest.name.clone(),
                     module: import.module().to_owned(),
@@ -82,10 +91,14 @@ impl Instance {
             }
         }
         check_collector_hook(guest)?;
-        let instance = sandbox
-            .linker
-            .instantiate(&mut store, &guest.module)
-            .map_err(|e| e.context(format!("failed to instantiate guest `{}`", guest.name)))?;
+        let instance = linker.instantiate(&mut store, &guest.module).map_err(|e| {
+            match (store.data().limiter.refused_minimum, settings.max_memory) {
+                (Some(minimum), Some(limit)) if !e.is::<Trap>() => {
+                    InstantiateError::MemoryLimit { guest: guest.name.clone(), minimum, limit }.into()
+                }
+                _ => e.context(format!("failed to instantiate guest `{}`", guest.name)),
+            }
+        })?;
         Ok(Self {
             store,
             instance,
@@ -110,6 +123,7 @@ impl Instance {
             .ok_or_else(|| InstantiateError::NoSuchExport {
                 guest: self.guest_name.clone(),
                 export: "_start".into(),
+                functions: self.exported_functions(),
             })?;
         self.call(|store| func.call(store, ()).map(|()| Outcome::Exited(0)))
     }
@@ -126,6 +140,7 @@ impl Instance {
         let func = self.instance.get_func(&mut self.store, name).ok_or_else(|| InstantiateError::NoSuchExport {
             guest: self.guest_name.clone(),
             export: name.to_owned(),
+            functions: self.exported_functions(),
         })?;
         let ty = func.ty(&self.store);
         let bad_args = |reason: String| InstantiateError::BadInvokeArgs {
@@ -156,6 +171,12 @@ impl Instance {
             func.call(&mut *store, &params, &mut results)?;
             Ok(Outcome::Returned(results.iter().filter_map(wasm_value).collect()))
         })
+    }
+
+    /// The names of the functions the guest exports, in its order.
+    fn exported_functions(&self) -> Vec<String> {
+        let module = self.instance.module(&self.store);
+        module.exports().filter(|e| e.ty().func().is_some()).map(|e| e.name().to_owned()).collect()
     }
 
     /// The address range of the guest's exported `memory` in this process, for inspecting the
@@ -241,9 +262,13 @@ impl Instance {
             // Not raised while guest code ran: a failure of the host.
             return Err(err);
         }
-        let message = match trap {
-            Some(trap) => trap.to_string(),
-            None => format!("{:#}", err.root_cause()),
+        // wasmtime adds the address the guest reached for, and the size of the memory it missed,
+        // as context of an out-of-bounds trap (its `WasmFault` is not public).
+        let fault = err.chain().map(|e| e.to_string()).find(|m| m.starts_with("memory fault at wasm address"));
+        let message = match (trap, fault) {
+            (Some(trap), Some(fault)) => format!("{trap}: {fault}"),
+            (Some(trap), None) => trap.to_string(),
+            (None, _) => format!("{:#}", err.root_cause()),
         };
         let backtrace = backtrace.filter(|bt| !bt.frames().is_empty()).map(format_backtrace);
         Ok(Outcome::Trapped(TrapInfo { trap, message, backtrace }))

@@ -24,11 +24,13 @@ pub(crate) struct Limiter {
     tables: u64,
     /// The most `linear` has been.
     pub(crate) peak_linear: u64,
+    /// The size of a memory the limit refused to create (grown from nothing), if any.
+    pub(crate) refused_minimum: Option<u64>,
 }
 
 impl Limiter {
     pub(crate) fn new(max_memory: Option<u64>, buffers: Arc<BufferPool>) -> Self {
-        Self { max_memory, buffers, linear: 0, tables: 0, peak_linear: 0 }
+        Self { max_memory, buffers, linear: 0, tables: 0, peak_linear: 0, refused_minimum: None }
     }
 
     /// The sandbox's memory limit.
@@ -56,6 +58,9 @@ impl ResourceLimiter for Limiter {
         }
         let growth = desired.saturating_sub(current) as u64;
         if !self.fits(growth, 0) {
+            if current == 0 {
+                self.refused_minimum = Some(desired as u64);
+            }
             return Ok(false);
         }
         self.linear = self.linear.saturating_add(growth);

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use wasmtime::{Config, Engine, Linker, Module};
+use wasmtime::{Config, Engine, Linker};
 
 use crate::builder::SandboxBuilder;
 use crate::error::LoadError;
@@ -62,7 +62,7 @@ impl Sandbox {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|source| LoadError::Read { path: path.to_owned(), source })?;
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        self.load_bytes(&name, &bytes)
+        self.load(&name, Some(path), &bytes)
     }
 
     /// Loads and compiles a guest from the bytes of a binary module or WebAssembly text.
@@ -71,17 +71,21 @@ impl Sandbox {
     ///
     /// As [`Sandbox::load_file`].
     pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> wasmtime::Result<Guest> {
+        self.load(name, None, bytes)
+    }
+
+    fn load(&self, name: &str, path: Option<&Path>, bytes: &[u8]) -> wasmtime::Result<Guest> {
         match sniff(bytes) {
             Format::Module | Format::Text => {}
             Format::Component => return Err(LoadError::Component { name: name.to_owned() }.into()),
             Format::Unknown => return Err(LoadError::NotWasm { name: name.to_owned() }.into()),
         }
         let compile_context = || format!("failed to compile guest `{name}`");
+        let compile = || crate::guest::compile(&self.engine, name, path, bytes, self.settings.on_slow_compile.as_ref());
         let (module, from_cache) = match self.settings.cache.dir() {
-            Some(dir) => {
-                crate::cache::load_or_compile(&self.engine, &dir, bytes).map_err(|e| e.context(compile_context()))?
-            }
-            None => (Module::new(&self.engine, bytes).map_err(|e| e.context(compile_context()))?, false),
+            Some(dir) => crate::cache::load_or_compile(&self.engine, &dir, bytes, compile)
+                .map_err(|e| e.context(compile_context()))?,
+            None => (compile().map_err(|e| e.context(compile_context()))?, false),
         };
         Ok(Guest { module, name: name.to_owned(), from_cache })
     }

@@ -23,9 +23,9 @@ fn split_number(s: &str) -> (&str, &str) {
     (&s[..end], s[end..].trim_start())
 }
 
-/// Parses a byte size: a whole or decimal number with an optional unit. `K`, `KiB`, `M`,
-/// `MiB`, `G`, `GiB`, `T`, `TiB` are powers of 1024; `KB`, `MB`, `GB`, `TB` are powers of 1000;
-/// `B` or no unit means bytes.
+/// Parses a byte size: a whole or decimal number with a unit. `K`, `KiB`, `M`, `MiB`, `G`,
+/// `GiB`, `T`, `TiB` are powers of 1024; `KB`, `MB`, `GB`, `TB` are powers of 1000; `B` means
+/// bytes. A number without a unit is refused (is `512` bytes or MiB?), except `0`.
 ///
 /// # Examples
 ///
@@ -33,12 +33,35 @@ fn split_number(s: &str) -> (&str, &str) {
 /// assert_eq!(wrt_runtime::parse_size("512MiB").unwrap(), 512 << 20);
 /// assert_eq!(wrt_runtime::parse_size("2G").unwrap(), 2 << 30);
 /// assert_eq!(wrt_runtime::parse_size("1KB").unwrap(), 1000);
+/// assert_eq!(wrt_runtime::parse_size("4096B").unwrap(), 4096);
+/// assert!(wrt_runtime::parse_size("512").is_err());
 /// ```
 ///
 /// # Errors
 ///
-/// Empty input, an unknown unit, or a value that does not fit in 64 bits.
+/// Empty input, a missing or unknown unit, or a value that does not fit in 64 bits.
 pub fn parse_size(s: &str) -> Result<u64, UnitError> {
+    let (number, unit) = split_number(s.trim());
+    if unit.is_empty() && !number.is_empty() && number.chars().any(|c| c != '0' && c != '.') {
+        return Err(UnitError::new("size", s, "a size needs a unit, such as `512MiB` (`B` for bytes)"));
+    }
+    parse_bytes(s)
+}
+
+/// Parses a byte count as wasmtime's options take it: a number of bytes, or a size with a unit
+/// as [`parse_size`] reads it.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(wrt_runtime::parse_bytes("65536").unwrap(), 65536);
+/// assert_eq!(wrt_runtime::parse_bytes("1MiB").unwrap(), 1 << 20);
+/// ```
+///
+/// # Errors
+///
+/// As [`parse_size`], except that a missing unit means bytes.
+pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
     const WHAT: &str = "size";
     let (number, unit) = split_number(s.trim());
     if number.is_empty() {
@@ -113,7 +136,9 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("4096B").unwrap(), 4096);
+        assert_eq!(parse_size("0").unwrap(), 0);
+        assert_eq!(parse_bytes("4096").unwrap(), 4096);
         assert_eq!(parse_size("64KiB").unwrap(), 64 << 10);
         assert_eq!(parse_size("512MiB").unwrap(), 512 << 20);
         assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
@@ -123,10 +148,17 @@ mod tests {
 
     #[test]
     fn bad_sizes_name_the_value() {
-        for bad in ["", "MiB", "12XB", "-1", "99999999999999999999", "16777216TiB"] {
+        for bad in ["", "MiB", "12XB", "-1", "99999999999999999999", "16777216TiB", "512"] {
             let err = parse_size(bad).unwrap_err().to_string();
             assert!(err.contains(&format!("`{bad}`")), "{err}");
         }
+    }
+
+    #[test]
+    fn a_size_without_unit_asks_for_one() {
+        let err = parse_size("512").unwrap_err().to_string();
+        assert_eq!(err, "invalid size `512`: a size needs a unit, such as `512MiB` (`B` for bytes)");
+        assert!(parse_size("1.5").is_err());
     }
 
     #[test]

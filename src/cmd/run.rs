@@ -1,13 +1,20 @@
 //! `wrt run`: run a guest and exit with its status.
 
-use std::io::Write;
+mod compat;
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use wrt_runtime::{CacheMode, DirAccess, GcPolicy, GuestStdin, Outcome, Preopen, Sandbox, SandboxBuilder, Stats};
+use wrt_runtime::{
+    CacheMode, DirAccess, GcPolicy, GuestStdin, InstantiateError, Outcome, Preopen, Sandbox, SandboxBuilder, Stats,
+};
+
+use self::compat::WasmtimeOptions;
 
 /// Exit code for a trap, as `wasmtime run` (128 + SIGABRT).
 const EXIT_TRAP: u8 = 134;
@@ -31,12 +38,22 @@ pub(crate) struct RunArgs {
     #[arg(long = "ro-dir", value_name = "HOST[::GUEST]")]
     ro_dirs: Vec<String>,
 
-    /// Set an environment variable of the guest (the guest sees no host variable otherwise)
-    #[arg(long = "env", value_name = "NAME=VALUE")]
+    /// Set an environment variable of the guest; `NAME` alone passes the host's value (the
+    /// guest sees no host variable otherwise)
+    #[arg(long = "env", value_name = "NAME[=VALUE]")]
     env: Vec<String>,
 
-    /// Memory limit of the guest, e.g. `512MiB`: linear memory plus host buffers. memory.grow
-    /// past it returns -1; a buffer past it is collected for, then refused (NO_MEMORY)
+    /// The guest's `argv[0]` (default: the module's file name)
+    #[arg(long, value_name = "NAME")]
+    argv0: Option<String>,
+
+    /// Instantiate a module whose imports wrt does not provide: calling one of them traps
+    #[arg(long)]
+    unknown_imports_trap: bool,
+
+    /// Memory limit of the guest, e.g. `512MiB` (a unit is required): linear memory plus host
+    /// buffers. memory.grow past it returns -1; a buffer past it is collected for, then refused
+    /// (NO_MEMORY)
     #[arg(long, value_name = "SIZE", value_parser = wrt_runtime::parse_size)]
     max_memory: Option<u64>,
 
@@ -121,11 +138,28 @@ pub(crate) struct RunArgs {
     #[arg(long = "allow-env", value_name = "NAME")]
     allow_env: Vec<String>,
 
-    /// The WebAssembly module (.wasm or .wat)
+    /// wasmtime's wasm options: `-W timeout=DURATION`, `-W fuel=N`, `-W max-memory-size=BYTES`,
+    /// `-W unknown-imports-trap` (comma-separated or repeated)
+    #[arg(short = 'W', long = "wasm", value_name = "KEY[=VALUE]")]
+    wasm_options: Vec<String>,
+
+    /// wasmtime's WASI options: `-S inherit-env` (the guest sees the host's whole environment),
+    /// `-S cli-exit-with-code` (always on)
+    #[arg(short = 'S', long = "wasi", value_name = "KEY[=VALUE]")]
+    wasi_options: Vec<String>,
+
+    /// The WebAssembly module (.wasm or .wat), then the guest's arguments (or the parameters of
+    /// --invoke). Everything after the module goes to the guest verbatim, `--` and anything
+    /// that looks like a wrt flag included: wrt's own flags come before the module
+    #[arg(value_name = "MODULE", required = true, trailing_var_arg = true)]
+    module_and_args: Vec<OsString>,
+
+    /// The module: the first of `module_and_args`.
+    #[arg(skip)]
     module: PathBuf,
 
-    /// Arguments for the guest (or the parameters of --invoke)
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    /// The guest's arguments: the rest of `module_and_args`.
+    #[arg(skip)]
     args: Vec<String>,
 }
 
@@ -148,8 +182,27 @@ enum StdinMode {
 }
 
 impl RunArgs {
+    /// The module and the guest's arguments as given.
+    #[cfg(test)]
+    pub(crate) fn module_and_args(&self) -> impl Iterator<Item = &OsString> {
+        self.module_and_args.iter()
+    }
+
+    /// Splits `module_and_args` into the module and the guest's arguments.
+    fn split_module_and_args(&mut self) -> anyhow::Result<()> {
+        let mut rest = std::mem::take(&mut self.module_and_args).into_iter();
+        self.module = rest.next().context("no module given")?.into();
+        self.args = rest
+            .map(|arg| {
+                arg.into_string().map_err(|arg| anyhow::anyhow!("guest argument `{}` is not UTF-8", arg.display()))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(())
+    }
+
     /// Turns the flags into sandbox settings; the runtime validates them.
     fn sandbox(&self) -> anyhow::Result<SandboxBuilder> {
+        let wasmtime = WasmtimeOptions::parse(&self.wasm_options, &self.wasi_options)?;
         let mut builder = Sandbox::builder()
             .dontfork(self.dontfork == OnOff::On)
             .cache(if self.no_cache { CacheMode::Disabled } else { CacheMode::Default })
@@ -160,23 +213,37 @@ impl RunArgs {
         if self.invoke.is_none() {
             builder = builder.args(self.args.iter().cloned());
         }
+        if let Some(argv0) = &self.argv0 {
+            builder = builder.argv0(argv0);
+        }
         for (specs, access) in [(&self.dirs, DirAccess::ReadWrite), (&self.ro_dirs, DirAccess::ReadOnly)] {
             for spec in specs {
                 builder = builder.preopen_spec(Preopen::parse(spec, access)?);
             }
         }
+        if wasmtime.inherit_env {
+            builder = builder.inherit_env();
+        }
         for spec in &self.env {
             builder = builder.env_spec(spec)?;
         }
-        if let Some(max) = self.max_memory {
+        builder = builder.unknown_imports_trap(self.unknown_imports_trap || wasmtime.unknown_imports_trap);
+        if let Some(max) = either("--max-memory", self.max_memory, "-W max-memory-size", wasmtime.max_memory)? {
             builder = builder.max_memory(max);
         }
         builder = builder.gc_policy(self.gc_policy()?);
-        if let Some(fuel) = self.fuel {
+        if let Some(fuel) = either("--fuel", self.fuel, "-W fuel", wasmtime.fuel)? {
             builder = builder.fuel(fuel);
         }
-        if let Some(timeout) = self.timeout {
+        if let Some(timeout) = either("--timeout", self.timeout, "-W timeout", wasmtime.timeout)? {
             builder = builder.timeout(timeout);
+        }
+        if std::io::stderr().is_terminal() {
+            builder = builder.on_slow_compile(wrt_runtime::SLOW_COMPILE, |name, bytes| {
+                let mb = bytes as f64 / 1e6;
+                let precision = if mb < 10.0 { 1 } else { 0 };
+                eprintln!("wrt: compiling {name} ({mb:.precision$} MB)…");
+            });
         }
         #[cfg(unix)]
         {
@@ -237,13 +304,15 @@ impl RunArgs {
         Ok(builder)
     }
 
-    pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
+    pub(crate) fn run(mut self) -> anyhow::Result<ExitCode> {
+        self.split_module_and_args()?;
         let sandbox = self.sandbox()?.build()?;
         let guest = sandbox.load_file(&self.module)?;
         let report = match &self.invoke {
-            Some(export) => sandbox.invoke(&guest, export, &self.args)?,
-            None => sandbox.run(&guest)?,
-        };
+            Some(export) => sandbox.invoke(&guest, export, &self.args),
+            None => sandbox.run(&guest),
+        }
+        .map_err(with_hint)?;
         if let Some(format) = self.stats {
             print_stats(&report.stats, format);
         }
@@ -274,6 +343,33 @@ impl RunArgs {
                 ExitCode::from(EXIT_TRAP)
             }
         })
+    }
+}
+
+/// The value of a wrt flag or of its wasmtime `-W` spelling; both at once is an error.
+fn either<T>(flag: &str, value: Option<T>, option: &str, from_option: Option<T>) -> anyhow::Result<Option<T>> {
+    match (value, from_option) {
+        (Some(_), Some(_)) => anyhow::bail!("`{flag}` and `{option}` set the same limit: give one"),
+        (value, from_option) => Ok(value.or(from_option)),
+    }
+}
+
+/// Adds the `wrt run` flag that fixes an instantiation error.
+fn with_hint(err: wrt_runtime::wasmtime::Error) -> anyhow::Error {
+    let hint = match err.downcast_ref::<InstantiateError>() {
+        Some(InstantiateError::UnknownImport { .. }) => {
+            Some("`--unknown-imports-trap` instantiates it with imports that trap when called")
+        }
+        Some(InstantiateError::NoSuchExport { export, .. }) if export == "_start" => {
+            Some("it is not a WASI command: call one of its functions with `--invoke NAME`")
+        }
+        Some(InstantiateError::MemoryLimit { .. }) => Some("raise the limit with `--max-memory`"),
+        _ => None,
+    };
+    let err = anyhow::Error::from(err);
+    match hint {
+        Some(hint) => anyhow::anyhow!("{err:#}; {hint}"),
+        None => err,
     }
 }
 

