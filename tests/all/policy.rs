@@ -144,3 +144,32 @@ fn issue_15_explicit_posix_spawn_refuses_rlimits() {
     let out = run(["run", "--policy", &file, "--spawn-strategy", "fork-exec", guest]);
     assert_code(&out, 0);
 }
+
+/// Issue 15: hints named fixes that do not work: `--allow-run /etc/passwd`, `--allow-run` for
+/// a program a rule already covers, and `allow_ld_env` (which no flag sets) for
+/// `--allow-env LD_PRELOAD`.
+#[test]
+fn issue_15_hints_name_only_fixes_that_work() {
+    use wrt_test_guests::SPAWN_DENIED;
+    // A file that is no program: no hint.
+    let out = run(["run", "--allow-run", "true", SPAWN_DENIED, "/etc/passwd", "no allow rule"]);
+    assert_code(&out, 0);
+    assert!(!stderr(&out).contains("--allow-run"), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("--allow-run"), "{}", stdout(&out));
+    // A program by path: the hint is for the host's user only, never the guest.
+    let out = run(["run", "--allow-run", "true", SPAWN_DENIED, "/usr/bin/env", "no allow rule"]);
+    assert_code(&out, 0);
+    assert!(stderr(&out).contains("allow it with `--allow-run /usr/bin/env`"), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("--allow-run"), "{}", stdout(&out));
+    // A bare name: both see it.
+    let out = run(["run", SPAWN_DENIED, "env", "allow it with `--allow-run env`"]);
+    assert_code(&out, 0);
+    // Denied by a deny rule: allowing it again would not help.
+    let out = run(["run", "--allow-run", "env", "--deny-run", "env", SPAWN_DENIED, "env", "deny rule"]);
+    assert_code(&out, 0);
+    assert!(!stderr(&out).contains("allow it with"), "{}", stderr(&out));
+    // No flag sets `allow_ld_env`; the message says what does.
+    let out = run(["run", "--allow-env", "LD_PRELOAD", SPAWN_DENIED, "env"]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("only a policy with `allow_ld_env = true` may list it"), "{}", stderr(&out));
+}
