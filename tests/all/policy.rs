@@ -173,3 +173,23 @@ fn issue_15_hints_name_only_fixes_that_work() {
     assert_code(&out, 2);
     assert!(stderr(&out).contains("only a policy with `allow_ld_env = true` may list it"), "{}", stderr(&out));
 }
+
+/// The examples of docs/policy.md pass `wrt policy check` as written (the audit-only one
+/// with its warning), and the old first example's `*.c` would not have.
+#[test]
+fn policy_check_on_the_doc_examples() {
+    let doc = include_str!("../../docs/policy.md");
+    let blocks: Vec<&str> = doc.split("```toml\n").skip(1).map(|b| b.split("```").next().unwrap()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let work = std::fs::canonicalize(dir.path()).unwrap();
+    let build = blocks[0].replace("/srv/build", work.to_str().unwrap());
+    for (text, code) in [(build.as_str(), 0), (blocks[1], 0), (blocks[2], 1)] {
+        let file = write(dir.path(), text);
+        let out = run(["policy", "check", &file]);
+        assert_code(&out, code);
+    }
+    let old = build.replace("[!@-]*.c", "*.c");
+    let out = run(["policy", "check", &write(dir.path(), &old)]);
+    assert_code(&out, 1);
+    assert!(stdout(&out).contains("allow rule 2 (`cc`) is effectively allow-all"), "{}", stdout(&out));
+}
