@@ -203,7 +203,10 @@ impl Policy {
         self
     }
 
-    /// Denies `program` (a bare name or an absolute path), even if an allow rule names it.
+    /// Denies `program` (a bare name or an absolute path), even if an allow rule names it. A
+    /// bare name covers every file it resolves to in any search directory, not only the first.
+    /// A rule that can never match (relative, found nowhere, not an executable) makes the
+    /// policy invalid.
     #[must_use]
     pub fn deny_program(mut self, program: impl Into<PathBuf>) -> Self {
         self.deny.push(program.into());
@@ -245,14 +248,15 @@ impl Policy {
     }
 
     /// Lets `LD_*` and `DYLD_*` variables be listed in the passthrough and allow lists
-    /// (default: refused everywhere).
+    /// (default: refused everywhere). glibc's other unsafe variables (`GCONV_PATH`, `TMPDIR`,
+    /// `TZDIR`, …) stay refused whatever this says.
     #[must_use]
     pub fn allow_ld_env(mut self, allow: bool) -> Self {
         self.allow_ld_env = allow;
         self
     }
 
-    /// Allows requests to run in `dir` or any directory below it.
+    /// Allows requests to run in `dir` or any directory below it (`dir` must be absolute).
     #[must_use]
     pub fn cwd_allow(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd_allow.push(dir.into());
@@ -260,7 +264,7 @@ impl Policy {
     }
 
     /// Sets the working directory of requests that do not name one (default `/`; never the
-    /// host's own working directory).
+    /// host's own working directory). It must be absolute; requests may also name it.
     #[must_use]
     pub fn default_cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.default_cwd = dir.into();
@@ -268,7 +272,7 @@ impl Policy {
     }
 
     /// Sets the default timeout; `None` runs children without one unless a rule or request
-    /// sets it.
+    /// sets it. Zero makes the policy invalid (it would kill every child at once).
     #[must_use]
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
@@ -571,7 +575,8 @@ pub(crate) struct CompiledPolicy {
 pub(crate) struct Grant {
     /// Set only in audit-only mode: the denial that was not enforced.
     pub(crate) would_deny: Option<Denial>,
-    /// The allow rule as written, if one matched.
+    /// The allow rule as written, if one matched; in audit-only mode, the rule (allow or
+    /// deny) that would have denied the request, if one did.
     pub(crate) rule: Option<PathBuf>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) output_limit: u64,

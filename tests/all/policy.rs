@@ -144,3 +144,52 @@ fn issue_15_explicit_posix_spawn_refuses_rlimits() {
     let out = run(["run", "--policy", &file, "--spawn-strategy", "fork-exec", guest]);
     assert_code(&out, 0);
 }
+
+/// Issue 15: hints named fixes that do not work: `--allow-run /etc/passwd`, `--allow-run` for
+/// a program a rule already covers, and `allow_ld_env` (which no flag sets) for
+/// `--allow-env LD_PRELOAD`.
+#[test]
+fn issue_15_hints_name_only_fixes_that_work() {
+    use wrt_test_guests::SPAWN_DENIED;
+    // A file that is no program: no hint.
+    let out = run(["run", "--allow-run", "true", SPAWN_DENIED, "/etc/passwd", "no allow rule"]);
+    assert_code(&out, 0);
+    assert!(!stderr(&out).contains("--allow-run"), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("--allow-run"), "{}", stdout(&out));
+    // A program by path: the hint is for the host's user only, never the guest.
+    let out = run(["run", "--allow-run", "true", SPAWN_DENIED, "/usr/bin/env", "no allow rule"]);
+    assert_code(&out, 0);
+    assert!(stderr(&out).contains("allow it with `--allow-run /usr/bin/env`"), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("--allow-run"), "{}", stdout(&out));
+    // A bare name: both see it.
+    let out = run(["run", SPAWN_DENIED, "env", "allow it with `--allow-run env`"]);
+    assert_code(&out, 0);
+    // Denied by a deny rule: allowing it again would not help.
+    let out = run(["run", "--allow-run", "env", "--deny-run", "env", SPAWN_DENIED, "env", "deny rule"]);
+    assert_code(&out, 0);
+    assert!(!stderr(&out).contains("allow it with"), "{}", stderr(&out));
+    // No flag sets `allow_ld_env`; the message says what does.
+    let out = run(["run", "--allow-env", "LD_PRELOAD", SPAWN_DENIED, "env"]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("only a policy with `allow_ld_env = true` may list it"), "{}", stderr(&out));
+}
+
+/// The examples of docs/policy.md pass `wrt policy check` as written (the audit-only one
+/// with its warning), and the old first example's `*.c` would not have.
+#[test]
+fn policy_check_on_the_doc_examples() {
+    let doc = include_str!("../../docs/policy.md");
+    let blocks: Vec<&str> = doc.split("```toml\n").skip(1).map(|b| b.split("```").next().unwrap()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let work = std::fs::canonicalize(dir.path()).unwrap();
+    let build = blocks[0].replace("/srv/build", work.to_str().unwrap());
+    for (text, code) in [(build.as_str(), 0), (blocks[1], 0), (blocks[2], 1)] {
+        let file = write(dir.path(), text);
+        let out = run(["policy", "check", &file]);
+        assert_code(&out, code);
+    }
+    let old = build.replace("[!@-]*.c", "*.c");
+    let out = run(["policy", "check", &write(dir.path(), &old)]);
+    assert_code(&out, 1);
+    assert!(stdout(&out).contains("allow rule 2 (`cc`) is effectively allow-all"), "{}", stdout(&out));
+}

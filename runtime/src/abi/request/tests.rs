@@ -98,6 +98,27 @@ fn arb_request() -> impl Strategy<Value = SpawnRequest> {
         })
 }
 
+/// The program of a request the decoder rejects is still read as far as it goes, for its
+/// audit record (issue 15, defect 4).
+#[test]
+fn program_bytes_of_malformed_requests() {
+    assert_eq!(program_bytes(&[]), b"");
+    assert_eq!(program_bytes(&[1, 0, 0]), b"");
+    assert_eq!(program_bytes(&[1, 0, 0, 0, 5, 0]), b"");
+    assert_eq!(program_bytes(&[1, 0, 0, 0, 5, 0, 0, 0, b't', 0xff, b'u']), b"t\xffu");
+    assert_eq!(program_bytes(&[9, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, b'x']), b"x", "a length past the end");
+    let request = SpawnRequest {
+        program: "true".into(),
+        args: vec![],
+        env: vec![],
+        cwd: None,
+        stdio: [StdioMode::Null; 3],
+        timeout_ms: None,
+        output_limit: None,
+    };
+    assert_eq!(program_bytes(&encode(&request)), b"true");
+}
+
 proptest! {
     // 2,000 cases by default; CI runs more with `PROPTEST_CASES`.
     #![proptest_config(ProptestConfig {
