@@ -45,9 +45,12 @@ mod audit;
 mod child;
 mod command;
 mod error;
+mod escape;
 mod limits;
 mod outcome;
+mod pin;
 mod policy;
+mod rate_limit;
 mod reap;
 mod registry;
 mod resolve;
@@ -65,8 +68,11 @@ pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
     ReadError, SpawnError, SpawnStep, WaitError, WriteError, error_chain,
 };
+pub use self::escape::{SHOWN_BYTES, Shown};
 pub use self::limits::Rlimits;
 pub use self::outcome::{ExitStatus, Outcome, Output, ResourceUsage, Truncated};
+pub use self::pin::Sha256;
 pub use self::policy::{DEFAULT_SEARCH_PATH, Policy, ProgramRule};
+pub use self::rate_limit::{RateLimit, Verdict};
 pub use self::spawner::Spawner;
 pub use self::strategy::{Strategy, Unsupported};

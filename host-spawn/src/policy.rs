@@ -17,6 +17,7 @@ use self::pattern::ArgsPattern;
 use crate::command::Command;
 use crate::error::{Denial, PolicyError};
 use crate::limits::Rlimits;
+use crate::pin::Sha256;
 use crate::resolve::{ResolveError, resolve};
 
 /// The directories searched for bare program names unless the policy says otherwise.
@@ -91,13 +92,14 @@ pub struct ProgramRule {
     timeout: Option<Option<Duration>>,
     output_limit: Option<u64>,
     rlimits: Option<Rlimits>,
+    pub(super) sha256: Option<Sha256>,
 }
 
 impl ProgramRule {
     /// A rule for `program`: a bare name (resolved on the policy's search path) or an
     /// absolute path.
     pub fn new(program: impl Into<PathBuf>) -> Self {
-        Self { program: program.into(), args: None, timeout: None, output_limit: None, rlimits: None }
+        Self { program: program.into(), args: None, timeout: None, output_limit: None, rlimits: None, sha256: None }
     }
 
     /// Adds one accepted argument list. Once any is added, the arguments must match one of
@@ -140,6 +142,15 @@ impl ProgramRule {
     #[must_use]
     pub fn rlimits(mut self, rlimits: Rlimits) -> Self {
         self.rlimits = Some(rlimits);
+        self
+    }
+
+    /// Pins the program's contents: it runs only while its file has this SHA-256, checked
+    /// on each spawn on the descriptor that is then executed (see `docs/policy.md`). Only
+    /// binaries can be pinned, not `#!` scripts.
+    #[must_use]
+    pub fn sha256(mut self, digest: Sha256) -> Self {
+        self.sha256 = Some(digest);
         self
     }
 }
@@ -360,6 +371,13 @@ impl Policy {
             if let Some(&first) = first_index.get(&path) {
                 return Err(PolicyError::DuplicateRule { index, first, path });
             }
+            if let Some(expected) = rule.sha256 {
+                crate::pin::check_rule(&path, expected).map_err(|reason| PolicyError::Sha256 {
+                    index,
+                    program: program.clone(),
+                    reason,
+                })?;
+            }
             first_index.insert(path.clone(), index);
             allow.insert(
                 path,
@@ -369,6 +387,7 @@ impl Policy {
                     timeout: rule.timeout,
                     output_limit: rule.output_limit,
                     rlimits: rule.rlimits,
+                    sha256: rule.sha256,
                 },
             );
         }
@@ -438,6 +457,7 @@ struct CompiledRule {
     timeout: Option<Option<Duration>>,
     output_limit: Option<u64>,
     rlimits: Option<Rlimits>,
+    sha256: Option<Sha256>,
 }
 
 /// A validated policy with every rule resolved to a canonical path.
@@ -473,6 +493,8 @@ pub(crate) struct Grant {
     pub(crate) env: BTreeMap<OsString, OsString>,
     /// The canonical working directory.
     pub(crate) cwd: PathBuf,
+    /// The SHA-256 the matching allow rule pins.
+    pub(crate) sha256: Option<Sha256>,
 }
 
 fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
@@ -488,6 +510,11 @@ impl CompiledPolicy {
     /// reported as a denial: a guest without permissions learns nothing about the host's files.
     pub(crate) fn names_allowed(&self, program: &OsStr) -> bool {
         self.allow.values().any(|rule| rule.written.as_os_str() == program)
+    }
+
+    /// Every allow rule: (rule as written, canonical path).
+    pub(crate) fn allowed(&self) -> impl Iterator<Item = (&Path, &Path)> + Clone {
+        self.allow.iter().map(|(path, rule)| (rule.written.as_path(), path.as_path()))
     }
 
     /// Checks a validated request whose program resolved to `path`.
@@ -515,6 +542,7 @@ impl CompiledPolicy {
                 rlimits: command.get_rlimits().min(rule.rlimits.unwrap_or(self.rlimits)),
                 env,
                 cwd,
+                sha256: rule.sha256,
             }),
             Err(denial) if self.audit_only => Ok(Grant {
                 would_deny: Some(denial),
@@ -527,6 +555,7 @@ impl CompiledPolicy {
                     || self.default_cwd.clone(),
                     |cwd| fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned()),
                 ),
+                sha256: None,
             }),
             Err(denial) => Err(denial),
         }

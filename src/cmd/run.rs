@@ -216,14 +216,26 @@ impl RunArgs {
             SpawnStrategy::PosixSpawn => Strategy::PosixSpawn,
             SpawnStrategy::ForkExec => Strategy::ForkExec,
         };
-        let mut builder = builder.spawn_policy(policy).spawn_strategy(strategy, false).on_spawn_denied(|denied| {
-            let hint = denied.no_allow_rule.then(|| format!("allow it with `--allow-run {}`", denied.program));
-            match &hint {
-                Some(hint) => eprintln!("wrt: {}; {hint}", denied.reason),
-                None => eprintln!("wrt: {}", denied.reason),
-            }
-            hint
-        });
+        let mut builder = builder
+            .spawn_policy(policy)
+            .spawn_strategy(strategy, false)
+            .on_spawn_denied(|denied| {
+                use wrt_runtime::wrt_host_spawn::Shown;
+                // The program is the guest's: escaped and capped, so it can forge no line and
+                // send no terminal escape. `reason` is escaped already.
+                let program = Shown::new(&denied.program);
+                let hint = denied.no_allow_rule.then(|| format!("allow it with `--allow-run {program}`"));
+                match &hint {
+                    Some(hint) => eprintln!("wrt: {}; {hint}", denied.reason),
+                    None => eprintln!("wrt: {}", denied.reason),
+                }
+                hint
+            })
+            .on_spawn_denials_suppressed(|guest, count| {
+                use wrt_runtime::wrt_host_spawn::Shown;
+                let guest = Shown::new(guest);
+                eprintln!("wrt: {count} more denied spawns of guest `{guest}` not shown (rate limit)");
+            });
         if let Some(path) = &self.audit_log {
             builder = builder.audit_log(path);
         }

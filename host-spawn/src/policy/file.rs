@@ -13,6 +13,7 @@ use toml::Spanned;
 use super::{Policy, ProgramRule};
 use crate::error::{PolicyError, PolicyFileError};
 use crate::limits::Rlimits;
+use crate::pin::Sha256;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +47,18 @@ struct AllowEntry {
     timeout: Option<Timeout>,
     output_limit: Option<Size>,
     rlimits: Option<RlimitsEntry>,
+    sha256: Option<Sha256Hex>,
+}
+
+/// A rule's `sha256`: 64 hexadecimal digits.
+#[derive(Debug)]
+struct Sha256Hex(Sha256);
+
+impl<'de> Deserialize<'de> for Sha256Hex {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let hex = String::deserialize(d)?;
+        Sha256::from_hex(&hex).map(Sha256Hex).map_err(de::Error::custom)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -225,7 +238,8 @@ impl Spans {
             | PolicyError::RelativeProgram { index, .. }
             | PolicyError::NotExecutable { index, .. }
             | PolicyError::DuplicateRule { index, .. }
-            | PolicyError::BadPattern { index, .. } => self.allow.get(*index).cloned(),
+            | PolicyError::BadPattern { index, .. }
+            | PolicyError::Sha256 { index, .. } => self.allow.get(*index).cloned(),
             PolicyError::LoaderEnv { name } | PolicyError::BadEnvName { name } => {
                 self.env.iter().find(|(n, _)| n == name).map(|(_, span)| span.clone())
             }
@@ -324,6 +338,7 @@ impl Policy {
             rule.timeout = entry.timeout.map(|t| t.0);
             rule.output_limit = entry.output_limit.map(|s| s.0);
             rule.rlimits = entry.rlimits.map(Rlimits::from);
+            rule.sha256 = entry.sha256.map(|s| s.0);
             policy = policy.allow(rule);
         }
         for rule in file.deny {

@@ -4,9 +4,11 @@
 //! that fd counts, RSS and process-group checks see only the test's own children.
 
 mod audit;
+mod hostile_names;
 mod io;
 mod isolation;
 mod leak;
+mod pinning;
 mod policy;
 mod rlimits;
 mod spawn;
