@@ -94,6 +94,9 @@ pub(crate) struct DecisionRecord {
     pub(crate) rule: Option<String>,
     pub(crate) strategy: Option<&'static str>,
     pub(crate) pid: Option<u32>,
+    /// The SHA-256 of the file executed, for an allow rule that pins one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sha256: Option<String>,
 }
 
 /// An `"exit"` record.
@@ -115,6 +118,14 @@ pub(crate) struct ExitRecord {
     pub(crate) system_time_ms: f64,
     pub(crate) max_rss_bytes: u64,
     pub(crate) strategy: &'static str,
+}
+
+/// A `"suppressed"` record: how many refusals were not recorded because of the rate limit.
+#[derive(Debug, Serialize)]
+pub(crate) struct SuppressedRecord {
+    pub(crate) time: Timestamp,
+    pub(crate) event: &'static str,
+    pub(crate) count: u64,
 }
 
 pub(crate) fn lossy(s: &OsStr) -> String {

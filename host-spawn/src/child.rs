@@ -20,9 +20,10 @@ use nix::unistd::Pid;
 pub use self::poll::Interest;
 pub(crate) use self::stream::{ReadStep, Reader};
 pub use self::wait_any::wait_any;
-use crate::audit::{ExitRecord, Timestamp, lossy};
+use crate::audit::{ExitRecord, Timestamp};
 use crate::command::Stream;
 use crate::error::{KillError, ReadError, WaitError, WriteError};
+use crate::escape::shown;
 use crate::outcome::{Outcome, Truncated};
 use crate::reap::{self, SystemClock, Timer, Wait};
 use crate::registry::{ChildId, Leader, Shared, poll_timeout};
@@ -402,7 +403,7 @@ impl Child {
             time: Timestamp::now(),
             event: "exit",
             pid: outcome.pid,
-            path: lossy(self.path.as_os_str()),
+            path: shown(&self.path),
             exit_code: outcome.status.code(),
             signal: outcome.status.signal(),
             timed_out: outcome.timed_out,

@@ -1,6 +1,5 @@
 //! One error type per public operation; every variant names its subject.
 
-use std::ffi::OsStr;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -12,21 +11,7 @@ use nix::sys::signal::Signal;
 use crate::command::Stream;
 use crate::strategy::{Strategy, Unsupported};
 
-/// Shows a user-supplied string with control characters (NUL, newline, escape) escaped.
-pub(crate) struct Shown<'a>(pub(crate) &'a OsStr);
-
-impl fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for c in self.0.to_string_lossy().chars() {
-            if c.is_control() {
-                write!(f, "{}", c.escape_default())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        Ok(())
-    }
-}
+pub(crate) use crate::escape::Shown;
 
 fn shown(path: &Path) -> Shown<'_> {
     Shown(path.as_os_str())
@@ -62,7 +47,7 @@ pub enum SpawnError {
         program: PathBuf,
     },
     /// The program exists but is not an executable regular file.
-    #[error("`{}` (for `{}`) is not executable", .path.display(), shown(.program))]
+    #[error("`{}` (for `{}`) is not executable", shown(.path), shown(.program))]
     NotExecutable {
         /// The program as requested.
         program: PathBuf,
@@ -101,7 +86,7 @@ pub enum SpawnError {
         limit: u64,
     },
     /// Strict mode is on and the chosen strategy cannot express the request.
-    #[error("{strategy} cannot spawn `{}`: {reason}", .program.display())]
+    #[error("{strategy} cannot spawn `{}`: {reason}", shown(.program))]
     StrategyUnavailable {
         /// The canonical path of the program.
         program: PathBuf,
@@ -111,7 +96,7 @@ pub enum SpawnError {
         reason: Unsupported,
     },
     /// The operating system refused to start the program.
-    #[error("failed to spawn `{}` ({strategy}, step `{step}`)", .program.display())]
+    #[error("failed to spawn `{}` ({strategy}, step `{step}`)", shown(.program))]
     Spawn {
         /// The canonical path of the program.
         program: PathBuf,
@@ -124,7 +109,7 @@ pub enum SpawnError {
         source: Errno,
     },
     /// Creating a pipe or opening `/dev/null` for the child's stdio failed.
-    #[error("failed to set up {stream} for `{}`", .program.display())]
+    #[error("failed to set up {stream} for `{}`", shown(.program))]
     Stdio {
         /// The canonical path of the program.
         program: PathBuf,
@@ -162,13 +147,13 @@ pub enum InvalidRequest {
         index: usize,
     },
     /// An environment variable name is empty, or contains `=` or a NUL byte.
-    #[error("environment variable name `{}` is invalid", Shown(OsStr::new(.name)))]
+    #[error("environment variable name `{}` is invalid", Shown::new(.name))]
     InvalidEnvName {
         /// The name, lossily decoded.
         name: String,
     },
     /// An environment variable value contains a NUL byte.
-    #[error("the value of environment variable `{name}` contains a NUL byte")]
+    #[error("the value of environment variable `{}` contains a NUL byte", Shown::new(.name))]
     NulInEnvValue {
         /// The variable's name, lossily decoded.
         name: String,
@@ -186,7 +171,7 @@ pub enum Denial {
     #[error("relative program paths are not allowed")]
     RelativeProgram,
     /// A deny rule matches the resolved program (deny rules win over allow rules).
-    #[error("`{}` matches deny rule `{}`", shown(.path), .rule.display())]
+    #[error("`{}` matches deny rule `{}`", shown(.path), shown(.rule))]
     DenyRule {
         /// The program as the request named it (never what it resolved to, which would let a
         /// guest probe the host's files through symlinks).
@@ -201,26 +186,34 @@ pub enum Denial {
         path: PathBuf,
     },
     /// The arguments match none of the argument patterns of the program's allow rule.
-    #[error("the arguments match none of the patterns of allow rule `{}`", .rule.display())]
+    #[error("the arguments match none of the patterns of allow rule `{}`", shown(.rule))]
     Args {
         /// The allow rule as written in the policy.
         rule: PathBuf,
     },
     /// The request sets an environment variable the policy does not list in `env.allow`.
-    #[error("environment variable `{name}` is not allowed")]
+    #[error("environment variable `{}` is not allowed", Shown::new(.name))]
     Env {
         /// The variable's name, lossily decoded.
         name: String,
     },
     /// The request sets an `LD_*`/`DYLD_*` variable the policy does not allow, or one of
     /// glibc's unsafe variables (`GCONV_PATH`, `TMPDIR`, …), which no policy allows.
-    #[error("environment variable `{name}` changes what the program loads and is refused")]
+    #[error("environment variable `{}` changes what the program loads and is refused", Shown::new(.name))]
     LoaderEnv {
         /// The variable's name, lossily decoded.
         name: String,
     },
+    /// The program's contents do not match the SHA-256 its allow rule pins.
+    #[error("the program does not have the SHA-256 that allow rule `{}` pins (its SHA-256 is {actual})", shown(.rule))]
+    Sha256 {
+        /// The allow rule as written.
+        rule: PathBuf,
+        /// The digest of the file that was opened, in hexadecimal.
+        actual: String,
+    },
     /// The working directory is relative, missing, or outside every allowed directory.
-    #[error("working directory `{}` is not allowed", .cwd.display())]
+    #[error("working directory `{}` is not allowed", shown(.cwd))]
     Cwd {
         /// The directory as requested.
         cwd: PathBuf,
@@ -576,6 +569,17 @@ pub enum PolicyError {
         #[source]
         source: io::Error,
     },
+    /// An allow rule pins a SHA-256 that its program does not have, or its program cannot be
+    /// hashed, or is a `#!` script (which cannot be pinned).
+    #[error("allow rule {index}: `{}` {reason}", .program.display())]
+    Sha256 {
+        /// Index of the rule.
+        index: usize,
+        /// The program as written.
+        program: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// `max_children` is zero.
     #[error("`max_children` must be at least 1")]
     ZeroMaxChildren,
@@ -656,7 +660,29 @@ mod tests {
     #[test]
     fn control_characters_are_escaped() {
         let err = SpawnError::NotFound { program: PathBuf::from("a\0b\nc") };
-        assert_eq!(err.to_string(), "program `a\\u{0}b\\nc` not found");
+        assert_eq!(err.to_string(), "program `a\\0b\\nc` not found");
+    }
+
+    #[test]
+    fn issue_10_denials_escape_and_cap_guest_strings() {
+        let hostile = PathBuf::from(format!("/tmp/x\n\u{1b}[2J\u{202e}{}", "y".repeat(10_000)));
+        let reasons = [
+            Denial::NotAllowed { path: hostile.clone() },
+            Denial::DenyRule { path: hostile.clone(), rule: PathBuf::from("rule") },
+            Denial::Cwd { cwd: hostile.clone() },
+            Denial::Env { name: hostile.display().to_string() },
+            Denial::LoaderEnv { name: hostile.display().to_string() },
+        ];
+        for reason in reasons {
+            let err = SpawnError::Denied { program: hostile.clone(), path: Some(hostile.clone()), reason };
+            let message = error_chain(&err);
+            assert!(!message.contains(['\n', '\u{1b}', '\u{202e}']), "{message:?}");
+            assert!(message.contains(r"/tmp/x\n\u{1b}[2J\u{202e}y"), "{message}");
+            assert!(message.contains("…(10014 bytes)"), "{message}");
+            assert!(message.len() < 1024, "{} bytes", message.len());
+        }
+        let err = SpawnError::NotExecutable { program: hostile.clone(), path: hostile };
+        assert!(!err.to_string().contains('\n'));
     }
 
     #[test]

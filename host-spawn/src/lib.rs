@@ -48,10 +48,13 @@ mod child;
 mod command;
 pub mod containment;
 mod error;
+mod escape;
 mod fd_budget;
 mod limits;
 mod outcome;
+mod pin;
 mod policy;
+mod rate_limit;
 mod reap;
 mod registry;
 mod resolve;
@@ -69,9 +72,12 @@ pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
     ReadError, SpawnError, SpawnStep, WaitError, WriteError, error_chain,
 };
+pub use self::escape::{SHOWN_BYTES, Shown};
 pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};
 pub use self::limits::Rlimits;
 pub use self::outcome::{ExitStatus, Outcome, Output, ResourceUsage, Truncated};
+pub use self::pin::Sha256;
 pub use self::policy::{DEFAULT_SEARCH_PATH, Explanation, Policy, PolicyReport, PolicyWarning, ProgramRule};
+pub use self::rate_limit::{RateLimit, Verdict};
 pub use self::spawner::Spawner;
 pub use self::strategy::{Strategy, Unsupported};

@@ -21,6 +21,7 @@ use self::pattern::ArgsPattern;
 use crate::command::Command;
 use crate::error::{Denial, PolicyError};
 use crate::limits::Rlimits;
+use crate::pin::Sha256;
 use crate::resolve::{ResolveError, resolve};
 
 /// The directories searched for bare program names unless the policy says otherwise.
@@ -96,13 +97,22 @@ pub struct ProgramRule {
     timeout: Option<Option<Duration>>,
     output_limit: Option<u64>,
     rlimits: Option<Rlimits>,
+    pub(super) sha256: Option<Sha256>,
 }
 
 impl ProgramRule {
     /// A rule for `program`: a bare name (resolved on the policy's search path) or an
     /// absolute path.
     pub fn new(program: impl Into<PathBuf>) -> Self {
-        Self { program: program.into(), args: None, env: Vec::new(), timeout: None, output_limit: None, rlimits: None }
+        Self {
+            program: program.into(),
+            args: None,
+            env: Vec::new(),
+            timeout: None,
+            output_limit: None,
+            rlimits: None,
+            sha256: None,
+        }
     }
 
     /// Sets `name` to `value` in this program's environment, whatever the host and the request
@@ -159,6 +169,15 @@ impl ProgramRule {
     #[must_use]
     pub fn rlimits(mut self, rlimits: Rlimits) -> Self {
         self.rlimits = Some(rlimits);
+        self
+    }
+
+    /// Pins the program's contents: it runs only while its file has this SHA-256, checked
+    /// on each spawn on the descriptor that is then executed (see `docs/policy.md`). Only
+    /// binaries can be pinned, not `#!` scripts.
+    #[must_use]
+    pub fn sha256(mut self, digest: Sha256) -> Self {
+        self.sha256 = Some(digest);
         self
     }
 }
@@ -390,6 +409,13 @@ impl Policy {
             if let Some(&first) = first_index.get(&path) {
                 return Err(PolicyError::DuplicateRule { index, first, path });
             }
+            if let Some(expected) = rule.sha256 {
+                crate::pin::check_rule(&path, expected).map_err(|reason| PolicyError::Sha256 {
+                    index,
+                    program: program.clone(),
+                    reason,
+                })?;
+            }
             first_index.insert(path.clone(), index);
             allow.insert(
                 path,
@@ -400,6 +426,7 @@ impl Policy {
                     timeout: rule.timeout,
                     output_limit: rule.output_limit,
                     rlimits: rule.rlimits,
+                    sha256: rule.sha256,
                 },
             );
         }
@@ -549,6 +576,7 @@ struct CompiledRule {
     timeout: Option<Option<Duration>>,
     output_limit: Option<u64>,
     rlimits: Option<Rlimits>,
+    sha256: Option<Sha256>,
 }
 
 /// A validated policy with every rule resolved to a canonical path.
@@ -585,6 +613,8 @@ pub(crate) struct Grant {
     pub(crate) env: BTreeMap<OsString, OsString>,
     /// The canonical working directory.
     pub(crate) cwd: PathBuf,
+    /// The SHA-256 the matching allow rule pins.
+    pub(crate) sha256: Option<Sha256>,
 }
 
 fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
@@ -607,6 +637,11 @@ impl CompiledPolicy {
     pub(crate) fn allow_rule_would_help(&self, program: &OsStr) -> bool {
         resolve(program, &self.search_path)
             .is_ok_and(|path| !self.allow.contains_key(&path) && !self.deny.iter().any(|(denied, _)| *denied == path))
+    }
+
+    /// Every allow rule: (rule as written, canonical path).
+    pub(crate) fn allowed(&self) -> impl Iterator<Item = (&Path, &Path)> + Clone {
+        self.allow.iter().map(|(path, rule)| (rule.written.as_path(), path.as_path()))
     }
 
     /// Checks a validated request whose program resolved to `path`.
@@ -637,6 +672,7 @@ impl CompiledPolicy {
                     rlimits: command.get_rlimits().min(rule.rlimits.unwrap_or(self.rlimits)),
                     env,
                     cwd,
+                    sha256: rule.sha256,
                 })
             }
             // Audit-only mode waives the rules, not the meaning of a request: a relative
@@ -652,6 +688,7 @@ impl CompiledPolicy {
                     || self.default_cwd.clone(),
                     |cwd| fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned()),
                 ),
+                sha256: None,
             }),
             Err(denied) => Err(denied),
         }

@@ -6,18 +6,22 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
-use crate::audit::{AuditLog, Decision, DecisionRecord, Timestamp, lossy};
+use crate::audit::{AuditLog, Decision, DecisionRecord, SuppressedRecord, Timestamp, lossy};
 use crate::child::{Child, ChildParts};
 use crate::command::{Command, Stdio, Stream};
-use crate::error::{Denial, InvalidRequest, OutputError, PolicyError, SpawnError};
+use crate::error::{Denial, InvalidRequest, OutputError, PolicyError, SpawnError, SpawnStep};
+use crate::escape::{shown, shown_list};
 use crate::fd_budget;
 use crate::outcome::Output;
+use crate::pin::Sha256;
 use crate::policy::{CompiledPolicy, Grant, Policy};
+use crate::rate_limit::{RateLimit, Verdict};
 use crate::registry::Shared;
 use crate::resolve::{ResolveError, resolve};
 use crate::strategy::{self, Strategy};
@@ -26,7 +30,8 @@ use crate::sys::{self, CStringArray, Exec};
 /// Starts host programs under a [`Policy`] and keeps track of them.
 ///
 /// Defaults: [`Strategy::PosixSpawn`] with fallback to [`Strategy::ForkExec`] when a request
-/// needs it (strict mode off), no audit log.
+/// needs it (strict mode off), no audit log, records of refused requests limited to
+/// [`RateLimit::default`].
 ///
 /// The spawner keeps one descriptor open, `/dev/null` (close-on-exec), once a request asks for
 /// [`Stdio::Null`].
@@ -58,6 +63,8 @@ pub struct Spawner {
     strategy: Strategy,
     strict: bool,
     null: OnceLock<OwnedFd>,
+    /// How many records of refused requests are written.
+    refusals: Mutex<RateLimit>,
 }
 
 /// The request, checked for malformed fields before any system call.
@@ -189,13 +196,30 @@ impl Spawner {
     pub fn new(policy: Policy) -> Result<Self, PolicyError> {
         let policy = policy.compile()?;
         let shared = Arc::new(Shared::new(policy.max_children));
-        Ok(Self { policy, shared, strategy: Strategy::PosixSpawn, strict: false, null: OnceLock::new() })
+        Ok(Self {
+            policy,
+            shared,
+            strategy: Strategy::PosixSpawn,
+            strict: false,
+            null: OnceLock::new(),
+            refusals: Mutex::new(RateLimit::default()),
+        })
     }
 
     /// Writes every decision and exit to `log`.
     #[must_use]
     pub fn with_audit_log(self, log: AuditLog) -> Self {
         self.shared.set_audit(Some(log));
+        self
+    }
+
+    /// How many audit records of refused requests (denied, invalid, not found, failed) are
+    /// written: past the limit they are counted, and one `"suppressed"` record with the count
+    /// is written before the next record let through, or when the spawner is dropped.
+    /// Records of started children are never suppressed. Default: [`RateLimit::default`].
+    #[must_use]
+    pub fn with_refusal_rate_limit(self, limit: RateLimit) -> Self {
+        *self.refusals.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = limit;
         self
     }
 
@@ -212,6 +236,12 @@ impl Spawner {
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
+    }
+
+    /// Every program the policy allows: the rule as written and the canonical path it
+    /// resolved to when the spawner was created.
+    pub fn allowed_programs(&self) -> impl Iterator<Item = (&Path, &Path)> + Clone {
+        self.policy.allowed()
     }
 
     /// Children started and not yet reaped.
@@ -313,6 +343,15 @@ impl Spawner {
                 return Err(self.refuse(command, Some(&path), rule.as_deref(), err));
             }
         };
+        // A pinned program runs from the descriptor that was hashed: nothing can swap the file
+        // between this check and the exec.
+        let pinned = match grant.sha256 {
+            None => None,
+            Some(expected) => match self.open_pinned(&program, &path, expected, grant.rule.as_deref()) {
+                Ok(fd) => Some(fd),
+                Err(err) => return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err)),
+            },
+        };
         // argv[0] is the allow rule as written, not the request's spelling: a guest must not
         // choose which personality a multi-call binary (git, busybox, bash as sh) takes through
         // a symlink or path of its own.
@@ -353,7 +392,10 @@ impl Spawner {
         };
         // Neither can contain NUL: the path comes from `realpath`, the directory from the
         // policy or a validated request.
-        let path_c = CString::new(path.as_os_str().as_bytes()).unwrap_or_default();
+        let path_c = match &pinned {
+            None => CString::new(path.as_os_str().as_bytes()).unwrap_or_default(),
+            Some(fd) => CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap_or_default(),
+        };
         let cwd_c = CString::new(grant.cwd.as_os_str().as_bytes()).unwrap_or_default();
         let mut envp = CStringArray::with_capacity(grant.env.len());
         for (name, value) in &grant.env {
@@ -370,6 +412,7 @@ impl Spawner {
             envp: &envp,
             stdio: setup.child_fds(command, &self.null),
             cwd: &cwd_c,
+            fd: pinned.as_ref().map(AsFd::as_fd),
         };
 
         // No sweep may run between the child's creation and its registration.
@@ -424,14 +467,15 @@ impl Spawner {
             event: "decision",
             decision,
             reason,
-            program: lossy(command.get_program()),
-            path: Some(lossy(path.as_os_str())),
+            program: shown(command.get_program()),
+            path: Some(shown(path)),
             argv: argv(command),
-            env_keys: grant.env.keys().map(|k| lossy(k)).collect(),
-            cwd: Some(lossy(grant.cwd.as_os_str())),
-            rule: grant.rule.as_ref().map(|r| lossy(r.as_os_str())),
+            env_keys: shown_list(grant.env.keys().map(|k| k.as_os_str())),
+            cwd: Some(shown(&grant.cwd)),
+            rule: grant.rule.as_ref().map(shown),
             strategy: Some(strategy.as_str()),
             pid: Some(pid),
+            sha256: grant.sha256.map(|digest| digest.to_string()),
         }
     }
 
@@ -449,18 +493,64 @@ impl Spawner {
             event: "decision",
             decision,
             reason: crate::error::error_chain(&err),
-            program: lossy(command.get_program()),
-            path: path.map(|p| lossy(p.as_os_str())),
+            program: shown(command.get_program()),
+            path: path.map(shown),
             argv: argv(command),
-            env_keys: command.get_envs().iter().map(|(k, _)| lossy(k)).collect(),
-            cwd: command.get_cwd().map(|c| lossy(c.as_os_str())),
-            rule: rule.map(|r| lossy(r.as_os_str())),
+            env_keys: shown_list(command.get_envs().iter().map(|(k, _)| k.as_os_str())),
+            cwd: command.get_cwd().map(shown),
+            rule: rule.map(shown),
             strategy: None,
             pid: None,
+            sha256: None,
         };
+        let verdict = self.refusals.lock().unwrap_or_else(std::sync::PoisonError::into_inner).check(Instant::now());
         // The request fails either way; a failed audit write cannot make it fail harder.
-        let _ = self.shared.audit(|log| log.write(&record()));
+        match verdict {
+            Verdict::Suppress => {}
+            Verdict::Report { suppressed_before } => {
+                self.write_suppressed(suppressed_before);
+                let _ = self.shared.audit(|log| log.write(&record()));
+            }
+        }
         err
+    }
+
+    /// Opens the program at `path`, hashes it, and returns its descriptor if it has the
+    /// `expected` digest.
+    fn open_pinned(
+        &self,
+        program: &Path,
+        path: &Path,
+        expected: Sha256,
+        rule: Option<&Path>,
+    ) -> Result<OwnedFd, SpawnError> {
+        let opened = crate::pin::open_and_hash(path).map_err(|err| SpawnError::Spawn {
+            program: path.to_owned(),
+            strategy: self.strategy,
+            step: SpawnStep::Setup,
+            source: err.raw_os_error().map_or(Errno::EACCES, Errno::from_raw),
+        })?;
+        if opened.digest != expected {
+            return Err(SpawnError::Denied {
+                program: program.to_owned(),
+                path: Some(path.to_owned()),
+                reason: Denial::Sha256 { rule: rule.unwrap_or(path).to_owned(), actual: opened.digest.to_string() },
+            });
+        }
+        sys::above_stdio(opened.fd).map_err(|source| SpawnError::Spawn {
+            program: path.to_owned(),
+            strategy: self.strategy,
+            step: SpawnStep::Setup,
+            source,
+        })
+    }
+
+    /// Writes a `"suppressed"` record for `count` refusals, if any.
+    fn write_suppressed(&self, count: u64) {
+        if count > 0 {
+            let record = SuppressedRecord { time: Timestamp::now(), event: "suppressed", count };
+            let _ = self.shared.audit(|log| log.write(&record));
+        }
     }
 }
 
@@ -474,7 +564,7 @@ impl Spawner {
     ///
     /// Writing the audit record failed.
     pub fn audit_malformed(&self, program: &[u8], reason: &str) -> io::Result<()> {
-        let program = spelling(program);
+        let program = shown(std::ffi::OsStr::from_bytes(program));
         let record = DecisionRecord {
             time: Timestamp::now(),
             event: "decision",
@@ -488,6 +578,7 @@ impl Spawner {
             rule: None,
             strategy: None,
             pid: None,
+            sha256: None,
         };
         self.shared.audit(|log| log.write(&record))
     }
@@ -505,23 +596,15 @@ impl Spawner {
     }
 }
 
-/// A program's spelling for a record: control characters escaped, at most 256 characters.
-fn spelling(program: &[u8]) -> String {
-    const CAP: usize = 256;
-    let shown = crate::error::Shown(std::ffi::OsStr::from_bytes(program)).to_string();
-    match shown.char_indices().nth(CAP) {
-        Some((end, _)) => format!("{}…", &shown[..end]),
-        None => shown,
-    }
-}
-
 fn argv(command: &Command) -> Vec<String> {
-    std::iter::once(command.get_program()).chain(command.get_args().iter().map(|a| a.as_os_str())).map(lossy).collect()
+    shown_list(std::iter::once(command.get_program()).chain(command.get_args().iter().map(|a| a.as_os_str())))
 }
 
 impl Drop for Spawner {
     fn drop(&mut self) {
         self.shared.kill_all();
+        let suppressed = self.refusals.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take_suppressed();
+        self.write_suppressed(suppressed);
     }
 }
 

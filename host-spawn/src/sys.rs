@@ -103,6 +103,10 @@ pub(crate) struct Exec<'a> {
     /// Each is at least 3, so installing one never overwrites another.
     pub(crate) stdio: [Option<BorrowedFd<'a>>; 3],
     pub(crate) cwd: &'a CStr,
+    /// The program's descriptor (close-on-exec, at least 3) when it must run from exactly the
+    /// file that was hashed: fork-exec calls `fexecve` on it; `posix_spawn` executes `path`,
+    /// which is then `/proc/self/fd/N`, and leaves the descriptor open (close-on-exec) for it.
+    pub(crate) fd: Option<BorrowedFd<'a>>,
 }
 
 /// Why starting a child failed, and at which step.
@@ -182,6 +186,14 @@ impl FileActions {
     fn add_dup2(&mut self, fd: RawFd, target: RawFd) -> Result<(), Errno> {
         // SAFETY: `self.0` was initialised by `new` and is borrowed exclusively.
         cvt_nz(unsafe { libc::posix_spawn_file_actions_adddup2(&mut self.0, fd, target) })
+    }
+
+    /// See [posix_spawn_file_actions_addclose](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawn_file_actions_addclose.html).
+    /// glibc ignores a failing close of a descriptor that is not open.
+    #[doc(alias = "posix_spawn_file_actions_addclose")]
+    fn add_close(&mut self, fd: RawFd) -> Result<(), Errno> {
+        // SAFETY: `self.0` was initialised by `new` and is borrowed exclusively.
+        cvt_nz(unsafe { libc::posix_spawn_file_actions_addclose(&mut self.0, fd) })
     }
 
     /// `posix_spawn_file_actions_addchdir_np` (a GNU extension, standardised as
@@ -291,7 +303,20 @@ pub(crate) fn posix_spawn(exec: &Exec<'_>) -> Result<Pid, SpawnFailure> {
             actions.add_dup2(fd.as_raw_fd(), target).map_err(SpawnFailure::at(SpawnStep::Stdio))?;
         }
     }
-    actions.add_closefrom(3).map_err(SpawnFailure::at(SpawnStep::CloseFds))?;
+    let close_fds = SpawnFailure::at(SpawnStep::CloseFds);
+    match exec.fd {
+        None => actions.add_closefrom(3).map_err(close_fds)?,
+        // Keep the program's descriptor for the exec of `/proc/self/fd/N`: it is close-on-exec,
+        // so the kernel closes it once it has opened the program, and the child still sees
+        // only 0, 1 and 2.
+        Some(fd) => {
+            let keep = fd.as_raw_fd();
+            for other in 3..keep {
+                actions.add_close(other).map_err(close_fds)?;
+            }
+            actions.add_closefrom(keep + 1).map_err(close_fds)?;
+        }
+    }
     actions.add_chdir(exec.cwd).map_err(SpawnFailure::at(SpawnStep::Chdir))?;
 
     let mut attr = SpawnAttr::new().map_err(setup)?;
@@ -480,7 +505,8 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
         return fail(SpawnStep::Chdir);
     }
 
-    if let Err(errno) = close_fds_except(plan.err_fd, plan.max_fd) {
+    let keep = [plan.err_fd, plan.exec.fd.map_or(plan.err_fd, |fd| fd.as_raw_fd())];
+    if let Err(errno) = close_fds_except(keep, plan.max_fd) {
         return (SpawnStep::CloseFds, errno as c_int);
     }
 
@@ -489,23 +515,34 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
         return fail(SpawnStep::Signals);
     }
 
+    if let Some(fd) = plan.exec.fd {
+        // SAFETY: `fd` is open in the child; `argv` and `envp` are NULL-terminated arrays of
+        // NUL-terminated strings prepared before the fork. On success fexecve does not return.
+        unsafe { libc::fexecve(fd.as_raw_fd(), plan.exec.argv.as_ptr(), plan.exec.envp.as_ptr()) };
+        return fail(SpawnStep::Exec);
+    }
     // SAFETY: `path` is NUL-terminated; `argv` and `envp` are NULL-terminated arrays of
     // NUL-terminated strings prepared before the fork. On success execve does not return.
     unsafe { libc::execve(plan.exec.path.as_ptr(), plan.exec.argv.as_ptr(), plan.exec.envp.as_ptr()) };
     fail(SpawnStep::Exec)
 }
 
-/// Closes every fd from 3 up, except `keep` (the error pipe, itself close-on-exec).
-fn close_fds_except(keep: RawFd, max_fd: c_int) -> Result<(), Errno> {
-    let keep_u = keep.cast_unsigned();
-    let ranges = [(3, keep_u.saturating_sub(1)), (keep_u.saturating_add(1), u32::MAX)];
+/// Closes every fd from 3 up, except the two in `keep` (the error pipe and the program's
+/// descriptor, or the error pipe twice; both close-on-exec and at least 3).
+fn close_fds_except(keep: [RawFd; 2], max_fd: c_int) -> Result<(), Errno> {
+    let (low, high) = (keep[0].min(keep[1]).cast_unsigned(), keep[0].max(keep[1]).cast_unsigned());
+    let ranges = [
+        (3, low.saturating_sub(1)),
+        (low.saturating_add(1), high.saturating_sub(1)),
+        (high.saturating_add(1), u32::MAX),
+    ];
     let close = |&(first, last): &(u32, u32)| {
         if first <= last { imp::close_range(first, last) } else { Ok(()) }
     };
     match ranges.iter().try_for_each(close) {
         Err(Errno::ENOSYS) => {
             for fd in 3..=max_fd {
-                if fd != keep {
+                if !keep.contains(&fd) {
                     // SAFETY: closing an fd number we do not otherwise use in the child; EBADF
                     // for numbers that are not open is expected and ignored.
                     unsafe { libc::close(fd) };

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use wrt_host_spawn::{Policy, Spawner, Strategy};
+use wrt_host_spawn::{Policy, RateLimit, Spawner, Strategy};
 
-use crate::abi::spawn_state::{DenialHook, DeniedSpawn};
+use crate::abi::spawn_state::{DenialReporting, DeniedSpawn};
 use crate::cache::CacheMode;
 use crate::error::ConfigError;
 use crate::external::policy::GcPolicy;
@@ -58,7 +58,7 @@ pub struct SandboxBuilder {
     pub(crate) audit_log: Option<PathBuf>,
     pub(crate) strategy: Strategy,
     pub(crate) strict_strategy: bool,
-    pub(crate) on_spawn_denied: Option<DenialHook>,
+    pub(crate) denials: DenialReporting,
     pub(crate) gc_policy: GcPolicy,
     pub(crate) unknown_imports_trap: bool,
     pub(crate) on_slow_compile: Option<SlowCompileHook>,
@@ -97,7 +97,7 @@ impl std::fmt::Debug for SandboxBuilder {
             .field("audit_log", &self.audit_log)
             .field("strategy", &self.strategy)
             .field("strict_strategy", &self.strict_strategy)
-            .field("on_spawn_denied", &self.on_spawn_denied.as_ref().map(|_| "Fn"))
+            .field("denials", &self.denials)
             .field("gc_policy", &self.gc_policy)
             .field("unknown_imports_trap", &self.unknown_imports_trap)
             .field("on_slow_compile", &self.on_slow_compile.as_ref().map(|_| "Fn"))
@@ -124,7 +124,7 @@ impl Default for SandboxBuilder {
             audit_log: None,
             strategy: Strategy::PosixSpawn,
             strict_strategy: false,
-            on_spawn_denied: None,
+            denials: DenialReporting::default(),
             gc_policy: GcPolicy::default(),
             unknown_imports_trap: false,
             on_slow_compile: None,
@@ -339,8 +339,29 @@ impl SandboxBuilder {
     /// Called for every spawn the policy denies, for example to tell a user which flag would
     /// allow it. A hint it returns is appended to the message the guest reads with
     /// `last_error`. Default: none.
+    ///
+    /// Calls are rate-limited per guest instance (by default 20 per 10 seconds, see
+    /// [`SandboxBuilder::spawn_denial_rate_limit`]): past the limit the hook is not called
+    /// (and the guest's message has no hint); the count of what was left out goes to
+    /// [`SandboxBuilder::on_spawn_denials_suppressed`].
     pub fn on_spawn_denied(mut self, hook: impl Fn(&DeniedSpawn) -> Option<String> + Send + Sync + 'static) -> Self {
-        self.on_spawn_denied = Some(std::sync::Arc::new(hook));
+        self.denials.on_denied = Some(std::sync::Arc::new(hook));
+        self
+    }
+
+    /// Called with the guest's name and how many denied spawns the rate limit kept from
+    /// [`SandboxBuilder::on_spawn_denied`]: before the next call the limit lets through, and
+    /// when the guest instance ends. Default: none.
+    pub fn on_spawn_denials_suppressed(mut self, hook: impl Fn(&str, u64) + Send + Sync + 'static) -> Self {
+        self.denials.on_suppressed = Some(std::sync::Arc::new(hook));
+        self
+    }
+
+    /// How often [`SandboxBuilder::on_spawn_denied`] is called, per guest instance. Default:
+    /// [`RateLimit::default`] (20 per 10 seconds). The audit log has its own limit of the same
+    /// default (see `docs/policy.md`).
+    pub fn spawn_denial_rate_limit(mut self, limit: RateLimit) -> Self {
+        self.denials.limit = limit;
         self
     }
 
@@ -348,8 +369,9 @@ impl SandboxBuilder {
     ///
     /// # Errors
     ///
-    /// A zero fuel, memory limit or timeout ([`ConfigError::BadLimit`]), or a failure to
-    /// create the engine.
+    /// A zero fuel, memory limit or timeout ([`ConfigError::BadLimit`]); an invalid spawn
+    /// policy; a program the policy allows inside a read-write preopen
+    /// ([`ConfigError::WritableProgram`]); or a failure to create the engine.
     pub fn build(self) -> wasmtime::Result<Sandbox> {
         if self.fuel == Some(0) {
             return Err(ConfigError::BadLimit { what: "fuel", reason: "must be at least 1".into() }.into());
@@ -361,7 +383,10 @@ impl SandboxBuilder {
             return Err(ConfigError::BadLimit { what: "timeout", reason: "must be longer than zero".into() }.into());
         }
         // Resolve and check the policy now, so a bad policy fails here and not at a spawn.
-        Spawner::new(self.policy.clone()).map_err(|e| wasmtime::Error::new(e).context("invalid spawn policy"))?;
+        let spawner =
+            Spawner::new(self.policy.clone()).map_err(|e| wasmtime::Error::new(e).context("invalid spawn policy"))?;
+        crate::preopen::check_programs_outside(&self.preopens, spawner.allowed_programs())?;
+        drop(spawner);
         Sandbox::new(self)
     }
 

@@ -127,6 +127,25 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+    /// An allowed program lies inside a directory the guest may write: the guest could
+    /// replace it between the policy's check and the `execve`.
+    #[error(
+        "allow rule `{}` resolves to `{}`, inside the guest-writable directory `{}` (preopened as `{guest}`); \
+         preopen it read-only or allow a program outside it",
+        .rule.display(),
+        .path.display(),
+        .preopen.display()
+    )]
+    WritableProgram {
+        /// The allow rule as written.
+        rule: PathBuf,
+        /// The canonical path it resolves to.
+        path: PathBuf,
+        /// The read-write preopen's host directory, as given.
+        preopen: PathBuf,
+        /// Where the guest sees that directory.
+        guest: String,
+    },
     /// A garbage-collection policy breaks a rule (for example `Y ≤ S/2`).
     #[error("invalid collection policy: {reason}")]
     BadGcPolicy {

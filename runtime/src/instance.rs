@@ -57,7 +57,7 @@ impl Instance {
             matches!(settings.stdout, crate::GuestOutput::Inherit),
             matches!(settings.stderr, crate::GuestOutput::Inherit),
         ];
-        let spawn = SpawnState::new(settings.spawner()?, settings.on_spawn_denied.clone(), guest.name.clone(), inherit);
+        let spawn = SpawnState::new(settings.spawner()?, settings.denials.clone(), guest.name.clone(), inherit);
         let accountant = Accountant::new(settings.gc_policy.clone());
         let external = ExternalState::new(accountant, settings.dontfork);
         let limiter = Limiter::new(settings.max_memory, std::sync::Arc::clone(&external.pool));

@@ -286,18 +286,30 @@ impl RunArgs {
             Some(SpawnStrategy::PosixSpawn) => (Strategy::PosixSpawn, true),
             Some(SpawnStrategy::ForkExec) => (Strategy::ForkExec, false),
         };
-        let mut builder = builder.spawn_policy(policy).spawn_strategy(strategy, strict).on_spawn_denied(|denied| {
-            // Only when it would work: not for a file that is no program, nor for a program
-            // already allowed or denied.
-            let hint = denied.allow_rule_would_help.then(|| format!("allow it with `--allow-run {}`", denied.program));
-            match &hint {
-                Some(hint) => eprintln!("wrt: {}; {hint}", denied.reason),
-                None => eprintln!("wrt: {}", denied.reason),
-            }
-            // The guest sees the hint only for a bare name: for a path, it would say which
-            // files exist on the host.
-            hint.filter(|_| !denied.program.contains('/'))
-        });
+        let mut builder = builder
+            .spawn_policy(policy)
+            .spawn_strategy(strategy, strict)
+            .on_spawn_denied(|denied| {
+                use wrt_runtime::wrt_host_spawn::Shown;
+                // The program is the guest's: escaped and capped, so it can forge no line and
+                // send no terminal escape. `reason` is escaped already. The hint only when it
+                // would work: not for a file that is no program, nor for a program already
+                // allowed or denied.
+                let program = Shown::new(&denied.program);
+                let hint = denied.allow_rule_would_help.then(|| format!("allow it with `--allow-run {program}`"));
+                match &hint {
+                    Some(hint) => eprintln!("wrt: {}; {hint}", denied.reason),
+                    None => eprintln!("wrt: {}", denied.reason),
+                }
+                // The guest sees the hint only for a bare name: for a path, it would say which
+                // files exist on the host.
+                hint.filter(|_| !denied.program.contains('/'))
+            })
+            .on_spawn_denials_suppressed(|guest, count| {
+                use wrt_runtime::wrt_host_spawn::Shown;
+                let guest = Shown::new(guest);
+                eprintln!("wrt: {count} more denied spawns of guest `{guest}` not shown (rate limit)");
+            });
         if let Some(path) = &self.audit_log {
             builder = builder.audit_log(path);
         }

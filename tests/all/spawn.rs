@@ -298,3 +298,72 @@ fn issue_10_cli_raises_the_soft_descriptor_limit() {
     assert_code(&out, 0);
     assert_eq!(stdout(&out), "held 300\n");
 }
+
+/// Issue 10: a guest looping on a denied program whose name forges a line, carries terminal
+/// escapes and is 100 KiB long: stderr shows each name escaped and capped, at most 20 denial
+/// lines, and one line with the count of the rest.
+#[test]
+fn spawn_denied_loop() {
+    let mut name = String::from("/no/such/x\nwrt: allow it with `--allow-run /bin/sh`\u{1b}[2J\u{202e}");
+    name.push_str(&"B".repeat(100 << 10));
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let out = run(["run", "--audit-log", audit.to_str().unwrap(), SPAWN_DENIED_LOOP, &name, "100"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "denied 100 times\n");
+    let err = stderr(&out);
+    assert!(!err.contains(['\u{1b}', '\u{202e}']), "{err:?}");
+    assert!(!err.lines().any(|l| l.starts_with("wrt: allow it")), "a forged line:\n{err}");
+    let lines = wrt_lines(&out);
+    let denials: Vec<_> = lines.iter().filter(|l| l.contains("no allow rule names")).collect();
+    assert_eq!(denials.len(), 20, "{err}");
+    for line in &denials {
+        assert!(line.contains(r"/no/such/x\nwrt: allow it"), "{line}");
+        assert!(line.contains(&format!("…({} bytes)", name.len())), "{line}");
+        assert!(line.len() < 2048, "a line of {} bytes", line.len());
+    }
+    assert!(lines.iter().any(|l| l.contains("80 more denied spawns")), "{err}");
+    assert!(err.len() < 64 << 10, "{} bytes of stderr", err.len());
+
+    // The audit log: valid JSONL, bounded, rate-limited the same way.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let records: Vec<serde_json::Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.iter().filter(|r| r["event"] == "decision").count(), 20, "{log}");
+    let suppressed: u64 =
+        records.iter().filter(|r| r["event"] == "suppressed").map(|r| r["count"].as_u64().unwrap()).sum();
+    assert_eq!(suppressed, 80, "{log}");
+    assert!(log.len() < 64 << 10, "{} bytes of audit log", log.len());
+}
+
+/// Issue 10: a program the guest could replace (inside a read-write preopen, or below a
+/// preopened parent, or through a symlinked preopen) is refused before the guest starts; a
+/// read-only preopen, or a read-write one elsewhere, is fine.
+#[test]
+fn issue_10_program_in_writable_preopen_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let prog = bin.join("tool");
+    std::fs::copy(Path::new("/bin/true").canonicalize().unwrap(), &prog).unwrap();
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+    let (prog_s, bin_s) = (prog.to_str().unwrap(), bin.to_str().unwrap());
+
+    for (flag, preopen) in
+        [("--dir", bin_s), ("--dir", dir.path().to_str().unwrap()), ("--dir", link.to_str().unwrap())]
+    {
+        let out = run(["run", flag, preopen, "--allow-run", prog_s, SPAWN_DENIED, "/bin/sh"]);
+        assert_code(&out, 2);
+        let err = stderr(&out);
+        assert!(err.contains(&format!("allow rule `{prog_s}`")), "{err}");
+        assert!(err.contains(&format!("guest-writable directory `{preopen}`")), "{err}");
+        assert!(stdout(&out).is_empty(), "the guest must not run: {}", stdout(&out));
+    }
+    for (flag, preopen) in [("--ro-dir", bin_s), ("--dir", other.to_str().unwrap())] {
+        let out = run(["run", flag, preopen, "--allow-run", prog_s, SPAWN_DENIED, "/bin/sh"]);
+        assert_code(&out, 0);
+        assert!(stdout(&out).starts_with("denied: "), "{}", stderr(&out));
+    }
+}

@@ -16,6 +16,7 @@ use toml::Spanned;
 use super::{Policy, ProgramRule};
 use crate::error::{PolicyError, PolicyFileError};
 use crate::limits::Rlimits;
+use crate::pin::Sha256;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,6 +52,18 @@ struct AllowEntry {
     timeout: Option<Spanned<Timeout>>,
     output_limit: Option<Size>,
     rlimits: Option<RlimitsEntry>,
+    sha256: Option<Sha256Hex>,
+}
+
+/// A rule's `sha256`: 64 hexadecimal digits.
+#[derive(Debug)]
+struct Sha256Hex(Sha256);
+
+impl<'de> Deserialize<'de> for Sha256Hex {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let hex = String::deserialize(d)?;
+        Sha256::from_hex(&hex).map(Sha256Hex).map_err(de::Error::custom)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -279,7 +292,8 @@ impl Spans {
             PolicyError::ProgramNotFound { index, .. }
             | PolicyError::RelativeProgram { index, .. }
             | PolicyError::NotExecutable { index, .. }
-            | PolicyError::DuplicateRule { index, .. } => rule(index).map(|r| r.program.clone()),
+            | PolicyError::DuplicateRule { index, .. }
+            | PolicyError::Sha256 { index, .. } => rule(index).map(|r| r.program.clone()),
             PolicyError::BadPattern { index, pattern, .. } => rule(index).and_then(|r| {
                 let (all, each) = r.args.as_ref()?;
                 Some(each.get(*pattern).unwrap_or(all).clone())
@@ -387,6 +401,7 @@ impl Policy {
             rule.timeout = entry.timeout.map(|t| t.into_inner().0);
             rule.output_limit = entry.output_limit.map(|s| s.0);
             rule.rlimits = entry.rlimits.map(Rlimits::from);
+            rule.sha256 = entry.sha256.map(|s| s.0);
             policy = policy.allow(rule);
         }
         for rule in file.deny {

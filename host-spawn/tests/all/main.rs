@@ -6,9 +6,11 @@
 mod audit;
 mod containment;
 mod docs;
+mod hostile_names;
 mod io;
 mod isolation;
 mod leak;
+mod pinning;
 mod policy;
 mod rlimits;
 mod spawn;

@@ -2,8 +2,9 @@
 //! the message of its last error.
 
 use std::sync::Arc;
+use std::time::Instant;
 
-use wrt_host_spawn::{Child, Outcome, SpawnError, Spawner, error_chain};
+use wrt_host_spawn::{Child, Outcome, RateLimit, SpawnError, Spawner, Verdict, error_chain};
 
 use super::code::ErrorCode;
 use super::handles::Handles;
@@ -14,7 +15,8 @@ use super::handles::Handles;
 pub struct DeniedSpawn {
     /// The guest that asked.
     pub guest: String,
-    /// The program as the guest named it.
+    /// The program as the guest named it: raw, untrusted bytes. Print it only through
+    /// [`wrt_host_spawn::Shown`], which escapes and caps it.
     pub program: String,
     /// The canonical path it resolved to, if it resolved.
     pub resolved: Option<std::path::PathBuf>,
@@ -25,12 +27,36 @@ pub struct DeniedSpawn {
     /// resolves to an executable that no allow rule and no deny rule covers. (For a program
     /// given by path, showing this to the guest would tell it which files exist.)
     pub allow_rule_would_help: bool,
-    /// Why, in one line.
+    /// Why, in one line, with every guest-controlled string in it escaped and capped
+    /// ([`wrt_host_spawn::Shown`]): safe to print.
     pub reason: String,
 }
 
-/// Called for every denied spawn; a returned hint is appended to the message the guest sees.
+/// Called for every denied spawn within the rate limit; a returned hint is appended to the
+/// message the guest sees.
 pub type DenialHook = Arc<dyn Fn(&DeniedSpawn) -> Option<String> + Send + Sync>;
+
+/// Called with the guest's name and the number of denied spawns the rate limit kept from the
+/// [`DenialHook`]: before the next denial it lets through, and when the guest instance ends.
+pub type SuppressedHook = Arc<dyn Fn(&str, u64) + Send + Sync>;
+
+/// The hooks that report denied spawns, and their rate limit.
+#[derive(Clone, Default)]
+pub(crate) struct DenialReporting {
+    pub(crate) on_denied: Option<DenialHook>,
+    pub(crate) on_suppressed: Option<SuppressedHook>,
+    pub(crate) limit: RateLimit,
+}
+
+impl std::fmt::Debug for DenialReporting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DenialReporting")
+            .field("on_denied", &self.on_denied.as_ref().map(|_| "Fn"))
+            .field("on_suppressed", &self.on_suppressed.as_ref().map(|_| "Fn"))
+            .field("limit", &self.limit)
+            .finish()
+    }
+}
 
 /// One child of the guest.
 #[derive(Debug)]
@@ -44,7 +70,7 @@ pub(crate) struct SpawnState {
     pub(crate) spawner: Spawner,
     pub(crate) children: Handles<ChildEntry>,
     pub(crate) last_error: String,
-    pub(crate) on_denied: Option<DenialHook>,
+    pub(crate) denials: DenialReporting,
     pub(crate) guest: String,
     /// Whether the sandbox's stdin, stdout and stderr are the host's own, so a child may
     /// inherit them.
@@ -54,8 +80,8 @@ pub(crate) struct SpawnState {
 }
 
 impl SpawnState {
-    pub(crate) fn new(spawner: Spawner, on_denied: Option<DenialHook>, guest: String, inherit: [bool; 3]) -> Self {
-        Self { spawner, children: Handles::default(), last_error: String::new(), on_denied, guest, inherit, spawns: 0 }
+    pub(crate) fn new(spawner: Spawner, denials: DenialReporting, guest: String, inherit: [bool; 3]) -> Self {
+        Self { spawner, children: Handles::default(), last_error: String::new(), denials, guest, inherit, spawns: 0 }
     }
 
     /// Records `message` as the last error and returns `code` as a host function's result.
@@ -86,8 +112,14 @@ impl SpawnState {
         };
         let mut message = error_chain(err);
         if let SpawnError::Denied { path, reason, .. } = err
-            && let Some(hook) = &self.on_denied
+            && let Some(hook) = &self.denials.on_denied
+            && let Verdict::Report { suppressed_before } = self.denials.limit.check(Instant::now())
         {
+            if let Some(on_suppressed) = &self.denials.on_suppressed
+                && suppressed_before > 0
+            {
+                on_suppressed(&self.guest, suppressed_before);
+            }
             let hint = hook(&DeniedSpawn {
                 guest: self.guest.clone(),
                 program: program.to_owned(),
@@ -128,5 +160,11 @@ impl SpawnState {
 impl Drop for SpawnState {
     fn drop(&mut self) {
         self.end_children();
+        let suppressed = self.denials.limit.take_suppressed();
+        if let Some(on_suppressed) = &self.denials.on_suppressed
+            && suppressed > 0
+        {
+            on_suppressed(&self.guest, suppressed);
+        }
     }
 }

@@ -1,0 +1,173 @@
+//! [`Shown`]: how a guest-controlled string appears in a message or an audit record: escaped
+//! and capped, so that a hostile name can neither forge lines or terminal escapes nor fill a
+//! disk.
+
+use std::ffi::OsStr;
+use std::fmt::{self, Write as _};
+use std::os::unix::ffi::OsStrExt;
+
+/// The most bytes of a guest-controlled string that a message or an audit record shows.
+pub const SHOWN_BYTES: usize = 256;
+
+/// The most list elements (arguments, variable names) an audit record shows.
+pub(crate) const SHOWN_ITEMS: usize = 64;
+
+/// A guest-controlled string as wrt prints or logs it: escaped like
+/// [`char::escape_debug`] and capped at [`SHOWN_BYTES`] bytes of the original.
+///
+/// - Control characters (newline, tab, NUL, ESC, DEL and the rest), bidirectional
+///   overrides and isolates (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C), and
+///   other characters that are not printable are written as `\n`, `\t`, `\0` or `\u{…}`.
+/// - A backslash is written as `\\`, so the escaped form can be read back unambiguously.
+///   Quotes are written as they are.
+/// - Bytes that are not UTF-8 are written as `\xNN`.
+/// - Past [`SHOWN_BYTES`] bytes of the original (cut at a character boundary) the rest is
+///   replaced by `…` and the original's full length: `…(1048576 bytes)`.
+///
+/// The result is one line of printable text at most about 10 × [`SHOWN_BYTES`] bytes long,
+/// whatever the input.
+///
+/// # Examples
+///
+/// ```
+/// use wrt_host_spawn::Shown;
+///
+/// assert_eq!(Shown::new("a\nb\u{1b}[2J").to_string(), r"a\nb\u{1b}[2J");
+/// assert_eq!(Shown::new(&"x".repeat(300)).to_string(), format!("{}…(300 bytes)", "x".repeat(256)));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Shown<'a>(pub &'a OsStr);
+
+impl<'a> Shown<'a> {
+    /// Shows `s`.
+    pub fn new(s: &'a (impl AsRef<OsStr> + ?Sized)) -> Self {
+        Self(s.as_ref())
+    }
+}
+
+/// `s` escaped and capped, as a `String` (for audit records).
+pub(crate) fn shown(s: &(impl AsRef<OsStr> + ?Sized)) -> String {
+    Shown::new(s).to_string()
+}
+
+/// `items` shown one by one; past [`SHOWN_ITEMS`] items, one last item says how many there
+/// were in all.
+pub(crate) fn shown_list<'a>(items: impl IntoIterator<Item = &'a OsStr>) -> Vec<String> {
+    let mut items = items.into_iter();
+    let mut list: Vec<String> = items.by_ref().take(SHOWN_ITEMS).map(shown).collect();
+    let rest = items.count();
+    if rest > 0 {
+        list.push(format!("…({} items)", SHOWN_ITEMS + rest));
+    }
+    list
+}
+
+/// Where to cut `bytes` so that at most `cap` bytes remain and no UTF-8 sequence is split.
+fn cut(bytes: &[u8], cap: usize) -> usize {
+    if bytes.len() <= cap {
+        return bytes.len();
+    }
+    let mut at = cap;
+    // Back up over continuation bytes (at most 3) to the start of the character.
+    while at > cap.saturating_sub(3) && at > 0 && bytes[at] & 0xc0 == 0x80 {
+        at -= 1;
+    }
+    if bytes[at] & 0xc0 == 0x80 { cap } else { at }
+}
+
+/// Bidirectional formatting characters: they reorder how the rest of a line is displayed.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn write_char(f: &mut fmt::Formatter<'_>, c: char) -> fmt::Result {
+    match c {
+        '"' | '\'' => f.write_char(c),
+        c if is_bidi_control(c) => write!(f, "\\u{{{:x}}}", u32::from(c)),
+        c => write!(f, "{}", c.escape_debug()),
+    }
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bytes = self.0.as_bytes();
+        let end = cut(bytes, SHOWN_BYTES);
+        for chunk in bytes[..end].utf8_chunks() {
+            for c in chunk.valid().chars() {
+                write_char(f, c)?;
+            }
+            for b in chunk.invalid() {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        if end < bytes.len() {
+            write!(f, "…({} bytes)", bytes.len())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(bytes: &[u8]) -> String {
+        Shown(OsStr::from_bytes(bytes)).to_string()
+    }
+
+    #[test]
+    fn issue_10_control_characters_and_escapes_are_escaped() {
+        assert_eq!(show(b"a\0b\nc\r\td"), r"a\0b\nc\r\td");
+        assert_eq!(show(b"\x1b[31mred\x1b[0m"), r"\u{1b}[31mred\u{1b}[0m");
+        assert_eq!(show(b"del\x7f"), r"del\u{7f}");
+        assert_eq!(show(b"back\\slash 'q' \"q\""), r#"back\\slash 'q' "q""#);
+        assert_eq!(show("h\u{e9}llo w\u{f6}rld \u{1f600}".as_bytes()), "h\u{e9}llo w\u{f6}rld \u{1f600}");
+    }
+
+    #[test]
+    fn issue_10_bidi_overrides_are_escaped() {
+        assert_eq!(show("a\u{202e}b\u{2066}c\u{200f}".as_bytes()), r"a\u{202e}b\u{2066}c\u{200f}");
+    }
+
+    #[test]
+    fn issue_10_invalid_utf8_is_hex() {
+        assert_eq!(show(b"a\xffb\xc3"), r"a\xffb\xc3");
+    }
+
+    #[test]
+    fn issue_10_long_strings_are_capped_with_their_length() {
+        let long = vec![b'x'; 1 << 20];
+        let out = show(&long);
+        assert_eq!(out, format!("{}…(1048576 bytes)", "x".repeat(SHOWN_BYTES)));
+        // Exactly at the cap: nothing is cut.
+        assert_eq!(show(&long[..SHOWN_BYTES]), "x".repeat(SHOWN_BYTES));
+    }
+
+    #[test]
+    fn issue_10_cap_never_splits_a_character() {
+        // 255 ASCII bytes then a 4-byte character straddling the cap.
+        let mut s = "y".repeat(SHOWN_BYTES - 1);
+        s.push('\u{1f600}');
+        assert_eq!(show(s.as_bytes()), format!("{}…(259 bytes)", "y".repeat(SHOWN_BYTES - 1)));
+        // All invalid bytes: cut exactly at the cap.
+        let junk = vec![0x80u8; 300];
+        assert_eq!(show(&junk), format!("{}…(300 bytes)", r"\x80".repeat(SHOWN_BYTES)));
+    }
+
+    #[test]
+    fn issue_10_output_is_one_bounded_line() {
+        let all: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+        let out = show(&all);
+        assert!(!out.contains(['\n', '\r', '\u{1b}', '\0']), "{out:?}");
+        assert!(out.len() <= 10 * SHOWN_BYTES + 32, "{}", out.len());
+    }
+
+    #[test]
+    fn lists_are_capped() {
+        let items: Vec<&OsStr> = (0..100).map(|_| OsStr::new("a\n")).collect();
+        let list = shown_list(items);
+        assert_eq!(list.len(), SHOWN_ITEMS + 1);
+        assert_eq!(list[0], r"a\n");
+        assert_eq!(list[SHOWN_ITEMS], "…(100 items)");
+    }
+}

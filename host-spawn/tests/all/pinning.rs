@@ -1,0 +1,151 @@
+//! Issue 10, section 8: an allow rule pinned to a SHA-256 runs only that file, executed from
+//! the descriptor that was hashed, with both strategies.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use wrt_host_spawn::{
+    AuditLog, Command, Denial, Policy, PolicyError, ProgramRule, Sha256, SpawnError, Spawner, Stdio, Strategy,
+};
+
+use crate::{lock, open_fds};
+
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A copy of a system program in a fresh directory, so the test may replace it.
+fn copy_of(program: &str, dir: &Path) -> PathBuf {
+    let source = fs::canonicalize(Path::new("/bin").join(program)).unwrap();
+    let path = dir.join(program);
+    fs::copy(&source, &path).unwrap();
+    path
+}
+
+fn digest(path: &Path) -> Sha256 {
+    Sha256::of(&fs::read(path).unwrap())
+}
+
+fn pinned_cat_runs_from_its_descriptor(strategy: Strategy) {
+    let _lock = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let cat = copy_of("cat", dir.path());
+    let buffer = Buffer::default();
+    let policy = Policy::deny_all().allow(ProgramRule::new(&cat).sha256(digest(&cat)));
+    let spawner = Spawner::new(policy)
+        .unwrap()
+        .with_strategy(strategy)
+        .strict(true)
+        .with_audit_log(AuditLog::new(buffer.clone()));
+    let mut child = spawner.spawn(Command::new(&cat).stdin(Stdio::Piped)).unwrap();
+    child.write_stdin(b"ping\n").unwrap();
+    let mut buf = [0u8; 5];
+    let mut got = 0;
+    while got < buf.len() {
+        got += child.read_stdout(&mut buf[got..]).unwrap();
+    }
+    assert_eq!(&buf, b"ping\n");
+    // The descriptor it ran from is gone: the child sees only its stdio.
+    assert_eq!(open_fds(&child.pid().to_string()), BTreeSet::from([0, 1, 2]));
+    assert_eq!(fs::read_link(format!("/proc/{}/exe", child.pid())).unwrap(), fs::canonicalize(&cat).unwrap());
+    child.close_stdin();
+    assert!(child.wait().unwrap().success());
+    drop(spawner);
+
+    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(record["decision"], "allow");
+    assert_eq!(record["sha256"], digest(&cat).to_string());
+}
+
+#[test]
+fn issue_10_pinned_program_runs_with_posix_spawn() {
+    pinned_cat_runs_from_its_descriptor(Strategy::PosixSpawn);
+}
+
+#[test]
+fn issue_10_pinned_program_runs_with_fork_exec() {
+    pinned_cat_runs_from_its_descriptor(Strategy::ForkExec);
+}
+
+fn replaced_program_is_denied(strategy: Strategy) {
+    let _lock = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = copy_of("true", dir.path());
+    let spawner = Spawner::new(Policy::deny_all().allow(ProgramRule::new(&prog).sha256(digest(&prog))))
+        .unwrap()
+        .with_strategy(strategy)
+        .strict(true);
+    assert!(spawner.output(&Command::new(&prog), None).unwrap().outcome.success());
+
+    // Swap in another program under the allowed name, as a rename (what an attacker with
+    // write access to the directory does).
+    let other = dir.path().join("other");
+    fs::copy(fs::canonicalize("/bin/false").unwrap(), &other).unwrap();
+    fs::rename(&other, &prog).unwrap();
+    let err = spawner.spawn(&Command::new(&prog)).unwrap_err();
+    match &err {
+        SpawnError::Denied { path, reason: Denial::Sha256 { actual, .. }, .. } => {
+            assert_eq!(path.as_deref(), Some(prog.as_path()));
+            assert_eq!(*actual, digest(&prog).to_string());
+        }
+        other => panic!("expected a SHA-256 denial, got {other:?}"),
+    }
+    assert!(err.to_string().contains("does not have the SHA-256"), "{err}");
+}
+
+#[test]
+fn issue_10_replaced_pinned_program_is_denied_posix_spawn() {
+    replaced_program_is_denied(Strategy::PosixSpawn);
+}
+
+#[test]
+fn issue_10_replaced_pinned_program_is_denied_fork_exec() {
+    replaced_program_is_denied(Strategy::ForkExec);
+}
+
+#[test]
+fn issue_10_pin_is_checked_when_the_policy_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = copy_of("true", dir.path());
+    let wrong = Sha256::of(b"not true");
+    let err = Policy::deny_all().allow(ProgramRule::new(&prog).sha256(wrong)).validate().unwrap_err();
+    assert!(matches!(err, PolicyError::Sha256 { index: 0, .. }), "{err:?}");
+    assert!(err.to_string().contains(&format!("not the pinned {wrong}")), "{err}");
+
+    let script = dir.path().join("script");
+    fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let err = Policy::deny_all().allow(ProgramRule::new(&script).sha256(digest(&script))).validate().unwrap_err();
+    assert!(err.to_string().contains("script"), "{err}");
+}
+
+#[test]
+fn issue_10_sha256_in_a_policy_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = copy_of("true", dir.path());
+    let toml = format!("[[allow]]\nprogram = {:?}\nsha256 = \"{}\"\n", prog.display().to_string(), digest(&prog));
+    Policy::from_toml_str(&toml).unwrap();
+    let bad = format!("[[allow]]\nprogram = {:?}\nsha256 = \"xyz\"\n", prog.display().to_string());
+    let err = Policy::from_toml_str(&bad).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("line 3") || wrt_host_spawn::error_chain(&err).contains("64 hexadecimal"),
+        "{err:?}"
+    );
+    let mismatch = format!("[[allow]]\nprogram = {:?}\nsha256 = \"{}\"\n", prog.display().to_string(), "0".repeat(64));
+    let err = Policy::from_toml_str(&mismatch).unwrap_err();
+    assert!(wrt_host_spawn::error_chain(&err).contains("not the pinned"), "{err:?}");
+}
