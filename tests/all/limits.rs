@@ -129,4 +129,19 @@ fn limits_sleep() {
     let out = run(["run", "--timeout", "20s", "--invoke", "sleep", LIMITS_SLEEP, "0"]);
     assert_code(&out, 0);
     assert_eq!(stdout(&out), "1\n");
+    // Hostile subscription pointers and counts: with a timeout, the same errno or trap as WASI's
+    // own `poll_oneoff` without one, and no host panic.
+    let plain = Sandbox::builder().build().unwrap();
+    let timed = Sandbox::builder().timeout(Duration::from_secs(20)).build().unwrap();
+    for args in [["0xfffffff0", "1"], ["65520", "1"], ["0", "0x7fffffff"], ["0", "0xffffffff"], ["0", "0"]] {
+        let args = [args[0].to_owned(), args[1].to_owned()];
+        let outcome = |sandbox: &Sandbox| {
+            let guest = sandbox.load_file(LIMITS_SLEEP).unwrap();
+            match sandbox.invoke(&guest, "poll", &args).unwrap().outcome {
+                Outcome::Trapped(trap) => Err(trap.message),
+                other => Ok(other),
+            }
+        };
+        assert_eq!(outcome(&timed), outcome(&plain), "{args:?}");
+    }
 }
