@@ -9,7 +9,8 @@
 //!   returns past the deadline stops the guest.
 //!
 //! Limits: a `poll_oneoff` that waits only on absolute-time clocks still waits for them (the
-//! guest stops when it returns). Files need nothing: wasmtime-wasi opens a FIFO without waiting
+//! guest stops when it returns); so does a write to an inherited stdout or stderr pipe that
+//! nobody reads. Files need nothing: wasmtime-wasi opens a FIFO without waiting
 //! for a writer and reads files at an offset, which fails on a FIFO (`ESPIPE`).
 
 use std::sync::{Arc, OnceLock};
