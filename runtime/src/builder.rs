@@ -275,16 +275,21 @@ impl SandboxBuilder {
         self
     }
 
-    /// Fuel for each call into the guest (roughly one unit per wasm instruction); running out
-    /// ends the run with [`crate::Outcome::OutOfFuel`]. Default: unlimited (and no fuel
-    /// accounting in the generated code).
+    /// Fuel for a run (roughly one unit per wasm instruction): instantiation (the module's start
+    /// function) and the first call share it, and each later call on the same
+    /// [`crate::Instance`] gets it afresh; running out ends the run with
+    /// [`crate::Outcome::OutOfFuel`]. Default: unlimited (and no fuel accounting in the
+    /// generated code).
     pub fn fuel(mut self, fuel: u64) -> Self {
         self.fuel = Some(fuel);
         self
     }
 
-    /// Wall-clock time each call into the guest may take; past it the run ends with
-    /// [`crate::Outcome::TimedOut`]. Default: none.
+    /// Wall-clock time a run may take, counted from the start of instantiation (the module's
+    /// start function) through the first call; each later call on the same [`crate::Instance`]
+    /// gets it afresh. Past it the run ends with [`crate::Outcome::TimedOut`], also while the
+    /// guest is blocked in a `wrt_v1` call, a read of the inherited stdin, or a `poll_oneoff`
+    /// sleep on a relative clock. Default: none.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self

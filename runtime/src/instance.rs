@@ -1,12 +1,13 @@
 //! One instantiated guest in its own store: run `_start`, invoke exports, inspect memory.
 
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::{Store, Trap, Val, ValType, WasmBacktrace};
 
 use crate::abi::spawn_state::SpawnState;
-use crate::deadline::{self, DeadlineExceeded, Ticker};
+use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker};
 use crate::error::InstantiateError;
 use crate::external::accountant::Accountant;
 use crate::guest::Guest;
@@ -16,6 +17,7 @@ use crate::sandbox::Sandbox;
 use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
 use crate::wasi_ctx::{self, Captured};
+use crate::wasi_deadline;
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.
 #[derive(Debug, Clone)]
@@ -32,14 +34,34 @@ pub struct Report {
 }
 
 /// A guest instantiated in its own store. Its memories live until it is dropped.
+///
+/// Instantiation runs wasm (the module's start function) under the sandbox's timeout and fuel.
+/// When that code stops the guest (a trap, `proc_exit`, the timeout, no fuel left), the
+/// instance is created anyway, in the ended state: [`Instance::ended`] says how it ended, and
+/// [`Instance::run_start`] and [`Instance::invoke`] return that outcome without running
+/// anything.
+///
+/// The timeout and fuel make one budget for instantiation and the first call together (the
+/// timeout counts from the start of instantiation); each later call gets a fresh budget.
 pub struct Instance {
     store: Store<GuestState>,
-    instance: wasmtime::Instance,
+    state: State,
+    /// The budget armed at instantiation is still the first call's.
+    carried: bool,
+    /// The deadline of the current budget.
+    budget_deadline: Option<Instant>,
+    deadline_cell: DeadlineCell,
+    ticker: Arc<EpochTicker>,
     captured: Captured,
     guest_name: String,
     fuel: Option<u64>,
     timeout: Option<Duration>,
-    engine: wasmtime::Engine,
+}
+
+enum State {
+    Ready(wasmtime::Instance),
+    /// Instantiation stopped the guest.
+    Ended(Outcome),
 }
 
 impl std::fmt::Debug for Instance {
@@ -51,7 +73,8 @@ impl std::fmt::Debug for Instance {
 impl Instance {
     pub(crate) fn new(sandbox: &Sandbox, guest: &Guest) -> wasmtime::Result<Self> {
         let settings = &sandbox.settings;
-        let (wasi, captured) = wasi_ctx::build(settings, &guest.name)?;
+        let deadline_cell = DeadlineCell::default();
+        let (wasi, captured) = wasi_ctx::build(settings, &guest.name, &deadline_cell)?;
         let inherit = [
             matches!(settings.stdin, crate::GuestStdin::Inherit),
             matches!(settings.stdout, crate::GuestOutput::Inherit),
@@ -60,28 +83,25 @@ impl Instance {
         let spawn = SpawnState::new(settings.spawner()?, settings.denials.clone(), guest.name.clone(), inherit);
         let accountant = Accountant::new(settings.gc_policy.clone());
         let external = ExternalState::new(accountant, settings.dontfork);
-        let limiter = Limiter::new(settings.max_memory, std::sync::Arc::clone(&external.pool));
-        let state = GuestState { wasi, limiter, deadline: None, spawn, external };
+        let limiter = Limiter::new(settings.max_memory, Arc::clone(&external.pool));
+        let state = GuestState { wasi, limiter, deadline: None, spawn, external, wasi_poll: None };
         let mut store = Store::new(&sandbox.engine, state);
         store.limiter(|state| &mut state.limiter);
         if settings.timeout.is_some() {
             deadline::install(&mut store);
+            let trampoline = Arc::clone(&sandbox.poll_trampoline);
+            store.data_mut().wasi_poll = wasi_deadline::PollOneoff::new(&sandbox.linker, &mut store, trampoline)?;
         }
-        if let Some(fuel) = settings.fuel {
-            // Instantiation runs wasm too (the start function, data and element segments).
-            store.set_fuel(fuel)?;
-        }
-        let trapping_linker;
         let linker = if settings.unknown_imports_trap {
             let mut linker = (*sandbox.linker).clone();
             linker.define_unknown_imports_as_traps(&guest.module)?;
-            trapping_linker = linker;
-            &trapping_linker
+            Arc::new(linker)
         } else {
-            &*sandbox.linker
+            Arc::clone(&sandbox.linker)
         };
         for import in guest.module.imports() {
-            if linker.get_by_import(&mut store, &import).is_none() {
+            let internal = wasi_deadline::is_internal(import.module());
+            if internal || linker.get_by_import(&mut store, &import).is_none() {
                 return Err(InstantiateError::UnknownImport {
                     guest: guest.name.clone(),
                     module: import.module().to_owned(),
@@ -91,23 +111,48 @@ impl Instance {
             }
         }
         check_collector_hook(guest)?;
-        let instance = linker.instantiate(&mut store, &guest.module).map_err(|e| {
-            match (store.data().limiter.refused_minimum, settings.max_memory) {
-                (Some(minimum), Some(limit)) if !e.is::<Trap>() => {
-                    InstantiateError::MemoryLimit { guest: guest.name.clone(), minimum, limit }.into()
-                }
-                _ => e.context(format!("failed to instantiate guest `{}`", guest.name)),
-            }
-        })?;
-        Ok(Self {
+        let mut this = Self {
             store,
-            instance,
+            state: State::Ended(Outcome::Exited(0)),
+            carried: false,
+            budget_deadline: None,
+            deadline_cell,
+            ticker: Arc::clone(&sandbox.ticker),
             captured,
             guest_name: guest.name.clone(),
             fuel: settings.fuel,
             timeout: settings.timeout,
-            engine: sandbox.engine.clone(),
-        })
+        };
+        // Instantiation runs wasm (the start function; data and element segments), under the
+        // same deadline and fuel as the first call.
+        match this.enter(|store| linker.instantiate(store, &guest.module)) {
+            Ok(Ok(instance)) => {
+                this.state = State::Ready(instance);
+                this.carried = true;
+            }
+            Ok(Err(outcome)) => {
+                this.store.data_mut().spawn.end_children();
+                this.state = State::Ended(outcome);
+            }
+            Err(err) => {
+                return Err(match (this.store.data().limiter.refused_minimum, settings.max_memory) {
+                    (Some(minimum), Some(limit)) if !err.is::<Trap>() => {
+                        InstantiateError::MemoryLimit { guest: guest.name.clone(), minimum, limit }.into()
+                    }
+                    _ => err.context(format!("failed to instantiate guest `{}`", guest.name)),
+                });
+            }
+        }
+        Ok(this)
+    }
+
+    /// How instantiation stopped the guest, if it did (its start function trapped, exited,
+    /// timed out or ran out of fuel). Such an instance runs nothing more.
+    pub fn ended(&self) -> Option<&Outcome> {
+        match &self.state {
+            State::Ready(_) => None,
+            State::Ended(outcome) => Some(outcome),
+        }
     }
 
     /// Runs the WASI command entry point (`_start`, or the empty-named export).
@@ -117,9 +162,13 @@ impl Instance {
     /// [`InstantiateError::NoSuchExport`] when the guest has neither; a failure of the host
     /// (not of the guest) while it runs.
     pub fn run_start(&mut self) -> wasmtime::Result<Outcome> {
+        let instance = match &self.state {
+            State::Ready(instance) => *instance,
+            State::Ended(outcome) => return Ok(outcome.clone()),
+        };
         let func = ["_start", ""]
             .iter()
-            .find_map(|name| self.instance.get_typed_func::<(), ()>(&mut self.store, name).ok())
+            .find_map(|name| instance.get_typed_func::<(), ()>(&mut self.store, name).ok())
             .ok_or_else(|| InstantiateError::NoSuchExport {
                 guest: self.guest_name.clone(),
                 export: "_start".into(),
@@ -129,15 +178,23 @@ impl Instance {
     }
 
     /// Calls an exported function with `args` parsed as its parameters (`i32`, `i64`, `f32`,
-    /// `f64`; integers may be written in hex with `0x`). Calls `_initialize` first if the guest
-    /// exports it.
+    /// `f64`). Calls `_initialize` first if the guest exports it, under the same timeout and
+    /// fuel.
+    ///
+    /// A decimal integer must fit the parameter's signed type (`i32`: -2147483648 to
+    /// 2147483647). A hex integer (`0x…`) may also give any bit pattern of the type's width
+    /// (`0xffffffff` is the `i32` -1); with a minus sign it must fit the signed type.
     ///
     /// # Errors
     ///
     /// [`InstantiateError`] when the export is missing, is not a function, or the arguments do
     /// not fit its parameters; a failure of the host while it runs.
     pub fn invoke(&mut self, name: &str, args: &[String]) -> wasmtime::Result<Outcome> {
-        let func = self.instance.get_func(&mut self.store, name).ok_or_else(|| InstantiateError::NoSuchExport {
+        let instance = match &self.state {
+            State::Ready(instance) => *instance,
+            State::Ended(outcome) => return Ok(outcome.clone()),
+        };
+        let func = instance.get_func(&mut self.store, name).ok_or_else(|| InstantiateError::NoSuchExport {
             guest: self.guest_name.clone(),
             export: name.to_owned(),
             functions: self.exported_functions(),
@@ -161,13 +218,15 @@ impl Instance {
         for ty in ty.results() {
             results.push(default_val(&ty).ok_or_else(|| bad_args(format!("result type `{ty}` is not supported")))?);
         }
-        if let Ok(init) = self.instance.get_typed_func::<(), ()>(&mut self.store, "_initialize") {
-            let outcome = self.call(|store| init.call(store, ()).map(|()| Outcome::Exited(0)))?;
-            if outcome != Outcome::Exited(0) {
-                return Ok(outcome);
-            }
-        }
+        let init = instance.get_typed_func::<(), ()>(&mut self.store, "_initialize").ok();
         self.call(|store| {
+            if let Some(init) = init {
+                match init.call(&mut *store, ()) {
+                    Ok(()) => {}
+                    Err(err) if err.downcast_ref::<wasmtime_wasi::I32Exit>().is_some_and(|exit| exit.0 == 0) => {}
+                    Err(err) => return Err(err),
+                }
+            }
             func.call(&mut *store, &params, &mut results)?;
             Ok(Outcome::Returned(results.iter().filter_map(wasm_value).collect()))
         })
@@ -175,14 +234,16 @@ impl Instance {
 
     /// The names of the functions the guest exports, in its order.
     fn exported_functions(&self) -> Vec<String> {
-        let module = self.instance.module(&self.store);
+        let State::Ready(instance) = &self.state else { return Vec::new() };
+        let module = instance.module(&self.store);
         module.exports().filter(|e| e.ty().func().is_some()).map(|e| e.name().to_owned()).collect()
     }
 
     /// The address range of the guest's exported `memory` in this process, for inspecting the
     /// mapping (for example in `/proc/self/smaps`).
     pub fn memory_range(&mut self) -> Option<Range<usize>> {
-        let memory = self.instance.get_memory(&mut self.store, "memory")?;
+        let State::Ready(instance) = &self.state else { return None };
+        let memory = instance.get_memory(&mut self.store, "memory")?;
         let base = memory.data_ptr(&self.store) as usize;
         Some(base..base + memory.data_size(&self.store))
     }
@@ -213,33 +274,52 @@ impl Instance {
     }
 
     /// Runs one call into the guest with the fuel and deadline of the sandbox, and turns the
-    /// ways a guest stops into an [`Outcome`].
+    /// ways a guest stops into an [`Outcome`]. A guest that ended (exit, trap, timeout, fuel)
+    /// takes its children with it; a call that returned leaves them to the next call.
     fn call(
         &mut self,
         f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<Outcome>,
     ) -> wasmtime::Result<Outcome> {
-        if let Some(fuel) = self.fuel {
-            self.store.set_fuel(fuel)?;
-        }
-        let _ticker = match self.timeout {
-            Some(timeout) => {
-                self.store.data_mut().deadline = Some(Instant::now() + timeout);
-                Some(Ticker::start(&self.engine)?)
-            }
-            None => None,
-        };
-        let result = f(&mut self.store);
-        self.store.data_mut().deadline = None;
-        let outcome = match result {
-            Ok(outcome) => outcome,
-            Err(err) => self.outcome_of(err)?,
-        };
-        // A guest that ended (exit, trap, timeout, fuel) takes its children with it; a call that
-        // returned leaves them to the next call.
+        let outcome = self.enter(f)?.unwrap_or_else(|outcome| outcome);
         if !matches!(outcome, Outcome::Returned(_)) {
             self.store.data_mut().spawn.end_children();
         }
         Ok(outcome)
+    }
+
+    /// Runs `f` under the current budget (the one armed at instantiation for the first call,
+    /// a fresh one after), with the epoch ticking while a deadline is set. A guest stopping is
+    /// `Ok(Err(outcome))`; a failure of the host is `Err`.
+    fn enter<R>(
+        &mut self,
+        f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<R>,
+    ) -> wasmtime::Result<Result<R, Outcome>> {
+        if !std::mem::take(&mut self.carried) {
+            if let Some(fuel) = self.fuel {
+                self.store.set_fuel(fuel)?;
+            }
+            self.budget_deadline = self.timeout.map(|timeout| Instant::now() + timeout);
+        }
+        let _ticking = match self.budget_deadline {
+            Some(_) => Some(self.ticker.tick()?),
+            None => None,
+        };
+        self.set_deadline(self.budget_deadline);
+        let result = f(&mut self.store);
+        self.set_deadline(None);
+        match result {
+            Ok(value) => Ok(Ok(value)),
+            Err(err) => self.outcome_of(err).map(Err),
+        }
+    }
+
+    /// The deadline blocking host calls see: the `wrt_v1` ABI and `poll_oneoff` through the
+    /// store, stdin through the shared cell.
+    fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.store.data_mut().deadline = deadline;
+        if self.timeout.is_some() {
+            self.deadline_cell.set(deadline);
+        }
     }
 
     fn outcome_of(&self, err: wasmtime::Error) -> wasmtime::Result<Outcome> {
@@ -305,30 +385,45 @@ fn format_backtrace(backtrace: &WasmBacktrace) -> String {
     std::iter::once("wasm backtrace:").chain(frames).collect::<Vec<_>>().join("\n")
 }
 
+/// Parses an `--invoke` argument as a value of `ty`. Decimal integers must fit the signed type;
+/// unsigned hex (`0x…`) may give any bit pattern of its width.
 fn parse_val(ty: &ValType, arg: &str) -> Result<Val, String> {
-    let int = |s: &str| -> Result<i128, String> {
-        let (negative, digits) = s.strip_prefix('-').map_or((false, s), |d| (true, d));
-        let value = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
-            Some(hex) => i128::from_str_radix(hex, 16),
-            None => digits.parse::<i128>(),
-        }
-        .map_err(|_| format!("`{s}` is not an integer"))?;
-        Ok(if negative { -value } else { value })
-    };
-    let out_of_range = || format!("`{arg}` is out of range for `{ty}`");
     Ok(match ty {
-        ValType::I32 => {
-            let v = int(arg)?;
-            Val::I32(i32::try_from(v).or_else(|_| u32::try_from(v).map(|u| u as i32)).map_err(|_| out_of_range())?)
-        }
-        ValType::I64 => {
-            let v = int(arg)?;
-            Val::I64(i64::try_from(v).or_else(|_| u64::try_from(v).map(|u| u as i64)).map_err(|_| out_of_range())?)
-        }
+        ValType::I32 => Val::I32(parse_int(arg, ty, 32)? as i32),
+        ValType::I64 => Val::I64(parse_int(arg, ty, 64)? as i64),
         ValType::F32 => Val::F32(arg.parse::<f32>().map_err(|_| format!("`{arg}` is not a number"))?.to_bits()),
         ValType::F64 => Val::F64(arg.parse::<f64>().map_err(|_| format!("`{arg}` is not a number"))?.to_bits()),
         other => return Err(format!("parameter type `{other}` is not supported")),
     })
+}
+
+/// Parses an integer for a type of `bits` bits: a decimal or signed hex value in the signed
+/// range, or an unsigned hex value up to the largest bit pattern. Returns it as `i128`, to be
+/// truncated to the type's width.
+fn parse_int(arg: &str, ty: &ValType, bits: u32) -> Result<i128, String> {
+    let (negative, digits) = arg.strip_prefix('-').map_or((false, arg), |d| (true, d));
+    let hex = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X"));
+    let magnitude = match hex {
+        Some(hex) if !hex.starts_with(['+', '-']) => i128::from_str_radix(hex, 16),
+        None if !digits.starts_with(['+', '-']) => digits.parse::<i128>(),
+        _ => "".parse::<i128>(),
+    }
+    .map_err(|err| match err.kind() {
+        std::num::IntErrorKind::PosOverflow => format!("`{arg}` is out of range for `{ty}`"),
+        _ => format!("`{arg}` is not an integer"),
+    })?;
+    let value = if negative { -magnitude } else { magnitude };
+    let (min, max) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
+    let unsigned_max = (1i128 << bits) - 1;
+    if (min..=max).contains(&value) || (hex.is_some() && !negative && value <= unsigned_max) {
+        return Ok(value);
+    }
+    if hex.is_none() && (0..=unsigned_max).contains(&value) {
+        return Err(format!(
+            "`{arg}` is out of range for `{ty}` (decimal arguments are signed; give the bit pattern in hex: `{value:#x}`)"
+        ));
+    }
+    Err(format!("`{arg}` is out of range for `{ty}`"))
 }
 
 fn default_val(ty: &ValType) -> Option<Val> {

@@ -27,6 +27,19 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Timeout, fuel and start functions
+//!
+//! [`SandboxBuilder::timeout`] and [`SandboxBuilder::fuel`] bound a run from the start of
+//! instantiation: the module's start function, then `_start` (or the invoked export after
+//! `_initialize`) share one deadline and one fuel budget. A start function that traps, exits,
+//! times out or runs out of fuel gives a [`Report`] with that [`Outcome`] from [`Sandbox::run`]
+//! and [`Sandbox::invoke`], not an error; [`Sandbox::instantiate`] then returns an
+//! [`Instance`] that has already ended ([`Instance::ended`]). The timeout also stops a guest
+//! blocked in the `wrt_v1` ABI, in a read of the inherited stdin, or in a `poll_oneoff` sleep on
+//! a relative clock; an absolute-time `poll_oneoff`, or a write to an inherited stdout or
+//! stderr pipe nobody reads, is stopped when it returns. `proc_exit` with
+//! any status is [`Outcome::Exited`], never a trap.
+//!
 //! # Host buffers and collections
 //!
 //! Guests may hold host-side byte buffers through the `wrt_v1` ABI (docs/abi.md, "Host
@@ -95,6 +108,8 @@ mod stdio;
 mod sys;
 mod units;
 mod wasi_ctx;
+mod wasi_deadline;
+mod wasi_exit;
 
 pub use abi::code::ErrorCode;
 pub use abi::spawn_state::DeniedSpawn;

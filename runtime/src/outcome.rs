@@ -8,14 +8,18 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Outcome {
-    /// `_start` returned (code 0) or the guest called `proc_exit(code)`.
+    /// `_start` returned (code 0) or the guest called `proc_exit(code)`, in its start function
+    /// or later. `code` is the status exactly as the guest passed it (WASI's `u32`, read as
+    /// `i32`); every status is an exit, none is a trap. `wrt run` exits with its low 8 bits, as
+    /// POSIX `exit` does.
     Exited(i32),
     /// An `--invoke`d export returned these values.
     Returned(Vec<WasmValue>),
     /// The guest trapped: unreachable, out-of-bounds access, stack overflow, a host function
     /// refusing to continue, and so on.
     Trapped(TrapInfo),
-    /// The wall-clock timeout passed.
+    /// The wall-clock timeout passed, while wasm ran or while the guest was blocked in a host
+    /// call that stops at the deadline.
     TimedOut(Duration),
     /// The guest used all its fuel.
     OutOfFuel(u64),
@@ -32,7 +36,7 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrapInfo {
     /// The wasm trap code, if the guest trapped on a wasm instruction. `None` when a host
-    /// function stopped the guest (for example `proc_exit` with a status of 126 or more).
+    /// function stopped the guest with an error.
     pub trap: Option<wasmtime::Trap>,
     /// One line saying what happened.
     pub message: String,

@@ -4,9 +4,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use wasmtime::{Config, Engine, Linker};
+use wasmtime::{Config, Engine, Linker, Module};
 
 use crate::builder::SandboxBuilder;
+use crate::deadline::EpochTicker;
 use crate::error::LoadError;
 use crate::guest::{Format, Guest, sniff};
 use crate::instance::{Instance, Report};
@@ -22,6 +23,10 @@ pub struct Sandbox {
     pub(crate) engine: Engine,
     pub(crate) linker: Arc<Linker<GuestState>>,
     pub(crate) settings: Arc<SandboxBuilder>,
+    /// Advances the engine's epoch while a guest runs under a timeout.
+    pub(crate) ticker: Arc<EpochTicker>,
+    /// The module through which `poll_oneoff` reaches WASI's own, compiled on first use.
+    pub(crate) poll_trampoline: Arc<std::sync::OnceLock<Module>>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -48,8 +53,19 @@ impl Sandbox {
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |state: &mut GuestState| &mut state.wasi)?;
+        crate::wasi_exit::add_to_linker(&mut linker)?;
+        if settings.timeout.is_some() {
+            crate::wasi_deadline::add_to_linker(&mut linker)?;
+        }
         crate::abi::host::add_to_linker(&mut linker)?;
-        Ok(Self { engine, linker: Arc::new(linker), settings: Arc::new(settings) })
+        let ticker = Arc::new(EpochTicker::new(&engine));
+        Ok(Self {
+            engine,
+            linker: Arc::new(linker),
+            settings: Arc::new(settings),
+            ticker,
+            poll_trampoline: Arc::default(),
+        })
     }
 
     /// Loads and compiles a guest from a `.wasm` or `.wat` file, using the compile cache.

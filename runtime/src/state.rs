@@ -24,6 +24,8 @@ pub(crate) struct GuestState {
     pub(crate) spawn: SpawnState,
     /// The guest's host buffers and their accountant.
     pub(crate) external: ExternalState,
+    /// WASI's own `poll_oneoff`, which the deadline-aware wrapper calls (with a timeout only).
+    pub(crate) wasi_poll: Option<crate::wasi_deadline::PollOneoff>,
 }
 
 impl GuestState {

@@ -5,9 +5,11 @@ use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::builder::SandboxBuilder;
+use crate::deadline::DeadlineCell;
 use crate::error::ConfigError;
 use crate::preopen::DirAccess;
 use crate::stdio::{GuestOutput, GuestStdin};
+use crate::wasi_deadline::DeadlineStdin;
 
 /// Captured output streams of one guest instance.
 #[derive(Debug, Default)]
@@ -17,8 +19,13 @@ pub(crate) struct Captured {
 }
 
 /// Builds the context: argv, environment, preopens and stdio. Nothing of the host (env, args,
-/// network) is inherited unless the settings say so.
-pub(crate) fn build(settings: &SandboxBuilder, guest_name: &str) -> wasmtime::Result<(WasiP1Ctx, Captured)> {
+/// network) is inherited unless the settings say so. With a timeout, an inherited stdin stops
+/// the guest at `deadline` (see `wasi_deadline`).
+pub(crate) fn build(
+    settings: &SandboxBuilder,
+    guest_name: &str,
+    deadline: &DeadlineCell,
+) -> wasmtime::Result<(WasiP1Ctx, Captured)> {
     let mut wasi = WasiCtxBuilder::new();
     wasi.arg(settings.argv0.as_deref().unwrap_or(guest_name));
     wasi.args(&settings.args);
@@ -44,6 +51,9 @@ pub(crate) fn build(settings: &SandboxBuilder, guest_name: &str) -> wasmtime::Re
     }
     match &settings.stdin {
         GuestStdin::Null => {}
+        GuestStdin::Inherit if settings.timeout.is_some() => {
+            wasi.stdin(DeadlineStdin { inner: wasmtime_wasi::cli::stdin(), deadline: deadline.clone() });
+        }
         GuestStdin::Inherit => {
             wasi.inherit_stdin();
         }

@@ -330,6 +330,7 @@ impl RunArgs {
         }
         let name = self.module.display();
         Ok(match report.outcome {
+            // The status's low 8 bits, as POSIX `exit`: 0-255 pass through, and no exit is a trap.
             Outcome::Exited(code) => ExitCode::from(code as u8),
             Outcome::Returned(values) => {
                 let mut stdout = std::io::stdout().lock();

@@ -294,3 +294,17 @@ fn abi_buffer_bad_inputs_leave_the_host_usable() {
     let hello = sandbox.load_file(CLI_HELLO).unwrap();
     assert_eq!(sandbox.run(&hello).unwrap().outcome, Outcome::Exited(0));
 }
+
+/// Issue 10, section 2: a start function blocked in `wait` on a child stops at the deadline,
+/// and the child ends with it.
+#[test]
+fn abi_start_wait() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let start = std::time::Instant::now();
+    let out = run(["run", "--timeout", "1s", "--allow-run", "sleep", ABI_START_WAIT]);
+    let took = start.elapsed();
+    assert_code(&out, 124);
+    assert!(crate::util::stderr(&out).contains("timed out after 1s"), "{}", crate::util::stderr(&out));
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    assert!(sleepers("1001.5").is_empty(), "the child outlived the sandbox");
+}

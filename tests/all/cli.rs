@@ -521,3 +521,81 @@ fn issue_16_slow_compile_hook_runs_only_when_compiling() {
     assert!(sandbox.load_file(CLI_HELLO).unwrap().from_cache());
     assert_eq!(calls.lock().unwrap().len(), 1);
 }
+
+/// Issue 16, defect 4: a decimal argument must fit the parameter's signed type; hex may give
+/// any bit pattern of its width; the error names the argument.
+#[test]
+fn cli_add() {
+    for (export, args, sum) in [
+        ("add", ["2", "3"], "5"),
+        ("add", ["-2147483648", "-1"], "2147483647"),
+        ("add", ["0xffffffff", "1"], "0"),
+        ("add", ["-0x80000000", "0"], "-2147483648"),
+        ("add64", ["9223372036854775807", "0"], "9223372036854775807"),
+        ("add64", ["0xffffffffffffffff", "2"], "1"),
+    ] {
+        let out = run(["run", "--invoke", export, CLI_ADD, args[0], args[1]]);
+        assert_code(&out, 0);
+        assert_eq!(stdout(&out), format!("{sum}\n"), "{export} {args:?}");
+    }
+    for (export, args, bad) in [
+        ("add", ["4294967295", "1"], (1, "4294967295", "i32")),
+        ("add", ["1", "2147483648"], (2, "2147483648", "i32")),
+        ("add", ["-2147483649", "0"], (1, "-2147483649", "i32")),
+        ("add", ["0x100000000", "0"], (1, "0x100000000", "i32")),
+        ("add", ["-0x80000001", "0"], (1, "-0x80000001", "i32")),
+        ("add64", ["18446744073709551615", "0"], (1, "18446744073709551615", "i64")),
+    ] {
+        let out = run(["run", "--invoke", export, CLI_ADD, args[0], args[1]]);
+        assert_code(&out, 2);
+        let (index, value, ty) = bad;
+        let expected = format!("argument {index}: `{value}` is out of range for `{ty}`");
+        assert!(stderr(&out).contains(&expected), "{export} {args:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    }
+}
+
+/// Issue 16, defect 3: exit codes 0 to 255 pass through, and an exit is never reported as a trap.
+#[test]
+fn issue_16_exit_codes_126_to_255_pass_through() {
+    for code in [126, 127, 128, 134, 200, 255] {
+        let out = run(["run", CLI_EXIT_CODE, &code.to_string()]);
+        assert_code(&out, code);
+        assert!(wrt_lines(&out).is_empty(), "{code}: {}", stderr(&out));
+    }
+    // Above 255 only the low 8 bits reach the host, as with POSIX `exit`.
+    let out = run(["run", CLI_EXIT_CODE, "257"]);
+    assert_code(&out, 1);
+    let sandbox = wrt_runtime::Sandbox::builder().arg("200").build().unwrap();
+    let report = sandbox.run(&sandbox.load_file(CLI_EXIT_CODE).unwrap()).unwrap();
+    assert_eq!(report.outcome, wrt_runtime::Outcome::Exited(200));
+}
+
+/// Issue 16, defect 2: a guest blocked reading a pipe on stdin with no writer activity stops at
+/// the timeout (`sleep 6 | wrt run --timeout 1s cat.wasm`).
+#[test]
+fn issue_16_timeout_stops_a_stdin_read() {
+    let start = std::time::Instant::now();
+    let mut child = wrt()
+        .args(["run", "--timeout", "1s", CLI_STDIN_ECHO])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Keep the pipe open and silent, as `sleep 6 |` does (closing it would end the read), for
+    // at most 30 s so that a guest the timeout does not stop fails the test instead of hanging.
+    let stdin = child.stdin.take().unwrap();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let _ = finished.recv_timeout(std::time::Duration::from_secs(30));
+        drop(stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    let took = start.elapsed();
+    done.send(()).unwrap();
+    holder.join().unwrap();
+    assert_code(&out, 124);
+    assert!(stderr(&out).contains("timed out after 1s"), "{}", stderr(&out));
+    assert!(took < std::time::Duration::from_secs(8), "stopped after {took:?}, not at the deadline");
+}

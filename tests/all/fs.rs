@@ -51,3 +51,32 @@ fn missing_preopen_is_an_error_naming_it() {
     assert_code(&out, 2);
     assert!(crate::util::stderr(&out).contains(&format!("`{}`", missing.display())));
 }
+
+/// Issue 16, defect 2 (FIFOs): a guest reading a FIFO never blocks past the timeout, with or
+/// without a silent writer. wasmtime-wasi opens the FIFO without waiting for a writer and reads
+/// files at an offset, so the read fails at once with `ESPIPE` (exit 100 + 70).
+#[test]
+fn fs_read_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let spec = format!("{}::/", dir.path().display());
+    for writer in [false, true] {
+        // A silent writer (read-write, so opening it does not wait for a reader).
+        let _writer = writer.then(|| std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap());
+        let start = std::time::Instant::now();
+        let mut child = crate::util::wrt()
+            .args(["run", "--timeout", "1s", "--dir", &spec, FS_READ_FIFO])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        while child.try_wait().unwrap().is_none() && start.elapsed() < std::time::Duration::from_secs(30) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        assert_code(&out, 170);
+        assert!(start.elapsed() < std::time::Duration::from_secs(8), "writer {writer}: took {:?}", start.elapsed());
+    }
+}

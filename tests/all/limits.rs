@@ -67,3 +67,81 @@ fn limits_oob_guard() {
         assert_eq!(trap.trap, Some(wrt_runtime::wasmtime::Trap::MemoryOutOfBounds), "{addr}");
     }
 }
+
+/// Issue 10, section 2: `--timeout` and `--fuel` cover the start function, with the exit codes
+/// and messages of a spinning `_start`.
+#[test]
+fn limits_start_spin() {
+    let start = Instant::now();
+    let out = run(["run", "--timeout", "1s", LIMITS_START_SPIN]);
+    assert_code(&out, 124);
+    assert!(stderr(&out).contains("timed out after 1s"), "{}", stderr(&out));
+    assert!(start.elapsed() < Duration::from_secs(30), "the timeout did not stop the start function");
+    let out = run(["run", "--fuel", "1000000", LIMITS_START_SPIN]);
+    assert_code(&out, 134);
+    assert!(stderr(&out).contains("ran out of fuel (all 1000000 units used)"), "{}", stderr(&out));
+    // Through the API: a report with the outcome, not an error.
+    let sandbox = Sandbox::builder().fuel(10_000).build().unwrap();
+    let guest = sandbox.load_file(LIMITS_START_SPIN).unwrap();
+    assert_eq!(sandbox.run(&guest).unwrap().outcome, Outcome::OutOfFuel(10_000));
+    assert_eq!(sandbox.invoke(&guest, "_start", &[]).unwrap().outcome, Outcome::OutOfFuel(10_000));
+    let sandbox = Sandbox::builder().timeout(Duration::from_millis(200)).build().unwrap();
+    let guest = sandbox.load_file(LIMITS_START_SPIN).unwrap();
+    let mut instance = sandbox.instantiate(&guest).unwrap();
+    assert_eq!(instance.ended(), Some(&Outcome::TimedOut(Duration::from_millis(200))));
+    // The instance ended during instantiation: nothing more runs in it.
+    assert_eq!(instance.run_start().unwrap(), Outcome::TimedOut(Duration::from_millis(200)));
+    assert_eq!(instance.memory_range(), None);
+}
+
+/// Issue 10, section 2: a trap in the start function exits 134 with the trap's message, not 2.
+#[test]
+fn limits_start_trap() {
+    let out = run(["run", LIMITS_START_TRAP]);
+    assert_code(&out, 134);
+    let err = stderr(&out);
+    assert!(err.contains("trapped: wasm trap: wasm `unreachable` instruction executed"), "{err}");
+    assert!(!err.contains("failed to instantiate"), "{err}");
+    let sandbox = Sandbox::builder().build().unwrap();
+    let report = sandbox.run(&sandbox.load_file(LIMITS_START_TRAP).unwrap()).unwrap();
+    let Outcome::Trapped(trap) = report.outcome else { panic!("{:?}", report.outcome) };
+    assert_eq!(trap.trap, Some(wrt_runtime::wasmtime::Trap::UnreachableCodeReached));
+}
+
+/// A start function's `proc_exit` is the guest's exit, and `_start` (which traps) never runs.
+#[test]
+fn limits_start_exit() {
+    let out = run(["run", LIMITS_START_EXIT]);
+    assert_code(&out, 7);
+    assert!(crate::util::wrt_lines(&out).is_empty(), "{}", stderr(&out));
+}
+
+/// Issue 16, defect 2: a guest sleeping 10 s in `poll_oneoff` stops at a 1 s timeout.
+#[test]
+fn limits_sleep() {
+    let start = Instant::now();
+    let out = run(["run", "--timeout", "1s", LIMITS_SLEEP]);
+    let took = start.elapsed();
+    assert_code(&out, 124);
+    assert!(stderr(&out).contains("timed out after 1s"), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(8), "stopped after {took:?}, not at the deadline");
+    // A sleep that ends before the deadline returns normally (one event).
+    let out = run(["run", "--timeout", "20s", "--invoke", "sleep", LIMITS_SLEEP, "0"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "1\n");
+    // Hostile subscription pointers and counts: with a timeout, the same errno or trap as WASI's
+    // own `poll_oneoff` without one, and no host panic.
+    let plain = Sandbox::builder().build().unwrap();
+    let timed = Sandbox::builder().timeout(Duration::from_secs(20)).build().unwrap();
+    for args in [["0xfffffff0", "1"], ["65520", "1"], ["0", "0x7fffffff"], ["0", "0xffffffff"], ["0", "0"]] {
+        let args = [args[0].to_owned(), args[1].to_owned()];
+        let outcome = |sandbox: &Sandbox| {
+            let guest = sandbox.load_file(LIMITS_SLEEP).unwrap();
+            match sandbox.invoke(&guest, "poll", &args).unwrap().outcome {
+                Outcome::Trapped(trap) => Err(trap.message),
+                other => Ok(other),
+            }
+        };
+        assert_eq!(outcome(&timed), outcome(&plain), "{args:?}");
+    }
+}

@@ -1,0 +1,5 @@
+;; A start function that traps: `wrt run` exits 134 as for a trap in `_start`, not 2 (issue 10).
+(module
+  (func $boom unreachable)
+  (start $boom)
+  (func (export "_start")))

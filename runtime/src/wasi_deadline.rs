@@ -1,0 +1,239 @@
+//! WASI calls that block outside wasm, made to stop at the guest's deadline: reads of the
+//! inherited stdin (a pipe or terminal with no writer activity) and clock sleeps in
+//! `poll_oneoff`. The epoch callback cannot stop them, since no wasm runs while they wait.
+//!
+//! - Stdin: the guest's stream becomes ready at the deadline, and a read past the deadline stops
+//!   the guest (the stream traps with [`DeadlineExceeded`]).
+//! - `poll_oneoff`: relative clock subscriptions that would wake after the deadline are
+//!   shortened to it for the call (and restored in guest memory afterwards); a poll that
+//!   returns past the deadline stops the guest.
+//!
+//! Limits: a `poll_oneoff` that waits only on absolute-time clocks still waits for them (the
+//! guest stops when it returns); so does a write to an inherited stdout or stderr pipe that
+//! nobody reads. Files need nothing: wasmtime-wasi opens a FIFO without waiting
+//! for a writer and reads files at an offset, which fails on a FIFO (`ESPIPE`).
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use wasmtime::{Caller, Func, Linker, Module, Store, TypedFunc};
+use wasmtime_wasi::cli::{IsTerminal, StdinStream};
+use wasmtime_wasi::p2::{InputStream, Pollable, StreamError, StreamResult};
+
+use crate::deadline::{DeadlineCell, DeadlineExceeded};
+use crate::state::GuestState;
+
+/// Where WASI's own `poll_oneoff` stays reachable for the wrapper. Guests cannot import from
+/// it (see [`is_internal`]).
+const ORIGINAL: &str = "wrt internal: wasi_snapshot_preview1";
+const WASI: &str = "wasi_snapshot_preview1";
+
+/// Size of a WASI preview 1 `subscription`, and offsets in it.
+const SUBSCRIPTION: u64 = 48;
+const TAG: u64 = 8;
+const CLOCK_TIMEOUT: u64 = 24;
+const CLOCK_FLAGS: u64 = 40;
+const TAG_CLOCK: u8 = 0;
+const ABSTIME: u16 = 1;
+/// Past the deadline by this much when a shortened sleep wakes.
+const MARGIN: Duration = Duration::from_millis(1);
+
+/// Whether an import names the module that holds WASI's own functions for the wrappers.
+pub(crate) fn is_internal(module: &str) -> bool {
+    module == ORIGINAL
+}
+
+/// Wraps WASI's `poll_oneoff` in `linker`, which already holds the WASI functions.
+pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+    linker.alias(WASI, "poll_oneoff", ORIGINAL, "poll_oneoff")?;
+    linker.allow_shadowing(true);
+    let defined = linker.func_wrap(WASI, "poll_oneoff", poll_oneoff).map(|_| ());
+    linker.allow_shadowing(false);
+    defined
+}
+
+/// WASI's own `poll_oneoff` for one store, reached through a trampoline instance that shares
+/// the guest's memory (WASI's functions find guest memory through their caller's `memory`
+/// export, which a call from the host does not have).
+pub(crate) struct PollOneoff {
+    original: Func,
+    trampoline: Arc<OnceLock<Module>>,
+    bound: Option<TypedFunc<(i32, i32, i32, i32), i32>>,
+}
+
+/// The trampoline: calls WASI's `poll_oneoff` with the guest's memory as its own.
+const TRAMPOLINE: &str = r#"(module
+  (import "env" "memory" (memory 0))
+  (import "env" "poll_oneoff" (func $poll (param i32 i32 i32 i32) (result i32)))
+  (export "memory" (memory 0))
+  (func (export "poll") (param i32 i32 i32 i32) (result i32)
+    (call $poll (local.get 0) (local.get 1) (local.get 2) (local.get 3))))"#;
+
+impl PollOneoff {
+    /// WASI's own `poll_oneoff` for a store of `linker`; `trampoline` is shared by the stores
+    /// of a sandbox and compiled on first use.
+    pub(crate) fn new(
+        linker: &Linker<GuestState>,
+        store: &mut Store<GuestState>,
+        trampoline: Arc<OnceLock<Module>>,
+    ) -> wasmtime::Result<Option<Self>> {
+        match linker.get(&mut *store, ORIGINAL, "poll_oneoff") {
+            Ok(wasmtime::Extern::Func(original)) => Ok(Some(Self { original, trampoline, bound: None })),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The trampoline's `poll`, bound to the caller's memory.
+fn bound_poll(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<TypedFunc<(i32, i32, i32, i32), i32>> {
+    let Some(shim) = &caller.data().wasi_poll else {
+        return Err(wasmtime::Error::msg("`poll_oneoff` is not available"));
+    };
+    if let Some(bound) = &shim.bound {
+        return Ok(bound.clone());
+    }
+    let (original, trampoline) = (shim.original, Arc::clone(&shim.trampoline));
+    let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else {
+        return Err(wasmtime::Error::msg("missing required memory export"));
+    };
+    let module = match trampoline.get() {
+        Some(module) => module.clone(),
+        None => {
+            let module = Module::new(caller.engine(), TRAMPOLINE)?;
+            trampoline.get_or_init(|| module).clone()
+        }
+    };
+    let instance = wasmtime::Instance::new(&mut *caller, &module, &[memory.into(), original.into()])?;
+    let bound = instance.get_typed_func::<(i32, i32, i32, i32), i32>(&mut *caller, "poll")?;
+    if let Some(shim) = &mut caller.data_mut().wasi_poll {
+        shim.bound = Some(bound.clone());
+    }
+    Ok(bound)
+}
+
+fn poll_oneoff(
+    mut caller: Caller<'_, GuestState>,
+    subscriptions: i32,
+    events: i32,
+    count: i32,
+    event_count: i32,
+) -> wasmtime::Result<i32> {
+    let original = bound_poll(&mut caller)?;
+    let args = (subscriptions, events, count, event_count);
+    let Some(deadline) = caller.data().deadline else {
+        return original.call(&mut caller, args);
+    };
+    let Some(remaining) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
+        return Err(DeadlineExceeded.into());
+    };
+    let limit = u64::try_from((remaining + MARGIN).as_nanos()).unwrap_or(u64::MAX);
+    let shortened = shorten_sleeps(&mut caller, subscriptions, count, limit);
+    let result = original.call(&mut caller, args);
+    restore(&mut caller, &shortened);
+    let errno = result?;
+    if Instant::now() >= deadline {
+        return Err(DeadlineExceeded.into());
+    }
+    Ok(errno)
+}
+
+/// Shortens every relative clock subscription longer than `limit` nanoseconds to `limit`, and
+/// returns where and what the timeouts were. Leaves memory alone when the subscriptions are out
+/// of bounds (WASI's `poll_oneoff` then reports the fault).
+fn shorten_sleeps(
+    caller: &mut Caller<'_, GuestState>,
+    subscriptions: i32,
+    count: i32,
+    limit: u64,
+) -> Vec<(usize, u64)> {
+    let mut shortened = Vec::new();
+    let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else {
+        return shortened;
+    };
+    let data = memory.data_mut(&mut *caller);
+    let start = u64::from(subscriptions.cast_unsigned());
+    let Some(end) = u64::from(count.cast_unsigned()).checked_mul(SUBSCRIPTION).and_then(|len| start.checked_add(len))
+    else {
+        return shortened;
+    };
+    if usize::try_from(end).map_or(true, |end| end > data.len()) {
+        return shortened;
+    }
+    for at in (start..end).step_by(SUBSCRIPTION as usize) {
+        let at = at as usize;
+        let flags = u16::from_le_bytes([data[at + CLOCK_FLAGS as usize], data[at + CLOCK_FLAGS as usize + 1]]);
+        if data[at + TAG as usize] != TAG_CLOCK || flags & ABSTIME != 0 {
+            continue;
+        }
+        let field = at + CLOCK_TIMEOUT as usize;
+        let timeout = u64::from_le_bytes(data[field..field + 8].try_into().expect("8 bytes"));
+        if timeout > limit {
+            data[field..field + 8].copy_from_slice(&limit.to_le_bytes());
+            shortened.push((field, timeout));
+        }
+    }
+    shortened
+}
+
+/// Puts back the timeouts [`shorten_sleeps`] changed.
+fn restore(caller: &mut Caller<'_, GuestState>, shortened: &[(usize, u64)]) {
+    if shortened.is_empty() {
+        return;
+    }
+    let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else { return };
+    let data = memory.data_mut(&mut *caller);
+    for &(field, timeout) in shortened {
+        if let Some(bytes) = data.get_mut(field..field + 8) {
+            bytes.copy_from_slice(&timeout.to_le_bytes());
+        }
+    }
+}
+
+/// The host's stdin, for a guest with a deadline.
+pub(crate) struct DeadlineStdin<S> {
+    pub(crate) inner: S,
+    pub(crate) deadline: DeadlineCell,
+}
+
+impl<S: IsTerminal> IsTerminal for DeadlineStdin<S> {
+    fn is_terminal(&self) -> bool {
+        self.inner.is_terminal()
+    }
+}
+
+impl<S: StdinStream> StdinStream for DeadlineStdin<S> {
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncRead + Send + Sync> {
+        self.inner.async_stream()
+    }
+
+    fn p2_stream(&self) -> Box<dyn InputStream> {
+        Box::new(DeadlineInput { inner: self.inner.p2_stream(), deadline: self.deadline.clone() })
+    }
+}
+
+struct DeadlineInput {
+    inner: Box<dyn InputStream>,
+    deadline: DeadlineCell,
+}
+
+#[async_trait::async_trait]
+impl InputStream for DeadlineInput {
+    fn read(&mut self, size: usize) -> StreamResult<bytes::Bytes> {
+        if self.deadline.passed() {
+            return Err(StreamError::Trap(DeadlineExceeded.into()));
+        }
+        self.inner.read(size)
+    }
+}
+
+#[async_trait::async_trait]
+impl Pollable for DeadlineInput {
+    async fn ready(&mut self) {
+        match self.deadline.get() {
+            Some(deadline) => {
+                let _ = tokio::time::timeout_at(deadline.into(), self.inner.ready()).await;
+            }
+            None => self.inner.ready().await,
+        }
+    }
+}
