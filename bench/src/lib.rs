@@ -74,6 +74,18 @@ pub enum BenchError {
         #[source]
         source: std::io::Error,
     },
+    /// `--plot` names a file whose extension is not a plot format.
+    #[error("cannot plot to `{}`: the file name must end in `.png` or `.svg`", path.display())]
+    PlotFormat {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// `--plot` names a file in a directory that does not exist.
+    #[error("cannot plot into `{}`: not a directory", dir.display())]
+    PlotDir {
+        /// The directory.
+        dir: std::path::PathBuf,
+    },
     /// Drawing the plot failed.
     #[error("failed to draw the plot: {0}")]
     Plot(String),

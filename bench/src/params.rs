@@ -172,6 +172,11 @@ impl Params {
     ///
     /// An unknown key, or a value that does not parse.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        // `-n`'s long name in `wrt bench <workload> --help`.
+        let key = match (&*self, key) {
+            (Params::Spawn(_), "spawns") | (Params::Buffer(_), "iterations") | (Params::Startup(_), "processes") => "n",
+            _ => key,
+        };
         let unknown = |p: &Params| ParamError::UnknownKey {
             workload: p.workload(),
             key: key.to_owned(),
@@ -338,6 +343,9 @@ mod tests {
         assert!(b.apply("guest=python").is_err());
         assert!(b.apply("body-size=0").is_err());
         b.apply("guest=assemblyscript").unwrap();
+        b.apply("iterations=7").unwrap();
+        assert_eq!(b.get("n").as_deref(), Some("7"));
+        assert!(b.apply("spawns=7").is_err());
         assert_eq!(b.get("guest").as_deref(), Some("assemblyscript"));
     }
 

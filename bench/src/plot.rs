@@ -1,33 +1,97 @@
-//! `--plot FILE.png`: spawn latency against heap size, one line per strategy / DONTFORK setting
-//! (and the floor); ops/s and collections per configuration for the buffer workload; runs/s for
-//! startup. Text is drawn with DejaVu Sans, built into the binary, so no system font is needed.
+//! `--plot FILE.png` or `FILE.svg`: spawn latency against guest memory, one line per setting
+//! with the floor and error bars (sd); for the buffer and startup workloads (and spawn runs at a
+//! single memory size), one bar per configuration over its floor, with young and full
+//! collections below for the buffer workload. Text is drawn with DejaVu Sans, built into the
+//! binary, so no system font is needed: in PNG files as pixels, in SVG files as outlines.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+mod bars;
+mod lines;
+mod text;
+mod ticks;
 
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::BenchError;
 use crate::params::Params;
-use crate::report::{short_label, unit};
 use crate::runner::ConfigResult;
 
 const FONT: &str = "sans-serif";
-const SIZE: (u32, u32) = (1000, 640);
-/// Series colours, readable on white.
-const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
+/// Width of every plot, in pixels.
+const WIDTH: u32 = 1000;
+
+/// The colour of wrt's own bars.
+const WRT: RGBColor = RGBColor(44, 160, 44);
+/// The colour of the peer (Node).
+const PEER: RGBColor = RGBColor(255, 127, 14);
+/// Young collections.
+const YOUNG: RGBColor = RGBColor(31, 119, 180);
+/// Full collections.
+const FULL: RGBColor = RGBColor(214, 39, 40);
+/// The floor: a light bar with a dark outline, or a dark dashed line.
+const FLOOR_FILL: RGBColor = RGBColor(228, 228, 228);
+const FLOOR_LINE: RGBColor = RGBColor(90, 90, 90);
+/// Text and axes.
+const INK: RGBColor = RGBColor(40, 40, 40);
+const MUTED: RGBColor = RGBColor(100, 100, 100);
+/// Grid lines.
+const GRID: RGBColor = RGBColor(226, 226, 226);
+/// The lines of the spawn plot, after the floor (dark) and the peer ([`PEER`]): none is the
+/// blue or red of young and full collections.
+const SERIES: [RGBColor; 7] = [
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
-    RGBColor(255, 127, 14),
     RGBColor(23, 190, 207),
     RGBColor(140, 86, 75),
-    RGBColor(60, 60, 60),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
+    RGBColor(31, 119, 180),
 ];
 
-fn color(i: usize) -> RGBColor {
-    COLORS[i % COLORS.len()]
+/// The image formats `--plot` writes, chosen by the file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// `.png`
+    Png,
+    /// `.svg`, text drawn as outlines
+    Svg,
+}
+
+impl Format {
+    /// The format of `path`, by its extension (`.png` or `.svg`, any case).
+    ///
+    /// # Errors
+    ///
+    /// [`BenchError::PlotFormat`] for any other extension or none.
+    pub fn of(path: &Path) -> Result<Self, BenchError> {
+        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("png") => Ok(Format::Png),
+            Some("svg") => Ok(Format::Svg),
+            _ => Err(BenchError::PlotFormat { path: path.to_owned() }),
+        }
+    }
+}
+
+/// Checks, before any run, that a plot can be written to `path`: its extension names a
+/// [`Format`] and its directory exists.
+///
+/// # Errors
+///
+/// [`BenchError::PlotFormat`] or [`BenchError::PlotDir`].
+pub fn check_path(path: &Path) -> Result<Format, BenchError> {
+    let format = Format::of(path)?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(BenchError::PlotDir { dir: PathBuf::from(dir) });
+    }
+    Ok(format)
 }
 
 fn register_font() -> Result<(), BenchError> {
@@ -39,242 +103,156 @@ fn plot_err(e: impl std::fmt::Display) -> BenchError {
     BenchError::Plot(e.to_string())
 }
 
-/// Draws `results` into the PNG file `path`.
+/// Text of `size` pixels in `color`, anchored at `pos`.
+fn text(size: u32, color: RGBColor, h: HPos, v: VPos) -> TextStyle<'static> {
+    (FONT, size).into_font().color(&color).pos(Pos::new(h, v))
+}
+
+/// How one plot is laid out: which kind, and its height.
+enum Kind {
+    Lines,
+    Bars,
+}
+
+fn kind(results: &[ConfigResult]) -> Kind {
+    match &results[0].params {
+        Params::Spawn(_) if lines::memory_sizes(results) >= 2 => Kind::Lines,
+        _ => Kind::Bars,
+    }
+}
+
+/// Draws `results` into `path`, a PNG or SVG file by its extension.
 ///
 /// # Errors
 ///
-/// When there is nothing to draw, or drawing or writing the file fails.
+/// When there is nothing to draw, the extension is neither `.png` nor `.svg`, or drawing or
+/// writing the file fails.
 pub fn draw(results: &[ConfigResult], path: &Path) -> Result<(), BenchError> {
-    let Some(first) = results.first() else {
+    let format = Format::of(path)?;
+    if results.is_empty() {
         return Err(BenchError::Plot("no results to plot".into()));
-    };
+    }
     register_font()?;
-    match first.params {
-        Params::Spawn(_) => spawn_lines(results, path),
-        _ => bars(results, path),
-    }
-}
-
-/// Heap size in MiB (linear memory plus host buffers) of a spawn configuration.
-fn heap_mib(params: &Params) -> f64 {
-    match params {
-        Params::Spawn(p) => (p.heap + p.external) as f64 / f64::from(1 << 20),
-        _ => 0.0,
-    }
-}
-
-fn spawn_lines(results: &[ConfigResult], path: &Path) -> Result<(), BenchError> {
-    let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
-    // One series per configuration apart from its heap size.
-    let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    let mut floor: BTreeMap<u64, f64> = BTreeMap::new();
-    for r in results {
-        let mut without_heap = r.params.clone();
-        let _ = without_heap.set("heap", "0");
-        let _ = without_heap.set("external", "0");
-        let others: Vec<Params> = all
-            .iter()
-            .map(|p| {
-                let mut p = p.clone();
-                let _ = p.set("heap", "0");
-                let _ = p.set("external", "0");
-                p
-            })
-            .collect();
-        let label = short_label(&without_heap, &others);
-        let x = heap_mib(&r.params);
-        series.entry(label).or_default().push((x, 1e6 / r.rate.mean));
-        floor.entry(x as u64).or_insert(1e6 / r.floor_rate.mean);
-        if let Some(peer) = &r.peer {
-            // The peer does not depend on wrt's settings: one point per heap size.
-            let points = series.entry(format!("peer: {}", peer.name)).or_default();
-            if !points.iter().any(|p| p.0 == x) {
-                points.push((x, 1e6 / peer.rate));
+    let kind = kind(results);
+    let size = match kind {
+        Kind::Lines => lines::SIZE,
+        Kind::Bars => (WIDTH, bars::height(results)),
+    };
+    match format {
+        Format::Png => {
+            let root = text::GlyphText::pixels(BitMapBackend::new(path, size)).into_drawing_area();
+            render(&root, &kind, results)?;
+            root.present().map_err(plot_err)
+        }
+        Format::Svg => {
+            let mut out = String::new();
+            {
+                let root = text::GlyphText::outlines(SVGBackend::with_string(&mut out, size)).into_drawing_area();
+                render(&root, &kind, results)?;
+                root.present().map_err(plot_err)?;
             }
+            std::fs::write(path, text::outline(&out))
+                .map_err(|source| BenchError::Write { path: path.to_owned(), source })
         }
     }
-    series.insert("floor: posix_spawn + waitpid".into(), floor.iter().map(|(&x, &y)| (x as f64, y)).collect());
-    let x_max = series.values().flatten().map(|p| p.0).fold(1.0, f64::max) * 1.05;
-    // Latencies span orders of magnitude (fork without DONTFORK): a log scale keeps the flat
-    // lines apart.
-    let y_max = series.values().flatten().map(|p| p.1).fold(1.0, f64::max) * 1.5;
-    let y_min = series.values().flatten().map(|p| p.1).fold(f64::INFINITY, f64::min).max(1.0) / 1.5;
-
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(plot_err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("wrt bench spawn: latency against heap size", (FONT, 24))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0.0..x_max, (y_min..y_max).log_scale())
-        .map_err(plot_err)?;
-    chart
-        .configure_mesh()
-        .x_desc("guest heap: touched linear memory + host buffers (MiB)")
-        .y_desc("µs per spawn (log scale)")
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .label_style((FONT, 15))
-        .draw()
-        .map_err(plot_err)?;
-    for (i, (label, mut points)) in series.into_iter().enumerate() {
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let color = color(i);
-        chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-            .map_err(plot_err)?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart.draw_series(points.into_iter().map(|p| Circle::new(p, 4, color.filled()))).map_err(plot_err)?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 15))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(plot_err)?;
-    root.present().map_err(plot_err)
 }
 
-/// One bar a configuration (and its peer): the rate; for the buffer workload, a second panel
-/// with young and full collections.
-fn bars(results: &[ConfigResult], path: &Path) -> Result<(), BenchError> {
-    let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
-    // (label, rate, (young, full) collections)
-    type Bar = (String, f64, Option<(f64, f64)>);
-    let mut bars: Vec<Bar> = Vec::new();
-    for r in results {
-        let collections = match (r.extra.get("young_collections"), r.extra.get("full_collections")) {
-            (Some(y), Some(f)) => Some((*y, *f)),
-            _ => None,
-        };
-        bars.push((short_label(&r.params, &all), r.rate.mean, collections));
-        if let Some(peer) = &r.peer {
-            let collections = match (peer.extra.get("young_collections"), peer.extra.get("full_collections")) {
-                (Some(y), Some(f)) => Some((*y, *f)),
-                _ => None,
-            };
-            bars.push((peer.name.clone(), peer.rate, collections));
-        }
-    }
-    let with_collections = bars.iter().any(|b| b.2.is_some());
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(plot_err)?;
-    let (top, bottom) =
-        if with_collections { root.split_vertically(SIZE.1 * 3 / 5) } else { (root.clone(), root.clone()) };
-    let title = format!("wrt bench {}: {}", results[0].params.workload(), unit(&results[0].params));
-    let rates: Vec<(String, f64, RGBColor)> =
-        bars.iter().enumerate().map(|(i, b)| (b.0.clone(), b.1, color(i))).collect();
-    draw_bars(&top, &title, unit(&results[0].params), &rates)?;
-    if with_collections {
-        // Two bars a configuration: young (blue), then full (red), named once.
-        let pairs: Vec<(String, f64, RGBColor)> = bars
-            .iter()
-            .flat_map(|b| {
-                let (young, full) = b.2.unwrap_or_default();
-                [(b.0.clone(), young, color(0)), (String::new(), full, color(1))]
-            })
-            .collect();
-        draw_bars(&bottom, "collections: young (blue) and full (red)", "collections", &pairs)?;
-    }
-    root.present().map_err(plot_err)
-}
-
-fn draw_bars<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    title: &str,
-    y_desc: &str,
-    bars: &[(String, f64, RGBColor)],
+fn render<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    kind: &Kind,
+    results: &[ConfigResult],
 ) -> Result<(), BenchError>
 where
     DB::ErrorType: 'static,
 {
-    let y_max = bars.iter().map(|b| b.1).fold(1.0, f64::max) * 1.15;
-    let n = bars.len();
-    let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, (FONT, 22))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(72)
-        .build_cartesian_2d((0..n.max(2) - 1).into_segmented(), 0.0..y_max)
+    root.fill(&WHITE).map_err(plot_err)?;
+    match kind {
+        Kind::Lines => lines::draw(root, results),
+        Kind::Bars => bars::draw(root, results),
+    }
+}
+
+/// The parameters every configuration of `all` shares, as `key=value` pairs.
+fn shared(all: &[Params]) -> String {
+    let line = crate::report::common_line(all);
+    line.split_once(": ").map_or(line.clone(), |(_, pairs)| pairs.to_owned())
+}
+
+/// The title band: `title` and, below it in grey, `subtitle`.
+fn title<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, title: &str, subtitle: &str) -> Result<(), BenchError>
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    let center = i32::try_from(w / 2).unwrap_or(0);
+    area.draw_text(title, &text(22, INK, HPos::Center, VPos::Top), (center, 10)).map_err(plot_err)?;
+    area.draw_text(subtitle, &text(14, MUTED, HPos::Center, VPos::Top), (center, 40)).map_err(plot_err)?;
+    Ok(())
+}
+
+/// A swatch in a legend.
+#[derive(Clone, Copy)]
+enum Swatch {
+    /// A filled box.
+    Fill(RGBColor),
+    /// A light box with a dark outline (the floor's bar).
+    Outline,
+    /// A line, dashed or not, with a dot.
+    Line(RGBColor, bool),
+}
+
+/// Draws `swatch` in the 24 × 14 box whose left middle is `(x, y)`.
+fn swatch<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    swatch: Swatch,
+    (x, y): (i32, i32),
+) -> Result<(), BenchError>
+where
+    DB::ErrorType: 'static,
+{
+    match swatch {
+        Swatch::Fill(color) => area.draw(&Rectangle::new([(x, y - 7), (x + 24, y + 7)], color.filled())),
+        Swatch::Outline => area
+            .draw(&Rectangle::new([(x, y - 7), (x + 24, y + 7)], FLOOR_FILL.filled()))
+            .and_then(|()| area.draw(&Rectangle::new([(x, y - 7), (x + 24, y + 7)], FLOOR_LINE.stroke_width(1)))),
+        Swatch::Line(color, dashed) => {
+            let style = color.stroke_width(2);
+            let segments: Vec<(i32, i32)> = if dashed { vec![(0, 7), (10, 17), (20, 24)] } else { vec![(0, 24)] };
+            segments
+                .into_iter()
+                .try_for_each(|(a, b)| area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], style)))
+                .and_then(|()| area.draw(&Circle::new((x + 12, y), 3, color.filled())))
+        }
+    }
+    .map_err(plot_err)
+}
+
+/// A legend on one line, centred in `area` at height `y`.
+fn legend_row<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    items: &[(Swatch, String)],
+    y: i32,
+) -> Result<(), BenchError>
+where
+    DB::ErrorType: 'static,
+{
+    let style = text(14, INK, HPos::Left, VPos::Center);
+    let widths: Vec<i32> = items
+        .iter()
+        .map(|(_, label)| area.estimate_text_size(label, &style).map(|(w, _)| 30 + i32::try_from(w).unwrap_or(0)))
+        .collect::<Result<_, _>>()
         .map_err(plot_err)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .y_desc(y_desc)
-        .x_label_formatter(&|x| match x {
-            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .label_style((FONT, 13))
-        .draw()
-        .map_err(plot_err)?;
-    chart
-        .draw_series(bars.iter().enumerate().map(|(i, (_, value, color))| {
-            let mut bar =
-                Rectangle::new([(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), *value)], color.filled());
-            bar.set_margin(0, 0, 8, 8);
-            bar
-        }))
-        .map_err(plot_err)?;
+    let gap = 28;
+    let total: i32 = widths.iter().sum::<i32>() + gap * (i32::try_from(items.len()).unwrap_or(1) - 1);
+    let (w, _) = area.dim_in_pixel();
+    let mut x = (i32::try_from(w).unwrap_or(0) - total).max(0) / 2;
+    for ((kind, label), width) in items.iter().zip(widths) {
+        swatch(area, *kind, (x, y))?;
+        area.draw_text(label, &style, (x + 30, y)).map_err(plot_err)?;
+        x += width + gap;
+    }
     Ok(())
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use super::*;
-    use crate::params::{BufferGuest, BufferParams, Method, SpawnParams, Strategy};
-    use crate::runner::Sample;
-    use crate::stats::Summary;
-
-    fn result(params: Params, rate: f64) -> ConfigResult {
-        ConfigResult {
-            samples: vec![Sample { rate, floor_rate: 2000.0, extra: BTreeMap::new() }],
-            rate: Summary::of(&[rate]),
-            floor_rate: Summary::of(&[2000.0]),
-            of_floor: rate / 2000.0,
-            extra: BTreeMap::from([("young_collections".into(), 80.0), ("full_collections".into(), 2.0)]),
-            params,
-            peer: None,
-        }
-    }
-
-    #[test]
-    fn plots_are_png_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let spawn = |heap, strategy| {
-            Params::Spawn(SpawnParams { n: 1, heap, external: 0, strategy, dontfork: true, method: Method::Spawn })
-        };
-        let results: Vec<ConfigResult> = [(0, Strategy::PosixSpawn, 1400.0), (600 << 20, Strategy::PosixSpawn, 1390.0)]
-            .into_iter()
-            .chain([(0, Strategy::ForkExec, 1000.0), (600 << 20, Strategy::ForkExec, 90.0)])
-            .map(|(heap, strategy, rate)| result(spawn(heap, strategy), rate))
-            .collect();
-        let path = dir.path().join("spawn.png");
-        draw(&results, &path).unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
-
-        let buffer = |guest| {
-            Params::Buffer(BufferParams {
-                n: 1,
-                body_size: 1,
-                guest,
-                gc: true,
-                gc_young: 1,
-                gc_soft_limit: 1,
-                gc_growth: 2.0,
-            })
-        };
-        let results = vec![result(buffer(BufferGuest::Rust), 90000.0), result(buffer(BufferGuest::Externref), 60000.0)];
-        let path = dir.path().join("buffer.png");
-        draw(&results, &path).unwrap();
-        assert!(std::fs::read(&path).unwrap().starts_with(b"\x89PNG"));
-        assert!(draw(&[], &path).is_err());
-    }
-}
+mod tests;

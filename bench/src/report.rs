@@ -115,7 +115,7 @@ pub fn results_table(results: &[ConfigResult]) -> String {
 }
 
 /// `wrt bench <workload>: ` and the parameters all of `all` share.
-fn common_line(all: &[Params]) -> String {
+pub(crate) fn common_line(all: &[Params]) -> String {
     let first = &all[0];
     let shared: Vec<String> = first
         .keys()
@@ -142,13 +142,26 @@ pub fn comparison_table(result: &CompareResult) -> String {
         vec![format!("B vs A ({u})"), c.stars().to_owned(), format!("{:+.2}%", c.improvement), accuracy(c.accuracy[0])];
     row.extend(c.accuracy[1..].iter().map(|a| accuracy(*a)));
     out.push_str(&layout(&[header, row]));
-    let _ = write!(
-        out,
-        "\nA: {}\nB: {}\nWelch's t-test: t = {:.3}, df = {:.1}, p = {:.3e}; {} runs each, interleaved.\n\
-         Stars: * p < 0.05, ** p < 0.01, *** p < 0.001. Accuracy: half-width of the confidence interval\n\
-         of the improvement; an improvement inside it may be noise.\n",
-        result.a.params, result.b.params, c.t, c.df, c.p, c.a.n
-    );
+    let _ = write!(out, "\nA: {}\nB: {}\n", result.a.params, result.b.params);
+    if c.t.is_finite() {
+        let _ = write!(
+            out,
+            "Welch's t-test: t = {:.3}, df = {:.1}, p = {:.3e}; {} runs each, interleaved.\n\
+             Stars: * p < 0.05, ** p < 0.01, *** p < 0.001. Accuracy: half-width of the confidence interval\n\
+             of the improvement; an improvement inside it may be noise.\n",
+            c.t, c.df, c.p, c.a.n
+        );
+    } else if c.a.n < 2 || c.b.n < 2 {
+        let _ = writeln!(
+            out,
+            "Welch's t-test: not computed: {} run(s) each; testing the difference needs --runs 2 or more.\n\
+             Without it the improvement may be noise.",
+            c.a.n.min(c.b.n)
+        );
+    } else {
+        let _ =
+            writeln!(out, "Welch's t-test: not computed: the rates did not vary between runs ({} runs each).", c.a.n);
+    }
     out
 }
 
@@ -234,6 +247,22 @@ mod tests {
         let json = json(&JsonReport::Results { workload: "spawn", results: &[result(0, &[1.0])] });
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(value["results"][0]["params"]["heap"], 0);
+    }
+
+    /// Issue 16: `--runs 1 --compare` printed `t = NaN` without a warning.
+    #[test]
+    fn issue_16_a_comparison_of_single_runs_says_why_it_is_untested() {
+        let comparison = Comparison::welch(&[10.0], &[11.0]);
+        let table = comparison_table(&CompareResult { a: result(0, &[10.0]), b: result(0, &[11.0]), comparison });
+        assert!(!table.contains("NaN"), "{table}");
+        assert!(
+            table.contains("not computed: 1 run(s) each; testing the difference needs --runs 2 or more"),
+            "{table}"
+        );
+        let comparison = Comparison::welch(&[10.0, 10.0], &[10.0, 10.0]);
+        let same = result(0, &[10.0, 10.0]);
+        let table = comparison_table(&CompareResult { a: same.clone(), b: same, comparison });
+        assert!(!table.contains("NaN") && table.contains("did not vary"), "{table}");
     }
 
     #[test]

@@ -31,6 +31,30 @@ enum Workload {
     Startup(StartupArgs),
 }
 
+const SPAWN_EXAMPLES: &str = "\
+Examples:
+  wrt bench spawn --heap 0,600MiB,2GiB --strategy posix-spawn,fork-exec --dontfork on,off --plot spawn.png
+  wrt bench spawn -n 100 --runs 6 --heap 600MiB --dontfork off --compare strategy=posix-spawn strategy=fork-exec
+  wrt bench spawn --external 0,600MiB --method spawn,run --json";
+
+const BUFFER_EXAMPLES: &str = "\
+Examples:
+  wrt bench buffer --guest rust,assemblyscript,externref --peers --plot buffer.svg
+  wrt bench buffer --runs 6 --guest assemblyscript --compare gc-young=16MiB gc-young=4MiB
+  wrt bench buffer --guest assemblyscript --body-size 16KiB,120KiB --gc on,off";
+
+const STARTUP_EXAMPLES: &str = "\
+Examples:
+  wrt bench startup -n 20 --runs 5 --peers --plot startup.png
+  wrt bench startup --runs 6 --compare n=5 n=50";
+
+/// `--plot FILE`: a PNG or SVG file in an existing directory.
+fn plot_path(value: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(value);
+    wrt_bench::plot::check_path(&path).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
 /// Flags every workload takes.
 #[derive(Debug, Args)]
 struct Common {
@@ -39,7 +63,8 @@ struct Common {
     runs: u32,
 
     /// Run two configurations interleaved (A B A B ...) over --runs rounds and test the
-    /// difference (Welch's t-test), e.g. --compare strategy=posix-spawn strategy=fork-exec
+    /// difference (Welch's t-test, which needs --runs 2 or more); KEY is one of this workload's
+    /// flags without `--` (see the examples below)
     #[arg(long, num_args = 2, value_names = ["KEY=A", "KEY=B"])]
     compare: Option<Vec<String>>,
 
@@ -47,8 +72,9 @@ struct Common {
     #[arg(long)]
     json: bool,
 
-    /// Draw the results into a PNG file
-    #[arg(long, value_name = "FILE.png")]
+    /// Draw the results into FILE, a PNG or an SVG image by its extension (checked before the
+    /// run)
+    #[arg(long, value_name = "FILE", value_parser = plot_path)]
     plot: Option<PathBuf>,
 
     /// Also run the Node.js baseline of each configuration (when `node` is on PATH)
@@ -63,9 +89,10 @@ enum OnOff {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = SPAWN_EXAMPLES)]
 struct SpawnArgs {
     /// Spawns per run
-    #[arg(short, long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(short = 'n', long = "spawns", value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
     n: u32,
     /// Touched guest linear memory, e.g. 600MiB (several values: one configuration each)
     #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "0", value_parser = wrt_runtime::parse_size)]
@@ -100,9 +127,10 @@ enum MethodArg {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = BUFFER_EXAMPLES)]
 struct BufferArgs {
     /// Burst iterations per run
-    #[arg(short, long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(short = 'n', long = "iterations", value_name = "N", default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
     n: u32,
     /// Size of the large chunk of each iteration
     #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "120KiB", value_parser = wrt_runtime::parse_size)]
@@ -134,9 +162,10 @@ enum GuestArg {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = STARTUP_EXAMPLES)]
 struct StartupArgs {
     /// `wrt run` processes per run
-    #[arg(short, long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(short = 'n', long = "processes", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     n: u32,
     #[command(flatten)]
     common: Common,
@@ -168,8 +197,23 @@ fn sizes(values: &[u64]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
 }
 
+/// What a `wrt bench` command line asks for, checked before anything runs.
+#[derive(Debug)]
+struct Plan {
+    /// The configurations, one per combination of the flags' values.
+    configs: Vec<Params>,
+    /// With `--compare`: A and B.
+    pair: Option<(Params, Params)>,
+    common: Common,
+}
+
 impl BenchArgs {
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
+        self.plan()?.run()
+    }
+
+    /// The configurations to run, every one checked.
+    fn plan(self) -> anyhow::Result<Plan> {
         let (configs, common) = match self.workload {
             Workload::Spawn(a) => {
                 let base = Params::Spawn(SpawnParams {
@@ -215,7 +259,23 @@ impl BenchArgs {
             }
             Workload::Startup(a) => (vec![Params::Startup(StartupParams { n: a.n })], a.common),
         };
-        common.run(configs)
+        let pair = match &common.compare {
+            Some(pair) => {
+                anyhow::ensure!(
+                    configs.len() == 1,
+                    "--compare takes one value of each other flag ({} configurations given)",
+                    configs.len()
+                );
+                let (mut a, mut b) = (configs[0].clone(), configs[0].clone());
+                a.apply(&pair[0])?;
+                b.apply(&pair[1])?;
+                check_gc(&a)?;
+                check_gc(&b)?;
+                Some((a, b))
+            }
+            None => None,
+        };
+        Ok(Plan { configs, pair, common })
     }
 }
 
@@ -229,24 +289,21 @@ fn check_gc(config: &Params) -> anyhow::Result<()> {
     Ok(())
 }
 
-impl Common {
-    fn run(self, configs: Vec<Params>) -> anyhow::Result<ExitCode> {
-        let bench = Bench::new(self.runs).peers(self.peers);
+impl Plan {
+    fn run(self) -> anyhow::Result<ExitCode> {
+        let Plan { configs, pair, common: this } = self;
+        if pair.is_some() && this.runs < 2 {
+            eprintln!(
+                "wrt: warning: --compare with --runs {} cannot test the difference; use --runs 2 or more",
+                this.runs
+            );
+        }
+        let bench = Bench::new(this.runs).peers(this.peers);
         let workload = configs[0].workload();
         let mut stdout = std::io::stdout().lock();
-        let results = if let Some(pair) = &self.compare {
-            anyhow::ensure!(
-                configs.len() == 1,
-                "--compare takes one value of each other flag ({} configurations given)",
-                configs.len()
-            );
-            let (mut a, mut b) = (configs[0].clone(), configs[0].clone());
-            a.apply(&pair[0])?;
-            b.apply(&pair[1])?;
-            check_gc(&a)?;
-            check_gc(&b)?;
-            let result = bench.compare(&a, &b)?;
-            if self.json {
+        let results = if let Some((a, b)) = &pair {
+            let result = bench.compare(a, b)?;
+            if this.json {
                 writeln!(stdout, "{}", report::json(&JsonReport::Comparison { workload, comparison: &result }))?;
             } else {
                 write!(stdout, "{}", report::comparison_table(&result))?;
@@ -254,19 +311,52 @@ impl Common {
             vec![result.a, result.b]
         } else {
             let results = bench.run_all(&configs)?;
-            if self.json {
+            if this.json {
                 writeln!(stdout, "{}", report::json(&JsonReport::Results { workload, results: &results }))?;
             } else {
                 write!(stdout, "{}", report::results_table(&results))?;
             }
             results
         };
-        if self.peers && wrt_bench::peers::node_version().is_none() {
+        if this.peers && wrt_bench::peers::node_version().is_none() {
             eprintln!("wrt: --peers: `node` is not on PATH; no peer was run");
         }
-        if let Some(path) = &self.plot {
+        if let Some(path) = &this.plot {
             wrt_bench::plot::draw(&results, path).with_context(|| format!("failed to plot `{}`", path.display()))?;
+            eprintln!("wrt: wrote the plot to `{}`", path.display());
         }
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Parser, Subcommand};
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Wrt {
+        #[command(subcommand)]
+        command: Top,
+    }
+
+    #[derive(Debug, Subcommand)]
+    enum Top {
+        Bench(BenchArgs),
+    }
+
+    /// Issue 16: every example of `wrt bench <workload> --help` parses and makes valid
+    /// configurations (`tests/all/bench_cmd.rs` runs them).
+    #[test]
+    fn issue_16_help_examples_make_valid_plans() {
+        for examples in [SPAWN_EXAMPLES, BUFFER_EXAMPLES, STARTUP_EXAMPLES] {
+            for line in examples.lines().filter_map(|l| l.trim().strip_prefix("wrt ")) {
+                let argv = std::iter::once("wrt").chain(line.split_whitespace());
+                let Top::Bench(args) = Wrt::try_parse_from(argv).unwrap_or_else(|e| panic!("{line}: {e}")).command;
+                let plan = args.plan().unwrap_or_else(|e| panic!("{line}: {e:#}"));
+                assert!(!plan.configs.is_empty(), "{line}");
+            }
+        }
     }
 }

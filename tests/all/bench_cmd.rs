@@ -120,3 +120,139 @@ fn bad_arguments_are_named() {
         assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// `wrt bench <workload> --help`.
+fn help(workload: &str) -> String {
+    let out = run(["bench", workload, "--help"]);
+    assert_code(&out, 0);
+    stdout(&out)
+}
+
+/// The example commands of `wrt bench <workload> --help`, as argument lists after `wrt`: the
+/// lines of its examples that start with `wrt bench`, and each `e.g. --flag …` of its options
+/// run on its own.
+fn help_examples(workload: &str) -> Vec<Vec<String>> {
+    let text = help(workload);
+    let mut examples = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(command) = line.strip_prefix("wrt ") {
+            examples.push(command.split_whitespace().map(str::to_owned).collect());
+        } else if let Some((_, fragment)) = line.split_once("e.g. --") {
+            let fragment = fragment.trim_end_matches([')', '.']);
+            let mut args: Vec<String> = vec!["bench".into(), workload.into()];
+            args.extend(format!("--{fragment}").split_whitespace().map(str::to_owned));
+            examples.push(args);
+        }
+    }
+    examples
+}
+
+/// `args` at tiny sizes: 2 iterations, 2 runs, guest memory in KiB instead of MiB, no Node
+/// peers, and the plot in `dir`.
+fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-n" | "--runs" => {
+                out.extend([arg.clone(), "2".into()]);
+                args.next();
+            }
+            "--heap" | "--external" => {
+                let sizes = args.next().expect("a size list");
+                out.extend([arg.clone(), sizes.replace("MiB", "KiB").replace("GiB", "MiB")]);
+            }
+            "--plot" => {
+                let file = args.next().expect("a plot file");
+                let name = std::path::Path::new(file).file_name().expect("a file name");
+                out.extend([arg.clone(), dir.join(name).display().to_string()]);
+            }
+            "--peers" => {}
+            _ => out.push(arg.clone()),
+        }
+    }
+    if !out.iter().any(|a| a == "-n") {
+        out.extend(["-n".into(), "2".into()]);
+    }
+    if !out.iter().any(|a| a == "--runs") {
+        out.extend(["--runs".into(), "2".into()]);
+    }
+    out
+}
+
+/// Issue 16: `--compare strategy=…`, the example of `bench buffer --help` and
+/// `bench startup --help`, failed when run. Every example of every workload's help runs (at
+/// tiny sizes).
+#[test]
+fn issue_16_every_help_example_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for workload in ["spawn", "buffer", "startup"] {
+        let examples = help_examples(workload);
+        assert!(examples.len() >= 2, "`bench {workload} --help` has no examples: {examples:?}");
+        for example in examples {
+            let args = tiny(&example, dir.path());
+            let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            let out = run(&args);
+            assert!(out.status.success(), "`wrt {}` failed:\n{}", args.join(" "), stderr(&out));
+        }
+    }
+}
+
+/// Issue 16: `-n` showed as `-n, --n <N>`.
+#[test]
+fn issue_16_n_has_a_proper_long_name() {
+    for workload in ["spawn", "buffer", "startup"] {
+        let text = help(workload);
+        assert!(!text.contains("--n "), "`bench {workload} --help`:\n{text}");
+        let line = text.lines().find(|l| l.trim_start().starts_with("-n, --")).unwrap_or_else(|| panic!("{text}"));
+        assert!(line.contains("<N>"), "{line}");
+    }
+}
+
+/// Issue 16: `--plot` to an unsupported extension failed only after the whole run, with a debug
+/// dump. It fails at argument parsing, naming the extension and the formats.
+#[test]
+fn issue_16_plot_extension_is_checked_before_the_run() {
+    for file in ["plot.txt", "plot", "plot.png.gz"] {
+        let out = run(["bench", "spawn", "-n", "2", "--runs", "1", "--plot", file]);
+        assert_code(&out, 2);
+        assert_eq!(stdout(&out), "", "the benchmark ran before `{file}` was rejected");
+        let err = stderr(&out);
+        assert!(err.contains("`.png` or `.svg`") && err.contains(file), "{err}");
+        assert!(!err.contains("Error {") && !err.contains("Os {"), "a debug dump: {err}");
+    }
+    let out = run(["bench", "spawn", "-n", "2", "--runs", "1", "--plot", "/nonexistent/dir/plot.png"]);
+    assert_code(&out, 2);
+    assert_eq!(stdout(&out), "");
+    assert!(stderr(&out).contains("`/nonexistent/dir`"), "{}", stderr(&out));
+}
+
+/// Issue 16: SVG plots, with text drawn as outlines (no system font needed to show them), and
+/// the path of the plot said on stderr.
+#[test]
+fn issue_16_plot_writes_svg_and_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    for (workload, file) in [("spawn", "spawn.svg"), ("buffer", "buffer.SVG"), ("startup", "startup.svg")] {
+        let path = dir.path().join(file);
+        let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let out = run(["bench", workload, "-n", "2", "--runs", "2", "--plot", path.to_str().unwrap()]);
+        assert_code(&out, 0);
+        assert!(stderr(&out).contains(&format!("wrote the plot to `{}`", path.display())), "{}", stderr(&out));
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
+        assert!(!svg.contains("<text"), "text needs a font to show: {svg}");
+        assert!(svg.matches("<path d=\"M").count() >= 10, "no text outlines: {svg}");
+    }
+}
+
+/// Issue 16: `--runs 1 --compare` printed `t = NaN` without a warning.
+#[test]
+fn issue_16_compare_with_one_run_says_why_there_is_no_test() {
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["bench", "spawn", "-n", "2", "--runs", "1", "--compare", "method=spawn", "method=run"]);
+    assert_code(&out, 0);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(!text.contains("NaN") && !text.to_lowercase().contains("nan,"), "{text}");
+    assert!(text.contains("needs --runs 2 or more"), "{text}");
+    assert!(err.contains("warning") && err.contains("--runs 2"), "{err}");
+}
