@@ -3,6 +3,7 @@
 //! `pipe2` or `posix_spawn` with `EMFILE`.
 
 use std::io;
+use std::sync::{Mutex, PoisonError};
 
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 
@@ -83,21 +84,54 @@ pub(crate) struct Exhausted {
 /// Checks that `needed` more descriptors fit under the soft `RLIMIT_NOFILE` with
 /// [`RESERVED_FDS`] left over, counting the descriptors open now (`/proc/self/fd`). When they
 /// cannot be counted (no `/proc`), the check passes and the operating system has the last word.
+///
+/// Counting costs a walk of `/proc/self/fd` (about 8 µs with a few descriptors open), so it is
+/// skipped while the process is far from its limit: when even the last count plus
+/// [`MAX_PER_SPAWN`] for every spawn since leaves more than half the limit free, and at most
+/// [`RECOUNT_EVERY`] spawns in a row.
 pub(crate) fn check(needed: u64) -> Result<(), Exhausted> {
     let Ok((limit, _)) = getrlimit(Resource::RLIMIT_NOFILE) else {
         return Ok(());
     };
+    let mut last = LAST_COUNT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(count) = last.as_mut()
+        && count.spawns_since < RECOUNT_EVERY
+    {
+        let estimate = count.open.saturating_add(count.spawns_since.saturating_mul(MAX_PER_SPAWN));
+        if estimate.saturating_mul(2).saturating_add(needed).saturating_add(RESERVED_FDS) <= limit {
+            count.spawns_since += 1;
+            return Ok(());
+        }
+    }
     let open = match open_fds() {
         Ok(open) => open,
         // Not even the directory could be opened: no descriptor is left.
         Err(err) if err.raw_os_error() == Some(libc::EMFILE) => limit,
         Err(_) => return Ok(()),
     };
+    *last = Some(LastCount { open, spawns_since: 1 });
     if open.saturating_add(needed).saturating_add(RESERVED_FDS) > limit {
         return Err(Exhausted { open, needed, limit });
     }
     Ok(())
 }
+
+/// The last count of the process's open descriptors, and how many spawns passed the budget since
+/// (process-wide, like the descriptor table itself).
+static LAST_COUNT: Mutex<Option<LastCount>> = Mutex::new(None);
+
+#[derive(Debug, Clone, Copy)]
+struct LastCount {
+    open: u64,
+    spawns_since: u64,
+}
+
+/// Spawns that may pass the budget on an estimate before the descriptors are counted again.
+const RECOUNT_EVERY: u64 = 64;
+
+/// Descriptors a spawn is assumed to have added, at most, when the budget estimates instead of
+/// counting: three piped streams and [`SPAWN_FDS`].
+const MAX_PER_SPAWN: u64 = 3 * 3 + SPAWN_FDS;
 
 /// How many descriptors the process has open.
 fn open_fds() -> io::Result<u64> {
