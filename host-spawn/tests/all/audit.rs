@@ -1,41 +1,17 @@
 //! The JSONL audit log records every decision and every exit.
 
 use std::fs;
-use std::io::{self, Write};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 use wrt_host_spawn::{AuditLog, Command, Policy, Spawner};
 
-use crate::{canonical, lock};
-
-/// An in-memory log the test can read while the spawner writes to it.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Buffer {
-    fn records(&self) -> Vec<Value> {
-        let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
-        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
-    }
-}
+use crate::{LogBuffer, canonical, lock};
 
 #[test]
 fn every_decision_and_exit_is_recorded() {
     let _lock = lock();
-    let buffer = Buffer::default();
+    let buffer = LogBuffer::default();
     let policy = Policy::deny_all().allow_program("sh").deny_program("/bin/rm").allow_program("rm").env_allow(["LANG"]);
     let spawner = Spawner::new(policy).unwrap().with_audit_log(AuditLog::new(buffer.clone()));
 
@@ -120,7 +96,7 @@ fn audit_only_mode_logs_what_it_would_deny() {
 #[test]
 fn issue_15_audit_only_records_name_the_deciding_rule() {
     let _lock = lock();
-    let buffer = Buffer::default();
+    let buffer = LogBuffer::default();
     let policy = Policy::deny_all()
         .allow(wrt_host_spawn::ProgramRule::new("echo").args(["ok"]))
         .allow_program("true")

@@ -1,37 +1,9 @@
 //! Issue 10, section 5: guest-controlled strings reach messages and the audit log escaped and
 //! capped, and refused requests are rate-limited in the audit log.
 
-use std::io::{self, Write};
-use std::sync::{Arc, Mutex};
-
-use serde_json::Value;
 use wrt_host_spawn::{AuditLog, Command, Policy, RateLimit, SHOWN_BYTES, Spawner};
 
-use crate::lock;
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Buffer {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-
-    fn records(&self) -> Vec<Value> {
-        self.text().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
-    }
-}
+use crate::{LogBuffer, lock};
 
 /// A name that tries to forge a line, clear the screen and reorder text, then goes on for a
 /// mebibyte.
@@ -58,7 +30,7 @@ fn issue_10_denial_message_is_escaped_and_capped() {
 #[test]
 fn issue_10_audit_records_stay_one_line_and_bounded() {
     let _lock = lock();
-    let buffer = Buffer::default();
+    let buffer = LogBuffer::default();
     let spawner = Spawner::new(Policy::deny_all().allow_program("true").env_allow(["A"]))
         .unwrap()
         .with_audit_log(AuditLog::new(buffer.clone()));
@@ -101,7 +73,7 @@ fn issue_10_audit_records_stay_one_line_and_bounded() {
 #[test]
 fn issue_10_refusals_are_rate_limited_in_the_audit_log() {
     let _lock = lock();
-    let buffer = Buffer::default();
+    let buffer = LogBuffer::default();
     let spawner = Spawner::new(Policy::deny_all().allow_program("true"))
         .unwrap()
         .with_audit_log(AuditLog::new(buffer.clone()))
@@ -126,7 +98,7 @@ fn issue_10_refusals_are_rate_limited_in_the_audit_log() {
 #[test]
 fn issue_10_default_rate_limit_bounds_a_denial_loop() {
     let _lock = lock();
-    let buffer = Buffer::default();
+    let buffer = LogBuffer::default();
     let spawner = Spawner::new(Policy::deny_all()).unwrap().with_audit_log(AuditLog::new(buffer.clone()));
     for _ in 0..10_000 {
         assert!(spawner.spawn(&Command::new("/denied")).is_err());

@@ -25,6 +25,33 @@ use nix::errno::Errno;
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 
+/// An in-memory audit log the test can read while the spawner writes to it.
+#[derive(Debug, Clone, Default)]
+pub struct LogBuffer(std::sync::Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl LogBuffer {
+    /// Everything written so far.
+    pub fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()).unwrap()
+    }
+
+    /// Every line written so far, as JSON.
+    pub fn records(&self) -> Vec<serde_json::Value> {
+        self.text().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    }
+}
+
 /// Held by every test that spawns, signals or counts fds (as nix's `FORK_MTX`).
 pub static SPAWN_LOCK: Mutex<()> = Mutex::new(());
 

@@ -3,29 +3,13 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use wrt_host_spawn::{
     AuditLog, Command, Denial, Policy, PolicyError, ProgramRule, Sha256, SpawnError, Spawner, Stdio, Strategy,
 };
 
-use crate::{lock, open_fds};
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+use crate::{LogBuffer, lock, open_fds};
 
 /// A copy of a system program in a fresh directory, so the test may replace it.
 fn copy_of(program: &str, dir: &Path) -> PathBuf {
@@ -43,7 +27,7 @@ fn pinned_cat_runs_from_its_descriptor(strategy: Strategy) {
     let _lock = lock();
     let dir = tempfile::tempdir().unwrap();
     let cat = copy_of("cat", dir.path());
-    let buffer = Buffer::default();
+    let buffer = LogBuffer::default();
     let policy = Policy::deny_all().allow(ProgramRule::new(&cat).sha256(digest(&cat)));
     let spawner = Spawner::new(policy)
         .unwrap()
@@ -65,7 +49,7 @@ fn pinned_cat_runs_from_its_descriptor(strategy: Strategy) {
     assert!(child.wait().unwrap().success());
     drop(spawner);
 
-    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let text = buffer.text();
     let record: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(record["decision"], "allow");
     assert_eq!(record["sha256"], digest(&cat).to_string());
