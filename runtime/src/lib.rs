@@ -35,9 +35,9 @@
 //! times out or runs out of fuel gives a [`Report`] with that [`Outcome`] from [`Sandbox::run`]
 //! and [`Sandbox::invoke`], not an error; [`Sandbox::instantiate`] then returns an
 //! [`Instance`] that has already ended ([`Instance::ended`]). The timeout also stops a guest
-//! blocked in the `wrt_v1` ABI, in a read of the inherited stdin, or in a `poll_oneoff` sleep on
-//! a relative clock; an absolute-time `poll_oneoff`, or a write to an inherited stdout or
-//! stderr pipe nobody reads, is stopped when it returns. `proc_exit` with
+//! blocked in the `wrt_v1` ABI, in a read of the inherited stdin, in a write to an inherited
+//! stdout or stderr pipe nobody reads, or in a `poll_oneoff` sleep on a relative clock; an
+//! absolute-time `poll_oneoff` is stopped when it returns. `proc_exit` with
 //! any status is [`Outcome::Exited`], never a trap.
 //!
 //! # Host buffers and collections

@@ -9,7 +9,7 @@ use crate::deadline::DeadlineCell;
 use crate::error::ConfigError;
 use crate::preopen::DirAccess;
 use crate::stdio::{GuestOutput, GuestStdin};
-use crate::wasi_deadline::DeadlineStdin;
+use crate::wasi_deadline::{DeadlineStdin, DeadlineStdout};
 
 /// Captured output streams of one guest instance.
 #[derive(Debug, Default)]
@@ -63,6 +63,9 @@ pub(crate) fn build(
     }
     let mut captured = Captured::default();
     match settings.stdout {
+        GuestOutput::Inherit if settings.timeout.is_some() => {
+            wasi.stdout(DeadlineStdout { handle: std::io::stdout, deadline: deadline.clone() });
+        }
         GuestOutput::Inherit => {
             wasi.inherit_stdout();
         }
@@ -74,6 +77,9 @@ pub(crate) fn build(
         }
     }
     match settings.stderr {
+        GuestOutput::Inherit if settings.timeout.is_some() => {
+            wasi.stderr(DeadlineStdout { handle: std::io::stderr, deadline: deadline.clone() });
+        }
         GuestOutput::Inherit => {
             wasi.inherit_stderr();
         }

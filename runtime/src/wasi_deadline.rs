@@ -8,17 +8,23 @@
 //!   shortened to it for the call (and restored in guest memory afterwards); a poll that
 //!   returns past the deadline stops the guest.
 //!
+//! - Stdout and stderr: a write to an inherited pipe or socket waits for room with `poll`, at
+//!   most until the deadline, and writes no more than fits without blocking (one page), so a
+//!   reader that stops reading cannot hold the guest past it.
+//!
 //! Limits: a `poll_oneoff` that waits only on absolute-time clocks still waits for them (the
-//! guest stops when it returns); so does a write to an inherited stdout or stderr pipe that
-//! nobody reads. Files need nothing: wasmtime-wasi opens a FIFO without waiting
-//! for a writer and reads files at an offset, which fails on a FIFO (`ESPIPE`).
+//! guest stops when it returns). Files need nothing: wasmtime-wasi opens a FIFO without waiting
+//! for a writer and reads files at an offset, which fails on a FIFO (`ESPIPE`); regular files
+//! and terminals are written as they are.
 
+use std::os::fd::AsFd;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use wasmtime::{Caller, Func, Linker, Module, Store, TypedFunc};
-use wasmtime_wasi::cli::{IsTerminal, StdinStream};
-use wasmtime_wasi::p2::{InputStream, Pollable, StreamError, StreamResult};
+use wasmtime_wasi::cli::{IsTerminal, StdinStream, StdoutStream};
+use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
 
 use crate::deadline::{DeadlineCell, DeadlineExceeded};
 use crate::state::GuestState;
@@ -235,5 +241,105 @@ impl Pollable for DeadlineInput {
             }
             None => self.inner.ready().await,
         }
+    }
+}
+
+/// The host's stdout or stderr, for a guest with a deadline.
+pub(crate) struct DeadlineStdout<S> {
+    /// A handle to the stream (`std::io::stdout` or `std::io::stderr`).
+    pub(crate) handle: fn() -> S,
+    pub(crate) deadline: DeadlineCell,
+}
+
+/// A write that fits a pipe with room for anything: Linux reports a pipe writable when one page
+/// is free, and a write of at most a page then never blocks.
+const PIPE_CHUNK: usize = 4096;
+
+impl<S: IsTerminal> IsTerminal for DeadlineStdout<S> {
+    fn is_terminal(&self) -> bool {
+        (self.handle)().is_terminal()
+    }
+}
+
+impl<S> StdoutStream for DeadlineStdout<S>
+where
+    S: StdoutStream + AsFd + Send + Sync + 'static,
+{
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        (self.handle)().async_stream()
+    }
+
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        use nix::sys::stat::{SFlag, fstat};
+        let out = (self.handle)();
+        let kind = fstat(out.as_fd()).map(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT);
+        // Only pipes and sockets can fill up and block a writer for good.
+        match kind {
+            Ok(kind) if kind == SFlag::S_IFIFO || kind == SFlag::S_IFSOCK => {
+                Box::new(DeadlineWriter { out, deadline: self.deadline.clone() })
+            }
+            _ => out.p2_stream(),
+        }
+    }
+}
+
+/// Writes to a pipe or socket without ever blocking past the deadline.
+struct DeadlineWriter<S> {
+    out: S,
+    deadline: DeadlineCell,
+}
+
+impl<S: AsFd> DeadlineWriter<S> {
+    /// Whether the descriptor has room now, or becomes writable within `timeout`.
+    fn writable(&self, timeout: PollTimeout) -> bool {
+        let mut fds = [PollFd::new(self.out.as_fd(), PollFlags::POLLOUT)];
+        // An error or hang-up makes the next write report it.
+        poll(&mut fds, timeout).map_or(true, |ready| ready > 0)
+    }
+}
+
+#[async_trait::async_trait]
+impl<S: AsFd + Send + Sync + 'static> OutputStream for DeadlineWriter<S> {
+    fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        if self.deadline.passed() {
+            return Err(StreamError::Trap(DeadlineExceeded.into()));
+        }
+        let mut rest = &bytes[..];
+        while !rest.is_empty() {
+            match nix::unistd::write(self.out.as_fd(), rest) {
+                Ok(n) => rest = &rest[n..],
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(nix::errno::Errno::EPIPE) => return Err(StreamError::Closed),
+                Err(errno) => return Err(StreamError::LastOperationFailed(std::io::Error::from(errno).into())),
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        // Every write went straight to the descriptor: nothing is buffered.
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        if self.deadline.passed() {
+            return Err(StreamError::Trap(DeadlineExceeded.into()));
+        }
+        Ok(if self.writable(PollTimeout::ZERO) { PIPE_CHUNK } else { 0 })
+    }
+}
+
+#[async_trait::async_trait]
+impl<S: AsFd + Send + Sync + 'static> Pollable for DeadlineWriter<S> {
+    async fn ready(&mut self) {
+        // Blocks this guest's thread, as the synchronous WASI bindings do for every call.
+        let timeout = match self.deadline.get() {
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now()) + MARGIN;
+                PollTimeout::try_from(left).unwrap_or(PollTimeout::MAX)
+            }
+            None => PollTimeout::NONE,
+        };
+        self.writable(timeout);
     }
 }

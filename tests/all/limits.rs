@@ -145,3 +145,33 @@ fn limits_sleep() {
         assert_eq!(outcome(&timed), outcome(&plain), "{args:?}");
     }
 }
+
+/// Issue 16, defect 2: a guest writing to a stdout pipe that nobody reads stops at the deadline;
+/// it was held until the reader went away. (The same holds for stderr, but wrt's own message
+/// about the timeout then waits for room in that pipe too.)
+#[test]
+fn limits_stdout_flood() {
+    use std::process::Stdio;
+    let start = Instant::now();
+    let mut child = crate::util::wrt()
+        .args(["run", "--timeout", "1s", LIMITS_STDOUT_FLOOD])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Hold stdout open and unread for at most 30 s (then drain it, so that a guest the timeout
+    // does not stop fails the test instead of hanging it).
+    let mut out = child.stdout.take().unwrap();
+    let mut status = None;
+    while status.is_none() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+        status = child.try_wait().unwrap();
+    }
+    let took = start.elapsed();
+    let drain = std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let output = child.wait_with_output().unwrap();
+    drain.join().unwrap().unwrap();
+    assert_code(&output, 124);
+    assert!(took < Duration::from_secs(8), "stopped after {took:?}, not at the deadline");
+    assert!(stderr(&output).contains("timed out after 1s"), "{}", stderr(&output));
+}
