@@ -7,19 +7,18 @@ use std::time::{Duration, Instant};
 use wasmtime::{Caller, Linker, Memory};
 use wrt_host_spawn::{Child, Command, Interest, ReadError, Signal, Stdio, WaitError, WriteError, error_chain};
 
-use super::code::ErrorCode;
-use super::handles::MAX_LIVE_HANDLES;
 use super::memory;
-use super::request::{self, SpawnRequest, StdioMode};
 use super::spawn_state::{ChildEntry, SpawnState};
-use super::status::{self, RUN_STATUS_LEN, STATUS_LEN};
+use super::status;
 use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
+use wrt_abi::ErrorCode;
+use wrt_abi::consts::{MAX_LIVE_HANDLES, MAX_WAIT_ANY};
+use wrt_abi::request::{self, SpawnRequest, StdioMode};
+use wrt_abi::status::{RUN_STATUS_LEN, STATUS_LEN};
 
 /// Non-blocking flag of `write` and `read`.
-pub(super) const NONBLOCK: i32 = 1;
-/// Most handles `wait_any` takes.
-const MAX_WAIT_ANY: i32 = 1024;
+pub(super) const NONBLOCK: i32 = wrt_abi::consts::NONBLOCKING;
 
 type Result<T> = wasmtime::Result<T>;
 
