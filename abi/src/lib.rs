@@ -6,7 +6,7 @@
 //! decoder ([`request`]), the status record's layout ([`status`]), and the flags, stream
 //! numbers, interest bits and limits ([`consts`]). It is `no_std` (with `alloc`), so it builds
 //! for wasm32 guests and the host alike; the `std` feature adds the `std::io` mapping guests
-//! use ([`ErrorCode::kind`], `WrtError`).
+//! use (`ErrorCode::kind`, `ErrorCode::of`, `WrtError`).
 //!
 //! # Examples
 //!
