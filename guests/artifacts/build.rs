@@ -25,6 +25,8 @@ fn main() {
     for watched in ["Cargo.toml", "Cargo.lock", "programs", "sdk", "wat"] {
         println!("cargo:rerun-if-changed={}", guests.join(watched).display());
     }
+    // The SDK depends on the ABI crate `wrt-abi` (abi/ at the repository root) by path.
+    println!("cargo:rerun-if-changed={}", guests.parent().expect("repository root").join("abi").display());
 
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)

@@ -24,7 +24,6 @@ macro_rules! try_request {
 }
 
 pub(crate) mod buffers;
-pub(crate) mod code;
 pub(crate) mod handles;
 pub(crate) mod host;
 pub(crate) mod memory;

@@ -111,7 +111,6 @@ mod wasi_ctx;
 mod wasi_deadline;
 mod wasi_exit;
 
-pub use abi::code::ErrorCode;
 pub use abi::spawn_state::DeniedSpawn;
 pub use builder::{SLOW_COMPILE, SandboxBuilder};
 pub use cache::{CacheMode, CacheUsage};
@@ -126,5 +125,6 @@ pub use stats::Stats;
 pub use stdio::{GuestOutput, GuestStdin};
 pub use units::{UnitError, parse_bytes, parse_duration, parse_size};
 pub use wasmtime;
+pub use wrt_abi::ErrorCode;
 pub use wrt_host_spawn;
 pub use wrt_host_spawn::containment;

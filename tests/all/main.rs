@@ -2,6 +2,7 @@
 //! `wrt_test_guests`, compiled from source by its build script.
 
 mod abi;
+mod abi_consts;
 mod asc;
 mod bench;
 mod bench_cmd;

@@ -114,7 +114,7 @@ impl Drop for HostBuffer {
 impl Buffer {
     /// The largest buffer kept inline in linear memory, in bytes (V8's limit for typed arrays
     /// stored on its heap). Longer buffers are host buffers.
-    pub const INLINE_MAX: usize = 64;
+    pub const INLINE_MAX: usize = wrt_abi::consts::INLINE_MAX;
 
     /// An empty buffer (inline).
     pub const fn new() -> Self {

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::ops::{BitOr, BitOrAssign};
 
+use wrt_abi::consts;
+
 /// A set of child events, as `poll` takes and returns them: stdin writable, stdout or stderr
 /// readable (data or end of file), the child ended.
 ///
@@ -20,14 +22,14 @@ pub struct Events(u32);
 
 impl Events {
     /// The child's stdin accepts a write without blocking.
-    pub const STDIN: Self = Self(1);
+    pub const STDIN: Self = Self(consts::INTEREST_STDIN);
     /// The child's stdout has data or is at end of file.
-    pub const STDOUT: Self = Self(2);
+    pub const STDOUT: Self = Self(consts::INTEREST_STDOUT);
     /// The child's stderr has data or is at end of file.
-    pub const STDERR: Self = Self(4);
+    pub const STDERR: Self = Self(consts::INTEREST_STDERR);
     /// The child has ended.
-    pub const EXITED: Self = Self(8);
-    const ALL: Self = Self(15);
+    pub const EXITED: Self = Self(consts::INTEREST_EXITED);
+    const ALL: Self = Self(consts::INTEREST_ALL);
 
     /// No event.
     pub const fn empty() -> Self {

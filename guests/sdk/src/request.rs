@@ -15,10 +15,9 @@ mod tests;
 use std::ffi::OsStr;
 use std::io;
 
-use crate::stdio::Stdio;
+use wrt_abi::request::{Encoder, TooLong};
 
-/// The ABI version this encoder writes.
-pub(crate) const VERSION: u32 = 1;
+use crate::stdio::Stdio;
 
 /// One spawn request, borrowed from a [`Command`](crate::Command).
 #[derive(Debug, Clone)]
@@ -50,48 +49,22 @@ impl Request<'_> {
         let strings =
             self.args.iter().chain(self.env.iter().flat_map(|(k, v)| [k, v])).chain([&self.program, &self.cwd]);
         let capacity = 3 * 4 + 4 + 16 + strings.map(|s| 4 + s.len()).sum::<usize>();
-        let mut out = Encoder(Vec::with_capacity(capacity));
-        out.u32(VERSION);
-        out.string(self.program)?;
-        out.count(self.args.len())?;
+        let mut out = Encoder::new(self.program.as_encoded_bytes(), capacity).map_err(too_long)?;
+        out.count(self.args.len()).map_err(too_long)?;
         for arg in &self.args {
-            out.string(arg)?;
+            out.string(arg.as_encoded_bytes()).map_err(too_long)?;
         }
-        out.count(self.env.len())?;
+        out.count(self.env.len()).map_err(too_long)?;
         for (name, value) in &self.env {
-            out.string(name)?;
-            out.string(value)?;
+            out.string(name.as_encoded_bytes()).map_err(too_long)?;
+            out.string(value.as_encoded_bytes()).map_err(too_long)?;
         }
-        out.string(self.cwd)?;
-        out.0.extend_from_slice(&[self.stdin.raw(), self.stdout.raw(), self.stderr.raw(), 0]);
-        out.0.extend_from_slice(&self.timeout_ms.to_le_bytes());
-        out.0.extend_from_slice(&self.output_limit.to_le_bytes());
-        Ok(out.0)
+        out.string(self.cwd.as_encoded_bytes()).map_err(too_long)?;
+        let stdio = [self.stdin.mode(), self.stdout.mode(), self.stderr.mode()];
+        Ok(out.finish(stdio, self.timeout_ms, self.output_limit))
     }
 }
 
-struct Encoder(Vec<u8>);
-
-impl Encoder {
-    fn u32(&mut self, value: u32) {
-        self.0.extend_from_slice(&value.to_le_bytes());
-    }
-
-    fn count(&mut self, count: usize) -> io::Result<()> {
-        let count = u32::try_from(count).map_err(|_| too_long("count"))?;
-        self.u32(count);
-        Ok(())
-    }
-
-    fn string(&mut self, s: &OsStr) -> io::Result<()> {
-        let bytes = s.as_encoded_bytes();
-        let len = u32::try_from(bytes.len()).map_err(|_| too_long("string"))?;
-        self.u32(len);
-        self.0.extend_from_slice(bytes);
-        Ok(())
-    }
-}
-
-fn too_long(what: &str) -> io::Error {
+fn too_long(TooLong { what }: TooLong) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("a {what} of the spawn request does not fit in 32 bits"))
 }

@@ -3,17 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
-/// Length of the status record of `wait` and `wait_any`.
-pub(crate) const STATUS_LEN: usize = 48;
-/// Length of the status record of `run` (two more `u32`s: the bytes captured).
-pub(crate) const RUN_STATUS_LEN: usize = 56;
-
-const EXITED: u32 = 1;
-const SIGNALED: u32 = 2;
-
-const FLAG_TIMED_OUT: u32 = 1 << 0;
-const FLAG_STDOUT_TRUNCATED: u32 = 1 << 1;
-const FLAG_STDERR_TRUNCATED: u32 = 1 << 2;
+use wrt_abi::status::{EXITED, FLAG_STDERR_TRUNCATED, FLAG_STDOUT_TRUNCATED, FLAG_TIMED_OUT, SIGNALED, StatusRecord};
+pub(crate) use wrt_abi::status::{RUN_STATUS_LEN, STATUS_LEN};
 
 /// How a child ended, with what the host measured: like [`std::process::ExitStatus`], plus
 /// the timeout and truncation flags, duration, peak memory and CPU times.
@@ -22,30 +13,12 @@ const FLAG_STDERR_TRUNCATED: u32 = 1 << 2;
 /// period) or by its own exit after `SIGTERM`; [`timed_out`](Self::timed_out) tells which
 /// children the host stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ExitStatus {
-    how: u32,
-    value: i32,
-    flags: u32,
-    duration_ns: u64,
-    peak_rss: u64,
-    user_ns: u64,
-    system_ns: u64,
-}
+pub struct ExitStatus(StatusRecord);
 
 impl ExitStatus {
     /// Decodes a status record (the first [`STATUS_LEN`] bytes of `record`).
     pub(crate) fn from_record(record: &[u8]) -> Self {
-        let u32_at = |at: usize| u32::from_le_bytes(record[at..at + 4].try_into().expect("4 bytes"));
-        let u64_at = |at: usize| u64::from_le_bytes(record[at..at + 8].try_into().expect("8 bytes"));
-        Self {
-            how: u32_at(0),
-            value: u32_at(4) as i32,
-            flags: u32_at(8),
-            duration_ns: u64_at(16),
-            peak_rss: u64_at(24),
-            user_ns: u64_at(32),
-            system_ns: u64_at(40),
-        }
+        Self(StatusRecord::decode(record.first_chunk().expect("a status record")))
     }
 
     /// Whether the child exited with code 0 (and was not stopped by its timeout).
@@ -55,51 +28,51 @@ impl ExitStatus {
 
     /// The exit code, if the child exited (rather than being killed by a signal).
     pub fn code(&self) -> Option<i32> {
-        (self.how == EXITED).then_some(self.value)
+        (self.0.how == EXITED).then_some(self.0.value)
     }
 
     /// The number of the signal that killed the child (a Linux signal number: 9 is `SIGKILL`,
     /// 15 `SIGTERM`), if one did.
     pub fn signal(&self) -> Option<i32> {
-        (self.how == SIGNALED).then_some(self.value)
+        (self.0.how == SIGNALED).then_some(self.0.value)
     }
 
     /// Whether the host stopped the child because its timeout passed: the command's, the
     /// policy's, or the time the sandbox itself has left (a child never outlives the
     /// sandbox's `--timeout`).
     pub fn timed_out(&self) -> bool {
-        self.flags & FLAG_TIMED_OUT != 0
+        self.0.flags & FLAG_TIMED_OUT != 0
     }
 
     /// Whether stdout passed its output limit, or (for [`Command::output`](crate::Command::output))
     /// the capture buffer, and the rest was dropped.
     pub fn stdout_truncated(&self) -> bool {
-        self.flags & FLAG_STDOUT_TRUNCATED != 0
+        self.0.flags & FLAG_STDOUT_TRUNCATED != 0
     }
 
     /// Whether stderr passed its output limit, or the capture buffer, and the rest was dropped.
     pub fn stderr_truncated(&self) -> bool {
-        self.flags & FLAG_STDERR_TRUNCATED != 0
+        self.0.flags & FLAG_STDERR_TRUNCATED != 0
     }
 
     /// Wall-clock time from spawn to exit.
     pub fn duration(&self) -> Duration {
-        Duration::from_nanos(self.duration_ns)
+        Duration::from_nanos(self.0.duration_ns)
     }
 
     /// The child's peak resident set size, in bytes.
     pub fn peak_rss(&self) -> u64 {
-        self.peak_rss
+        self.0.peak_rss
     }
 
     /// CPU time the child spent in user mode.
     pub fn user_time(&self) -> Duration {
-        Duration::from_nanos(self.user_ns)
+        Duration::from_nanos(self.0.user_ns)
     }
 
     /// CPU time the child spent in the kernel.
     pub fn system_time(&self) -> Duration {
-        Duration::from_nanos(self.system_ns)
+        Duration::from_nanos(self.0.system_ns)
     }
 }
 
@@ -112,7 +85,7 @@ impl fmt::Display for ExitStatus {
                 Some(name) => write!(f, "signal: {signal} ({name})")?,
                 None => write!(f, "signal: {signal}")?,
             },
-            _ => write!(f, "unknown status {} ({})", self.how, self.value)?,
+            _ => write!(f, "unknown status {} ({})", self.0.how, self.0.value)?,
         }
         if self.timed_out() {
             f.write_str(", timed out")?;

@@ -1,5 +1,7 @@
 //! What a child's stdin, stdout or stderr is connected to.
 
+use wrt_abi::request::StdioMode as Mode;
+
 /// What a child's standard stream is connected to, like [`std::process::Stdio`].
 ///
 /// `inherit` hands the child the sandbox's own stream (what `wrt` itself was given), not a
@@ -7,13 +9,6 @@
 /// connects the child's to null, so a child never writes around the embedder's capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Stdio(Mode);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Mode {
-    Null,
-    Piped,
-    Inherit,
-}
 
 impl Stdio {
     /// A pipe between the guest and the child: [`Child::stdin`](crate::Child::stdin),
@@ -42,11 +37,13 @@ impl Stdio {
     }
 
     /// The mode's byte in the spawn request.
+    #[cfg(test)]
     pub(crate) fn raw(self) -> u8 {
-        match self.0 {
-            Mode::Null => 0,
-            Mode::Piped => 1,
-            Mode::Inherit => 2,
-        }
+        self.0.raw()
+    }
+
+    /// The mode as the spawn request encodes it.
+    pub(crate) fn mode(self) -> Mode {
+        self.0
     }
 }

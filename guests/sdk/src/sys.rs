@@ -8,13 +8,13 @@
 
 use std::mem::MaybeUninit;
 
+use wrt_abi::consts::NONBLOCKING;
+use wrt_abi::status::run_lengths;
+
 use crate::status::{RUN_STATUS_LEN, STATUS_LEN};
 
 /// What the host-side stubs return; no `wrt_v1` host returns it (its codes are small).
 pub(crate) const UNSUPPORTED: i32 = i32::MIN;
-
-/// `read` and `write` flag: return `-WOULD_BLOCK` instead of waiting.
-const NONBLOCKING: i32 = 1;
 
 cfg_select! {
     target_arch = "wasm32" => {
@@ -197,9 +197,9 @@ pub(crate) fn run(
     let ret =
         unsafe { wrt_run(addr(request.as_ptr()), len(request.len()), addr(io.as_ptr()), addr(status.as_mut_ptr())) };
     if ret == 0 {
-        let written = |at: usize| u32::from_le_bytes([status[at], status[at + 1], status[at + 2], status[at + 3]]);
-        let out_len = (written(48) as usize).min(out_cap);
-        let err_len = (written(52) as usize).min(err_cap);
+        let (out_len, err_len) = run_lengths(status);
+        let out_len = (out_len as usize).min(out_cap);
+        let err_len = (err_len as usize).min(err_cap);
         // SAFETY: the host initialised the first `out_len` bytes of the spare capacity (the run
         // status record says how many it wrote; the count is clamped to the capacity).
         unsafe { stdout.set_len(stdout.len() + out_len) };
@@ -257,7 +257,7 @@ pub(crate) fn buffer_slice(buf: i32, start: u32, end: u32) -> i32 {
 }
 
 /// The largest `count` of `buffer_concat`.
-pub(crate) const MAX_CONCAT_PARTS: usize = 1024;
+pub(crate) const MAX_CONCAT_PARTS: usize = wrt_abi::consts::MAX_CONCAT_PARTS as usize;
 
 /// One part of a `buffer_concat`: bytes of linear memory, or a host buffer.
 #[derive(Debug, Clone, Copy)]

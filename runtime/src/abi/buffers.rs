@@ -6,23 +6,18 @@ use std::ops::Range;
 
 use wasmtime::{Caller, ExternRef, GcHeapOutOfMemory, Linker, Memory, Rooted};
 
-use super::code::ErrorCode;
 use super::host::{NONBLOCK, check_read_args, guest_memory, read_child, write_child};
 use super::memory;
 use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer};
 use crate::external::collector::{self, Room};
 use crate::state::GuestState;
+use wrt_abi::ErrorCode;
 
 type Result<T> = wasmtime::Result<T>;
 /// A buffer as wasm holds it: an `externref`, null on error.
 type Ref = Option<Rooted<ExternRef>>;
 
-/// The most parts `buffer_concat` takes.
-const MAX_PARTS: u32 = 1024;
-/// The size of one `buffer_concat` part.
-const PART_LEN: u32 = 12;
-/// The largest `max_len` of `read_buffer`: 16 MiB.
-const MAX_READ: u32 = 16 << 20;
+use wrt_abi::consts::{CONCAT_PART_LEN as PART_LEN, MAX_CONCAT_PARTS as MAX_PARTS, MAX_READ_BUFFER as MAX_READ};
 /// The most bytes one `read_buffer` takes from the child: 1 MiB (also the size of its scratch).
 const MAX_CHUNK: u32 = 1 << 20;
 

@@ -3,19 +3,12 @@
 
 use std::collections::HashMap;
 
-use super::code::ErrorCode;
+use wrt_abi::ErrorCode;
 
-/// The most handles a guest may hold at once. A finished child's handle keeps its pipes open
-/// until released (up to three descriptors), so this also bounds the descriptors one guest
-/// holds.
-pub(crate) const MAX_LIVE_HANDLES: usize = 1024;
-
-/// The most buffer handles a guest may hold at once.
-pub(crate) const MAX_LIVE_BUFFERS: usize = 1 << 16;
-
-/// The first buffer handle: buffer handles and child handles never coincide, so one passed
-/// where the other is expected is `BAD_HANDLE`.
-pub(crate) const FIRST_BUFFER_HANDLE: i32 = 0x4000_0000;
+// A finished child's handle keeps its pipes open until released (up to three descriptors), so
+// `MAX_LIVE_HANDLES` also bounds the descriptors one guest holds. Buffer handles and child
+// handles never coincide, so one passed where the other is expected is `BAD_HANDLE`.
+use wrt_abi::consts::{FIRST_BUFFER_HANDLE, MAX_LIVE_BUFFERS, MAX_LIVE_HANDLES};
 
 /// Values behind handles.
 #[derive(Debug)]

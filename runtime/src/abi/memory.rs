@@ -2,7 +2,7 @@
 //! length comes from the guest and is hostile: a range that leaves memory, or whose end does
 //! not fit in 32 bits, is `OUT_OF_BOUNDS`.
 
-use super::code::ErrorCode;
+use wrt_abi::ErrorCode;
 
 /// The byte range `ptr..ptr+len` of a memory of `size` bytes, if it lies inside it.
 pub(crate) fn range(size: usize, ptr: i32, len: i32) -> Result<std::ops::Range<usize>, ErrorCode> {

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use wrt_host_spawn::{Child, Outcome, RateLimit, SpawnError, Spawner, Verdict, error_chain};
 
-use super::code::ErrorCode;
 use super::handles::Handles;
+use wrt_abi::ErrorCode;
 
 /// A spawn the policy denied, as reported to [`crate::SandboxBuilder::on_spawn_denied`].
 #[derive(Debug, Clone)]

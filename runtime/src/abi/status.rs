@@ -1,38 +1,40 @@
-//! The status record `wait` and `run` write (docs/abi.md, "Status record").
+//! The status record `wait` and `run` write (docs/abi.md, "Status record"), from a host-spawn
+//! [`Outcome`]; the layout is `wrt-abi`'s.
 
+use wrt_abi::status::{
+    EXITED, FLAG_STDERR_TRUNCATED, FLAG_STDOUT_TRUNCATED, FLAG_TIMED_OUT, RUN_STATUS_LEN, SIGNALED, STATUS_LEN,
+    StatusRecord,
+};
 use wrt_host_spawn::{ExitStatus, Outcome};
 
-/// Size of the record `wait` writes.
-pub(crate) const STATUS_LEN: usize = 48;
-/// Size of the record `run` writes.
-pub(crate) const RUN_STATUS_LEN: usize = 56;
-
-/// Encodes the first 48 bytes of the record.
-pub(crate) fn encode(outcome: &Outcome) -> [u8; STATUS_LEN] {
-    let mut out = [0u8; STATUS_LEN];
-    let (state, value) = match outcome.status {
-        ExitStatus::Exited(code) => (1u32, code),
-        ExitStatus::Signaled { signal, .. } => (2u32, signal),
+/// The record of `outcome`.
+fn record(outcome: &Outcome) -> StatusRecord {
+    let (how, value) = match outcome.status {
+        ExitStatus::Exited(code) => (EXITED, code),
+        ExitStatus::Signaled { signal, .. } => (SIGNALED, signal),
     };
-    let flags = u32::from(outcome.timed_out)
-        | u32::from(outcome.truncated.stdout) << 1
-        | u32::from(outcome.truncated.stderr) << 2;
+    let flag = |set: bool, bit: u32| if set { bit } else { 0 };
+    let flags = flag(outcome.timed_out, FLAG_TIMED_OUT)
+        | flag(outcome.truncated.stdout, FLAG_STDOUT_TRUNCATED)
+        | flag(outcome.truncated.stderr, FLAG_STDERR_TRUNCATED);
     let nanos = |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-    out[0..4].copy_from_slice(&state.to_le_bytes());
-    out[4..8].copy_from_slice(&value.to_le_bytes());
-    out[8..12].copy_from_slice(&flags.to_le_bytes());
-    out[16..24].copy_from_slice(&nanos(outcome.duration).to_le_bytes());
-    out[24..32].copy_from_slice(&outcome.rusage.max_rss.to_le_bytes());
-    out[32..40].copy_from_slice(&nanos(outcome.rusage.user_time).to_le_bytes());
-    out[40..48].copy_from_slice(&nanos(outcome.rusage.system_time).to_le_bytes());
-    out
+    StatusRecord {
+        how,
+        value,
+        flags,
+        duration_ns: nanos(outcome.duration),
+        peak_rss: outcome.rusage.max_rss,
+        user_ns: nanos(outcome.rusage.user_time),
+        system_ns: nanos(outcome.rusage.system_time),
+    }
+}
+
+/// Encodes the record `wait` and `wait_any` write.
+pub(crate) fn encode(outcome: &Outcome) -> [u8; STATUS_LEN] {
+    record(outcome).encode()
 }
 
 /// Encodes the record `run` writes: the status plus the bytes written to each buffer.
 pub(crate) fn encode_run(outcome: &Outcome, stdout_len: u32, stderr_len: u32) -> [u8; RUN_STATUS_LEN] {
-    let mut out = [0u8; RUN_STATUS_LEN];
-    out[..STATUS_LEN].copy_from_slice(&encode(outcome));
-    out[48..52].copy_from_slice(&stdout_len.to_le_bytes());
-    out[52..56].copy_from_slice(&stderr_len.to_le_bytes());
-    out
+    record(outcome).encode_run(stdout_len, stderr_len)
 }

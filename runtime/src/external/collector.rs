@@ -14,9 +14,9 @@ use wasmtime::{AsContextMut, Caller, TypedFunc};
 
 use super::accountant::Kind;
 use super::buffer::{MAX_BUFFER, Storage};
-use crate::abi::code::ErrorCode;
-use crate::abi::handles::MAX_LIVE_BUFFERS;
 use crate::state::GuestState;
+use wrt_abi::ErrorCode;
+use wrt_abi::consts::MAX_LIVE_BUFFERS;
 
 /// The export a guest with its own collector provides (docs/abi.md, "Collections").
 pub(crate) const GUEST_GC_EXPORT: &str = "wrt_gc";

@@ -10,11 +10,10 @@ use crate::handle::Handle;
 use crate::sys::{self, ConcatPart};
 
 /// The `stream` numbers of `read`.
-const STDOUT: i32 = 1;
-const STDERR: i32 = 2;
+use wrt_abi::consts::{STREAM_STDERR as STDERR, STREAM_STDOUT as STDOUT};
 
 /// The most `read_buffer` reads in one call.
-const MAX_READ_BUFFER: usize = 16 << 20;
+const MAX_READ_BUFFER: usize = wrt_abi::consts::MAX_READ_BUFFER as usize;
 
 /// The child's stdin, when it was [`piped`](crate::Stdio::piped). Writes block until at least
 /// one byte is written; dropping it closes the pipe, so the child sees end of file.

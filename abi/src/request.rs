@@ -1,0 +1,260 @@
+//! The spawn request of `spawn` and `run` (docs/abi.md, "The spawn request"): its encoder and
+//! its decoder.
+//!
+//! ```text
+//! version u32 = 1 | program string | argc u32 | args | envc u32 | (name, value) pairs
+//! | cwd string | stdin u8 | stdout u8 | stderr u8 | flags u8 = 0 | timeout_ms u64 | output_limit u64
+//! ```
+//!
+//! All integers little-endian; a `string` is a `u32` length and that many bytes. The decoder
+//! treats every byte as hostile: it never allocates more than the request's own length, never
+//! panics, and rejects anything the format does not allow. The [`Encoder`] writes strings as
+//! the caller holds them (the host, not the encoder, rejects bytes that are not UTF-8 and NUL
+//! bytes, so a guest sees the ABI's own codes).
+
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::code::ErrorCode;
+
+/// The largest request accepted, in bytes.
+pub const MAX_REQUEST_LEN: usize = 1 << 20;
+
+/// The only request version.
+pub const VERSION: u32 = 1;
+
+/// How a standard stream of the child is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StdioMode {
+    /// `/dev/null` (byte 0).
+    Null,
+    /// A pipe to the guest (byte 1).
+    Piped,
+    /// The sandbox's own stream (byte 2).
+    Inherit,
+}
+
+impl StdioMode {
+    /// The mode's byte in a request.
+    pub const fn raw(self) -> u8 {
+        match self {
+            Self::Null => 0,
+            Self::Piped => 1,
+            Self::Inherit => 2,
+        }
+    }
+
+    /// The mode of byte `raw`, or `None` if it names none.
+    pub const fn from_raw(raw: u8) -> Option<Self> {
+        match raw {
+            0 => Some(Self::Null),
+            1 => Some(Self::Piped),
+            2 => Some(Self::Inherit),
+            _ => None,
+        }
+    }
+}
+
+/// A decoded spawn request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnRequest {
+    /// A name or an absolute path.
+    pub program: String,
+    /// The arguments after `argv[0]`.
+    pub args: Vec<String>,
+    /// Variables set for the child.
+    pub env: Vec<(String, String)>,
+    /// The working directory; `None` for the policy's default.
+    pub cwd: Option<String>,
+    /// stdin, stdout, stderr.
+    pub stdio: [StdioMode; 3],
+    /// Milliseconds; `None` for the policy's timeout.
+    pub timeout_ms: Option<u64>,
+    /// Bytes per output stream; `None` for the policy's limit.
+    pub output_limit: Option<u64>,
+}
+
+/// Decodes a request.
+///
+/// # Errors
+///
+/// [`ErrorCode::InvalidArgument`] for any malformed request, [`ErrorCode::BadUtf8`] for a
+/// string that is not UTF-8.
+pub fn decode(bytes: &[u8]) -> Result<SpawnRequest, ErrorCode> {
+    if bytes.len() > MAX_REQUEST_LEN {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let mut r = Reader { bytes };
+    if r.u32()? != VERSION {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let program = r.string()?;
+    if program.is_empty() {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let argc = r.count(4)?;
+    let mut args = Vec::with_capacity(argc);
+    for _ in 0..argc {
+        args.push(r.string()?);
+    }
+    let envc = r.count(8)?;
+    let mut env = Vec::with_capacity(envc);
+    for _ in 0..envc {
+        let name = r.string()?;
+        let value = r.string()?;
+        env.push((name, value));
+    }
+    let cwd = Some(r.string()?).filter(|c| !c.is_empty());
+    let mut stdio = [StdioMode::Null; 3];
+    for mode in &mut stdio {
+        *mode = StdioMode::from_raw(r.u8()?).ok_or(ErrorCode::InvalidArgument)?;
+    }
+    if r.u8()? != 0 {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let timeout_ms = Some(r.u64()?).filter(|&t| t != 0);
+    let output_limit = Some(r.u64()?).filter(|&l| l != 0);
+    if !r.bytes.is_empty() {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    Ok(SpawnRequest { program, args, env, cwd, stdio, timeout_ms, output_limit })
+}
+
+/// The program's bytes of a request that may be malformed, as far as they can be read (empty
+/// if not even its length can): for the audit record of a request [`decode`] rejects.
+pub fn program_bytes(bytes: &[u8]) -> &[u8] {
+    let Some((_, rest)) = bytes.split_first_chunk::<4>() else { return &[] };
+    let Some((len, rest)) = rest.split_first_chunk::<4>() else { return &[] };
+    let len = u32::from_le_bytes(*len) as usize;
+    &rest[..len.min(rest.len())]
+}
+
+/// Encodes a request (the inverse of [`decode`]), for hosts and tests that build requests.
+pub fn encode(request: &SpawnRequest) -> Vec<u8> {
+    let fits = "a request held in memory has strings and counts that fit in 32 bits on 32-bit targets";
+    let mut out = Encoder::new(request.program.as_bytes(), 0).expect(fits);
+    out.count(request.args.len()).expect(fits);
+    for arg in &request.args {
+        out.string(arg.as_bytes()).expect(fits);
+    }
+    out.count(request.env.len()).expect(fits);
+    for (name, value) in &request.env {
+        out.string(name.as_bytes()).expect(fits);
+        out.string(value.as_bytes()).expect(fits);
+    }
+    out.string(request.cwd.as_deref().unwrap_or("").as_bytes()).expect(fits);
+    out.finish(request.stdio, request.timeout_ms.unwrap_or(0), request.output_limit.unwrap_or(0))
+}
+
+/// A string or count of a request that does not fit in the format's 32 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong {
+    /// `"string"` or `"count"`.
+    pub what: &'static str,
+}
+
+/// Writes a request field by field, in the format's order: [`new`](Self::new) (version and
+/// program), [`count`](Self::count) and that many [`string`](Self::string)s for the arguments,
+/// a count and name/value strings for the environment, the working directory's string, then
+/// [`finish`](Self::finish).
+#[derive(Debug)]
+pub struct Encoder(Vec<u8>);
+
+impl Encoder {
+    /// Starts a request for `program`, with room for `capacity` bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`TooLong`] if `program` is longer than `u32::MAX` bytes.
+    pub fn new(program: &[u8], capacity: usize) -> Result<Self, TooLong> {
+        let mut out = Self(Vec::with_capacity(capacity));
+        out.u32(VERSION);
+        out.string(program)?;
+        Ok(out)
+    }
+
+    fn u32(&mut self, value: u32) {
+        self.0.extend_from_slice(&value.to_le_bytes());
+    }
+
+    /// Writes a count of arguments or variables.
+    ///
+    /// # Errors
+    ///
+    /// [`TooLong`] if `count` is larger than `u32::MAX`.
+    pub fn count(&mut self, count: usize) -> Result<(), TooLong> {
+        let count = u32::try_from(count).map_err(|_| TooLong { what: "count" })?;
+        self.u32(count);
+        Ok(())
+    }
+
+    /// Writes a string: its length and its bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`TooLong`] if `bytes` is longer than `u32::MAX` bytes.
+    pub fn string(&mut self, bytes: &[u8]) -> Result<(), TooLong> {
+        let len = u32::try_from(bytes.len()).map_err(|_| TooLong { what: "string" })?;
+        self.u32(len);
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Writes the stdio modes, the flags byte, the timeout and the output limit (0 for the
+    /// policy's), and returns the request's bytes.
+    pub fn finish(mut self, stdio: [StdioMode; 3], timeout_ms: u64, output_limit: u64) -> Vec<u8> {
+        self.0.extend_from_slice(&[stdio[0].raw(), stdio[1].raw(), stdio[2].raw(), 0]);
+        self.0.extend_from_slice(&timeout_ms.to_le_bytes());
+        self.0.extend_from_slice(&output_limit.to_le_bytes());
+        self.0
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], ErrorCode> {
+        let (head, rest) = self.bytes.split_first_chunk::<N>().ok_or(ErrorCode::InvalidArgument)?;
+        self.bytes = rest;
+        Ok(*head)
+    }
+
+    fn u8(&mut self) -> Result<u8, ErrorCode> {
+        Ok(self.take::<1>()?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32, ErrorCode> {
+        Ok(u32::from_le_bytes(self.take()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, ErrorCode> {
+        Ok(u64::from_le_bytes(self.take()?))
+    }
+
+    /// A count of items that take at least `min_item_len` bytes each: larger than what the
+    /// remaining bytes could hold is malformed (and would otherwise size an allocation).
+    fn count(&mut self, min_item_len: usize) -> Result<usize, ErrorCode> {
+        let n = self.u32()? as usize;
+        if n.saturating_mul(min_item_len) > self.bytes.len() {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        Ok(n)
+    }
+
+    fn string(&mut self) -> Result<String, ErrorCode> {
+        let len = self.u32()? as usize;
+        if len > self.bytes.len() {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        let (s, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        let s = core::str::from_utf8(s).map_err(|_| ErrorCode::BadUtf8)?;
+        if s.contains('\0') {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        Ok(s.to_owned())
+    }
+}

@@ -1,0 +1,122 @@
+//! The status record `wait`, `wait_any` and `run` write (docs/abi.md, "Status record").
+//!
+//! ```text
+//! 0 how u32 (1 exited, 2 signaled) | 4 value i32 (code or signal) | 8 flags u32 | 12 reserved u32
+//! | 16 duration_ns u64 | 24 peak_rss u64 | 32 user_ns u64 | 40 system_ns u64
+//! run only: | 48 stdout_len u32 | 52 stderr_len u32
+//! ```
+
+/// Size of the record `wait` and `wait_any` write.
+pub const STATUS_LEN: usize = 48;
+/// Size of the record `run` writes: the status plus the bytes written to each buffer.
+pub const RUN_STATUS_LEN: usize = 56;
+
+/// `how` of a child that exited; `value` is its exit code.
+pub const EXITED: u32 = 1;
+/// `how` of a child killed by a signal; `value` is the signal's number.
+pub const SIGNALED: u32 = 2;
+
+/// Flag: the host stopped the child because its timeout passed.
+pub const FLAG_TIMED_OUT: u32 = 1 << 0;
+/// Flag: stdout passed its output limit and the rest was dropped.
+pub const FLAG_STDOUT_TRUNCATED: u32 = 1 << 1;
+/// Flag: stderr passed its output limit and the rest was dropped.
+pub const FLAG_STDERR_TRUNCATED: u32 = 1 << 2;
+
+/// The fields of a status record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StatusRecord {
+    /// [`EXITED`] or [`SIGNALED`] (other values from a newer host).
+    pub how: u32,
+    /// The exit code or the signal's number.
+    pub value: i32,
+    /// `FLAG_*` bits.
+    pub flags: u32,
+    /// Wall-clock time from spawn to exit, in nanoseconds.
+    pub duration_ns: u64,
+    /// The child's peak resident set size, in bytes.
+    pub peak_rss: u64,
+    /// CPU time in user mode, in nanoseconds.
+    pub user_ns: u64,
+    /// CPU time in the kernel, in nanoseconds.
+    pub system_ns: u64,
+}
+
+impl StatusRecord {
+    /// The record's bytes.
+    pub fn encode(&self) -> [u8; STATUS_LEN] {
+        let mut out = [0u8; STATUS_LEN];
+        out[0..4].copy_from_slice(&self.how.to_le_bytes());
+        out[4..8].copy_from_slice(&self.value.to_le_bytes());
+        out[8..12].copy_from_slice(&self.flags.to_le_bytes());
+        out[16..24].copy_from_slice(&self.duration_ns.to_le_bytes());
+        out[24..32].copy_from_slice(&self.peak_rss.to_le_bytes());
+        out[32..40].copy_from_slice(&self.user_ns.to_le_bytes());
+        out[40..48].copy_from_slice(&self.system_ns.to_le_bytes());
+        out
+    }
+
+    /// Decodes the first [`STATUS_LEN`] bytes of a record (a `run` record starts with one).
+    pub fn decode(record: &[u8; STATUS_LEN]) -> Self {
+        let u32_at = |at: usize| u32::from_le_bytes([record[at], record[at + 1], record[at + 2], record[at + 3]]);
+        let u64_at = |at: usize| u64::from(u32_at(at)) | u64::from(u32_at(at + 4)) << 32;
+        Self {
+            how: u32_at(0),
+            value: u32_at(4) as i32,
+            flags: u32_at(8),
+            duration_ns: u64_at(16),
+            peak_rss: u64_at(24),
+            user_ns: u64_at(32),
+            system_ns: u64_at(40),
+        }
+    }
+
+    /// The record `run` writes: this status, then the bytes written to the stdout and stderr
+    /// buffers.
+    pub fn encode_run(&self, stdout_len: u32, stderr_len: u32) -> [u8; RUN_STATUS_LEN] {
+        let mut out = [0u8; RUN_STATUS_LEN];
+        out[..STATUS_LEN].copy_from_slice(&self.encode());
+        out[48..52].copy_from_slice(&stdout_len.to_le_bytes());
+        out[52..56].copy_from_slice(&stderr_len.to_le_bytes());
+        out
+    }
+}
+
+/// The status inside a `run` record.
+pub fn run_status(record: &[u8; RUN_STATUS_LEN]) -> &[u8; STATUS_LEN] {
+    record.first_chunk().expect("a run record starts with a status record")
+}
+
+/// The bytes `run` wrote to the stdout and stderr buffers, from its record.
+pub fn run_lengths(record: &[u8; RUN_STATUS_LEN]) -> (u32, u32) {
+    let at = |at: usize| u32::from_le_bytes([record[at], record[at + 1], record[at + 2], record[at + 3]]);
+    (at(48), at(52))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_at_the_documented_offsets() {
+        let status = StatusRecord {
+            how: SIGNALED,
+            value: -3,
+            flags: FLAG_TIMED_OUT | FLAG_STDERR_TRUNCATED,
+            duration_ns: 1 << 40,
+            peak_rss: 3 << 20,
+            user_ns: 7_000,
+            system_ns: u64::MAX,
+        };
+        let run = status.encode_run(5, u32::MAX);
+        assert_eq!(StatusRecord::decode(run_status(&run)), status);
+        assert_eq!(run_lengths(&run), (5, u32::MAX));
+        assert_eq!(run[0..4], 2u32.to_le_bytes());
+        assert_eq!(run[4..8], (-3i32).to_le_bytes());
+        assert_eq!(run[8..12], 5u32.to_le_bytes());
+        assert_eq!(run[12..16], [0; 4]);
+        assert_eq!(run[16..24], (1u64 << 40).to_le_bytes());
+        assert_eq!(run[40..48], u64::MAX.to_le_bytes());
+        assert_eq!(run[48..52], 5u32.to_le_bytes());
+    }
+}

@@ -1,0 +1,38 @@
+//! `kill` and `release`: signal a child's process group, or let go of its handle.
+
+use wasmtime::Caller;
+use wrt_abi::ErrorCode;
+use wrt_host_spawn::{Signal, error_chain};
+
+use super::Result;
+use crate::state::GuestState;
+
+pub(super) fn kill(mut caller: Caller<'_, GuestState>, handle: i32, signal: i32) -> Result<i32> {
+    let state = caller.data_mut();
+    let signal = match Signal::try_from(signal) {
+        Ok(signal) if (1..=31).contains(&(signal as i32)) => signal,
+        _ => {
+            return Ok(state
+                .spawn
+                .fail(ErrorCode::InvalidArgument, format!("`{signal}` is not a signal number from 1 to 31")));
+        }
+    };
+    let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    if entry.outcome.is_some() {
+        return Ok(0);
+    }
+    match entry.child.kill(signal) {
+        Ok(()) => Ok(0),
+        Err(err) => Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+    }
+}
+
+pub(super) fn release(mut caller: Caller<'_, GuestState>, handle: i32) -> Result<i32> {
+    let state = caller.data_mut();
+    let mut entry = try_code!(state, state.spawn.children.remove(handle), "`{handle}` is not a handle");
+    if entry.outcome.is_none() {
+        let _ = entry.child.kill(Signal::SIGKILL);
+        let _ = entry.child.wait();
+    }
+    Ok(0)
+}

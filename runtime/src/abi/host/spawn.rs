@@ -1,0 +1,167 @@
+//! `spawn` and `run`: a spawn request becomes a host-spawn `Command`, started under the
+//! sandbox's policy.
+
+use std::time::{Duration, Instant};
+
+use wasmtime::Caller;
+use wrt_abi::ErrorCode;
+use wrt_abi::consts::MAX_LIVE_HANDLES;
+use wrt_abi::request::{self, SpawnRequest, StdioMode};
+use wrt_abi::status::RUN_STATUS_LEN;
+use wrt_host_spawn::{Command, Stdio, error_chain};
+
+use super::super::memory;
+use super::super::spawn_state::ChildEntry;
+use super::super::status;
+use super::{Result, check_deadline, with_memory};
+use crate::state::GuestState;
+
+fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Command {
+    let mut command = Command::new(&request.program);
+    command.args(&request.args);
+    for (name, value) in &request.env {
+        command.env(name, value);
+    }
+    if let Some(cwd) = &request.cwd {
+        command.cwd(cwd);
+    }
+    // "Inherit" means the sandbox's own stream: a child may write where the guest writes, but
+    // never around a stream the embedder captured or discarded.
+    let [inherit_in, inherit_out, inherit_err] = state.spawn.inherit;
+    let modes = if all_piped { [StdioMode::Piped; 3] } else { request.stdio };
+    let stdio = |mode, inherit_ok: bool| match mode {
+        StdioMode::Piped => Stdio::Piped,
+        StdioMode::Inherit if inherit_ok => Stdio::Inherit,
+        StdioMode::Inherit | StdioMode::Null => Stdio::Null,
+    };
+    command.stdin(stdio(modes[0], inherit_in));
+    command.stdout(stdio(modes[1], inherit_out));
+    command.stderr(stdio(modes[2], inherit_err));
+    // A child never outlives the sandbox's deadline: its own timeout ends no later.
+    let requested = request.timeout_ms.map(Duration::from_millis);
+    let remaining = state.deadline.map(|d| d.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
+    if let Some(timeout) = [requested, remaining].into_iter().flatten().min() {
+        command.timeout(timeout);
+    }
+    // When the sandbox's deadline is what ends the child, it ends at once: no kill grace that
+    // would keep a blocked `run` past the deadline.
+    if remaining.is_some_and(|r| requested.is_none_or(|q| r <= q)) {
+        command.kill_grace(Duration::ZERO);
+    }
+    if let Some(limit) = request.output_limit {
+        command.output_limit(limit);
+    }
+    command
+}
+
+pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32) -> Result<i32> {
+    with_memory(&mut caller, |data, state| {
+        let bytes = try_request!(
+            state,
+            &[],
+            memory::slice(data, req_ptr, req_len),
+            "spawn request {req_ptr:#x}+{req_len:#x} is outside linear memory"
+        );
+        let request =
+            try_request!(state, request::program_bytes(bytes), request::decode(bytes), "malformed spawn request");
+        // Every check that can refuse the spawn comes before the program starts: the handle here,
+        // then the policy, the concurrency limit and the descriptor budget in the spawner.
+        if !state.spawn.children.has_room(MAX_LIVE_HANDLES) {
+            let message = format!(
+                "cannot spawn `{}`: {MAX_LIVE_HANDLES} handles are live, or every handle was used; release one first",
+                request.program
+            );
+            return Ok(state.spawn.fail(ErrorCode::NoMemory, message));
+        }
+        let command = to_command(&request, state, false);
+        match state.spawn.spawner.spawn(&command) {
+            Ok(child) => {
+                state.spawn.spawns += 1;
+                let handle = try_code!(
+                    state,
+                    state.spawn.children.insert(ChildEntry { child, outcome: None }),
+                    "too many handles"
+                );
+                Ok(handle)
+            }
+            Err(err) => Ok(state.spawn.spawn_failed(&request.program, &err)),
+        }
+    })
+}
+
+pub(super) fn run(
+    mut caller: Caller<'_, GuestState>,
+    req_ptr: i32,
+    req_len: i32,
+    io_ptr: i32,
+    status_ptr: i32,
+) -> Result<i32> {
+    with_memory(&mut caller, |data, state| {
+        // For the audit record of a request that fails before the spawner sees it.
+        let program =
+            memory::slice(data, req_ptr, req_len).map(|b| request::program_bytes(b).to_vec()).unwrap_or_default();
+        let io = try_request!(
+            state,
+            &program,
+            memory::slice(data, io_ptr, 24),
+            "io record at {io_ptr:#x} is outside linear memory"
+        );
+        let field = |i: usize| i32::from_le_bytes([io[i * 4], io[i * 4 + 1], io[i * 4 + 2], io[i * 4 + 3]]);
+        let [stdin_ptr, stdin_len, stdout_ptr, stdout_cap, stderr_ptr, stderr_cap] = std::array::from_fn(field);
+        let stdin = try_request!(
+            state,
+            &program,
+            memory::slice(data, stdin_ptr, stdin_len),
+            "stdin buffer {stdin_ptr:#x}+{stdin_len:#x} is outside linear memory"
+        );
+        let stdout_range = try_request!(
+            state,
+            &program,
+            memory::range(data.len(), stdout_ptr, stdout_cap),
+            "stdout buffer {stdout_ptr:#x}+{stdout_cap:#x} is outside linear memory"
+        );
+        let stderr_range = try_request!(
+            state,
+            &program,
+            memory::range(data.len(), stderr_ptr, stderr_cap),
+            "stderr buffer {stderr_ptr:#x}+{stderr_cap:#x} is outside linear memory"
+        );
+        let status_range = try_request!(
+            state,
+            &program,
+            memory::range(data.len(), status_ptr, RUN_STATUS_LEN as i32),
+            "status record at {status_ptr:#x} is outside linear memory"
+        );
+        let bytes = try_request!(
+            state,
+            &program,
+            memory::slice(data, req_ptr, req_len),
+            "spawn request {req_ptr:#x}+{req_len:#x} is outside linear memory"
+        );
+        let request = try_request!(state, &program, request::decode(bytes), "malformed spawn request");
+        let mut command = to_command(&request, state, true);
+        // Keep no more output than fits the guest's buffers (or the requested limit), nor more
+        // than the memory limit leaves room for (half for each stream): the host holds the output
+        // until the child has ended.
+        let room = (stdout_range.len().max(stderr_range.len()) as u64).min(state.buffer_room() / 2).max(1);
+        command.output_limit(request.output_limit.map_or(room, |limit| limit.min(room)));
+        let output = match state.spawn.spawner.output(&command, Some(stdin)) {
+            Ok(output) => output,
+            Err(wrt_host_spawn::OutputError::Spawn(err)) => {
+                return Ok(state.spawn.spawn_failed(&request.program, &err));
+            }
+            Err(err) => return Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+        };
+        state.spawn.spawns += 1;
+        let mut outcome = output.outcome;
+        let stdout_len = output.stdout.len().min(stdout_range.len());
+        let stderr_len = output.stderr.len().min(stderr_range.len());
+        outcome.truncated.stdout |= output.stdout.len() > stdout_len;
+        outcome.truncated.stderr |= output.stderr.len() > stderr_len;
+        data[stdout_range.start..stdout_range.start + stdout_len].copy_from_slice(&output.stdout[..stdout_len]);
+        data[stderr_range.start..stderr_range.start + stderr_len].copy_from_slice(&output.stderr[..stderr_len]);
+        data[status_range].copy_from_slice(&status::encode_run(&outcome, stdout_len as u32, stderr_len as u32));
+        check_deadline(state)?;
+        Ok(0)
+    })
+}
