@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 pub(crate) mod bench;
 pub(crate) mod cache;
@@ -69,6 +69,13 @@ impl Cli {
             None => self.run.run(),
         }
     }
+}
+
+/// The value of a flag that switches something on or off (`--gc on|off`, `--dontfork on|off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OnOff {
+    On,
+    Off,
 }
 
 /// wrt's message for an option clap does not know.

@@ -24,7 +24,7 @@ use crate::audit::{ExitRecord, Timestamp};
 use crate::command::Stream;
 use crate::error::{KillError, ReadError, WaitError, WriteError};
 use crate::escape::shown;
-use crate::outcome::{Outcome, Truncated};
+use crate::outcome::{ChildOutcome, Truncated};
 use crate::reap::{self, SystemClock, Timer, Wait};
 use crate::registry::{ChildId, Leader, Shared, poll_timeout};
 use crate::strategy::Strategy;
@@ -77,7 +77,7 @@ pub struct Child {
     timer: Timer,
     /// The leader's exit was seen and its group killed; the pidfd need not be polled again.
     leader_exited: bool,
-    outcome: Option<Outcome>,
+    outcome: Option<ChildOutcome>,
     shared: Arc<Shared>,
 }
 
@@ -326,7 +326,7 @@ impl Child {
     ///
     /// [`WaitError::Io`] if `waitid`, `wait4` or `kill` fails (for example because something
     /// else in the host reaped the child).
-    pub fn try_wait(&mut self) -> Result<Option<Outcome>, WaitError> {
+    pub fn try_wait(&mut self) -> Result<Option<ChildOutcome>, WaitError> {
         if let Some(outcome) = &self.outcome {
             return Ok(Some(outcome.clone()));
         }
@@ -347,7 +347,7 @@ impl Child {
     /// # Errors
     ///
     /// As [`Child::try_wait`].
-    pub fn wait(&mut self) -> Result<Outcome, WaitError> {
+    pub fn wait(&mut self) -> Result<ChildOutcome, WaitError> {
         self.close_stdin();
         self.wait_until(None).map(|o| o.expect("waits without limit"))
     }
@@ -358,12 +358,12 @@ impl Child {
     /// # Errors
     ///
     /// As [`Child::try_wait`].
-    pub fn wait_timeout(&mut self, limit: Duration) -> Result<Option<Outcome>, WaitError> {
+    pub fn wait_timeout(&mut self, limit: Duration) -> Result<Option<ChildOutcome>, WaitError> {
         // A limit too far away to represent is no limit.
         self.wait_until(Instant::now().checked_add(limit))
     }
 
-    fn wait_until(&mut self, until: Option<Instant>) -> Result<Option<Outcome>, WaitError> {
+    fn wait_until(&mut self, until: Option<Instant>) -> Result<Option<ChildOutcome>, WaitError> {
         if let Some(outcome) = &self.outcome {
             return Ok(Some(outcome.clone()));
         }
@@ -389,12 +389,12 @@ impl Child {
     }
 
     /// Records the outcome of the reaped child and writes its audit record.
-    fn finish(&mut self, raw: RawExit) -> Outcome {
+    fn finish(&mut self, raw: RawExit) -> ChildOutcome {
         self.leader_exited = true;
         // Reaped: the pidfd has nothing more to say, and a handle kept for its output should
         // not hold one more descriptor.
         self.pidfd = None;
-        let mut outcome = Outcome::from_raw(self.pid(), raw, self.strategy, self.started.elapsed());
+        let mut outcome = ChildOutcome::from_raw(self.pid(), raw, self.strategy, self.started.elapsed());
         outcome.timed_out = self.timer.timed_out();
         outcome.truncated = Truncated { stdout: self.stdout.truncated(), stderr: self.stderr.truncated() };
         outcome.stdout_bytes = self.stdout.bytes();

@@ -6,7 +6,7 @@
 //! directory, limits) before starting it with `posix_spawn` (or fork-exec when resource
 //! limits are needed). The [`Child`] handle streams stdin, stdout and stderr without blocking
 //! the host, enforces the timeout on the child's whole process group, and reports an
-//! [`Outcome`]: exit code or signal, timeout, truncation, duration and resource usage. Every
+//! [`ChildOutcome`]: exit code or signal, timeout, truncation, duration and resource usage. Every
 //! decision can be written to a JSONL [`AuditLog`]. [`containment`] kills what escapes the
 //! process group (new sessions, double forks) and holds the process-wide opt-ins (subreaper,
 //! termination signals) that belong to whoever owns the process.
@@ -75,7 +75,11 @@ pub use self::error::{
 pub use self::escape::{SHOWN_BYTES, Shown};
 pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};
 pub use self::limits::Rlimits;
-pub use self::outcome::{ExitStatus, Outcome, Output, ResourceUsage, Truncated};
+/// The old name of [`ChildOutcome`], kept only until the runtime's ABI layer imports the new
+/// one; it will go. Named `Outcome`, it was confused with `wrt_runtime::Outcome`, a guest's end.
+#[doc(hidden)]
+pub use self::outcome::ChildOutcome as Outcome;
+pub use self::outcome::{ChildOutcome, ExitStatus, Output, ResourceUsage, Truncated};
 pub use self::pin::Sha256;
 pub use self::policy::{DEFAULT_SEARCH_PATH, Explanation, Policy, PolicyReport, PolicyWarning, ProgramRule};
 pub use self::rate_limit::{RateLimit, Verdict};

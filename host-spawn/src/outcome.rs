@@ -1,4 +1,4 @@
-//! What happened to a child: [`Outcome`], [`ExitStatus`], [`ResourceUsage`] and [`Output`].
+//! What happened to a child: [`ChildOutcome`], [`ExitStatus`], [`ResourceUsage`] and [`Output`].
 
 use std::fmt;
 use std::time::Duration;
@@ -100,7 +100,7 @@ impl Truncated {
 /// Byte counts and truncation are as of the moment the child was reaped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Outcome {
+pub struct ChildOutcome {
     /// The child's pid (also its process group).
     pub pid: u32,
     /// Exit code or signal.
@@ -122,7 +122,7 @@ pub struct Outcome {
     pub strategy: Strategy,
 }
 
-impl Outcome {
+impl ChildOutcome {
     pub(crate) fn from_raw(pid: u32, raw: RawExit, strategy: Strategy, duration: Duration) -> Self {
         Self {
             pid,
@@ -153,7 +153,7 @@ impl Outcome {
 #[non_exhaustive]
 pub struct Output {
     /// How it ended.
-    pub outcome: Outcome,
+    pub outcome: ChildOutcome,
     /// Stdout, up to the output limit (empty unless piped).
     pub stdout: Vec<u8>,
     /// Stderr, up to the output limit (empty unless piped).

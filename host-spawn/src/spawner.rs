@@ -285,7 +285,7 @@ impl Spawner {
     /// # Errors
     ///
     /// [`OutputError::Spawn`] if it did not start, [`OutputError::Communicate`] if talking to
-    /// it failed. Timeouts and truncation are not errors: see [`Outcome`](crate::Outcome).
+    /// it failed. Timeouts and truncation are not errors: see [`ChildOutcome`](crate::ChildOutcome).
     ///
     /// # Ambient authority
     ///

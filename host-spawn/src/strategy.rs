@@ -11,7 +11,7 @@ use crate::sys::PosixSpawnSupport;
 /// [`Spawner`](crate::Spawner) prefers one strategy (by default [`Strategy::PosixSpawn`]) and
 /// falls back to [`Strategy::ForkExec`] when the request needs something `posix_spawn` cannot
 /// express, unless strict mode is on. Every [`Child`](crate::Child) and
-/// [`Outcome`](crate::Outcome) says which strategy ran.
+/// [`ChildOutcome`](crate::ChildOutcome) says which strategy ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[non_exhaustive]
 pub enum Strategy {

@@ -84,7 +84,8 @@
 //!
 //! # Platform-specific behavior
 //!
-//! `MADV_DONTFORK` is Linux-only; elsewhere guest memory is mapped the same way without it.
+//! Linux only, like `wrt-host-spawn`, on which every sandbox depends (it refuses to build for
+//! any other system). Guest memory and host buffers rely on Linux's `MADV_DONTFORK`.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![doc(test(attr(deny(warnings))))]

@@ -140,9 +140,4 @@ impl Sandbox {
         let outcome = instance.invoke(name, args)?;
         Ok(instance.into_report(outcome))
     }
-
-    /// The settings this sandbox was built with.
-    pub fn settings(&self) -> &SandboxBuilder {
-        &self.settings
-    }
 }

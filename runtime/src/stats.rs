@@ -3,7 +3,10 @@
 use std::time::Duration;
 
 /// Resource figures of one guest instance, returned in every [`crate::Report`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+///
+/// Serializes as the object `wrt run --stats=json` prints: the fields by name, with `gc_time`
+/// as `gc_seconds`, a number of seconds rounded to the microsecond.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct Stats {
     /// The most bytes of linear memory (all memories and the GC heap) the guest had at once.
@@ -23,5 +26,11 @@ pub struct Stats {
     /// Programs the guest started.
     pub spawns: u64,
     /// Time spent in those collections.
+    #[serde(rename = "gc_seconds", serialize_with = "seconds")]
     pub gc_time: Duration,
+}
+
+/// `duration` as seconds, rounded to the microsecond.
+fn seconds<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64((duration.as_secs_f64() * 1e6).round() / 1e6)
 }

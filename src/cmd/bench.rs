@@ -12,6 +12,8 @@ use wrt_bench::report::{self, JsonReport};
 use wrt_bench::{Bench, BufferGuest, BufferParams, Method, Params, SpawnParams, StartupParams, Strategy};
 use wrt_runtime::GcPolicy;
 
+use super::OnOff;
+
 /// Measure spawn, buffer and startup workloads against their floors
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
@@ -80,12 +82,6 @@ struct Common {
     /// Also run the Node.js baseline of each configuration (when `node` is on PATH)
     #[arg(long)]
     peers: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum OnOff {
-    On,
-    Off,
 }
 
 #[derive(Debug, Args)]

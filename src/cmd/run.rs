@@ -15,17 +15,12 @@ use wrt_runtime::{
 };
 
 use self::compat::WasmtimeOptions;
+use super::OnOff;
 
 /// Exit code for a trap, as `wasmtime run` (128 + SIGABRT).
 const EXIT_TRAP: u8 = 134;
 /// Exit code for a timeout, as `timeout(1)`.
 const EXIT_TIMEOUT: u8 = 124;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum OnOff {
-    On,
-    Off,
-}
 
 /// Run a WebAssembly module (WASI preview 1)
 #[derive(Debug, Args)]
@@ -259,11 +254,7 @@ impl RunArgs {
             anyhow::ensure!(!tuned, "`--gc off` takes no `--gc-young`, `--gc-soft-limit` or `--gc-growth`");
             return Ok(GcPolicy::disabled());
         }
-        Ok(GcPolicy::new(
-            self.gc_young.unwrap_or(GcPolicy::DEFAULT_YOUNG_TRIGGER),
-            self.gc_soft_limit.unwrap_or(GcPolicy::DEFAULT_SOFT_LIMIT),
-            self.gc_growth.unwrap_or(GcPolicy::DEFAULT_GROWTH_FACTOR),
-        )?)
+        Ok(GcPolicy::with_defaults(self.gc_young, self.gc_soft_limit, self.gc_growth)?)
     }
 
     /// The spawn policy and its companions from the flags.
@@ -390,17 +381,10 @@ fn with_hint(err: wrt_runtime::wasmtime::Error) -> anyhow::Error {
 fn print_stats(stats: &Stats, format: StatsFormat) {
     let gc_seconds = stats.gc_time.as_secs_f64();
     match format {
-        StatsFormat::Json => eprintln!(
-            "{{\"peak_linear_memory\":{},\"peak_external\":{},\"peak_buffer_memory\":{},\"final_external\":{},\
-             \"young_collections\":{},\"full_collections\":{},\"spawns\":{},\"gc_seconds\":{gc_seconds:.6}}}",
-            stats.peak_linear_memory,
-            stats.peak_external,
-            stats.peak_buffer_memory,
-            stats.final_external,
-            stats.young_collections,
-            stats.full_collections,
-            stats.spawns,
-        ),
+        StatsFormat::Json => match serde_json::to_string(stats) {
+            Ok(json) => eprintln!("{json}"),
+            Err(err) => eprintln!("wrt: failed to write the stats as JSON: {err}"),
+        },
         StatsFormat::Text => {
             let mib = |bytes: u64| format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20));
             eprintln!("wrt: stats: peak linear memory   {}", mib(stats.peak_linear_memory));

@@ -21,7 +21,7 @@ impl Child {
     ///
     /// One `poll` loop serves all three pipes, so large input and large output together never
     /// deadlock. Output past the limit is dropped and reported in
-    /// [`Outcome::truncated`](crate::Outcome::truncated); the closed pipe usually ends the
+    /// [`ChildOutcome::truncated`](crate::ChildOutcome::truncated); the closed pipe usually ends the
     /// child with `SIGPIPE`. If the child stops reading stdin early, the rest of `input` is
     /// discarded; if stdin is not piped, `input` is ignored. Streams that are not piped give
     /// empty vectors. At the deadline the child is

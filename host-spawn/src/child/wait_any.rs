@@ -8,7 +8,7 @@ use nix::poll::{PollFd, PollFlags, poll};
 
 use super::Child;
 use crate::error::WaitError;
-use crate::outcome::Outcome;
+use crate::outcome::ChildOutcome;
 use crate::registry::poll_timeout;
 
 /// How long to sleep between exit checks when a child has no pidfd (Linux < 5.3).
@@ -36,7 +36,10 @@ const NO_PIDFD_SLICE: Duration = Duration::from_millis(5);
 /// assert!(outcome.success());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn wait_any(children: &mut [&mut Child], timeout: Option<Duration>) -> Result<Option<(usize, Outcome)>, WaitError> {
+pub fn wait_any(
+    children: &mut [&mut Child],
+    timeout: Option<Duration>,
+) -> Result<Option<(usize, ChildOutcome)>, WaitError> {
     let until = timeout.and_then(|t| Instant::now().checked_add(t));
     loop {
         for (index, child) in children.iter_mut().enumerate() {

@@ -1,8 +1,12 @@
+use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::symlink;
+use std::path::Path;
 
 use super::*;
-use crate::error::PolicyFileError;
+use crate::command::Command;
+use crate::error::{Denial, PolicyFileError};
+use crate::resolve::resolve;
 
 fn canonical(program: &str) -> PathBuf {
     resolve(OsStr::new(program), &[PathBuf::from("/usr/bin"), PathBuf::from("/bin")]).unwrap()

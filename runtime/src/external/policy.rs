@@ -77,6 +77,26 @@ impl GcPolicy {
         Ok(Self { enabled: true, young_trigger, soft_limit, growth_factor, clamp: true })
     }
 
+    /// [`GcPolicy::new`] with the default for each value that is `None`
+    /// ([`GcPolicy::DEFAULT_YOUNG_TRIGGER`], [`GcPolicy::DEFAULT_SOFT_LIMIT`],
+    /// [`GcPolicy::DEFAULT_GROWTH_FACTOR`]): what `wrt run --gc-young … --gc-soft-limit …
+    /// --gc-growth …` asks for when only some of them are given.
+    ///
+    /// # Errors
+    ///
+    /// As [`GcPolicy::new`], for the values after the defaults are filled in.
+    pub fn with_defaults(
+        young_trigger: Option<u64>,
+        soft_limit: Option<u64>,
+        growth_factor: Option<f64>,
+    ) -> Result<Self, ConfigError> {
+        Self::new(
+            young_trigger.unwrap_or(Self::DEFAULT_YOUNG_TRIGGER),
+            soft_limit.unwrap_or(Self::DEFAULT_SOFT_LIMIT),
+            growth_factor.unwrap_or(Self::DEFAULT_GROWTH_FACTOR),
+        )
+    }
+
     /// A policy that never asks for young or soft-limit collections: only the hard limit
     /// collects. For comparison runs (`wrt run --gc off`).
     pub fn disabled() -> Self {
@@ -164,6 +184,16 @@ mod tests {
             let err = GcPolicy::new(y, s, f).unwrap_err();
             assert!(matches!(err, ConfigError::BadGcPolicy { .. }), "{y} {s} {f}: {err}");
         }
+    }
+
+    #[test]
+    fn with_defaults_fills_in_what_is_not_given_and_still_checks() {
+        assert_eq!(GcPolicy::with_defaults(None, None, None).unwrap(), GcPolicy::default());
+        let p = GcPolicy::with_defaults(Some(MIB), None, Some(3.0)).unwrap();
+        assert_eq!((p.young_trigger(), p.soft_limit(), p.growth_factor()), (MIB, 64 * MIB, 3.0));
+        // A young trigger above half the default soft limit is refused, as by `new`.
+        let err = GcPolicy::with_defaults(Some(33 * MIB), None, None).unwrap_err();
+        assert!(matches!(err, ConfigError::BadGcPolicy { .. }), "{err}");
     }
 
     #[test]

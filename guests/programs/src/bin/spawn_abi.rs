@@ -2,6 +2,7 @@
 //! pointers (OUT_OF_BOUNDS), malformed requests (INVALID_ARGUMENT, BAD_UTF8), bad handles
 //! (BAD_HANDLE), double close (NOT_PIPED), bad streams, signals and counts, and `last_error`'s
 //! truncation. Needs `true` and `cat`.
+#![allow(unsafe_code, reason = "calls the raw `wrt_v1` imports, with bad arguments on purpose")]
 use std::ffi::OsStr;
 use std::os::wasi::ffi::OsStrExt;
 
@@ -125,91 +126,138 @@ fn unsafe_spawn_at(ptr: i32, len: i32) -> i32 {
     unsafe { raw_spawn(ptr, len) }
 }
 
+// Safe wrappers of the imports `handles` calls. The host bounds-checks every pointer and length
+// against linear memory and writes only inside the range it is given; the callers pass ranges
+// in buffers they own and borrow for the call, or ranges outside memory, which the host
+// rejects without touching anything.
+
+fn wait(handle: i32, timeout_ms: i64, status_ptr: i32) -> i32 {
+    // SAFETY: see above; `status_ptr` is a 56-byte buffer of the caller's, or outside memory.
+    unsafe { raw_wait(handle, timeout_ms, status_ptr) }
+}
+
+fn wait_any(handles_ptr: i32, count: i32, timeout_ms: i64, status_ptr: i32) -> i32 {
+    // SAFETY: see above; the host only reads the handles and writes one status.
+    unsafe { raw_wait_any(handles_ptr, count, timeout_ms, status_ptr) }
+}
+
+fn read(handle: i32, stream: i32, ptr: i32, len: i32, flags: i32) -> i32 {
+    // SAFETY: see above; the host writes at most `len` bytes at `ptr`.
+    unsafe { raw_read(handle, stream, ptr, len, flags) }
+}
+
+fn write(handle: i32, ptr: i32, len: i32, flags: i32) -> i32 {
+    // SAFETY: see above; the host only reads `len` bytes at `ptr`.
+    unsafe { raw_write(handle, ptr, len, flags) }
+}
+
+fn close_stdin(handle: i32) -> i32 {
+    // SAFETY: takes no pointer.
+    unsafe { raw_close_stdin(handle) }
+}
+
+fn poll(handle: i32, interest: i32, timeout_ms: i64) -> i32 {
+    // SAFETY: takes no pointer.
+    unsafe { raw_poll(handle, interest, timeout_ms) }
+}
+
+fn kill(handle: i32, signal: i32) -> i32 {
+    // SAFETY: takes no pointer.
+    unsafe { raw_kill(handle, signal) }
+}
+
+fn release(handle: i32) -> i32 {
+    // SAFETY: takes no pointer.
+    unsafe { raw_release(handle) }
+}
+
+fn run(req_ptr: i32, req_len: i32, io_ptr: i32, status_ptr: i32) -> i32 {
+    // SAFETY: see above; the host reads the request and the io block, and writes into the
+    // output buffers the io block names and the status.
+    unsafe { raw_run(req_ptr, req_len, io_ptr, status_ptr) }
+}
+
 fn handles() {
     let mut status = [0u8; 56];
     let status_ptr = addr(status.as_mut_ptr());
     let mut buf = [0u8; 16];
     let buf_ptr = addr(buf.as_mut_ptr());
-    // SAFETY (every call below): pointers are either into `status`/`buf`, borrowed for the
-    // call and large enough, or outside memory, which the host rejects without touching it.
-    unsafe {
-        for bad in [0, -1, 12345] {
-            expect_code(raw_wait(bad, 0, status_ptr), ErrorCode::BadHandle, "wait on a bad handle");
-            expect_code(raw_read(bad, 1, buf_ptr, 16, 1), ErrorCode::BadHandle, "read");
-            expect_code(raw_write(bad, buf_ptr, 16, 1), ErrorCode::BadHandle, "write");
-            expect_code(raw_close_stdin(bad), ErrorCode::BadHandle, "close_stdin");
-            expect_code(raw_poll(bad, 15, 0), ErrorCode::BadHandle, "poll");
-            expect_code(raw_kill(bad, 9), ErrorCode::BadHandle, "kill");
-            expect_code(raw_release(bad), ErrorCode::BadHandle, "release");
-        }
-
-        // `cat` with stdin and stdout piped, stderr null.
-        let handle = spawn(&request(b"cat", &[], [1, 1, 0]));
-        assert!(handle > 0, "spawn cat: {handle} {}", last_error());
-        expect_code(raw_read(handle, 2, buf_ptr, 16, 1), ErrorCode::NotPiped, "read stderr (null)");
-        expect_code(raw_read(handle, 3, buf_ptr, 16, 1), ErrorCode::InvalidArgument, "read stream 3");
-        expect_code(raw_read(handle, 0, buf_ptr, 16, 1), ErrorCode::InvalidArgument, "read stream 0");
-        expect_code(raw_read(handle, 1, buf_ptr, 16, 1), ErrorCode::WouldBlock, "read with nothing there");
-        expect_code(raw_read(handle, 1, FAR, 16, 0), ErrorCode::OutOfBounds, "read into nowhere");
-        expect_code(raw_write(handle, FAR, 16, 0), ErrorCode::OutOfBounds, "write from nowhere");
-        expect_code(raw_wait(handle, 0, FAR), ErrorCode::OutOfBounds, "status outside memory");
-        expect_code(raw_wait(handle, 0, status_ptr), ErrorCode::Timeout, "wait on a running child");
-        expect_code(raw_kill(handle, 0), ErrorCode::InvalidArgument, "signal 0");
-        expect_code(raw_kill(handle, 32), ErrorCode::InvalidArgument, "signal 32");
-        let handles = [handle];
-        let handles_ptr = addr(handles.as_ptr());
-        expect_code(raw_wait_any(handles_ptr, 0, 0, status_ptr), ErrorCode::InvalidArgument, "wait_any of none");
-        expect_code(raw_wait_any(handles_ptr, 1025, 0, status_ptr), ErrorCode::InvalidArgument, "1025 handles");
-        expect_code(raw_wait_any(FAR, 1, 0, status_ptr), ErrorCode::OutOfBounds, "handles outside memory");
-        expect_code(raw_wait_any(handles_ptr, 1, 0, status_ptr), ErrorCode::Timeout, "wait_any on a running child");
-        let with_bad = [handle, 12345];
-        expect_code(
-            raw_wait_any(addr(with_bad.as_ptr()), 2, -1, status_ptr),
-            ErrorCode::BadHandle,
-            "a bad handle among good ones, before waiting",
-        );
-
-        assert_eq!(raw_write(handle, addr(b"ping".as_ptr()), 4, 0), 4, "write: {}", last_error());
-        assert_eq!(raw_close_stdin(handle), 0);
-        expect_code(raw_close_stdin(handle), ErrorCode::NotPiped, "close_stdin twice");
-        expect_code(raw_write(handle, buf_ptr, 1, 0), ErrorCode::NotPiped, "write after close");
-        let mut got = Vec::new();
-        loop {
-            let n = raw_read(handle, 1, buf_ptr, 16, 0);
-            assert!(n >= 0, "read: {n} {}", last_error());
-            if n == 0 {
-                break;
-            }
-            got.extend_from_slice(&buf[..n as usize]);
-        }
-        assert_eq!(got, b"ping");
-        assert_eq!(raw_wait(handle, -1, status_ptr), 0, "wait: {}", last_error());
-        assert_eq!(&status[..8], &[1, 0, 0, 0, 0, 0, 0, 0], "exited with 0");
-        assert_eq!(raw_wait(handle, 0, status_ptr), 0, "the status stays readable");
-        assert_eq!(raw_kill(handle, 9), 0, "killing an ended child");
-        assert_eq!(raw_release(handle), 0);
-        expect_code(raw_release(handle), ErrorCode::BadHandle, "release twice");
-        expect_code(raw_wait(handle, 0, status_ptr), ErrorCode::BadHandle, "wait after release");
-
-        // Handles are never reused.
-        let next = spawn(&request(b"true", &[], [0, 0, 0]));
-        assert!(next > handle, "handle {next} after {handle}");
-        assert_eq!(raw_release(next), 0);
-
-        // `run` with a bad io block or buffers, then a good one.
-        let req = request(b"cat", &[], [0, 0, 0]);
-        let (req_ptr, req_len) = (addr(req.as_ptr()), req.len() as i32);
-        expect_code(raw_run(req_ptr, req_len, FAR, status_ptr), ErrorCode::OutOfBounds, "run: io block");
-        let mut out = [0u8; 8];
-        let io = [addr(b"stdin bytes".as_ptr()), 11, addr(out.as_mut_ptr()), 8, FAR, 16];
-        expect_code(raw_run(req_ptr, req_len, addr(io.as_ptr()), status_ptr), ErrorCode::OutOfBounds, "run: stderr");
-        let io = [addr(b"stdin bytes".as_ptr()), 11, addr(out.as_mut_ptr()), 8, buf_ptr, 16];
-        assert_eq!(raw_run(req_ptr, req_len, addr(io.as_ptr()), status_ptr), 0, "run: {}", last_error());
-        assert_eq!(&out, b"stdin by", "captured up to the buffer's capacity");
-        assert_eq!(u32::from_le_bytes(status[8..12].try_into().unwrap()) & 0b110, 0b010, "stdout truncated");
-        assert_eq!(u32::from_le_bytes(status[48..52].try_into().unwrap()), 8, "bytes written to stdout");
-        assert_eq!(u32::from_le_bytes(status[52..56].try_into().unwrap()), 0, "bytes written to stderr");
+    for bad in [0, -1, 12345] {
+        expect_code(wait(bad, 0, status_ptr), ErrorCode::BadHandle, "wait on a bad handle");
+        expect_code(read(bad, 1, buf_ptr, 16, 1), ErrorCode::BadHandle, "read");
+        expect_code(write(bad, buf_ptr, 16, 1), ErrorCode::BadHandle, "write");
+        expect_code(close_stdin(bad), ErrorCode::BadHandle, "close_stdin");
+        expect_code(poll(bad, 15, 0), ErrorCode::BadHandle, "poll");
+        expect_code(kill(bad, 9), ErrorCode::BadHandle, "kill");
+        expect_code(release(bad), ErrorCode::BadHandle, "release");
     }
+
+    // `cat` with stdin and stdout piped, stderr null.
+    let handle = spawn(&request(b"cat", &[], [1, 1, 0]));
+    assert!(handle > 0, "spawn cat: {handle} {}", last_error());
+    expect_code(read(handle, 2, buf_ptr, 16, 1), ErrorCode::NotPiped, "read stderr (null)");
+    expect_code(read(handle, 3, buf_ptr, 16, 1), ErrorCode::InvalidArgument, "read stream 3");
+    expect_code(read(handle, 0, buf_ptr, 16, 1), ErrorCode::InvalidArgument, "read stream 0");
+    expect_code(read(handle, 1, buf_ptr, 16, 1), ErrorCode::WouldBlock, "read with nothing there");
+    expect_code(read(handle, 1, FAR, 16, 0), ErrorCode::OutOfBounds, "read into nowhere");
+    expect_code(write(handle, FAR, 16, 0), ErrorCode::OutOfBounds, "write from nowhere");
+    expect_code(wait(handle, 0, FAR), ErrorCode::OutOfBounds, "status outside memory");
+    expect_code(wait(handle, 0, status_ptr), ErrorCode::Timeout, "wait on a running child");
+    expect_code(kill(handle, 0), ErrorCode::InvalidArgument, "signal 0");
+    expect_code(kill(handle, 32), ErrorCode::InvalidArgument, "signal 32");
+    let handles = [handle];
+    let handles_ptr = addr(handles.as_ptr());
+    expect_code(wait_any(handles_ptr, 0, 0, status_ptr), ErrorCode::InvalidArgument, "wait_any of none");
+    expect_code(wait_any(handles_ptr, 1025, 0, status_ptr), ErrorCode::InvalidArgument, "1025 handles");
+    expect_code(wait_any(FAR, 1, 0, status_ptr), ErrorCode::OutOfBounds, "handles outside memory");
+    expect_code(wait_any(handles_ptr, 1, 0, status_ptr), ErrorCode::Timeout, "wait_any on a running child");
+    let with_bad = [handle, 12345];
+    expect_code(
+        wait_any(addr(with_bad.as_ptr()), 2, -1, status_ptr),
+        ErrorCode::BadHandle,
+        "a bad handle among good ones, before waiting",
+    );
+
+    assert_eq!(write(handle, addr(b"ping".as_ptr()), 4, 0), 4, "write: {}", last_error());
+    assert_eq!(close_stdin(handle), 0);
+    expect_code(close_stdin(handle), ErrorCode::NotPiped, "close_stdin twice");
+    expect_code(write(handle, buf_ptr, 1, 0), ErrorCode::NotPiped, "write after close");
+    let mut got = Vec::new();
+    loop {
+        let n = read(handle, 1, buf_ptr, 16, 0);
+        assert!(n >= 0, "read: {n} {}", last_error());
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n as usize]);
+    }
+    assert_eq!(got, b"ping");
+    assert_eq!(wait(handle, -1, status_ptr), 0, "wait: {}", last_error());
+    assert_eq!(&status[..8], &[1, 0, 0, 0, 0, 0, 0, 0], "exited with 0");
+    assert_eq!(wait(handle, 0, status_ptr), 0, "the status stays readable");
+    assert_eq!(kill(handle, 9), 0, "killing an ended child");
+    assert_eq!(release(handle), 0);
+    expect_code(release(handle), ErrorCode::BadHandle, "release twice");
+    expect_code(wait(handle, 0, status_ptr), ErrorCode::BadHandle, "wait after release");
+
+    // Handles are never reused.
+    let next = spawn(&request(b"true", &[], [0, 0, 0]));
+    assert!(next > handle, "handle {next} after {handle}");
+    assert_eq!(release(next), 0);
+
+    // `run` with a bad io block or buffers, then a good one.
+    let req = request(b"cat", &[], [0, 0, 0]);
+    let (req_ptr, req_len) = (addr(req.as_ptr()), req.len() as i32);
+    expect_code(run(req_ptr, req_len, FAR, status_ptr), ErrorCode::OutOfBounds, "run: io block");
+    let mut out = [0u8; 8];
+    let io = [addr(b"stdin bytes".as_ptr()), 11, addr(out.as_mut_ptr()), 8, FAR, 16];
+    expect_code(run(req_ptr, req_len, addr(io.as_ptr()), status_ptr), ErrorCode::OutOfBounds, "run: stderr");
+    let io = [addr(b"stdin bytes".as_ptr()), 11, addr(out.as_mut_ptr()), 8, buf_ptr, 16];
+    assert_eq!(run(req_ptr, req_len, addr(io.as_ptr()), status_ptr), 0, "run: {}", last_error());
+    assert_eq!(&out, b"stdin by", "captured up to the buffer's capacity");
+    assert_eq!(u32::from_le_bytes(status[8..12].try_into().unwrap()) & 0b110, 0b010, "stdout truncated");
+    assert_eq!(u32::from_le_bytes(status[48..52].try_into().unwrap()), 8, "bytes written to stdout");
+    assert_eq!(u32::from_le_bytes(status[52..56].try_into().unwrap()), 0, "bytes written to stderr");
 }
 
 fn last_error_truncates() {

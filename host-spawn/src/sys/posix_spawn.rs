@@ -1,0 +1,195 @@
+//! The default strategy: `posix_spawn` with RAII wrappers around its file actions and
+//! attributes.
+
+use std::ffi::{CStr, c_int};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, RawFd};
+
+use nix::errno::Errno;
+use nix::sys::signal::SigSet;
+use nix::unistd::Pid;
+
+use super::cvt_nz;
+use super::exec::{Exec, SpawnFailure};
+use super::probe::{addchdir_fn, addclosefrom_fn};
+use crate::error::SpawnStep;
+
+/// An initialised `posix_spawn_file_actions_t`, destroyed on drop.
+///
+/// The C object holds no pointer to itself (glibc, musl), so moving it is fine.
+struct FileActions(libc::posix_spawn_file_actions_t);
+
+impl FileActions {
+    /// See [posix_spawn_file_actions_init](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawn_file_actions_init.html).
+    #[doc(alias = "posix_spawn_file_actions_init")]
+    fn new() -> Result<Self, Errno> {
+        let mut actions = MaybeUninit::uninit();
+        // SAFETY: `init` writes an initialised object through the valid out-pointer.
+        cvt_nz(unsafe { libc::posix_spawn_file_actions_init(actions.as_mut_ptr()) })?;
+        // SAFETY: `init` returned 0, so `actions` is initialised.
+        Ok(Self(unsafe { actions.assume_init() }))
+    }
+
+    /// See [posix_spawn_file_actions_adddup2](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawn_file_actions_adddup2.html).
+    #[doc(alias = "posix_spawn_file_actions_adddup2")]
+    fn add_dup2(&mut self, fd: RawFd, target: RawFd) -> Result<(), Errno> {
+        // SAFETY: `self.0` was initialised by `new` and is borrowed exclusively.
+        cvt_nz(unsafe { libc::posix_spawn_file_actions_adddup2(&mut self.0, fd, target) })
+    }
+
+    /// See [posix_spawn_file_actions_addclose](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawn_file_actions_addclose.html).
+    /// glibc ignores a failing close of a descriptor that is not open.
+    #[doc(alias = "posix_spawn_file_actions_addclose")]
+    fn add_close(&mut self, fd: RawFd) -> Result<(), Errno> {
+        // SAFETY: `self.0` was initialised by `new` and is borrowed exclusively.
+        cvt_nz(unsafe { libc::posix_spawn_file_actions_addclose(&mut self.0, fd) })
+    }
+
+    /// `posix_spawn_file_actions_addchdir_np` (a GNU extension, standardised as
+    /// [posix_spawn_file_actions_addchdir](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawn_file_actions_addchdir.html)).
+    #[doc(alias = "posix_spawn_file_actions_addchdir_np")]
+    fn add_chdir(&mut self, dir: &CStr) -> Result<(), Errno> {
+        let add = addchdir_fn().ok_or(Errno::ENOSYS)?;
+        // SAFETY: `self.0` is initialised and borrowed exclusively; glibc copies `dir`.
+        cvt_nz(unsafe { add(&mut self.0, dir.as_ptr()) })
+    }
+
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34): close every fd ≥ `lowest`.
+    #[doc(alias = "posix_spawn_file_actions_addclosefrom_np")]
+    fn add_closefrom(&mut self, lowest: RawFd) -> Result<(), Errno> {
+        let add = addclosefrom_fn().ok_or(Errno::ENOSYS)?;
+        // SAFETY: `self.0` is initialised and borrowed exclusively.
+        cvt_nz(unsafe { add(&mut self.0, lowest) })
+    }
+}
+
+impl Drop for FileActions {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` was initialised by `new` and is destroyed exactly once.
+        unsafe { libc::posix_spawn_file_actions_destroy(&mut self.0) };
+    }
+}
+
+/// An initialised `posix_spawnattr_t`, destroyed on drop.
+struct SpawnAttr(libc::posix_spawnattr_t);
+
+impl SpawnAttr {
+    /// See [posix_spawnattr_init](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawnattr_init.html).
+    #[doc(alias = "posix_spawnattr_init")]
+    fn new() -> Result<Self, Errno> {
+        let mut attr = MaybeUninit::uninit();
+        // SAFETY: `init` writes an initialised object through the valid out-pointer.
+        cvt_nz(unsafe { libc::posix_spawnattr_init(attr.as_mut_ptr()) })?;
+        // SAFETY: `init` returned 0, so `attr` is initialised.
+        Ok(Self(unsafe { attr.assume_init() }))
+    }
+
+    /// See [posix_spawnattr_setflags](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawnattr_setflags.html).
+    #[doc(alias = "posix_spawnattr_setflags")]
+    fn set_flags(&mut self, flags: c_int) -> Result<(), Errno> {
+        let flags = libc::c_short::try_from(flags).map_err(|_| Errno::EINVAL)?;
+        // SAFETY: `self.0` is initialised and borrowed exclusively.
+        cvt_nz(unsafe { libc::posix_spawnattr_setflags(&mut self.0, flags) })
+    }
+
+    /// See [posix_spawnattr_setpgroup](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawnattr_setpgroup.html).
+    #[doc(alias = "posix_spawnattr_setpgroup")]
+    fn set_pgroup(&mut self, pgroup: libc::pid_t) -> Result<(), Errno> {
+        // SAFETY: `self.0` is initialised and borrowed exclusively.
+        cvt_nz(unsafe { libc::posix_spawnattr_setpgroup(&mut self.0, pgroup) })
+    }
+
+    /// See [posix_spawnattr_setsigmask](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawnattr_setsigmask.html).
+    #[doc(alias = "posix_spawnattr_setsigmask")]
+    fn set_sigmask(&mut self, mask: &SigSet) -> Result<(), Errno> {
+        // SAFETY: `self.0` is initialised and borrowed exclusively; `mask` is a valid set.
+        cvt_nz(unsafe { libc::posix_spawnattr_setsigmask(&mut self.0, mask.as_ref()) })
+    }
+
+    /// See [posix_spawnattr_setsigdefault](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawnattr_setsigdefault.html).
+    #[doc(alias = "posix_spawnattr_setsigdefault")]
+    fn set_sigdefault(&mut self, set: &libc::sigset_t) -> Result<(), Errno> {
+        // SAFETY: `self.0` is initialised and borrowed exclusively; `set` is a valid set.
+        cvt_nz(unsafe { libc::posix_spawnattr_setsigdefault(&mut self.0, set) })
+    }
+}
+
+impl Drop for SpawnAttr {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` was initialised by `new` and is destroyed exactly once.
+        unsafe { libc::posix_spawnattr_destroy(&mut self.0) };
+    }
+}
+
+/// A signal set with every bit set, including the signals glibc reserves for itself (32 and
+/// 33), which `sigfillset` leaves out.
+///
+/// glibc's `posix_spawn` sets each reserved signal that is not in the `SETSIGDEF` set to
+/// `SIG_IGN` in the child, and ignored signals survive `execve`; with every bit set, they are
+/// reset to `SIG_DFL` like all others.
+fn every_signal() -> libc::sigset_t {
+    let mut set = MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: `sigset_t` is a plain bit array: writing 0xff to all its bytes initialises it to
+    // a valid value, the full set.
+    unsafe {
+        set.as_mut_ptr().write_bytes(0xff, 1);
+        set.assume_init()
+    }
+}
+
+/// Starts `exec` with [posix_spawn](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawn.html):
+/// stdio by `dup2` file actions, every other fd closed, `chdir`, a new process group, an empty
+/// signal mask and every signal at its default disposition.
+///
+/// glibc ≥ 2.24 creates the child with `clone(CLONE_VM | CLONE_VFORK)` and reports a failed
+/// `execve` (or file action) as the return value.
+pub(crate) fn posix_spawn(exec: &Exec<'_>) -> Result<Pid, SpawnFailure> {
+    let setup = SpawnFailure::at(SpawnStep::Setup);
+    let mut actions = FileActions::new().map_err(setup)?;
+    for (target, fd) in (0..).zip(exec.stdio) {
+        if let Some(fd) = fd {
+            debug_assert!(fd.as_raw_fd() > 2, "stdio sources must not collide with 0, 1, 2");
+            actions.add_dup2(fd.as_raw_fd(), target).map_err(SpawnFailure::at(SpawnStep::Stdio))?;
+        }
+    }
+    let close_fds = SpawnFailure::at(SpawnStep::CloseFds);
+    match exec.fd {
+        None => actions.add_closefrom(3).map_err(close_fds)?,
+        // Keep the program's descriptor for the exec of `/proc/self/fd/N`: it is close-on-exec,
+        // so the kernel closes it once it has opened the program, and the child still sees
+        // only 0, 1 and 2.
+        Some(fd) => {
+            let keep = fd.as_raw_fd();
+            for other in 3..keep {
+                actions.add_close(other).map_err(close_fds)?;
+            }
+            actions.add_closefrom(keep + 1).map_err(close_fds)?;
+        }
+    }
+    actions.add_chdir(exec.cwd).map_err(SpawnFailure::at(SpawnStep::Chdir))?;
+
+    let mut attr = SpawnAttr::new().map_err(setup)?;
+    attr.set_flags(libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF)
+        .map_err(setup)?;
+    attr.set_pgroup(0).map_err(setup)?;
+    attr.set_sigmask(&SigSet::empty()).map_err(setup)?;
+    attr.set_sigdefault(&every_signal()).map_err(setup)?;
+
+    let mut pid = MaybeUninit::<libc::pid_t>::uninit();
+    // SAFETY: every pointer is valid for the call: `pid` is an out-parameter, `path` is
+    // NUL-terminated, `actions` and `attr` are initialised, and `argv`/`envp` are
+    // NULL-terminated arrays of NUL-terminated strings that outlive the call.
+    let ret = unsafe {
+        libc::posix_spawn(
+            pid.as_mut_ptr(),
+            exec.path.as_ptr(),
+            &actions.0,
+            &attr.0,
+            exec.argv.as_ptr().cast(),
+            exec.envp.as_ptr().cast(),
+        )
+    };
+    cvt_nz(ret).map_err(SpawnFailure::at(SpawnStep::Spawn))?;
+    // SAFETY: posix_spawn returned 0, so it stored the child's pid.
+    Ok(Pid::from_raw(unsafe { pid.assume_init() }))
+}
