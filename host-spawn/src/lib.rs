@@ -75,10 +75,6 @@ pub use self::error::{
 pub use self::escape::{SHOWN_BYTES, Shown};
 pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};
 pub use self::limits::Rlimits;
-/// The old name of [`ChildOutcome`], kept only until the runtime's ABI layer imports the new
-/// one; it will go. Named `Outcome`, it was confused with `wrt_runtime::Outcome`, a guest's end.
-#[doc(hidden)]
-pub use self::outcome::ChildOutcome as Outcome;
 pub use self::outcome::{ChildOutcome, ExitStatus, Output, ResourceUsage, Truncated};
 pub use self::pin::Sha256;
 pub use self::policy::{DEFAULT_SEARCH_PATH, Explanation, Policy, PolicyReport, PolicyWarning, ProgramRule};

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use wrt_host_spawn::{Child, Outcome, RateLimit, SpawnError, Spawner, Verdict, error_chain};
+use wrt_host_spawn::{Child, ChildOutcome, RateLimit, SpawnError, Spawner, Verdict, error_chain};
 
 use super::handles::Handles;
 use wrt_abi::ErrorCode;
@@ -63,7 +63,7 @@ impl std::fmt::Debug for DenialReporting {
 pub(crate) struct ChildEntry {
     pub(crate) child: Child,
     /// Its outcome, once it has been reaped.
-    pub(crate) outcome: Option<Outcome>,
+    pub(crate) outcome: Option<ChildOutcome>,
 }
 
 pub(crate) struct SpawnState {

@@ -1,14 +1,14 @@
 //! The status record `wait` and `run` write (docs/abi.md, "Status record"), from a host-spawn
-//! [`Outcome`]; the layout is `wrt-abi`'s.
+//! [`ChildOutcome`]; the layout is `wrt-abi`'s.
 
 use wrt_abi::status::{
     EXITED, FLAG_STDERR_TRUNCATED, FLAG_STDOUT_TRUNCATED, FLAG_TIMED_OUT, RUN_STATUS_LEN, SIGNALED, STATUS_LEN,
     StatusRecord,
 };
-use wrt_host_spawn::{ExitStatus, Outcome};
+use wrt_host_spawn::{ChildOutcome, ExitStatus};
 
 /// The record of `outcome`.
-fn record(outcome: &Outcome) -> StatusRecord {
+fn record(outcome: &ChildOutcome) -> StatusRecord {
     let (how, value) = match outcome.status {
         ExitStatus::Exited(code) => (EXITED, code),
         ExitStatus::Signaled { signal, .. } => (SIGNALED, signal),
@@ -30,11 +30,11 @@ fn record(outcome: &Outcome) -> StatusRecord {
 }
 
 /// Encodes the record `wait` and `wait_any` write.
-pub(crate) fn encode(outcome: &Outcome) -> [u8; STATUS_LEN] {
+pub(crate) fn encode(outcome: &ChildOutcome) -> [u8; STATUS_LEN] {
     record(outcome).encode()
 }
 
 /// Encodes the record `run` writes: the status plus the bytes written to each buffer.
-pub(crate) fn encode_run(outcome: &Outcome, stdout_len: u32, stderr_len: u32) -> [u8; RUN_STATUS_LEN] {
+pub(crate) fn encode_run(outcome: &ChildOutcome, stdout_len: u32, stderr_len: u32) -> [u8; RUN_STATUS_LEN] {
     record(outcome).encode_run(stdout_len, stderr_len)
 }
