@@ -5,23 +5,11 @@ use std::time::{Duration, Instant};
 
 use wrt_host_spawn::{Command, Policy, Spawner};
 
-use crate::{lock, proc_stat};
+use crate::{lock, proc_stat, read_pid};
 
 fn spawner() -> Spawner {
     let policy = Policy::deny_all().allow_program("sh").timeout(Some(Duration::from_secs(60)));
     Spawner::new(policy).unwrap()
-}
-
-/// Reads the pid the script printed with `echo $!`.
-fn read_pid(child: &mut wrt_host_spawn::Child) -> u32 {
-    let mut line = Vec::new();
-    let mut buf = [0u8; 64];
-    while !line.ends_with(b"\n") {
-        let n = child.read_stdout(&mut buf).unwrap();
-        assert_ne!(n, 0, "stdout ended before a pid");
-        line.extend_from_slice(&buf[..n]);
-    }
-    String::from_utf8(line).unwrap().trim().parse().unwrap()
 }
 
 /// Whether `pid` is still alive (not a zombie) after up to 2 s (signals are asynchronous).

@@ -52,6 +52,18 @@ impl LogBuffer {
     }
 }
 
+/// Reads the first line of a child's stdout: a pid the script printed with `echo $!`.
+pub fn read_pid(child: &mut wrt_host_spawn::Child) -> u32 {
+    let mut line = Vec::new();
+    let mut buf = [0u8; 64];
+    while !line.ends_with(b"\n") {
+        let n = child.read_stdout(&mut buf).unwrap();
+        assert_ne!(n, 0, "stdout ended before a pid");
+        line.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8(line).unwrap().trim().parse().unwrap()
+}
+
 /// Held by every test that spawns, signals or counts fds (as nix's `FORK_MTX`).
 pub static SPAWN_LOCK: Mutex<()> = Mutex::new(());
 

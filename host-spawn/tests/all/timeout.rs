@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use wrt_host_spawn::{Command, ExitStatus, Interest, Policy, ProgramRule, ReadError, Signal, Spawner, wait_any};
 
-use crate::{is_reaped, lock, proc_stat, survivors};
+use crate::{is_reaped, lock, proc_stat, read_pid, survivors};
 
 fn spawner(grace: Duration) -> Spawner {
     let policy = Policy::deny_all()
@@ -13,18 +13,6 @@ fn spawner(grace: Duration) -> Spawner {
         .timeout(Some(Duration::from_secs(60)))
         .kill_grace(grace);
     Spawner::new(policy).unwrap()
-}
-
-/// Reads the first line of stdout (a grandchild's pid printed by `echo $!`).
-fn read_pid(child: &mut wrt_host_spawn::Child) -> u32 {
-    let mut line = Vec::new();
-    let mut buf = [0u8; 64];
-    while !line.ends_with(b"\n") {
-        let n = child.read_stdout(&mut buf).unwrap();
-        assert_ne!(n, 0, "stdout ended before a pid");
-        line.extend_from_slice(&buf[..n]);
-    }
-    String::from_utf8(line).unwrap().trim().parse().unwrap()
 }
 
 #[test]
