@@ -564,12 +564,34 @@ impl Spawner {
     ///
     /// Writing the audit record failed.
     pub fn audit_malformed(&self, program: &[u8], reason: &str) -> io::Result<()> {
+        self.audit_unspawned(program, Decision::Error, |program| {
+            format!("invalid request to spawn `{program}`: {reason}")
+        })
+    }
+
+    /// Writes the audit record of a valid request that the embedder refused before the spawner
+    /// saw it (the guest ABI, when the guest holds every handle it may), so that every request
+    /// leaves a record. `program` is written escaped and capped at 256 characters.
+    ///
+    /// # Errors
+    ///
+    /// Writing the audit record failed.
+    pub fn audit_refused(&self, program: &[u8], reason: &str) -> io::Result<()> {
+        self.audit_unspawned(program, Decision::Deny, |program| format!("cannot spawn `{program}`: {reason}"))
+    }
+
+    fn audit_unspawned(
+        &self,
+        program: &[u8],
+        decision: Decision,
+        reason: impl FnOnce(&str) -> String,
+    ) -> io::Result<()> {
         let program = shown(std::ffi::OsStr::from_bytes(program));
         let record = DecisionRecord {
             time: Timestamp::now(),
             event: "decision",
-            decision: Decision::Error,
-            reason: format!("invalid request to spawn `{program}`: {reason}"),
+            decision,
+            reason: reason(&program),
             argv: vec![program.clone()],
             program,
             path: None,

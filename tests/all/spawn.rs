@@ -236,7 +236,16 @@ fn spawn_handle_limit() {
     // Exit records name the pid only: one for each of the 1025 programs that ran, no more.
     let log = std::fs::read_to_string(&audit).unwrap();
     assert_eq!(log.lines().filter(|l| l.contains("\"event\":\"exit\"")).count(), 1025);
-    assert_eq!(log.lines().count(), 2 * 1025);
+    // The refusal leaves its own record, as every request does: a denial that started nothing.
+    let refused: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &serde_json::Value| r["decision"] == "deny")
+        .collect();
+    assert_eq!(refused.len(), 1, "{log}");
+    assert!(refused[0]["reason"].as_str().unwrap().contains("1024 handles are live"), "{}", refused[0]);
+    assert_eq!(refused[0]["pid"], serde_json::Value::Null);
+    assert_eq!(log.lines().count(), 2 * 1025 + 1);
 }
 
 #[test]

@@ -67,10 +67,10 @@ pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i
         // Every check that can refuse the spawn comes before the program starts: the handle here,
         // then the policy, the concurrency limit and the descriptor budget in the spawner.
         if !state.spawn.children.has_room(MAX_LIVE_HANDLES) {
-            let message = format!(
-                "cannot spawn `{}`: {MAX_LIVE_HANDLES} handles are live, or every handle was used; release one first",
-                request.program
-            );
+            let reason = format!("{MAX_LIVE_HANDLES} handles are live, or every handle was used; release one first");
+            // The request fails either way; a failed audit write cannot make it fail harder.
+            let _ = state.spawn.spawner.audit_refused(request.program.as_bytes(), &reason);
+            let message = format!("cannot spawn `{}`: {reason}", request.program);
             return Ok(state.spawn.fail(ErrorCode::NoMemory, message));
         }
         let command = to_command(&request, state, false);
