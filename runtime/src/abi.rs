@@ -7,7 +7,7 @@ macro_rules! try_code {
     ($state:expr, $result:expr, $($msg:tt)+) => {
         match $result {
             Ok(value) => value,
-            Err(code) => return Ok($state.spawn.fail(code, format!($($msg)+))),
+            Err(code) => return Ok($state.fail(code, format!($($msg)+))),
         }
     };
 }
@@ -18,7 +18,7 @@ macro_rules! try_request {
     ($state:expr, $program:expr, $result:expr, $($msg:tt)+) => {
         match $result {
             Ok(value) => value,
-            Err(code) => return Ok($state.spawn.fail_request(code, $program, format!($($msg)+))),
+            Err(code) => return Ok($state.fail_request(code, $program, format!($($msg)+))),
         }
     };
 }
@@ -26,10 +26,12 @@ macro_rules! try_request {
 pub(crate) mod buffers;
 pub(crate) mod handles;
 pub(crate) mod host;
+mod last_error;
 pub(crate) mod memory;
-pub mod request;
+#[cfg(test)]
+mod request;
 pub(crate) mod spawn_state;
 pub(crate) mod status;
 
 /// The import module name of the ABI.
-pub const MODULE: &str = "wrt_v1";
+pub(crate) const MODULE: &str = "wrt_v1";

@@ -6,4 +6,5 @@
 pub(crate) mod accountant;
 pub(crate) mod buffer;
 pub(crate) mod collector;
+pub(crate) mod error;
 pub(crate) mod policy;

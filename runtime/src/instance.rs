@@ -84,7 +84,8 @@ impl Instance {
         let accountant = Accountant::new(settings.gc_policy.clone());
         let external = ExternalState::new(accountant, settings.dontfork);
         let limiter = Limiter::new(settings.max_memory, Arc::clone(&external.pool));
-        let state = GuestState { wasi, limiter, deadline: None, spawn, external, wasi_poll: None };
+        let state =
+            GuestState { wasi, limiter, deadline: None, spawn, last_error: String::new(), external, wasi_poll: None };
         let mut store = Store::new(&sandbox.engine, state);
         store.limiter(|state| &mut state.limiter);
         if settings.timeout.is_some() {

@@ -90,7 +90,7 @@
 #![deny(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
-pub mod abi;
+mod abi;
 mod builder;
 mod cache;
 mod deadline;

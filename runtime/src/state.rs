@@ -22,6 +22,8 @@ pub(crate) struct GuestState {
     pub(crate) deadline: Option<Instant>,
     /// The guest's children and spawner (the `wrt_v1` ABI).
     pub(crate) spawn: SpawnState,
+    /// The message of the guest's last failed `wrt_v1` call, which `last_error` returns.
+    pub(crate) last_error: String,
     /// The guest's host buffers and their accountant.
     pub(crate) external: ExternalState,
     /// WASI's own `poll_oneoff`, which the deadline-aware wrapper calls (with a timeout only).

@@ -10,6 +10,7 @@ use super::host::{NONBLOCK, check_read_args, guest_memory, read_child, write_chi
 use super::memory;
 use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer};
 use crate::external::collector::{self, Room};
+use crate::external::error::AllocError;
 use crate::state::GuestState;
 use wrt_abi::ErrorCode;
 
@@ -51,7 +52,7 @@ fn unsigned(value: i32) -> usize {
 fn view_of(state: &mut GuestState, handle: i32) -> std::result::Result<BufferView, i32> {
     match state.external.buffers.get(handle) {
         Ok(view) => Ok(view.clone()),
-        Err(code) => Err(state.spawn.fail(code, format!("`{handle}` is not a buffer handle"))),
+        Err(code) => Err(state.fail(code, format!("`{handle}` is not a buffer handle"))),
     }
 }
 
@@ -64,7 +65,7 @@ fn view_of_ref(
         .and_then(|r| r.data(&*caller).ok().flatten())
         .and_then(|data| data.downcast_ref::<RefBuffer>())
         .map(|b| b.view.clone());
-    view.ok_or_else(|| caller.data_mut().spawn.fail(ErrorCode::BadHandle, "the reference is null or not a wrt buffer"))
+    view.ok_or_else(|| caller.data_mut().fail(ErrorCode::BadHandle, "the reference is null or not a wrt buffer"))
 }
 
 /// The guest's memory and the range `ptr..ptr+len` of it.
@@ -77,7 +78,7 @@ fn memory_range(
     let (data, state) = memory.data_and_store_mut(&mut *caller);
     match memory::range(data.len(), ptr, len) {
         Ok(range) => Ok((memory, range)),
-        Err(code) => Err(state.spawn.fail(code, format!("bytes {ptr:#x}+{len:#x} are outside linear memory"))),
+        Err(code) => Err(state.fail(code, format!("bytes {ptr:#x}+{len:#x} are outside linear memory"))),
     }
 }
 
@@ -99,7 +100,7 @@ fn new_from_memory(
     let mut save = |caller: &mut Caller<'_, GuestState>| saved = Some(memory.data(&*caller)[range.clone()].to_vec());
     let (storage, room) = match collector::allocate(caller, range.len(), handle, range.len() as u64, &mut save)? {
         Ok(allocated) => allocated,
-        Err(ret) => return Ok(Err(ret)),
+        Err(err) => return Ok(Err(refused(caller.data_mut(), &err))),
     };
     let view = BufferView::new(storage);
     match &saved {
@@ -116,11 +117,14 @@ fn new_zeroed(
     len: i32,
     handle: bool,
 ) -> Result<std::result::Result<(BufferView, Room), i32>> {
-    Ok(collector::allocate(caller, unsigned(len), handle, 0, &mut |_| {})?.map(|(storage, room)| {
-        let view = BufferView::new(storage);
-        view.zero();
-        (view, room)
-    }))
+    match collector::allocate(caller, unsigned(len), handle, 0, &mut |_| {})? {
+        Ok((storage, room)) => {
+            let view = BufferView::new(storage);
+            view.zero();
+            Ok(Ok((view, room)))
+        }
+        Err(err) => Ok(Err(refused(caller.data_mut(), &err))),
+    }
 }
 
 /// Stores a new buffer under a handle, then runs the collection its allocation asked for.
@@ -134,11 +138,21 @@ fn insert_new(caller: &mut Caller<'_, GuestState>, made: std::result::Result<(Bu
     Ok(handle)
 }
 
+/// Records why a buffer was refused and returns its code: `INVALID_ARGUMENT` for a buffer over
+/// the 1 GiB maximum, `NO_MEMORY` otherwise.
+fn refused(state: &mut GuestState, err: &AllocError) -> i32 {
+    let code = match err {
+        AllocError::TooLarge { .. } => ErrorCode::InvalidArgument,
+        AllocError::NoRoom { .. } | AllocError::MapFailed { .. } => ErrorCode::NoMemory,
+    };
+    state.fail(code, err.to_string())
+}
+
 /// Stores `view` under a new handle.
 fn insert(state: &mut GuestState, view: BufferView) -> i32 {
     match state.external.buffers.insert(view) {
         Ok(handle) => handle,
-        Err(code) => state.spawn.fail(code, "too many buffer handles"),
+        Err(code) => state.fail(code, "too many buffer handles"),
     }
 }
 
@@ -165,9 +179,7 @@ fn read_view(caller: &mut Caller<'_, GuestState>, view: &BufferView, offset: i32
     let (data, state) = memory.data_and_store_mut(&mut *caller);
     let offset = unsigned(offset);
     if offset > view.len() {
-        return state
-            .spawn
-            .fail(ErrorCode::OutOfRange, format!("offset {offset} is past the buffer's {} bytes", view.len()));
+        return state.fail(ErrorCode::OutOfRange, format!("offset {offset} is past the buffer's {} bytes", view.len()));
     }
     let n = range.len().min(view.len() - offset);
     view.read(offset, &mut data[range.start..range.start + n]);
@@ -184,7 +196,7 @@ fn write_view(caller: &mut Caller<'_, GuestState>, view: &BufferView, offset: i3
     let offset = unsigned(offset);
     if !view.contains(offset, range.len()) {
         let message = format!("{} bytes at offset {offset} do not fit the buffer's {} bytes", range.len(), view.len());
-        return state.spawn.fail(ErrorCode::OutOfRange, message);
+        return state.fail(ErrorCode::OutOfRange, message);
     }
     view.write(offset, &data[range.clone()]);
     range.len() as i32
@@ -212,12 +224,12 @@ fn buffer_slice(mut caller: Caller<'_, GuestState>, buf: i32, start: i32, end: i
     let (start, end) = (unsigned(start), unsigned(end));
     let Some(slice) = view.slice(start, end) else {
         let message = format!("slice {start}..{end} is not inside the buffer's {} bytes", view.len());
-        return Ok(caller.data_mut().spawn.fail(ErrorCode::OutOfRange, message));
+        return Ok(caller.data_mut().fail(ErrorCode::OutOfRange, message));
     };
     // A slice needs no memory, only a handle: at the handle limit, collections may free some.
     let room = match collector::reserve(&mut caller, None, true, 0, &mut |_| {})? {
         Ok(room) => room,
-        Err(ret) => return Ok(ret),
+        Err(err) => return Ok(refused(caller.data_mut(), &err)),
     };
     let handle = insert(caller.data_mut(), slice);
     room.finish(&mut caller)?;
@@ -295,7 +307,7 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
     let (data, state) = memory.data_and_store_mut(&mut caller);
     let count = count as u32;
     if count > MAX_PARTS {
-        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("{count} parts: at most {MAX_PARTS}")));
+        return Ok(state.fail(ErrorCode::InvalidArgument, format!("{count} parts: at most {MAX_PARTS}")));
     }
     let table = try_code!(
         state,
@@ -314,11 +326,11 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
                 "part {i}: bytes {ptr:#x}+{len:#x} are outside linear memory"
             ))
         } else if ptr != 0 || len != 0 {
-            return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("part {i}: reserved fields are not 0")));
+            return Ok(state.fail(ErrorCode::InvalidArgument, format!("part {i}: reserved fields are not 0")));
         } else {
             match state.external.buffers.get(handle) {
                 Ok(view) => Part::Buffer(view.clone()),
-                Err(code) => return Ok(state.spawn.fail(code, format!("part {i}: `{handle}` is not a buffer handle"))),
+                Err(code) => return Ok(state.fail(code, format!("part {i}: `{handle}` is not a buffer handle"))),
             }
         };
         total = total.saturating_add(match &part {
@@ -328,9 +340,7 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
         parts.push(part);
     }
     if total > MAX_BUFFER {
-        return Ok(state
-            .spawn
-            .fail(ErrorCode::InvalidArgument, format!("the parts add up to {total} bytes, over 1 GiB")));
+        return Ok(state.fail(ErrorCode::InvalidArgument, format!("the parts add up to {total} bytes, over 1 GiB")));
     }
     // The parts' bytes are copied before any guest code runs: views are shared (a release in the
     // guest's collector cannot free them), and the linear memory the parts name is saved, once
@@ -340,7 +350,7 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
     let mut save = |caller: &mut Caller<'_, GuestState>| sources.save(memory.data(&*caller));
     let (view, room) = match collector::allocate(&mut caller, total, true, save_len, &mut save)? {
         Ok((storage, room)) => (BufferView::new(storage), room),
-        Err(ret) => return Ok(ret),
+        Err(err) => return Ok(refused(caller.data_mut(), &err)),
     };
     let data = memory.data(&caller);
     let mut at = 0;
@@ -365,7 +375,7 @@ fn buffer_release(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
     let state = caller.data_mut();
     match state.external.buffers.remove(buf) {
         Ok(_) => Ok(0),
-        Err(code) => Ok(state.spawn.fail(code, format!("`{buf}` is not a buffer handle"))),
+        Err(code) => Ok(state.fail(code, format!("`{buf}` is not a buffer handle"))),
     }
 }
 
@@ -377,16 +387,16 @@ fn read_buffer(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, max
     let max_len = max_len as u32;
     if !(1..=MAX_READ).contains(&max_len) {
         let message = format!("max_len {max_len} is not between 1 and {MAX_READ}");
-        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, message));
+        return Ok(state.fail(ErrorCode::InvalidArgument, message));
     }
     if state.spawn.children.get_mut(handle).is_err() {
-        return Ok(state.spawn.fail(ErrorCode::BadHandle, format!("`{handle}` is not a handle")));
+        return Ok(state.fail(ErrorCode::BadHandle, format!("`{handle}` is not a handle")));
     }
     // Make room first, so that bytes taken from the child always become a buffer.
     let chunk = max_len.min(MAX_CHUNK) as usize;
     let room = match collector::reserve(&mut caller, Some(chunk), true, 0, &mut |_| {})? {
         Ok(room) => room,
-        Err(ret) => return Ok(ret),
+        Err(err) => return Ok(refused(caller.data_mut(), &err)),
     };
     let state = caller.data_mut();
     let mut scratch = std::mem::take(&mut state.external.scratch);
@@ -397,11 +407,14 @@ fn read_buffer(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, max
     let made = match read {
         Ok(n) if n > 0 => {
             let n = n as usize;
-            collector::new_storage(state, n).map(|storage| {
-                let view = BufferView::new(storage);
-                view.write(0, &scratch[..n]);
-                (view, room)
-            })
+            match collector::new_storage(state, n) {
+                Ok(storage) => {
+                    let view = BufferView::new(storage);
+                    view.write(0, &scratch[..n]);
+                    Ok((view, room))
+                }
+                Err(err) => Err(refused(state, &err)),
+            }
         }
         Ok(n) => {
             state.external.scratch = scratch;
@@ -419,7 +432,7 @@ fn read_buffer(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, max
 fn write_buffer(mut caller: Caller<'_, GuestState>, handle: i32, buf: i32, offset: i32, flags: i32) -> Result<i32> {
     let state = caller.data_mut();
     if flags & !NONBLOCK != 0 {
-        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("unknown write flags {flags:#x}")));
+        return Ok(state.fail(ErrorCode::InvalidArgument, format!("unknown write flags {flags:#x}")));
     }
     let view = match view_of(state, buf) {
         Ok(view) => view,
@@ -428,18 +441,16 @@ fn write_buffer(mut caller: Caller<'_, GuestState>, handle: i32, buf: i32, offse
     let offset = unsigned(offset);
     if offset > view.len() {
         let message = format!("offset {offset} is past the buffer's {} bytes", view.len());
-        return Ok(state.spawn.fail(ErrorCode::OutOfRange, message));
+        return Ok(state.fail(ErrorCode::OutOfRange, message));
     }
     if state.spawn.children.get_mut(handle).is_err() {
-        return Ok(state.spawn.fail(ErrorCode::BadHandle, format!("`{handle}` is not a handle")));
+        return Ok(state.fail(ErrorCode::BadHandle, format!("`{handle}` is not a handle")));
     }
     if offset == view.len() {
         return Ok(0);
     }
     // The closure reaches the child's pipe and the spawn state, never a buffer.
-    let deadline = state.deadline;
-    let spawn = &mut state.spawn;
-    view.with_bytes(offset, |bytes| write_child(spawn, deadline, handle, flags, bytes))
+    view.with_bytes(offset, |bytes| write_child(state, handle, flags, bytes))
 }
 
 /// Wraps `view` in a new `externref`, or records `NO_MEMORY` when wasmtime's GC heap is full.
@@ -448,7 +459,7 @@ fn new_ref(caller: &mut Caller<'_, GuestState>, view: BufferView) -> Result<Ref>
     match ExternRef::new(&mut *caller, RefBuffer::new(view, &ledger)) {
         Ok(r) => Ok(Some(r)),
         Err(err) if err.is::<GcHeapOutOfMemory<RefBuffer>>() => {
-            caller.data_mut().spawn.fail(ErrorCode::NoMemory, "wasmtime's GC heap is full");
+            caller.data_mut().fail(ErrorCode::NoMemory, "wasmtime's GC heap is full");
             Ok(None)
         }
         Err(err) => Err(err),
@@ -509,7 +520,7 @@ fn ref_copy(mut caller: Caller<'_, GuestState>, dst: Ref, offset: i32, src: Ref)
     let offset = unsigned(offset);
     if !dst.contains(offset, src.len()) {
         let message = format!("{} bytes at offset {offset} do not fit the buffer's {} bytes", src.len(), dst.len());
-        return Ok(caller.data_mut().spawn.fail(ErrorCode::OutOfRange, message));
+        return Ok(caller.data_mut().fail(ErrorCode::OutOfRange, message));
     }
     dst.copy_from(offset, &src);
     Ok(src.len() as i32)

@@ -3,8 +3,8 @@
 //! The only traps are the sandbox's own deadline passing while the guest waits.
 //!
 //! One file per concept: [`spawn`] (`spawn`, `run`), [`io`] (`write`, `close_stdin`, `read`,
-//! `poll`), [`wait`] (`wait`, `wait_any`), [`control`] (`kill`, `release`); `last_error` and the
-//! helpers every host function shares live here.
+//! `poll`), [`wait`] (`wait`, `wait_any`), [`control`] (`kill`, `release`), and
+//! `last_error` in `abi::last_error`; the helpers every host function shares live here.
 
 mod control;
 mod io;
@@ -21,7 +21,6 @@ pub(super) use self::io::{check_read_args, read_child, write_child};
 use self::io::{close_stdin, poll, read, write};
 use self::spawn::{run, spawn};
 use self::wait::{wait, wait_any};
-use super::memory;
 use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
 
@@ -43,7 +42,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
     linker.func_wrap(m, "kill", kill)?;
     linker.func_wrap(m, "release", release)?;
     linker.func_wrap(m, "run", run)?;
-    linker.func_wrap(m, "last_error", last_error)?;
+    linker.func_wrap(m, "last_error", super::last_error::last_error)?;
     super::buffers::add_to_linker(linker)?;
     Ok(())
 }
@@ -52,7 +51,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
 pub(super) fn guest_memory(caller: &mut Caller<'_, GuestState>) -> std::result::Result<Memory, i32> {
     match caller.get_export("memory").and_then(|e| e.into_memory()) {
         Some(memory) => Ok(memory),
-        None => Err(caller.data_mut().spawn.fail(ErrorCode::OutOfBounds, "the guest exports no `memory`")),
+        None => Err(caller.data_mut().fail(ErrorCode::OutOfBounds, "the guest exports no `memory`")),
     }
 }
 
@@ -92,17 +91,4 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
-}
-
-fn last_error(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> Result<i32> {
-    with_memory(&mut caller, |data, state| {
-        let message = state.spawn.last_error.as_bytes();
-        let buf = match memory::slice_mut(data, ptr, len) {
-            Ok(buf) => buf,
-            Err(code) => return Ok(code.to_return()),
-        };
-        let n = message.len().min(buf.len());
-        buf[..n].copy_from_slice(&message[..n]);
-        Ok(i32::try_from(message.len()).unwrap_or(i32::MAX))
-    })
 }

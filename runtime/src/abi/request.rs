@@ -1,11 +1,9 @@
-//! The spawn request of the guest ABI (docs/abi.md, "The spawn request"): defined, encoded and
-//! decoded by `wrt-abi`; the host functions decode it with [`decode`], which treats every byte
-//! as hostile.
+//! Tests of the spawn request's decoder (docs/abi.md, "The spawn request"). The request is
+//! defined, encoded and decoded by `wrt-abi`, whose own workspace builds for wasm32; the host
+//! functions decode every request with `wrt_abi::request::decode`, so the host's tests hold
+//! that decoder to treating every byte as hostile.
 
-pub use wrt_abi::request::{MAX_REQUEST_LEN, SpawnRequest, StdioMode, decode, encode, program_bytes};
+pub(super) use wrt_abi::ErrorCode;
+pub(super) use wrt_abi::request::{MAX_REQUEST_LEN, SpawnRequest, StdioMode, decode, encode, program_bytes};
 
-#[cfg(test)]
-use wrt_abi::ErrorCode;
-
-#[cfg(test)]
 mod tests;

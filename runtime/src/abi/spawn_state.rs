@@ -7,6 +7,7 @@ use std::time::Instant;
 use wrt_host_spawn::{Child, ChildOutcome, RateLimit, SpawnError, Spawner, Verdict, error_chain};
 
 use super::handles::Handles;
+use crate::state::GuestState;
 use wrt_abi::ErrorCode;
 
 /// A spawn the policy denied, as reported to [`crate::SandboxBuilder::on_spawn_denied`].
@@ -69,7 +70,6 @@ pub(crate) struct ChildEntry {
 pub(crate) struct SpawnState {
     pub(crate) spawner: Spawner,
     pub(crate) children: Handles<ChildEntry>,
-    pub(crate) last_error: String,
     pub(crate) denials: DenialReporting,
     pub(crate) guest: String,
     /// Whether the sandbox's stdin, stdout and stderr are the host's own, so a child may
@@ -81,26 +81,11 @@ pub(crate) struct SpawnState {
 
 impl SpawnState {
     pub(crate) fn new(spawner: Spawner, denials: DenialReporting, guest: String, inherit: [bool; 3]) -> Self {
-        Self { spawner, children: Handles::default(), last_error: String::new(), denials, guest, inherit, spawns: 0 }
+        Self { spawner, children: Handles::default(), denials, guest, inherit, spawns: 0 }
     }
 
-    /// Records `message` as the last error and returns `code` as a host function's result.
-    pub(crate) fn fail(&mut self, code: ErrorCode, message: impl Into<String>) -> i32 {
-        self.last_error = message.into();
-        code.to_return()
-    }
-
-    /// Fails a spawn request that never reached the spawner (outside linear memory, or
-    /// malformed): like [`SpawnState::fail`], and writes its audit record, so that every
-    /// request leaves one. `program` is the program's bytes as far as they could be read.
-    pub(crate) fn fail_request(&mut self, code: ErrorCode, program: &[u8], message: String) -> i32 {
-        // The request fails either way; a failed audit write cannot make it fail harder.
-        let _ = self.spawner.audit_malformed(program, &message);
-        self.fail(code, message)
-    }
-
-    /// Maps a spawn error to its code, records its message, and reports denials.
-    pub(crate) fn spawn_failed(&mut self, program: &str, err: &SpawnError) -> i32 {
+    /// Maps a spawn error to its code and message, and reports denials.
+    pub(crate) fn spawn_error(&mut self, program: &str, err: &SpawnError) -> (ErrorCode, String) {
         let code = match err {
             SpawnError::InvalidRequest { .. } => ErrorCode::InvalidArgument,
             SpawnError::Denied { .. } => ErrorCode::Denied,
@@ -133,6 +118,15 @@ impl SpawnState {
                 message = format!("{message}; {hint}");
             }
         }
+        (code, message)
+    }
+}
+
+impl GuestState {
+    /// Fails a spawn the spawner refused or could not start: records [`SpawnState::spawn_error`]'s
+    /// message and returns its code.
+    pub(crate) fn fail_spawn(&mut self, program: &str, err: &SpawnError) -> i32 {
+        let (code, message) = self.spawn.spawn_error(program, err);
         self.fail(code, message)
     }
 }

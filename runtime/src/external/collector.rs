@@ -14,8 +14,8 @@ use wasmtime::{AsContextMut, Caller, TypedFunc};
 
 use super::accountant::Kind;
 use super::buffer::{MAX_BUFFER, Storage};
+use super::error::{AllocError, Shortfall};
 use crate::state::GuestState;
-use wrt_abi::ErrorCode;
 use wrt_abi::consts::MAX_LIVE_BUFFERS;
 
 /// The export a guest with its own collector provides (docs/abi.md, "Collections").
@@ -114,8 +114,7 @@ impl Room {
 /// the copy fits the room left now, and the buffer is made only when it fits beside the copy.
 /// A request that could not fit even if every buffer were freed (`len + save_len` over the
 /// limit less linear memory and tables) fails at once, before anything is saved or collected.
-/// `Ok(Err(ret))` is `-NO_MEMORY` (or `-INVALID_ARGUMENT` for a buffer over 1 GiB), recorded
-/// as the last error.
+/// `Ok(Err(_))` says why the buffer was refused; the ABI layer maps it to the guest's code.
 ///
 /// # Errors
 ///
@@ -126,11 +125,10 @@ pub(crate) fn reserve(
     handle: bool,
     save_len: u64,
     save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
-) -> wasmtime::Result<Result<Room, i32>> {
+) -> wasmtime::Result<Result<Room, AllocError>> {
     let bytes = len.unwrap_or(0);
     if bytes > MAX_BUFFER {
-        let message = format!("a buffer of {bytes} bytes is larger than the 1 GiB maximum");
-        return Ok(Err(caller.data_mut().spawn.fail(ErrorCode::InvalidArgument, message)));
+        return Ok(Err(AllocError::TooLarge { bytes }));
     }
     let pending = match len {
         Some(len) => caller.data_mut().external.accountant.before_alloc(len as u64),
@@ -156,39 +154,23 @@ pub(crate) fn reserve(
         }
         let live = state.external.accountant.ledger.live();
         let footprint = state.external.pool.footprint();
-        let fail = |state: &mut GuestState, what: String| {
-            let message = format!("cannot allocate {what} (after {full_collections} full collections)");
-            Err(state.spawn.fail(ErrorCode::NoMemory, message))
-        };
+        let refuse = |shortfall| Ok(Err(AllocError::NoRoom { shortfall, full_collections }));
+        let collectable = full_collections < 2 && !state.external.accountant.collecting;
         if !handles_left {
-            if full_collections == 2 || state.external.accountant.collecting || !can_collect(caller) {
-                let what = format!("a buffer handle: {MAX_LIVE_BUFFERS} are live, or every buffer handle was used");
-                return Ok(fail(caller.data_mut(), what));
+            if !collectable || !can_collect(caller) {
+                return refuse(Shortfall::Handles { max: MAX_LIVE_BUFFERS });
             }
         } else {
             // Even with every buffer freed, the buffer and its saved sources must fit.
             let ceiling = ceiling(state);
             if (bytes as u64).saturating_add(save_len) > ceiling {
-                let what = format!(
-                    "{bytes} bytes: with {save_len} bytes of linear memory saved during a collection, that is more \
-                     than the {ceiling} bytes the memory limit leaves beside linear memory"
-                );
-                return Ok(fail(state, what));
+                return refuse(Shortfall::OverCeiling { bytes, save_len, ceiling });
             }
             if full_collections == 0 && save_len > room {
-                let what = format!(
-                    "{bytes} bytes: {live} bytes of buffers are live ({footprint} with the host's blocks), and the \
-                     {save_len} bytes of linear memory to save before a collection do not fit the {room} bytes left \
-                     under the memory limit"
-                );
-                return Ok(fail(state, what));
+                return refuse(Shortfall::SaveDoesNotFit { bytes, live, footprint, save_len, room });
             }
-            if full_collections == 2 || state.external.accountant.collecting || !can_collect(caller) {
-                let what = format!(
-                    "{bytes} bytes: {live} bytes of buffers are live ({footprint} with the host's blocks) and {room} \
-                     bytes are left under the memory limit"
-                );
-                return Ok(fail(caller.data_mut(), what));
+            if !collectable || !can_collect(caller) {
+                return refuse(Shortfall::Full { bytes, live, footprint, room });
             }
         }
         if full_collections == 0 {
@@ -212,7 +194,7 @@ pub(crate) fn allocate(
     handle: bool,
     save_len: u64,
     save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
-) -> wasmtime::Result<Result<(Storage, Room), i32>> {
+) -> wasmtime::Result<Result<(Storage, Room), AllocError>> {
     let room = match reserve(caller, Some(len), handle, save_len, save)? {
         Ok(room) => room,
         Err(ret) => return Ok(Err(ret)),
@@ -221,13 +203,17 @@ pub(crate) fn allocate(
 }
 
 /// A storage of `len` bytes charged to the guest, without any collection (room was reserved).
-pub(crate) fn new_storage(state: &mut GuestState, len: usize) -> Result<Storage, i32> {
+///
+/// # Errors
+///
+/// [`AllocError::MapFailed`] when the host cannot map the bytes.
+pub(crate) fn new_storage(state: &mut GuestState, len: usize) -> Result<Storage, AllocError> {
     let external = &mut state.external;
     match Storage::new(&external.pool, &external.accountant.ledger, len) {
         Some(storage) => {
             external.accountant.allocated(len as u64);
             Ok(storage)
         }
-        None => Err(state.spawn.fail(ErrorCode::NoMemory, format!("the host could not map {len} bytes"))),
+        None => Err(AllocError::MapFailed { len }),
     }
 }

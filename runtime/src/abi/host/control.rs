@@ -12,9 +12,9 @@ pub(super) fn kill(mut caller: Caller<'_, GuestState>, handle: i32, signal: i32)
     let signal = match Signal::try_from(signal) {
         Ok(signal) if (1..=31).contains(&(signal as i32)) => signal,
         _ => {
-            return Ok(state
-                .spawn
-                .fail(ErrorCode::InvalidArgument, format!("`{signal}` is not a signal number from 1 to 31")));
+            return Ok(
+                state.fail(ErrorCode::InvalidArgument, format!("`{signal}` is not a signal number from 1 to 31"))
+            );
         }
     };
     let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
@@ -23,7 +23,7 @@ pub(super) fn kill(mut caller: Caller<'_, GuestState>, handle: i32, signal: i32)
     }
     match entry.child.kill(signal) {
         Ok(()) => Ok(0),
-        Err(err) => Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+        Err(err) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
     }
 }
 

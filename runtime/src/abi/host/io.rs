@@ -9,7 +9,6 @@ use wrt_abi::consts::{INTEREST_ALL, INTEREST_EXITED, INTEREST_STDERR, INTEREST_S
 use wrt_host_spawn::{Child, Interest, ReadError, WriteError, error_chain};
 
 use super::super::memory;
-use super::super::spawn_state::SpawnState;
 use super::{NONBLOCK, Result, check_deadline, earliest, until, with_memory};
 use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
@@ -67,26 +66,21 @@ fn read_error(err: &ReadError) -> ErrorCode {
 pub(super) fn write(mut caller: Caller<'_, GuestState>, handle: i32, ptr: i32, len: i32, flags: i32) -> Result<i32> {
     with_memory(&mut caller, |data, state| {
         if flags & !NONBLOCK != 0 {
-            return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("unknown write flags {flags:#x}")));
+            return Ok(state.fail(ErrorCode::InvalidArgument, format!("unknown write flags {flags:#x}")));
         }
         let bytes =
             try_code!(state, memory::slice(data, ptr, len), "write buffer {ptr:#x}+{len:#x} is outside linear memory");
-        write_child(&mut state.spawn, state.deadline, handle, flags, bytes)
+        write_child(state, handle, flags, bytes)
     })
 }
 
 /// Writes `bytes` to the stdin of the child behind `handle` (`flags` checked by the caller):
 /// the count written, or an error return.
-pub(in crate::abi) fn write_child(
-    spawn: &mut SpawnState,
-    deadline: Option<Instant>,
-    handle: i32,
-    flags: i32,
-    bytes: &[u8],
-) -> Result<i32> {
-    let entry = match spawn.children.get_mut(handle) {
+pub(in crate::abi) fn write_child(state: &mut GuestState, handle: i32, flags: i32, bytes: &[u8]) -> Result<i32> {
+    let deadline = state.deadline;
+    let entry = match state.spawn.children.get_mut(handle) {
         Ok(entry) => entry,
-        Err(code) => return Ok(spawn.fail(code, format!("`{handle}` is not a handle"))),
+        Err(code) => return Ok(state.fail(code, format!("`{handle}` is not a handle"))),
     };
     let stdin = Interest { stdin: true, ..Interest::default() };
     let result = if flags & NONBLOCK != 0 {
@@ -103,8 +97,8 @@ pub(in crate::abi) fn write_child(
     }
     match result {
         Ok(n) => Ok(i32::try_from(n).unwrap_or(i32::MAX)),
-        Err(Blocked::Op(err)) => Ok(spawn.fail(write_error(&err), error_chain(&err))),
-        Err(Blocked::Poll(err)) => Ok(spawn.fail(ErrorCode::Io, error_chain(&err))),
+        Err(Blocked::Op(err)) => Ok(state.fail(write_error(&err), error_chain(&err))),
+        Err(Blocked::Poll(err)) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
         Err(Blocked::Deadline) => Err(DeadlineExceeded.into()),
     }
 }
@@ -113,7 +107,7 @@ pub(super) fn close_stdin(mut caller: Caller<'_, GuestState>, handle: i32) -> Re
     let state = caller.data_mut();
     let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
     if !entry.child.has_stdin() {
-        return Ok(state.spawn.fail(ErrorCode::NotPiped, "stdin is not piped or already closed"));
+        return Ok(state.fail(ErrorCode::NotPiped, "stdin is not piped or already closed"));
     }
     entry.child.close_stdin();
     Ok(0)
@@ -143,7 +137,7 @@ pub(super) fn read(
 /// Checks the stream and flags of a read.
 pub(in crate::abi) fn check_read_args(state: &mut GuestState, stream: i32, flags: i32) -> std::result::Result<(), i32> {
     if flags & !NONBLOCK != 0 || !(1..=2).contains(&stream) {
-        return Err(state.spawn.fail(ErrorCode::InvalidArgument, format!("bad stream {stream} or flags {flags:#x}")));
+        return Err(state.fail(ErrorCode::InvalidArgument, format!("bad stream {stream} or flags {flags:#x}")));
     }
     Ok(())
 }
@@ -181,8 +175,8 @@ pub(in crate::abi) fn read_child(
     check_deadline(state)?;
     match result {
         Ok(n) => Ok(i32::try_from(n).unwrap_or(i32::MAX)),
-        Err(Blocked::Op(err)) => Ok(state.spawn.fail(read_error(&err), error_chain(&err))),
-        Err(Blocked::Poll(err)) => Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+        Err(Blocked::Op(err)) => Ok(state.fail(read_error(&err), error_chain(&err))),
+        Err(Blocked::Poll(err)) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
         Err(Blocked::Deadline) => Err(DeadlineExceeded.into()),
     }
 }
@@ -190,7 +184,7 @@ pub(in crate::abi) fn read_child(
 pub(super) fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i32, timeout_ms: i64) -> Result<i32> {
     let state = caller.data_mut();
     if interest as u32 & !INTEREST_ALL != 0 || interest == 0 {
-        return Ok(state.spawn.fail(ErrorCode::InvalidArgument, format!("bad poll interest {interest:#x}")));
+        return Ok(state.fail(ErrorCode::InvalidArgument, format!("bad poll interest {interest:#x}")));
     }
     let user_deadline = until(timeout_ms);
     let deadline = earliest(user_deadline, state.deadline);
@@ -209,7 +203,7 @@ pub(super) fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i3
         } else {
             match entry.child.poll(streams, Some(Duration::ZERO)) {
                 Ok(ready) => ready,
-                Err(err) => return Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+                Err(err) => return Ok(state.fail(ErrorCode::Io, error_chain(&err))),
             }
         };
         ready.exit = wanted.exit;
@@ -217,7 +211,7 @@ pub(super) fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i3
     } else {
         match entry.child.poll(wanted, deadline.map(|d| d.saturating_duration_since(Instant::now()))) {
             Ok(ready) => ready,
-            Err(err) => return Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+            Err(err) => return Ok(state.fail(ErrorCode::Io, error_chain(&err))),
         }
     };
     let bit = |set: bool, bit: u32| if set { bit } else { 0 };

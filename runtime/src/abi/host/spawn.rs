@@ -71,7 +71,7 @@ pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i
             // The request fails either way; a failed audit write cannot make it fail harder.
             let _ = state.spawn.spawner.audit_refused(request.program.as_bytes(), &reason);
             let message = format!("cannot spawn `{}`: {reason}", request.program);
-            return Ok(state.spawn.fail(ErrorCode::NoMemory, message));
+            return Ok(state.fail(ErrorCode::NoMemory, message));
         }
         let command = to_command(&request, state, false);
         match state.spawn.spawner.spawn(&command) {
@@ -84,7 +84,7 @@ pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i
                 );
                 Ok(handle)
             }
-            Err(err) => Ok(state.spawn.spawn_failed(&request.program, &err)),
+            Err(err) => Ok(state.fail_spawn(&request.program, &err)),
         }
     })
 }
@@ -148,9 +148,9 @@ pub(super) fn run(
         let output = match state.spawn.spawner.output(&command, Some(stdin)) {
             Ok(output) => output,
             Err(wrt_host_spawn::OutputError::Spawn(err)) => {
-                return Ok(state.spawn.spawn_failed(&request.program, &err));
+                return Ok(state.fail_spawn(&request.program, &err));
             }
-            Err(err) => return Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+            Err(err) => return Ok(state.fail(ErrorCode::Io, error_chain(&err))),
         };
         state.spawn.spawns += 1;
         let mut outcome = output.outcome;

@@ -48,9 +48,9 @@ pub(super) fn wait(mut caller: Caller<'_, GuestState>, handle: i32, timeout_ms: 
             }
             Ok(false) => {
                 check_deadline(state)?;
-                Ok(state.spawn.fail(ErrorCode::Timeout, format!("child `{handle}` is still running")))
+                Ok(state.fail(ErrorCode::Timeout, format!("child `{handle}` is still running")))
             }
-            Err(err) => Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+            Err(err) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
         }
     })
 }
@@ -65,7 +65,6 @@ pub(super) fn wait_any(
     with_memory(&mut caller, |data, state| {
         if !(1..=MAX_WAIT_ANY).contains(&count) {
             return Ok(state
-                .spawn
                 .fail(ErrorCode::InvalidArgument, format!("wait_any takes 1 to {MAX_WAIT_ANY} handles, not {count}")));
         }
         let bytes = try_code!(
@@ -82,7 +81,7 @@ pub(super) fn wait_any(
         let deadline = earliest(until(timeout_ms), state.deadline);
         let entries = match state.spawn.children.get_many_mut(&handles) {
             Ok(entries) => entries,
-            Err(bad) => return Ok(state.spawn.fail(ErrorCode::BadHandle, format!("`{bad}` is not a handle"))),
+            Err(bad) => return Ok(state.fail(ErrorCode::BadHandle, format!("`{bad}` is not a handle"))),
         };
         let (indexes, mut children): (Vec<usize>, Vec<&mut Child>) =
             entries.into_iter().map(|(index, entry)| (index, &mut entry.child)).unzip();
@@ -101,9 +100,9 @@ pub(super) fn wait_any(
             }
             Ok(None) => {
                 check_deadline(state)?;
-                Ok(state.spawn.fail(ErrorCode::Timeout, "no child ended before the timeout"))
+                Ok(state.fail(ErrorCode::Timeout, "no child ended before the timeout"))
             }
-            Err(err) => Ok(state.spawn.fail(ErrorCode::Io, error_chain(&err))),
+            Err(err) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
         }
     })
 }

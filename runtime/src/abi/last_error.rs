@@ -1,0 +1,41 @@
+//! The guest's last error: every failing `wrt_v1` call records a message beside the code it
+//! returns, and the `last_error` host function copies that message out (docs/abi.md, "Errors").
+
+use wasmtime::Caller;
+use wrt_abi::ErrorCode;
+
+use super::host::with_memory;
+use super::memory;
+use crate::state::GuestState;
+
+impl GuestState {
+    /// Records `message` as the last error and returns `code` as a host function's result.
+    pub(crate) fn fail(&mut self, code: ErrorCode, message: impl Into<String>) -> i32 {
+        self.last_error = message.into();
+        code.to_return()
+    }
+
+    /// Fails a spawn request that never reached the spawner (outside linear memory, or
+    /// malformed): like [`GuestState::fail`], and writes its audit record, so that every
+    /// request leaves one. `program` is the program's bytes as far as they could be read.
+    pub(crate) fn fail_request(&mut self, code: ErrorCode, program: &[u8], message: String) -> i32 {
+        // The request fails either way; a failed audit write cannot make it fail harder.
+        let _ = self.spawn.spawner.audit_malformed(program, &message);
+        self.fail(code, message)
+    }
+}
+
+/// `last_error(ptr, len)`: copies up to `len` bytes of the last error's message to `ptr` and
+/// returns the message's whole length.
+pub(super) fn last_error(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> wasmtime::Result<i32> {
+    with_memory(&mut caller, |data, state| {
+        let message = state.last_error.as_bytes();
+        let buf = match memory::slice_mut(data, ptr, len) {
+            Ok(buf) => buf,
+            Err(code) => return Ok(code.to_return()),
+        };
+        let n = message.len().min(buf.len());
+        buf[..n].copy_from_slice(&message[..n]);
+        Ok(i32::try_from(message.len()).unwrap_or(i32::MAX))
+    })
+}
