@@ -220,7 +220,7 @@ fn node_version() -> Option<String> {
 /// `node --trace-gc script` with `env`, checked for exit code 0; returns the run, its JSON
 /// line, and the numbers of Scavenges (young) and Mark-Compacts (full) it traced.
 fn run_node(script: &str, env: &[(&str, String)]) -> (ChildRun, Value, u64, u64) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers").join(script);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-engine/peers").join(script);
     let mut cmd = Command::new("node");
     cmd.arg("--trace-gc").arg(&path);
     for (name, value) in env {

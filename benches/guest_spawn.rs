@@ -3,7 +3,7 @@
 //! spawn+wait while it holds 600 MiB of written host buffers (external memory), beside the floor
 //! (a bare `posix_spawn` + `waitpid` from the host process holding the same memory) in the same
 //! run; and, when `node` is on PATH, Node spawning from a process that holds a touched
-//! WebAssembly.Memory of the same size (`benches/peers/spawn_heap.js`).
+//! WebAssembly.Memory of the same size (`bench-engine/peers/spawn_heap.js`).
 
 use std::ffi::CString;
 use std::hint::black_box;
@@ -113,7 +113,7 @@ fn node_peer() {
     if std::env::args().any(|a| a == "--test") {
         return;
     }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/peers/spawn_heap.js");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/bench-engine/peers/spawn_heap.js");
     for mib in HEAPS_MIB {
         let out = Command::new("node")
             .arg(script)

@@ -1,5 +1,5 @@
 //! The Node.js peers (`--peers`): the same workloads run by `node` in the same run, from the
-//! scripts in `benches/peers/` (built into the binary), when `node` is on PATH.
+//! scripts in `bench-engine/peers/` (built into the binary), when `node` is on PATH.
 
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::BenchError;
 use crate::params::Params;
 
-const SPAWN_HEAP: &str = include_str!("../../benches/peers/spawn_heap.js");
-const READABLE_BURST: &str = include_str!("../../benches/peers/readable_burst.js");
+const SPAWN_HEAP: &str = include_str!("../peers/spawn_heap.js");
+const READABLE_BURST: &str = include_str!("../peers/readable_burst.js");
 
 const MIB: u64 = 1 << 20;
 
