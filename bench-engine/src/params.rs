@@ -1,8 +1,11 @@
-//! The parameters of each workload, settable by name (`--compare 'KEY=VALUE'`).
+//! The parameters of each workload: typed [`Setting`]s (what `wrt bench`'s flags give), a grid
+//! of configurations from lists of them ([`Params::grid`]), and the one parser of the strings a
+//! user types as `--compare 'KEY=VALUE'` ([`Params::apply`]).
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+pub use wrt_runtime::wrt_host_spawn::Strategy;
 
 /// A parameter that could not be set.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -33,19 +36,10 @@ pub enum ParamError {
     },
 }
 
-/// How host programs are started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Strategy {
-    /// `posix_spawn` (`CLONE_VM | CLONE_VFORK`).
-    PosixSpawn,
-    /// `fork` + `exec`.
-    ForkExec,
-}
-
 /// What the guest does for each spawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Method {
     /// `spawn` then `wait`.
     Spawn,
@@ -55,9 +49,21 @@ pub enum Method {
     Shell,
 }
 
+impl Method {
+    /// The spawn guest's export that does this, `n` times.
+    pub fn export(self) -> &'static str {
+        match self {
+            Method::Spawn => "spawn_wait",
+            Method::Run => "run_capture",
+            Method::Shell => "sh_exec",
+        }
+    }
+}
+
 /// Which guest runs the buffer workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BufferGuest {
     /// Rust with the SDK's `Buffer` (released on drop).
     Rust,
@@ -77,6 +83,7 @@ pub struct SpawnParams {
     /// Live host buffers, bytes.
     pub external: u64,
     /// How programs start.
+    #[serde(serialize_with = "serialize_strategy")]
     pub strategy: Strategy,
     /// Whether guest memory is `MADV_DONTFORK`.
     pub dontfork: bool,
@@ -127,11 +134,7 @@ fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
 }
 
 fn parse_n(key: &str, value: &str) -> Result<u32, ParamError> {
-    match value.parse::<u32>() {
-        Ok(0) => Err(bad(key, value, "must be at least 1")),
-        Ok(n) => Ok(n),
-        Err(e) => Err(bad(key, value, e.to_string())),
-    }
+    value.parse::<u32>().map_err(|e| bad(key, value, e.to_string()))
 }
 
 /// A size with a unit, or a number of bytes: parameters print sizes as bytes (`heap=1048576`).
@@ -147,6 +150,85 @@ fn parse_on_off(key: &str, value: &str) -> Result<bool, ParamError> {
     }
 }
 
+/// The name of a strategy as `--strategy` and `strategy=` spell it.
+pub fn strategy_name(strategy: Strategy) -> &'static str {
+    match strategy {
+        Strategy::PosixSpawn => "posix-spawn",
+        Strategy::ForkExec => "fork-exec",
+        other => other.as_str(),
+    }
+}
+
+fn serialize_strategy<S: Serializer>(strategy: &Strategy, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(strategy_name(*strategy))
+}
+
+/// One typed value of one parameter: what a flag of `wrt bench <workload>` gives, or what
+/// [`Params::apply`] parses from `KEY=VALUE`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Setting {
+    /// `n` (every workload): operations per run, at least 1.
+    N(u32),
+    /// `heap` (spawn): touched guest linear memory, bytes.
+    Heap(u64),
+    /// `external` (spawn): live host buffers, bytes.
+    External(u64),
+    /// `strategy` (spawn).
+    Strategy(Strategy),
+    /// `dontfork` (spawn): `on` is true.
+    Dontfork(bool),
+    /// `method` (spawn).
+    Method(Method),
+    /// `body-size` (buffer): bytes, 1 to 64 MiB.
+    BodySize(u64),
+    /// `guest` (buffer).
+    Guest(BufferGuest),
+    /// `gc` (buffer): `on` is true.
+    Gc(bool),
+    /// `gc-young` (buffer): bytes.
+    GcYoung(u64),
+    /// `gc-soft-limit` (buffer): bytes.
+    GcSoftLimit(u64),
+    /// `gc-growth` (buffer).
+    GcGrowth(f64),
+}
+
+impl Setting {
+    /// The key of this setting, as the flag is spelled without `--` (`n` for `-n`).
+    pub fn key(&self) -> &'static str {
+        match self {
+            Setting::N(_) => "n",
+            Setting::Heap(_) => "heap",
+            Setting::External(_) => "external",
+            Setting::Strategy(_) => "strategy",
+            Setting::Dontfork(_) => "dontfork",
+            Setting::Method(_) => "method",
+            Setting::BodySize(_) => "body-size",
+            Setting::Guest(_) => "guest",
+            Setting::Gc(_) => "gc",
+            Setting::GcYoung(_) => "gc-young",
+            Setting::GcSoftLimit(_) => "gc-soft-limit",
+            Setting::GcGrowth(_) => "gc-growth",
+        }
+    }
+
+    /// The value as [`Params::apply`] would take it back.
+    fn value(&self) -> String {
+        let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
+        match *self {
+            Setting::N(n) => n.to_string(),
+            Setting::Heap(b) | Setting::External(b) | Setting::BodySize(b) => size(b),
+            Setting::GcYoung(b) | Setting::GcSoftLimit(b) => size(b),
+            Setting::Strategy(s) => strategy_name(s).to_owned(),
+            Setting::Dontfork(b) | Setting::Gc(b) => on_off(b),
+            Setting::Method(m) => name(&m),
+            Setting::Guest(g) => name(&g),
+            Setting::GcGrowth(f) => f.to_string(),
+        }
+    }
+}
+
 impl Params {
     /// The workload's name, as in `wrt bench <name>`.
     pub fn workload(&self) -> &'static str {
@@ -157,7 +239,7 @@ impl Params {
         }
     }
 
-    /// The keys [`Params::set`] knows for this workload.
+    /// The keys [`Params::apply`] knows for this workload.
     pub fn keys(&self) -> &'static [&'static str] {
         match self {
             Params::Spawn(_) => &["n", "heap", "external", "strategy", "dontfork", "method"],
@@ -166,74 +248,115 @@ impl Params {
         }
     }
 
-    /// Sets the parameter `key` (as the flag is spelled, without `--`) to `value`.
+    fn unknown(&self, key: &str) -> ParamError {
+        ParamError::UnknownKey { workload: self.workload(), key: key.to_owned(), known: self.keys().join(", ") }
+    }
+
+    /// Parses `value` for the parameter `key` of this workload (as the flag is spelled,
+    /// without `--`). This is the only parser of parameter strings.
     ///
     /// # Errors
     ///
     /// An unknown key, or a value that does not parse.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+    pub fn parse(&self, key: &str, value: &str) -> Result<Setting, ParamError> {
         // `-n`'s long name in `wrt bench <workload> --help`.
-        let key = match (&*self, key) {
+        let key = match (self, key) {
             (Params::Spawn(_), "spawns") | (Params::Buffer(_), "iterations") | (Params::Startup(_), "processes") => "n",
             _ => key,
         };
-        let unknown = |p: &Params| ParamError::UnknownKey {
-            workload: p.workload(),
-            key: key.to_owned(),
-            known: p.keys().join(", "),
+        if !self.keys().contains(&key) {
+            return Err(self.unknown(key));
+        }
+        let setting = match key {
+            "n" => Setting::N(parse_n(key, value)?),
+            "heap" => Setting::Heap(parse_size(key, value)?),
+            "external" => Setting::External(parse_size(key, value)?),
+            "strategy" => Setting::Strategy(match value {
+                "posix-spawn" => Strategy::PosixSpawn,
+                "fork-exec" => Strategy::ForkExec,
+                _ => return Err(bad(key, value, "expected `posix-spawn` or `fork-exec`")),
+            }),
+            "dontfork" => Setting::Dontfork(parse_on_off(key, value)?),
+            "method" => Setting::Method(match value {
+                "spawn" => Method::Spawn,
+                "run" => Method::Run,
+                "shell" => Method::Shell,
+                _ => return Err(bad(key, value, "expected `spawn`, `run` or `shell`")),
+            }),
+            "body-size" => Setting::BodySize(parse_size(key, value)?),
+            "guest" => Setting::Guest(match value {
+                "rust" => BufferGuest::Rust,
+                "assemblyscript" => BufferGuest::Assemblyscript,
+                "externref" => BufferGuest::Externref,
+                _ => return Err(bad(key, value, "expected `rust`, `assemblyscript` or `externref`")),
+            }),
+            "gc" => Setting::Gc(parse_on_off(key, value)?),
+            "gc-young" => Setting::GcYoung(parse_size(key, value)?),
+            "gc-soft-limit" => Setting::GcSoftLimit(parse_size(key, value)?),
+            "gc-growth" => Setting::GcGrowth(value.parse().map_err(|_| bad(key, value, "not a number"))?),
+            _ => return Err(self.unknown(key)),
         };
-        match self {
-            Params::Spawn(p) => match key {
-                "n" => p.n = parse_n(key, value)?,
-                "heap" => p.heap = parse_size(key, value)?,
-                "external" => p.external = parse_size(key, value)?,
-                "strategy" => {
-                    p.strategy = match value {
-                        "posix-spawn" => Strategy::PosixSpawn,
-                        "fork-exec" => Strategy::ForkExec,
-                        _ => return Err(bad(key, value, "expected `posix-spawn` or `fork-exec`")),
-                    }
-                }
-                "dontfork" => p.dontfork = parse_on_off(key, value)?,
-                "method" => {
-                    p.method = match value {
-                        "spawn" => Method::Spawn,
-                        "run" => Method::Run,
-                        "shell" => Method::Shell,
-                        _ => return Err(bad(key, value, "expected `spawn`, `run` or `shell`")),
-                    }
-                }
-                _ => return Err(unknown(self)),
-            },
-            Params::Buffer(p) => match key {
-                "n" => p.n = parse_n(key, value)?,
-                "body-size" => {
-                    let size = parse_size(key, value)?;
-                    p.body_size = u32::try_from(size)
-                        .ok()
-                        .filter(|s| (1..=64 << 20).contains(s))
-                        .ok_or_else(|| bad(key, value, "must be between 1 byte and 64 MiB"))?;
-                }
-                "guest" => {
-                    p.guest = match value {
-                        "rust" => BufferGuest::Rust,
-                        "assemblyscript" => BufferGuest::Assemblyscript,
-                        "externref" => BufferGuest::Externref,
-                        _ => return Err(bad(key, value, "expected `rust`, `assemblyscript` or `externref`")),
-                    }
-                }
-                "gc" => p.gc = parse_on_off(key, value)?,
-                "gc-young" => p.gc_young = parse_size(key, value)?,
-                "gc-soft-limit" => p.gc_soft_limit = parse_size(key, value)?,
-                "gc-growth" => p.gc_growth = value.parse().map_err(|_| bad(key, value, "not a number"))?,
-                _ => return Err(unknown(self)),
-            },
-            Params::Startup(p) => match key {
-                "n" => p.n = parse_n(key, value)?,
-                _ => return Err(unknown(self)),
-            },
+        // The ranges are checked once, on the typed value.
+        self.clone().set(setting).map_err(|e| match e {
+            ParamError::BadValue { key, reason, .. } => ParamError::BadValue { key, value: value.to_owned(), reason },
+            other => other,
+        })?;
+        Ok(setting)
+    }
+
+    /// Sets one parameter.
+    ///
+    /// # Errors
+    ///
+    /// A setting this workload does not have, or a value out of its range.
+    pub fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        let out_of_range = |reason: &str| bad(setting.key(), &setting.value(), reason);
+        match (&mut *self, setting) {
+            (_, Setting::N(0)) => return Err(out_of_range("must be at least 1")),
+            (Params::Spawn(p), Setting::N(n)) => p.n = n,
+            (Params::Buffer(p), Setting::N(n)) => p.n = n,
+            (Params::Startup(p), Setting::N(n)) => p.n = n,
+            (Params::Spawn(p), Setting::Heap(b)) => p.heap = b,
+            (Params::Spawn(p), Setting::External(b)) => p.external = b,
+            (Params::Spawn(p), Setting::Strategy(s)) => p.strategy = s,
+            (Params::Spawn(p), Setting::Dontfork(on)) => p.dontfork = on,
+            (Params::Spawn(p), Setting::Method(m)) => p.method = m,
+            (Params::Buffer(p), Setting::BodySize(b)) => {
+                p.body_size = u32::try_from(b)
+                    .ok()
+                    .filter(|s| (1..=64 << 20).contains(s))
+                    .ok_or_else(|| out_of_range("must be between 1 byte and 64 MiB"))?;
+            }
+            (Params::Buffer(p), Setting::Guest(g)) => p.guest = g,
+            (Params::Buffer(p), Setting::Gc(on)) => p.gc = on,
+            (Params::Buffer(p), Setting::GcYoung(b)) => p.gc_young = b,
+            (Params::Buffer(p), Setting::GcSoftLimit(b)) => p.gc_soft_limit = b,
+            (Params::Buffer(p), Setting::GcGrowth(f)) => p.gc_growth = f,
+            (_, setting) => return Err(self.unknown(setting.key())),
         }
         Ok(())
+    }
+
+    /// Every combination of the axes' values, from `self` (an empty axis keeps its value):
+    /// the first axis varies slowest.
+    ///
+    /// # Errors
+    ///
+    /// As [`Params::set`].
+    pub fn grid(self, axes: &[Vec<Setting>]) -> Result<Vec<Params>, ParamError> {
+        let mut configs = vec![self];
+        for axis in axes.iter().filter(|axis| !axis.is_empty()) {
+            let mut next = Vec::with_capacity(configs.len() * axis.len());
+            for config in &configs {
+                for &setting in axis {
+                    let mut config = config.clone();
+                    config.set(setting)?;
+                    next.push(config);
+                }
+            }
+            configs = next;
+        }
+        Ok(configs)
     }
 
     /// Applies `KEY=VALUE`.
@@ -243,31 +366,30 @@ impl Params {
     /// As [`Params::set`], or no `=`.
     pub fn apply(&mut self, key_value: &str) -> Result<(), ParamError> {
         let (key, value) = key_value.split_once('=').ok_or_else(|| ParamError::NotKeyValue(key_value.to_owned()))?;
-        self.set(key.trim_start_matches("--"), value)
+        let setting = self.parse(key.trim_start_matches("--"), value)?;
+        self.set(setting)
     }
 
-    /// The value of `key` as [`Params::set`] would take it back.
+    /// The value of `key` as [`Params::apply`] would take it back.
     pub fn get(&self, key: &str) -> Option<String> {
-        let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
-        Some(match (self, key) {
-            (_, "n") => match self {
-                Params::Spawn(p) => p.n.to_string(),
-                Params::Buffer(p) => p.n.to_string(),
-                Params::Startup(p) => p.n.to_string(),
-            },
-            (Params::Spawn(p), "heap") => size(p.heap),
-            (Params::Spawn(p), "external") => size(p.external),
-            (Params::Spawn(p), "strategy") => name(&p.strategy),
-            (Params::Spawn(p), "dontfork") => on_off(p.dontfork),
-            (Params::Spawn(p), "method") => name(&p.method),
-            (Params::Buffer(p), "body-size") => size(u64::from(p.body_size)),
-            (Params::Buffer(p), "guest") => name(&p.guest),
-            (Params::Buffer(p), "gc") => on_off(p.gc),
-            (Params::Buffer(p), "gc-young") => size(p.gc_young),
-            (Params::Buffer(p), "gc-soft-limit") => size(p.gc_soft_limit),
-            (Params::Buffer(p), "gc-growth") => p.gc_growth.to_string(),
+        let setting = match (self, key) {
+            (Params::Spawn(p), "n") => Setting::N(p.n),
+            (Params::Buffer(p), "n") => Setting::N(p.n),
+            (Params::Startup(p), "n") => Setting::N(p.n),
+            (Params::Spawn(p), "heap") => Setting::Heap(p.heap),
+            (Params::Spawn(p), "external") => Setting::External(p.external),
+            (Params::Spawn(p), "strategy") => Setting::Strategy(p.strategy),
+            (Params::Spawn(p), "dontfork") => Setting::Dontfork(p.dontfork),
+            (Params::Spawn(p), "method") => Setting::Method(p.method),
+            (Params::Buffer(p), "body-size") => Setting::BodySize(u64::from(p.body_size)),
+            (Params::Buffer(p), "guest") => Setting::Guest(p.guest),
+            (Params::Buffer(p), "gc") => Setting::Gc(p.gc),
+            (Params::Buffer(p), "gc-young") => Setting::GcYoung(p.gc_young),
+            (Params::Buffer(p), "gc-soft-limit") => Setting::GcSoftLimit(p.gc_soft_limit),
+            (Params::Buffer(p), "gc-growth") => Setting::GcGrowth(p.gc_growth),
             _ => return None,
-        })
+        };
+        Some(setting.value())
     }
 }
 
@@ -347,6 +469,21 @@ mod tests {
         assert_eq!(b.get("n").as_deref(), Some("7"));
         assert!(b.apply("spawns=7").is_err());
         assert_eq!(b.get("guest").as_deref(), Some("assemblyscript"));
+    }
+
+    #[test]
+    fn typed_grids_vary_the_first_axis_slowest() {
+        let axes = [
+            vec![Setting::Strategy(Strategy::PosixSpawn), Setting::Strategy(Strategy::ForkExec)],
+            vec![],
+            vec![Setting::Heap(0), Setting::Heap(600 << 20)],
+        ];
+        let configs = spawn().grid(&axes).unwrap();
+        let shown: Vec<String> =
+            configs.iter().map(|c| format!("{} {}", c.get("strategy").unwrap(), c.get("heap").unwrap())).collect();
+        assert_eq!(shown, ["posix-spawn 0", "posix-spawn 600MiB", "fork-exec 0", "fork-exec 600MiB"]);
+        assert!(matches!(spawn().grid(&[vec![Setting::Guest(BufferGuest::Rust)]]), Err(ParamError::UnknownKey { .. })));
+        assert!(matches!(spawn().grid(&[vec![Setting::N(0)]]), Err(ParamError::BadValue { .. })));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::sys::PosixSpawnSupport;
 /// express, unless strict mode is on. Every [`Child`](crate::Child) and
 /// [`ChildOutcome`](crate::ChildOutcome) says which strategy ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[non_exhaustive]
 pub enum Strategy {
     /// `posix_spawn`: glibc ≥ 2.24 uses `clone(CLONE_VM | CLONE_VFORK)`, so no page tables are
