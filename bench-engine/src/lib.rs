@@ -5,7 +5,7 @@
 //! benches in `benches/` are thin drivers over the same pieces: the floors ([`floor`]), the
 //! spawn guest ([`SpawnGuest`]), the host's ways to spawn ([`host_spawn`]), paired timing
 //! ([`paired`]), child processes with their peak RSS ([`child`]), the Node and wasmtime peers
-//! ([`peers`]) and, with the `gc-experiments` feature, the buffer suite ([`buffer_suite`]).
+//! ([`peers`]) and, with the `gc-experiments` feature, the buffer suite (`buffer_suite`).
 //!
 //! # Examples
 //!

@@ -39,7 +39,6 @@ pub enum ParamError {
 /// What the guest does for each spawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Method {
     /// `spawn` then `wait`.
     Spawn,
@@ -50,6 +49,18 @@ pub enum Method {
 }
 
 impl Method {
+    /// Every method.
+    pub const ALL: [Method; 3] = [Method::Spawn, Method::Run, Method::Shell];
+
+    /// `spawn`, `run` or `shell`, as `--method` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Spawn => "spawn",
+            Method::Run => "run",
+            Method::Shell => "shell",
+        }
+    }
+
     /// The spawn guest's export that does this, `n` times.
     pub fn export(self) -> &'static str {
         match self {
@@ -60,10 +71,21 @@ impl Method {
     }
 }
 
+/// `spawn`, `run` and `shell` as values of `wrt bench spawn --method` (the `clap` feature).
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for Method {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Method::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
+
 /// Which guest runs the buffer workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BufferGuest {
     /// Rust with the SDK's `Buffer` (released on drop).
     Rust,
@@ -71,6 +93,33 @@ pub enum BufferGuest {
     Assemblyscript,
     /// WAT holding buffers as `externref` (wasmtime's collector frees them).
     Externref,
+}
+
+impl BufferGuest {
+    /// Every guest.
+    pub const ALL: [BufferGuest; 3] = [BufferGuest::Rust, BufferGuest::Assemblyscript, BufferGuest::Externref];
+
+    /// `rust`, `assemblyscript` or `externref`, as `--guest` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BufferGuest::Rust => "rust",
+            BufferGuest::Assemblyscript => "assemblyscript",
+            BufferGuest::Externref => "externref",
+        }
+    }
+}
+
+/// `rust`, `assemblyscript` and `externref` as values of `wrt bench buffer --guest` (the `clap`
+/// feature).
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for BufferGuest {
+    fn value_variants<'a>() -> &'a [Self] {
+        &BufferGuest::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
 }
 
 /// Parameters of `wrt bench spawn`.
@@ -150,17 +199,21 @@ fn parse_on_off(key: &str, value: &str) -> Result<bool, ParamError> {
     }
 }
 
-/// The name of a strategy as `--strategy` and `strategy=` spell it.
-pub fn strategy_name(strategy: Strategy) -> &'static str {
-    match strategy {
-        Strategy::PosixSpawn => "posix-spawn",
-        Strategy::ForkExec => "fork-exec",
-        other => other.as_str(),
-    }
+fn serialize_strategy<S: Serializer>(strategy: &Strategy, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(strategy.flag_value())
 }
 
-fn serialize_strategy<S: Serializer>(strategy: &Strategy, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(strategy_name(*strategy))
+/// The value of `key` named `value` among `all`, by `name`.
+fn one_of<T: Copy>(key: &str, value: &str, all: &[T], name: fn(T) -> &'static str) -> Result<T, ParamError> {
+    all.iter().copied().find(|v| name(*v) == value).ok_or_else(|| {
+        let names: Vec<String> = all.iter().map(|v| format!("`{}`", name(*v))).collect();
+        let expected = match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        bad(key, value, format!("expected {expected}"))
+    })
 }
 
 /// One typed value of one parameter: what a flag of `wrt bench <workload>` gives, or what
@@ -220,10 +273,10 @@ impl Setting {
             Setting::N(n) => n.to_string(),
             Setting::Heap(b) | Setting::External(b) | Setting::BodySize(b) => size(b),
             Setting::GcYoung(b) | Setting::GcSoftLimit(b) => size(b),
-            Setting::Strategy(s) => strategy_name(s).to_owned(),
+            Setting::Strategy(s) => s.flag_value().to_owned(),
             Setting::Dontfork(b) | Setting::Gc(b) => on_off(b),
-            Setting::Method(m) => name(&m),
-            Setting::Guest(g) => name(&g),
+            Setting::Method(m) => m.name().to_owned(),
+            Setting::Guest(g) => g.name().to_owned(),
             Setting::GcGrowth(f) => f.to_string(),
         }
     }
@@ -271,25 +324,16 @@ impl Params {
             "n" => Setting::N(parse_n(key, value)?),
             "heap" => Setting::Heap(parse_size(key, value)?),
             "external" => Setting::External(parse_size(key, value)?),
-            "strategy" => Setting::Strategy(match value {
-                "posix-spawn" => Strategy::PosixSpawn,
-                "fork-exec" => Strategy::ForkExec,
-                _ => return Err(bad(key, value, "expected `posix-spawn` or `fork-exec`")),
-            }),
+            "strategy" => Setting::Strategy(one_of(
+                key,
+                value,
+                &[Strategy::PosixSpawn, Strategy::ForkExec],
+                Strategy::flag_value,
+            )?),
             "dontfork" => Setting::Dontfork(parse_on_off(key, value)?),
-            "method" => Setting::Method(match value {
-                "spawn" => Method::Spawn,
-                "run" => Method::Run,
-                "shell" => Method::Shell,
-                _ => return Err(bad(key, value, "expected `spawn`, `run` or `shell`")),
-            }),
+            "method" => Setting::Method(one_of(key, value, &Method::ALL, Method::name)?),
             "body-size" => Setting::BodySize(parse_size(key, value)?),
-            "guest" => Setting::Guest(match value {
-                "rust" => BufferGuest::Rust,
-                "assemblyscript" => BufferGuest::Assemblyscript,
-                "externref" => BufferGuest::Externref,
-                _ => return Err(bad(key, value, "expected `rust`, `assemblyscript` or `externref`")),
-            }),
+            "guest" => Setting::Guest(one_of(key, value, &BufferGuest::ALL, BufferGuest::name)?),
             "gc" => Setting::Gc(parse_on_off(key, value)?),
             "gc-young" => Setting::GcYoung(parse_size(key, value)?),
             "gc-soft-limit" => Setting::GcSoftLimit(parse_size(key, value)?),
@@ -391,11 +435,6 @@ impl Params {
         };
         Some(setting.value())
     }
-}
-
-/// The kebab-case name of a unit enum value.
-fn name<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 /// `bytes` in the largest binary unit that divides it (`600MiB`, `2GiB`, `0`).

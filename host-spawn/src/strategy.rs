@@ -13,7 +13,6 @@ use crate::sys::PosixSpawnSupport;
 /// express, unless strict mode is on. Every [`Child`](crate::Child) and
 /// [`ChildOutcome`](crate::ChildOutcome) says which strategy ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[non_exhaustive]
 pub enum Strategy {
     /// `posix_spawn`: glibc ≥ 2.24 uses `clone(CLONE_VM | CLONE_VFORK)`, so no page tables are
@@ -33,6 +32,29 @@ impl Strategy {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::PosixSpawn => "posix_spawn",
+            Self::ForkExec => "fork-exec",
+        }
+    }
+}
+
+/// `posix-spawn` and `fork-exec` as command-line values (the `clap` feature). The values carry
+/// no help of their own: the flag that takes them explains them.
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for Strategy {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Self::PosixSpawn, Self::ForkExec]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.flag_value()))
+    }
+}
+
+impl Strategy {
+    /// `"posix-spawn"` or `"fork-exec"`, as command lines spell it (`--spawn-strategy`).
+    pub fn flag_value(self) -> &'static str {
+        match self {
+            Self::PosixSpawn => "posix-spawn",
             Self::ForkExec => "fork-exec",
         }
     }
