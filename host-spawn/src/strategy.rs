@@ -35,6 +35,14 @@ impl Strategy {
             Self::ForkExec => "fork-exec",
         }
     }
+
+    /// `"posix-spawn"` or `"fork-exec"`, as command lines spell it (`--spawn-strategy`).
+    pub fn flag_value(self) -> &'static str {
+        match self {
+            Self::PosixSpawn => "posix-spawn",
+            Self::ForkExec => "fork-exec",
+        }
+    }
 }
 
 /// `posix-spawn` and `fork-exec` as command-line values (the `clap` feature). The values carry
@@ -47,16 +55,6 @@ impl clap::ValueEnum for Strategy {
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         Some(clap::builder::PossibleValue::new(self.flag_value()))
-    }
-}
-
-impl Strategy {
-    /// `"posix-spawn"` or `"fork-exec"`, as command lines spell it (`--spawn-strategy`).
-    pub fn flag_value(self) -> &'static str {
-        match self {
-            Self::PosixSpawn => "posix-spawn",
-            Self::ForkExec => "fork-exec",
-        }
     }
 }
 
