@@ -1,69 +1,49 @@
 //! What a fork+exec+wait of `/bin/true` by the host costs while a guest holds 0 / 600 MiB /
 //! 2 GiB of touched linear memory, with MADV_DONTFORK on and off, beside posix_spawn (which
-//! never copies page tables) as the floor.
+//! never copies page tables) as the floor. The guest and both calls are `wrt_bench`'s.
 
 use std::ffi::CString;
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use wrt_runtime::{Instance, Outcome, Sandbox};
+use wrt_bench::floor::{self, PosixSpawnWait};
+use wrt_bench::{Method, SpawnGuest, SpawnParams, Strategy};
 
-const HEAPS_MIB: [i32; 3] = [0, 600, 2048];
+const HEAPS_MIB: [u64; 3] = [0, 600, 2048];
 
-/// A guest instance holding `mib` MiB of touched linear memory.
-fn guest_holding(mib: i32, dontfork: bool) -> Instance {
-    let sandbox = Sandbox::builder().dontfork(dontfork).build().expect("sandbox");
-    let guest = sandbox.load_file(wrt_test_guests::MEM_TOUCH).expect("mem_touch guest");
-    let mut instance = sandbox.instantiate(&guest).expect("instantiate");
-    let outcome = instance.invoke("touch", &[mib.max(1).to_string()]).expect("touch");
-    assert!(matches!(outcome, Outcome::Returned(_)), "{outcome:?}");
-    instance
+/// The spawn guest holding `mib` MiB of touched linear memory, or nothing for 0.
+fn guest_holding(mib: u64, dontfork: bool) -> Option<SpawnGuest> {
+    let p = SpawnParams {
+        n: 1,
+        heap: mib << 20,
+        external: 0,
+        strategy: Strategy::PosixSpawn,
+        dontfork,
+        method: Method::Spawn,
+    };
+    (mib > 0).then(|| SpawnGuest::new(&p).expect("spawn guest"))
 }
 
 fn fork_exec(c: &mut Criterion) {
     let mut group = c.benchmark_group("fork_exec_true");
     group.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
     let true_path = CString::new("/bin/true").unwrap();
+    let posix_spawn = PosixSpawnWait::new("/bin/true").unwrap();
     for mib in HEAPS_MIB {
         for dontfork in [true, false] {
-            let instance = (mib > 0).then(|| guest_holding(mib, dontfork));
+            let guest = guest_holding(mib, dontfork);
             let id = BenchmarkId::new(if dontfork { "fork/dontfork" } else { "fork/plain" }, format!("{mib}MiB"));
-            group.bench_with_input(id, &mib, |b, _| b.iter(|| sys::fork_exec_wait(black_box(&true_path))));
-            drop(instance);
+            group.bench_with_input(id, &mib, |b, _| b.iter(|| floor::fork_exec_wait(black_box(&true_path)).unwrap()));
+            drop(guest);
         }
-        let instance = (mib > 0).then(|| guest_holding(mib, true));
+        let guest = guest_holding(mib, true);
         group.bench_with_input(BenchmarkId::new("posix_spawn", format!("{mib}MiB")), &mib, |b, _| {
-            b.iter(|| floor::posix_spawn_wait(black_box(&true_path)))
+            b.iter(|| posix_spawn.run(black_box(1)).unwrap())
         });
-        drop(instance);
+        drop(guest);
     }
     group.finish();
-}
-
-#[path = "common/floor.rs"]
-#[allow(dead_code, reason = "shared by several benches, each using a part")]
-mod floor;
-
-#[allow(unsafe_code, reason = "fork and exec without any wrapper")]
-mod sys {
-    use std::ffi::CString;
-
-    /// fork, execv `path` in the child, wait for it.
-    pub(crate) fn fork_exec_wait(path: &CString) {
-        let argv = [path.as_ptr(), std::ptr::null()];
-        // SAFETY: the child only calls execv and _exit (async-signal-safe) on `argv`, which was
-        // prepared before the fork.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
-            // SAFETY: `argv` is a NULL-terminated array of valid C strings.
-            unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
-            // SAFETY: exec failed; leave the child without running any of the parent's code.
-            unsafe { libc::_exit(127) };
-        }
-        super::floor::wait(pid);
-    }
 }
 
 criterion_group!(benches, fork_exec);

@@ -3,136 +3,73 @@
 //! spawn+wait while it holds 600 MiB of written host buffers (external memory), beside the floor
 //! (a bare `posix_spawn` + `waitpid` from the host process holding the same memory) in the same
 //! run; and, when `node` is on PATH, Node spawning from a process that holds a touched
-//! WebAssembly.Memory of the same size (`benches/peers/spawn_heap.js`).
+//! WebAssembly.Memory of the same size (`bench-engine/peers/spawn_heap.js`). The guest, the
+//! floor and the peer are `wrt_bench`'s.
 
-use std::ffi::CString;
 use std::hint::black_box;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
-use wrt_runtime::wrt_host_spawn::Policy;
-use wrt_runtime::{Instance, Outcome, Sandbox, WasmValue};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use wrt_bench::floor::PosixSpawnWait;
+use wrt_bench::peers::{self, Script};
+use wrt_bench::{Method, SpawnGuest, SpawnParams, Strategy};
 
-#[path = "common/floor.rs"]
-#[allow(dead_code, reason = "shared by several benches, each using a part")]
-mod floor;
-
-const HEAPS_MIB: [u32; 3] = [0, 600, 2048];
-const METHODS: [&str; 3] = ["spawn_wait", "run_capture", "sh_exec"];
+const HEAPS_MIB: [u64; 3] = [0, 600, 2048];
+const METHODS: [Method; 3] = [Method::Spawn, Method::Run, Method::Shell];
 /// Host buffers (1 MiB each) held by the guest in the external-memory case.
-const EXTERNAL_MIB: u32 = 600;
+const EXTERNAL_MIB: u64 = 600;
 
-fn bench_spawn_instance() -> Instance {
-    let policy = Policy::deny_all().allow_program("/bin/true").allow_program("/bin/sh");
-    let sandbox = Sandbox::builder().spawn_policy(policy).build().expect("sandbox");
-    let guest = sandbox.load_file(wrt_test_guests::BENCH_SPAWN).expect("bench_spawn guest");
-    sandbox.instantiate(&guest).expect("instantiate")
-}
-
-fn guest_holding(mib: u32) -> Instance {
-    let mut instance = bench_spawn_instance();
-    let outcome = instance.invoke("touch", &[mib.to_string()]).expect("touch");
-    assert!(matches!(outcome, Outcome::Returned(ref v) if v[0] != WasmValue::I32(-1)), "{outcome:?}");
-    instance
-}
-
-/// A guest holding `mib` host buffers of 1 MiB, every byte written.
-fn guest_holding_buffers(mib: u32) -> Instance {
-    let mut instance = bench_spawn_instance();
-    let outcome = instance.invoke("hold_buffers", &[mib.to_string()]).expect("hold_buffers");
-    let held = i32::try_from(mib).expect("MiB");
-    assert_eq!(outcome, Outcome::Returned(vec![WasmValue::I32(held)]), "hold_buffers({mib})");
-    let stats = instance.stats();
-    assert_eq!(stats.peak_external, u64::from(mib) << 20, "{stats:?}");
+fn guest(heap: u64, external: u64) -> SpawnGuest {
+    let p = SpawnParams { n: 1, heap, external, strategy: Strategy::PosixSpawn, dontfork: true, method: Method::Spawn };
+    let guest = SpawnGuest::new(&p).expect("spawn guest");
     // The buffers are resident in this process, not just reserved.
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let rss_kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .expect("VmRSS");
-    assert!(rss_kib >= u64::from(mib) << 10, "{mib} MiB of buffers but {rss_kib} KiB resident");
-    instance
-}
-
-fn bench_spawn_wait(group: &mut BenchmarkGroup<'_, WallTime>, instance: &mut Instance, heap: &str) {
-    group.bench_with_input(BenchmarkId::new("guest/spawn_wait", heap), &(), |b, _| {
-        b.iter_custom(|iters| {
-            let start = Instant::now();
-            let outcome = instance.invoke("spawn_wait", &[iters.to_string()]).expect("invoke");
-            let elapsed = start.elapsed();
-            assert_eq!(outcome, Outcome::Returned(vec![WasmValue::I32(0)]), "spawn_wait");
-            elapsed
-        })
-    });
+    let rss = wrt_bench::child::own_rss().expect("VmRSS");
+    assert!(rss >= external, "{external} bytes of buffers but {rss} resident");
+    guest
 }
 
 fn guest_spawn(c: &mut Criterion) {
     let mut group = c.benchmark_group("guest_spawn_true");
     group.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
-    let true_path = CString::new("/bin/true").unwrap();
-    for mib in HEAPS_MIB {
-        let mut instance = guest_holding(mib);
-        let heap = format!("{mib}MiB");
-        for method in METHODS {
-            group.bench_with_input(BenchmarkId::new(format!("guest/{method}"), &heap), &mib, |b, _| {
-                b.iter_custom(|iters| {
-                    let start = Instant::now();
-                    let outcome = instance.invoke(method, &[iters.to_string()]).expect("invoke");
-                    let elapsed = start.elapsed();
-                    assert_eq!(outcome, Outcome::Returned(vec![WasmValue::I32(0)]), "{method}");
-                    elapsed
-                })
+    let floor = PosixSpawnWait::new("/bin/true").unwrap();
+    let cases = HEAPS_MIB.iter().flat_map(|&mib| {
+        // Host buffers instead of linear memory, right after the empty case it is read against.
+        let external =
+            (mib == 0).then_some((format!("{EXTERNAL_MIB}MiB_external"), 0, EXTERNAL_MIB << 20, &METHODS[..1]));
+        std::iter::once((format!("{mib}MiB"), mib << 20, 0, &METHODS[..])).chain(external)
+    });
+    for (memory, heap, external, methods) in cases {
+        let mut guest = guest(heap, external);
+        for &method in methods {
+            let id = BenchmarkId::new(format!("guest/{}", method.export()), &memory);
+            group.bench_with_input(id, &method, |b, &method| {
+                b.iter_custom(|iters| guest.spawn(method, iters).expect("guest spawns"))
             });
         }
-        group.bench_with_input(BenchmarkId::new("floor/posix_spawn", &heap), &mib, |b, _| {
-            b.iter(|| floor::posix_spawn_wait(black_box(&true_path)))
+        group.bench_with_input(BenchmarkId::new("floor/posix_spawn", &memory), &(), |b, _| {
+            b.iter(|| floor.run(black_box(1)).unwrap())
         });
-        drop(instance);
-        if mib == 0 {
-            // Host buffers instead of linear memory, right after the empty case it is read against.
-            let mut instance = guest_holding_buffers(EXTERNAL_MIB);
-            let heap = format!("{EXTERNAL_MIB}MiB_external");
-            bench_spawn_wait(&mut group, &mut instance, &heap);
-            group.bench_with_input(BenchmarkId::new("floor/posix_spawn", &heap), &(), |b, _| {
-                b.iter(|| floor::posix_spawn_wait(black_box(&true_path)))
-            });
-            drop(instance);
-        }
     }
     group.finish();
     node_peer();
 }
 
-/// Node 20 spawning from a process that holds the same touched WebAssembly.Memory. Not a
+/// Node spawning from a process that holds the same touched WebAssembly.Memory. Not a
 /// criterion measurement (it is another process): printed beside the table, skipped in
 /// `--test` runs and when `node` is missing.
 fn node_peer() {
     if std::env::args().any(|a| a == "--test") {
         return;
     }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/peers/spawn_heap.js");
+    if peers::node_version().is_none() {
+        println!("SKIPPED: node peer (node is not on PATH)");
+        return;
+    }
     for mib in HEAPS_MIB {
-        let out = Command::new("node")
-            .arg(script)
-            .env("N", "1000")
-            .env("HEAP_MB", mib.to_string())
-            .env("KIND", "wasm")
-            .output();
-        match out {
-            Ok(out) if out.status.success() => {
-                println!(
-                    "peer node spawn /bin/true, {mib}MiB wasm memory: {}",
-                    String::from_utf8_lossy(&out.stdout).trim()
-                );
-            }
-            Ok(out) => println!("peer node failed at {mib}MiB: {}", String::from_utf8_lossy(&out.stderr).trim()),
-            Err(_) => {
-                println!("SKIPPED: node peer (node is not on PATH)");
-                return;
-            }
+        let env = [("N", "1000".to_owned()), ("HEAP_MB", mib.to_string()), ("KIND", "wasm".to_owned())];
+        match peers::node(Script::SpawnHeap, &[], &env) {
+            Ok(run) => println!("peer node spawn /bin/true, {mib}MiB wasm memory: {}", run.run.stdout.trim()),
+            Err(e) => println!("peer node failed at {mib}MiB: {e}"),
         }
     }
 }

@@ -35,6 +35,27 @@ impl Strategy {
             Self::ForkExec => "fork-exec",
         }
     }
+
+    /// `"posix-spawn"` or `"fork-exec"`, as command lines spell it (`--spawn-strategy`).
+    pub fn flag_value(self) -> &'static str {
+        match self {
+            Self::PosixSpawn => "posix-spawn",
+            Self::ForkExec => "fork-exec",
+        }
+    }
+}
+
+/// `posix-spawn` and `fork-exec` as command-line values (the `clap` feature). The values carry
+/// no help of their own: the flag that takes them explains them.
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for Strategy {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Self::PosixSpawn, Self::ForkExec]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.flag_value()))
+    }
 }
 
 impl fmt::Display for Strategy {

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use wrt_bench::report::{self, JsonReport};
-use wrt_bench::{Bench, BufferGuest, BufferParams, Method, Params, SpawnParams, StartupParams, Strategy};
+use wrt_bench::{Bench, BufferGuest, BufferParams, Method, Params, Setting, SpawnParams, StartupParams, Strategy};
 use wrt_runtime::GcPolicy;
 
 use super::OnOff;
@@ -98,28 +98,15 @@ struct SpawnArgs {
     external: Vec<u64>,
     /// How host programs start
     #[arg(long, value_name = "STRATEGY", value_delimiter = ',', default_value = "posix-spawn")]
-    strategy: Vec<StrategyArg>,
+    strategy: Vec<Strategy>,
     /// Whether guest memory is MADV_DONTFORK
     #[arg(long, value_name = "on|off", value_delimiter = ',', default_value = "on")]
     dontfork: Vec<OnOff>,
     /// What each spawn does: spawn + wait, the one-shot run (captured), or /bin/sh -c exec
     #[arg(long, value_name = "METHOD", value_delimiter = ',', default_value = "spawn")]
-    method: Vec<MethodArg>,
+    method: Vec<Method>,
     #[command(flatten)]
     common: Common,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum StrategyArg {
-    PosixSpawn,
-    ForkExec,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum MethodArg {
-    Spawn,
-    Run,
-    Shell,
 }
 
 #[derive(Debug, Args)]
@@ -133,7 +120,7 @@ struct BufferArgs {
     body_size: Vec<u64>,
     /// Which guest runs the workload
     #[arg(long, value_name = "GUEST", value_delimiter = ',', default_value = "rust")]
-    guest: Vec<GuestArg>,
+    guest: Vec<BufferGuest>,
     /// Whether the host asks for collections as buffers pile up
     #[arg(long, value_name = "on|off", value_delimiter = ',', default_value = "on")]
     gc: Vec<OnOff>,
@@ -150,13 +137,6 @@ struct BufferArgs {
     common: Common,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum GuestArg {
-    Rust,
-    Assemblyscript,
-    Externref,
-}
-
 #[derive(Debug, Args)]
 #[command(after_help = STARTUP_EXAMPLES)]
 struct StartupArgs {
@@ -167,30 +147,9 @@ struct StartupArgs {
     common: Common,
 }
 
-/// Every combination of the lists' values (an empty list keeps the base's value): the first
-/// list varies slowest.
-fn grid(base: Params, lists: &[(&str, Vec<String>)]) -> anyhow::Result<Vec<Params>> {
-    let mut configs = vec![base];
-    for (key, values) in lists.iter().filter(|(_, values)| !values.is_empty()) {
-        let mut next = Vec::with_capacity(configs.len() * values.len());
-        for config in &configs {
-            for value in values {
-                let mut config = config.clone();
-                config.set(key, value)?;
-                next.push(config);
-            }
-        }
-        configs = next;
-    }
-    Ok(configs)
-}
-
-fn names<T: ValueEnum>(values: &[T]) -> Vec<String> {
-    values.iter().filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_owned())).collect()
-}
-
-fn sizes(values: &[u64]) -> Vec<String> {
-    values.iter().map(|v| v.to_string()).collect()
+/// One axis of the grid: each value of a flag as a typed setting.
+fn axis<T: Copy>(values: &[T], setting: impl Fn(T) -> Setting) -> Vec<Setting> {
+    values.iter().copied().map(setting).collect()
 }
 
 /// What a `wrt bench` command line asks for, checked before anything runs.
@@ -220,14 +179,14 @@ impl BenchArgs {
                     dontfork: true,
                     method: Method::Spawn,
                 });
-                let lists = [
-                    ("strategy", names(&a.strategy)),
-                    ("dontfork", names(&a.dontfork)),
-                    ("method", names(&a.method)),
-                    ("external", sizes(&a.external)),
-                    ("heap", sizes(&a.heap)),
+                let axes = [
+                    axis(&a.strategy, Setting::Strategy),
+                    axis(&a.dontfork, |v| Setting::Dontfork(v == OnOff::On)),
+                    axis(&a.method, Setting::Method),
+                    axis(&a.external, Setting::External),
+                    axis(&a.heap, Setting::Heap),
                 ];
-                (grid(base, &lists)?, a.common)
+                (base.grid(&axes)?, a.common)
             }
             Workload::Buffer(a) => {
                 let base = Params::Buffer(BufferParams {
@@ -239,15 +198,15 @@ impl BenchArgs {
                     gc_soft_limit: GcPolicy::DEFAULT_SOFT_LIMIT,
                     gc_growth: GcPolicy::DEFAULT_GROWTH_FACTOR,
                 });
-                let lists = [
-                    ("guest", names(&a.guest)),
-                    ("body-size", sizes(&a.body_size)),
-                    ("gc", names(&a.gc)),
-                    ("gc-young", sizes(&a.gc_young)),
-                    ("gc-soft-limit", sizes(&a.gc_soft_limit)),
-                    ("gc-growth", a.gc_growth.iter().map(f64::to_string).collect()),
+                let axes = [
+                    axis(&a.guest, Setting::Guest),
+                    axis(&a.body_size, Setting::BodySize),
+                    axis(&a.gc, |v| Setting::Gc(v == OnOff::On)),
+                    axis(&a.gc_young, Setting::GcYoung),
+                    axis(&a.gc_soft_limit, Setting::GcSoftLimit),
+                    axis(&a.gc_growth, Setting::GcGrowth),
                 ];
-                let configs = grid(base, &lists)?;
+                let configs = base.grid(&axes)?;
                 for config in &configs {
                     check_gc(config)?;
                 }

@@ -126,7 +126,7 @@ pub(crate) struct RunArgs {
     /// refuses those instead of switching
     #[cfg(unix)]
     #[arg(long, value_name = "STRATEGY")]
-    spawn_strategy: Option<SpawnStrategy>,
+    spawn_strategy: Option<wrt_host_spawn::Strategy>,
 
     /// Pass this host environment variable through to programs the guest runs; repeatable
     #[cfg(unix)]
@@ -156,12 +156,6 @@ pub(crate) struct RunArgs {
     /// The guest's arguments: the rest of `module_and_args`.
     #[arg(skip)]
     args: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum SpawnStrategy {
-    PosixSpawn,
-    ForkExec,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -274,8 +268,7 @@ impl RunArgs {
         policy = policy.env_passthrough(&self.allow_env);
         let (strategy, strict) = match self.spawn_strategy {
             None => (Strategy::PosixSpawn, false),
-            Some(SpawnStrategy::PosixSpawn) => (Strategy::PosixSpawn, true),
-            Some(SpawnStrategy::ForkExec) => (Strategy::ForkExec, false),
+            Some(strategy) => (strategy, strategy == Strategy::PosixSpawn),
         };
         let mut builder = builder
             .spawn_policy(policy)

@@ -61,6 +61,8 @@ fn compare_prints_the_test_of_the_difference() {
     assert_eq!(report["kind"], "comparison");
     assert!(report["comparison"]["comparison"]["p"].as_f64().unwrap() <= 1.0);
     assert_eq!(report["comparison"]["b"]["params"]["dontfork"], false);
+    // The strategy is spelled in the JSON as on the command line, whichever enum carries it.
+    assert_eq!(report["comparison"]["a"]["params"]["strategy"], "posix-spawn");
 }
 
 #[test]

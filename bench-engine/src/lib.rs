@@ -1,7 +1,11 @@
-//! `wrt-bench` is the engine of `wrt bench`: spawn, buffer and startup workloads that run
-//! anywhere the `wrt` binary runs (their guests are built into it), each measured against its
-//! floor in the same process and run, compared between two configurations with Welch's t-test,
-//! and reported as a table, JSON or a plot.
+//! `wrt-bench` is the one benchmark engine of the workspace. It drives `wrt bench`: spawn,
+//! buffer and startup workloads that run anywhere the `wrt` binary runs (their guests are built
+//! into it), each measured against its floor in the same process and run, compared between two
+//! configurations with Welch's t-test, and reported as a table, JSON or a plot. The criterion
+//! benches in `benches/` are thin drivers over the same pieces: the floors ([`floor`]), the
+//! spawn guest ([`SpawnGuest`]), the host's ways to spawn ([`host_spawn`]), paired timing
+//! ([`paired`]), child processes with their peak RSS ([`child`]), the Node and wasmtime peers
+//! ([`peers`]) and, with the `gc-experiments` feature, the buffer suite (`buffer_suite`).
 //!
 //! # Examples
 //!
@@ -27,8 +31,13 @@
 #![deny(missing_docs)]
 
 mod buffer;
+#[cfg(feature = "gc-experiments")]
+pub mod buffer_suite;
+pub mod child;
 pub mod floor;
 pub mod guests;
+pub mod host_spawn;
+pub mod paired;
 pub mod params;
 pub mod peers;
 pub mod plot;
@@ -37,9 +46,13 @@ mod runner;
 mod spawn;
 mod startup;
 pub mod stats;
+mod sys;
 
-pub use params::{BufferGuest, BufferParams, Method, ParamError, Params, SpawnParams, StartupParams, Strategy};
+pub use params::{
+    BufferGuest, BufferParams, Method, ParamError, Params, Setting, SpawnParams, StartupParams, Strategy,
+};
 pub use runner::{Bench, CompareResult, ConfigResult, Sample};
+pub use spawn::SpawnGuest;
 
 /// Why a benchmark could not run.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +78,9 @@ pub enum BenchError {
     /// A peer (Node) could not run.
     #[error("the peer failed: {0}")]
     Peer(String),
+    /// A child process could not run or be reaped.
+    #[error("the child process failed: {0}")]
+    Child(String),
     /// Writing a file failed.
     #[error("failed to write `{path}`")]
     Write {

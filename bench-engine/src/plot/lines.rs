@@ -10,9 +10,9 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::shared;
 use super::ticks::{Ticked, log_ticks, mib, micros, spaced};
-use super::{FLOOR_LINE, FONT, GRID, INK, MUTED, PEER, SERIES, Swatch, WIDTH, plot_err, swatch, text, title};
+use super::{FLOOR_LINE, INK, MUTED, PEER, SERIES, Swatch, WIDTH, house_mesh, plot_err, swatch, text, title};
 use crate::BenchError;
-use crate::params::Params;
+use crate::params::{Params, Setting};
 use crate::report::short_label;
 use crate::runner::ConfigResult;
 use crate::stats::Summary;
@@ -65,8 +65,8 @@ fn point(x: f64, values: &[f64]) -> Point {
 fn series(results: &[ConfigResult]) -> Vec<Series> {
     let without_memory = |p: &Params| {
         let mut p = p.clone();
-        let _ = p.set("heap", "0");
-        let _ = p.set("external", "0");
+        let _ = p.set(Setting::Heap(0));
+        let _ = p.set(Setting::External(0));
         p
     };
     let others: Vec<Params> = results.iter().map(|r| without_memory(&r.params)).collect();
@@ -181,18 +181,11 @@ where
         .y_label_area_size(84)
         .build_cartesian_2d(Ticked::linear(x_range, x_ticks), Ticked::log(lo..hi, y_ticks))
         .map_err(plot_err)?;
-    chart
-        .configure_mesh()
+    house_mesh(&mut chart.configure_mesh())
         .x_desc(x_desc(results))
         .y_desc("time per spawn (log scale)")
         .x_label_formatter(&|x| mib(*x))
         .y_label_formatter(&|y| micros(*y))
-        .label_style((FONT, 14).into_font().color(&INK))
-        .axis_desc_style((FONT, 14).into_font().color(&INK))
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .axis_style(MUTED)
-        .set_all_tick_mark_size(4)
         .draw()
         .map_err(plot_err)?;
     // The floor first, so that the lines of wrt are drawn over it; error bars a few pixels

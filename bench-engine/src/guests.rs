@@ -1,6 +1,6 @@
 //! The benchmark guests, built into the binary so that `wrt bench` runs anywhere `wrt` runs.
 //!
-//! The compiled guests are committed under `bench/guests/` so that building the CLI needs cargo
+//! The compiled guests are committed under `bench-engine/guests/` so that building the CLI needs cargo
 //! alone (no Node.js, no wasm32 target). They are reviewed binaries, not a second source: the
 //! test suite rebuilds each one from its source in `guests/` and fails if the bytes differ
 //! (`tests/all/bench_guests.rs`, which also says how to refresh them). The WAT guests are source
@@ -17,6 +17,6 @@ pub const REF_BURST: &[u8] = include_bytes!("../../guests/wat/ref_burst.wat");
 /// `guests/programs/src/bin/cli_hello.rs`, compiled: prints a line.
 pub const CLI_HELLO: &[u8] = include_bytes!("../guests/cli_hello.wasm");
 
-/// The compiled guests committed under `bench/guests/`: file name and bytes.
+/// The compiled guests committed under `bench-engine/guests/`: file name and bytes.
 pub const COMMITTED: [(&str, &[u8]); 3] =
     [("buffer_burst.wasm", BUFFER_BURST), ("asc_buffers.wasm", ASC_BUFFERS), ("cli_hello.wasm", CLI_HELLO)];

@@ -103,6 +103,24 @@ fn plot_err(e: impl std::fmt::Display) -> BenchError {
     BenchError::Plot(e.to_string())
 }
 
+/// The house style of every chart's mesh: ink labels, light grid lines only at labelled ticks,
+/// muted axes, short tick marks.
+fn house_mesh<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    mesh.label_style((FONT, 14).into_font().color(&INK))
+        .axis_desc_style((FONT, 14).into_font().color(&INK))
+        .bold_line_style(GRID)
+        .light_line_style(TRANSPARENT)
+        .axis_style(MUTED)
+        .set_all_tick_mark_size(4)
+}
+
 /// Text of `size` pixels in `color`, anchored at `pos`.
 fn text(size: u32, color: RGBColor, h: HPos, v: VPos) -> TextStyle<'static> {
     (FONT, size).into_font().color(&color).pos(Pos::new(h, v))

@@ -2,12 +2,12 @@
 //! (compiled module cached), against `posix_spawn` + `waitpid` of `/bin/true`.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use crate::params::StartupParams;
 use crate::runner::Sample;
-use crate::{BenchError, floor, guests};
+use crate::{BenchError, child, floor, guests};
 
 pub(crate) fn run_once(p: &StartupParams) -> Result<Sample, BenchError> {
     let wrt = std::env::current_exe().map_err(|e| BenchError::Guest(format!("cannot find the wrt binary: {e}")))?;
@@ -15,20 +15,7 @@ pub(crate) fn run_once(p: &StartupParams) -> Result<Sample, BenchError> {
         tempfile::tempdir().map_err(|e| BenchError::Guest(format!("cannot create a temporary directory: {e}")))?;
     let hello = dir.path().join("hello.wasm");
     std::fs::write(&hello, guests::CLI_HELLO).map_err(|source| BenchError::Write { path: hello.clone(), source })?;
-    let run = || -> Result<(), BenchError> {
-        let status = Command::new(&wrt)
-            .arg("run")
-            .arg(&hello)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| BenchError::Guest(format!("cannot run `{}`: {e}", wrt.display())))?;
-        if !status.success() {
-            return Err(BenchError::Guest(format!("`wrt run hello.wasm` ended with {status}")));
-        }
-        Ok(())
-    };
+    let run = || child::run_quiet(Command::new(&wrt).arg("run").arg(&hello));
     // The first run compiles the module into the cache; it is not measured.
     run()?;
     let start = Instant::now();

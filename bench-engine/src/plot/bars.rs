@@ -14,7 +14,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::shared;
 use super::ticks::{Ticked, mean_sd, si};
 use super::{
-    FLOOR_FILL, FLOOR_LINE, FONT, FULL, GRID, INK, MUTED, PEER, Swatch, WRT, YOUNG, legend_row, plot_err, text, title,
+    FLOOR_FILL, FLOOR_LINE, FONT, FULL, INK, MUTED, PEER, Swatch, WRT, YOUNG, house_mesh, legend_row, plot_err, text,
+    title,
 };
 use crate::BenchError;
 use crate::params::Params;
@@ -152,18 +153,11 @@ impl Panel<'_> {
             .y_label_area_size(self.label_width)
             .build_cartesian_2d(0.0..x_max, Ticked::linear(-0.6..n as f64 - 0.4, centers))
             .map_err(plot_err)?;
-        chart
-            .configure_mesh()
+        house_mesh(&mut chart.configure_mesh())
             .disable_y_mesh()
             .x_desc(self.x_desc)
             .x_label_formatter(&|x| si(*x))
             .y_label_formatter(&|y| labels.get(y.round().max(0.0) as usize).cloned().unwrap_or_default())
-            .label_style((FONT, 14).into_font().color(&INK))
-            .axis_desc_style((FONT, 14).into_font().color(&INK))
-            .bold_line_style(GRID)
-            .light_line_style(TRANSPARENT)
-            .axis_style(MUTED)
-            .set_all_tick_mark_size(4)
             .x_labels(8)
             .draw()
             .map_err(plot_err)?;

@@ -1,0 +1,535 @@
+//! The parameters of each workload: typed [`Setting`]s (what `wrt bench`'s flags give), a grid
+//! of configurations from lists of them ([`Params::grid`]), and the one parser of the strings a
+//! user types as `--compare 'KEY=VALUE'` ([`Params::apply`]).
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+pub use wrt_runtime::wrt_host_spawn::Strategy;
+
+/// A parameter that could not be set.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParamError {
+    /// `KEY=VALUE` without `=`.
+    #[error("`{0}` is not KEY=VALUE")]
+    NotKeyValue(String),
+    /// No parameter of that name for this workload.
+    #[error("`{key}` is not a parameter of `wrt bench {workload}` (known: {known})")]
+    UnknownKey {
+        /// The workload.
+        workload: &'static str,
+        /// The key given.
+        key: String,
+        /// The workload's keys.
+        known: String,
+    },
+    /// The value does not parse.
+    #[error("invalid value `{value}` for `{key}`: {reason}")]
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What the guest does for each spawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// `spawn` then `wait`.
+    Spawn,
+    /// The one-shot `run`, capturing output.
+    Run,
+    /// `spawn` of `/bin/sh -c 'exec /bin/true'` (two execs).
+    Shell,
+}
+
+impl Method {
+    /// Every method.
+    pub const ALL: [Method; 3] = [Method::Spawn, Method::Run, Method::Shell];
+
+    /// `spawn`, `run` or `shell`, as `--method` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Spawn => "spawn",
+            Method::Run => "run",
+            Method::Shell => "shell",
+        }
+    }
+
+    /// The spawn guest's export that does this, `n` times.
+    pub fn export(self) -> &'static str {
+        match self {
+            Method::Spawn => "spawn_wait",
+            Method::Run => "run_capture",
+            Method::Shell => "sh_exec",
+        }
+    }
+}
+
+/// `spawn`, `run` and `shell` as values of `wrt bench spawn --method` (the `clap` feature).
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for Method {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Method::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
+
+/// Which guest runs the buffer workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferGuest {
+    /// Rust with the SDK's `Buffer` (released on drop).
+    Rust,
+    /// AssemblyScript, whose collector releases buffers from finalisers.
+    Assemblyscript,
+    /// WAT holding buffers as `externref` (wasmtime's collector frees them).
+    Externref,
+}
+
+impl BufferGuest {
+    /// Every guest.
+    pub const ALL: [BufferGuest; 3] = [BufferGuest::Rust, BufferGuest::Assemblyscript, BufferGuest::Externref];
+
+    /// `rust`, `assemblyscript` or `externref`, as `--guest` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BufferGuest::Rust => "rust",
+            BufferGuest::Assemblyscript => "assemblyscript",
+            BufferGuest::Externref => "externref",
+        }
+    }
+}
+
+/// `rust`, `assemblyscript` and `externref` as values of `wrt bench buffer --guest` (the `clap`
+/// feature).
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for BufferGuest {
+    fn value_variants<'a>() -> &'a [Self] {
+        &BufferGuest::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
+
+/// Parameters of `wrt bench spawn`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpawnParams {
+    /// Spawns per run.
+    pub n: u32,
+    /// Touched guest linear memory, bytes.
+    pub heap: u64,
+    /// Live host buffers, bytes.
+    pub external: u64,
+    /// How programs start.
+    #[serde(serialize_with = "serialize_strategy")]
+    pub strategy: Strategy,
+    /// Whether guest memory is `MADV_DONTFORK`.
+    pub dontfork: bool,
+    /// What each spawn does.
+    pub method: Method,
+}
+
+/// Parameters of `wrt bench buffer` (the readable-push-buffer-burst workload).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BufferParams {
+    /// Iterations per run.
+    pub n: u32,
+    /// Size of the large chunk, bytes.
+    pub body_size: u32,
+    /// Which guest.
+    pub guest: BufferGuest,
+    /// Whether the accountant asks for collections.
+    pub gc: bool,
+    /// Young trigger Y, bytes.
+    pub gc_young: u64,
+    /// Soft limit floor S, bytes.
+    pub gc_soft_limit: u64,
+    /// Growth factor f.
+    pub gc_growth: f64,
+}
+
+/// Parameters of `wrt bench startup`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StartupParams {
+    /// `wrt run` processes per run.
+    pub n: u32,
+}
+
+/// The parameters of one configuration of a workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "workload", rename_all = "kebab-case")]
+pub enum Params {
+    /// `wrt bench spawn`
+    Spawn(SpawnParams),
+    /// `wrt bench buffer`
+    Buffer(BufferParams),
+    /// `wrt bench startup`
+    Startup(StartupParams),
+}
+
+fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
+    ParamError::BadValue { key: key.to_owned(), value: value.to_owned(), reason: reason.into() }
+}
+
+fn parse_n(key: &str, value: &str) -> Result<u32, ParamError> {
+    value.parse::<u32>().map_err(|e| bad(key, value, e.to_string()))
+}
+
+/// A size with a unit, or a number of bytes: parameters print sizes as bytes (`heap=1048576`).
+fn parse_size(key: &str, value: &str) -> Result<u64, ParamError> {
+    wrt_runtime::parse_bytes(value).map_err(|e| bad(key, value, e.to_string()))
+}
+
+fn parse_on_off(key: &str, value: &str) -> Result<bool, ParamError> {
+    match value {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(bad(key, value, "expected `on` or `off`")),
+    }
+}
+
+fn serialize_strategy<S: Serializer>(strategy: &Strategy, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(strategy.flag_value())
+}
+
+/// The value of `key` named `value` among `all`, by `name`.
+fn one_of<T: Copy>(key: &str, value: &str, all: &[T], name: fn(T) -> &'static str) -> Result<T, ParamError> {
+    all.iter().copied().find(|v| name(*v) == value).ok_or_else(|| {
+        let names: Vec<String> = all.iter().map(|v| format!("`{}`", name(*v))).collect();
+        let expected = match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        bad(key, value, format!("expected {expected}"))
+    })
+}
+
+/// One typed value of one parameter: what a flag of `wrt bench <workload>` gives, or what
+/// [`Params::apply`] parses from `KEY=VALUE`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Setting {
+    /// `n` (every workload): operations per run, at least 1.
+    N(u32),
+    /// `heap` (spawn): touched guest linear memory, bytes.
+    Heap(u64),
+    /// `external` (spawn): live host buffers, bytes.
+    External(u64),
+    /// `strategy` (spawn).
+    Strategy(Strategy),
+    /// `dontfork` (spawn): `on` is true.
+    Dontfork(bool),
+    /// `method` (spawn).
+    Method(Method),
+    /// `body-size` (buffer): bytes, 1 to 64 MiB.
+    BodySize(u64),
+    /// `guest` (buffer).
+    Guest(BufferGuest),
+    /// `gc` (buffer): `on` is true.
+    Gc(bool),
+    /// `gc-young` (buffer): bytes.
+    GcYoung(u64),
+    /// `gc-soft-limit` (buffer): bytes.
+    GcSoftLimit(u64),
+    /// `gc-growth` (buffer).
+    GcGrowth(f64),
+}
+
+impl Setting {
+    /// The key of this setting, as the flag is spelled without `--` (`n` for `-n`).
+    pub fn key(&self) -> &'static str {
+        match self {
+            Setting::N(_) => "n",
+            Setting::Heap(_) => "heap",
+            Setting::External(_) => "external",
+            Setting::Strategy(_) => "strategy",
+            Setting::Dontfork(_) => "dontfork",
+            Setting::Method(_) => "method",
+            Setting::BodySize(_) => "body-size",
+            Setting::Guest(_) => "guest",
+            Setting::Gc(_) => "gc",
+            Setting::GcYoung(_) => "gc-young",
+            Setting::GcSoftLimit(_) => "gc-soft-limit",
+            Setting::GcGrowth(_) => "gc-growth",
+        }
+    }
+
+    /// The value as [`Params::apply`] would take it back.
+    fn value(&self) -> String {
+        let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
+        match *self {
+            Setting::N(n) => n.to_string(),
+            Setting::Heap(b) | Setting::External(b) | Setting::BodySize(b) => size(b),
+            Setting::GcYoung(b) | Setting::GcSoftLimit(b) => size(b),
+            Setting::Strategy(s) => s.flag_value().to_owned(),
+            Setting::Dontfork(b) | Setting::Gc(b) => on_off(b),
+            Setting::Method(m) => m.name().to_owned(),
+            Setting::Guest(g) => g.name().to_owned(),
+            Setting::GcGrowth(f) => f.to_string(),
+        }
+    }
+}
+
+impl Params {
+    /// The workload's name, as in `wrt bench <name>`.
+    pub fn workload(&self) -> &'static str {
+        match self {
+            Params::Spawn(_) => "spawn",
+            Params::Buffer(_) => "buffer",
+            Params::Startup(_) => "startup",
+        }
+    }
+
+    /// The keys [`Params::apply`] knows for this workload.
+    pub fn keys(&self) -> &'static [&'static str] {
+        match self {
+            Params::Spawn(_) => &["n", "heap", "external", "strategy", "dontfork", "method"],
+            Params::Buffer(_) => &["n", "body-size", "guest", "gc", "gc-young", "gc-soft-limit", "gc-growth"],
+            Params::Startup(_) => &["n"],
+        }
+    }
+
+    fn unknown(&self, key: &str) -> ParamError {
+        ParamError::UnknownKey { workload: self.workload(), key: key.to_owned(), known: self.keys().join(", ") }
+    }
+
+    /// Parses `value` for the parameter `key` of this workload (as the flag is spelled,
+    /// without `--`). This is the only parser of parameter strings.
+    ///
+    /// # Errors
+    ///
+    /// An unknown key, or a value that does not parse.
+    pub fn parse(&self, key: &str, value: &str) -> Result<Setting, ParamError> {
+        // `-n`'s long name in `wrt bench <workload> --help`.
+        let key = match (self, key) {
+            (Params::Spawn(_), "spawns") | (Params::Buffer(_), "iterations") | (Params::Startup(_), "processes") => "n",
+            _ => key,
+        };
+        if !self.keys().contains(&key) {
+            return Err(self.unknown(key));
+        }
+        let setting = match key {
+            "n" => Setting::N(parse_n(key, value)?),
+            "heap" => Setting::Heap(parse_size(key, value)?),
+            "external" => Setting::External(parse_size(key, value)?),
+            "strategy" => Setting::Strategy(one_of(
+                key,
+                value,
+                &[Strategy::PosixSpawn, Strategy::ForkExec],
+                Strategy::flag_value,
+            )?),
+            "dontfork" => Setting::Dontfork(parse_on_off(key, value)?),
+            "method" => Setting::Method(one_of(key, value, &Method::ALL, Method::name)?),
+            "body-size" => Setting::BodySize(parse_size(key, value)?),
+            "guest" => Setting::Guest(one_of(key, value, &BufferGuest::ALL, BufferGuest::name)?),
+            "gc" => Setting::Gc(parse_on_off(key, value)?),
+            "gc-young" => Setting::GcYoung(parse_size(key, value)?),
+            "gc-soft-limit" => Setting::GcSoftLimit(parse_size(key, value)?),
+            "gc-growth" => Setting::GcGrowth(value.parse().map_err(|_| bad(key, value, "not a number"))?),
+            _ => return Err(self.unknown(key)),
+        };
+        // The ranges are checked once, on the typed value.
+        self.clone().set(setting).map_err(|e| match e {
+            ParamError::BadValue { key, reason, .. } => ParamError::BadValue { key, value: value.to_owned(), reason },
+            other => other,
+        })?;
+        Ok(setting)
+    }
+
+    /// Sets one parameter.
+    ///
+    /// # Errors
+    ///
+    /// A setting this workload does not have, or a value out of its range.
+    pub fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        let out_of_range = |reason: &str| bad(setting.key(), &setting.value(), reason);
+        match (&mut *self, setting) {
+            (_, Setting::N(0)) => return Err(out_of_range("must be at least 1")),
+            (Params::Spawn(p), Setting::N(n)) => p.n = n,
+            (Params::Buffer(p), Setting::N(n)) => p.n = n,
+            (Params::Startup(p), Setting::N(n)) => p.n = n,
+            (Params::Spawn(p), Setting::Heap(b)) => p.heap = b,
+            (Params::Spawn(p), Setting::External(b)) => p.external = b,
+            (Params::Spawn(p), Setting::Strategy(s)) => p.strategy = s,
+            (Params::Spawn(p), Setting::Dontfork(on)) => p.dontfork = on,
+            (Params::Spawn(p), Setting::Method(m)) => p.method = m,
+            (Params::Buffer(p), Setting::BodySize(b)) => {
+                p.body_size = u32::try_from(b)
+                    .ok()
+                    .filter(|s| (1..=64 << 20).contains(s))
+                    .ok_or_else(|| out_of_range("must be between 1 byte and 64 MiB"))?;
+            }
+            (Params::Buffer(p), Setting::Guest(g)) => p.guest = g,
+            (Params::Buffer(p), Setting::Gc(on)) => p.gc = on,
+            (Params::Buffer(p), Setting::GcYoung(b)) => p.gc_young = b,
+            (Params::Buffer(p), Setting::GcSoftLimit(b)) => p.gc_soft_limit = b,
+            (Params::Buffer(p), Setting::GcGrowth(f)) => p.gc_growth = f,
+            (_, setting) => return Err(self.unknown(setting.key())),
+        }
+        Ok(())
+    }
+
+    /// Every combination of the axes' values, from `self` (an empty axis keeps its value):
+    /// the first axis varies slowest.
+    ///
+    /// # Errors
+    ///
+    /// As [`Params::set`].
+    pub fn grid(self, axes: &[Vec<Setting>]) -> Result<Vec<Params>, ParamError> {
+        let mut configs = vec![self];
+        for axis in axes.iter().filter(|axis| !axis.is_empty()) {
+            let mut next = Vec::with_capacity(configs.len() * axis.len());
+            for config in &configs {
+                for &setting in axis {
+                    let mut config = config.clone();
+                    config.set(setting)?;
+                    next.push(config);
+                }
+            }
+            configs = next;
+        }
+        Ok(configs)
+    }
+
+    /// Applies `KEY=VALUE`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Params::set`], or no `=`.
+    pub fn apply(&mut self, key_value: &str) -> Result<(), ParamError> {
+        let (key, value) = key_value.split_once('=').ok_or_else(|| ParamError::NotKeyValue(key_value.to_owned()))?;
+        let setting = self.parse(key.trim_start_matches("--"), value)?;
+        self.set(setting)
+    }
+
+    /// The value of `key` as [`Params::apply`] would take it back.
+    pub fn get(&self, key: &str) -> Option<String> {
+        let setting = match (self, key) {
+            (Params::Spawn(p), "n") => Setting::N(p.n),
+            (Params::Buffer(p), "n") => Setting::N(p.n),
+            (Params::Startup(p), "n") => Setting::N(p.n),
+            (Params::Spawn(p), "heap") => Setting::Heap(p.heap),
+            (Params::Spawn(p), "external") => Setting::External(p.external),
+            (Params::Spawn(p), "strategy") => Setting::Strategy(p.strategy),
+            (Params::Spawn(p), "dontfork") => Setting::Dontfork(p.dontfork),
+            (Params::Spawn(p), "method") => Setting::Method(p.method),
+            (Params::Buffer(p), "body-size") => Setting::BodySize(u64::from(p.body_size)),
+            (Params::Buffer(p), "guest") => Setting::Guest(p.guest),
+            (Params::Buffer(p), "gc") => Setting::Gc(p.gc),
+            (Params::Buffer(p), "gc-young") => Setting::GcYoung(p.gc_young),
+            (Params::Buffer(p), "gc-soft-limit") => Setting::GcSoftLimit(p.gc_soft_limit),
+            (Params::Buffer(p), "gc-growth") => Setting::GcGrowth(p.gc_growth),
+            _ => return None,
+        };
+        Some(setting.value())
+    }
+}
+
+/// `bytes` in the largest binary unit that divides it (`600MiB`, `2GiB`, `0`).
+pub fn size(bytes: u64) -> String {
+    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
+impl fmt::Display for Params {
+    /// The parameters as `key=value` pairs, in [`Params::keys`] order.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pairs: Vec<String> = self.keys().iter().filter_map(|k| self.get(k).map(|v| format!("{k}={v}"))).collect();
+        f.write_str(&pairs.join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spawn() -> Params {
+        Params::Spawn(SpawnParams {
+            n: 10,
+            heap: 0,
+            external: 0,
+            strategy: Strategy::PosixSpawn,
+            dontfork: true,
+            method: Method::Spawn,
+        })
+    }
+
+    #[test]
+    fn set_and_get_round_trip() {
+        let mut p = spawn();
+        for kv in ["heap=600MiB", "strategy=fork-exec", "dontfork=off", "method=shell", "n=5", "external=1GiB"] {
+            p.apply(kv).unwrap();
+            let (k, v) = kv.split_once('=').unwrap();
+            assert_eq!(p.get(k).as_deref(), Some(v));
+        }
+        assert_eq!(p.to_string(), "n=5 heap=600MiB external=1GiB strategy=fork-exec dontfork=off method=shell");
+    }
+
+    #[test]
+    fn bad_keys_and_values_are_named() {
+        let mut p = spawn();
+        assert_eq!(p.apply("heap"), Err(ParamError::NotKeyValue("heap".into())));
+        let err = p.apply("colour=red").unwrap_err().to_string();
+        assert!(err.contains("`colour` is not a parameter of `wrt bench spawn`") && err.contains("heap"), "{err}");
+        for kv in ["heap=lots", "n=0", "n=-1", "strategy=vfork", "dontfork=maybe", "method=exec"] {
+            let err = p.apply(kv).unwrap_err();
+            assert!(matches!(err, ParamError::BadValue { .. }), "{kv}: {err}");
+            assert!(err.to_string().contains(kv.split_once('=').unwrap().1), "{err}");
+        }
+        let mut b = Params::Buffer(BufferParams {
+            n: 1,
+            body_size: 1,
+            guest: BufferGuest::Rust,
+            gc: true,
+            gc_young: 1,
+            gc_soft_limit: 1,
+            gc_growth: 2.0,
+        });
+        assert!(b.apply("guest=python").is_err());
+        assert!(b.apply("body-size=0").is_err());
+        b.apply("guest=assemblyscript").unwrap();
+        b.apply("iterations=7").unwrap();
+        assert_eq!(b.get("n").as_deref(), Some("7"));
+        assert!(b.apply("spawns=7").is_err());
+        assert_eq!(b.get("guest").as_deref(), Some("assemblyscript"));
+    }
+
+    #[test]
+    fn typed_grids_vary_the_first_axis_slowest() {
+        let axes = [
+            vec![Setting::Strategy(Strategy::PosixSpawn), Setting::Strategy(Strategy::ForkExec)],
+            vec![],
+            vec![Setting::Heap(0), Setting::Heap(600 << 20)],
+        ];
+        let configs = spawn().grid(&axes).unwrap();
+        let shown: Vec<String> =
+            configs.iter().map(|c| format!("{} {}", c.get("strategy").unwrap(), c.get("heap").unwrap())).collect();
+        assert_eq!(shown, ["posix-spawn 0", "posix-spawn 600MiB", "fork-exec 0", "fork-exec 600MiB"]);
+        assert!(matches!(spawn().grid(&[vec![Setting::Guest(BufferGuest::Rust)]]), Err(ParamError::UnknownKey { .. })));
+        assert!(matches!(spawn().grid(&[vec![Setting::N(0)]]), Err(ParamError::BadValue { .. })));
+    }
+
+    #[test]
+    fn sizes_print_in_their_unit() {
+        assert_eq!(size(0), "0");
+        assert_eq!(size(600 << 20), "600MiB");
+        assert_eq!(size(2 << 30), "2GiB");
+        assert_eq!(size(1000), "1000");
+    }
+}
