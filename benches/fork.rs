@@ -7,15 +7,15 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use wrt_runtime::{Instance, Outcome, Sandbox};
+use wrt_runtime::{Instance, Outcome, RunOptions, Runtime};
 
 const HEAPS_MIB: [i32; 3] = [0, 600, 2048];
 
 /// A guest instance holding `mib` MiB of touched linear memory.
 fn guest_holding(mib: i32, dontfork: bool) -> Instance {
-    let sandbox = Sandbox::builder().dontfork(dontfork).build().expect("sandbox");
-    let guest = sandbox.load_file(wrt_test_guests::MEM_TOUCH).expect("mem_touch guest");
-    let mut instance = sandbox.instantiate(&guest).expect("instantiate");
+    let runtime = Runtime::builder().dontfork(dontfork).build().expect("runtime");
+    let guest = runtime.load_file(wrt_test_guests::MEM_TOUCH).expect("mem_touch guest");
+    let mut instance = guest.instantiate(&RunOptions::new()).expect("instantiate");
     let outcome = instance.invoke("touch", &[mib.max(1).to_string()]).expect("touch");
     assert!(matches!(outcome, Outcome::Returned(_)), "{outcome:?}");
     instance

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
 use wrt_runtime::wrt_host_spawn::Policy;
-use wrt_runtime::{Instance, Outcome, Sandbox, WasmValue};
+use wrt_runtime::{Instance, Outcome, RunOptions, Runtime, WasmValue};
 
 #[path = "common/floor.rs"]
 #[allow(dead_code, reason = "shared by several benches, each using a part")]
@@ -26,9 +26,9 @@ const EXTERNAL_MIB: u32 = 600;
 
 fn bench_spawn_instance() -> Instance {
     let policy = Policy::deny_all().allow_program("/bin/true").allow_program("/bin/sh");
-    let sandbox = Sandbox::builder().spawn_policy(policy).build().expect("sandbox");
-    let guest = sandbox.load_file(wrt_test_guests::BENCH_SPAWN).expect("bench_spawn guest");
-    sandbox.instantiate(&guest).expect("instantiate")
+    let options = RunOptions::new().spawn_policy(&policy).expect("spawn policy");
+    let guest = Runtime::new().expect("runtime").load_file(wrt_test_guests::BENCH_SPAWN).expect("bench_spawn guest");
+    guest.instantiate(&options).expect("instantiate")
 }
 
 fn guest_holding(mib: u32) -> Instance {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use wrt_runtime::wrt_host_spawn::{Policy, Strategy as HostStrategy};
-use wrt_runtime::{Instance, Outcome, Sandbox, WasmValue};
+use wrt_runtime::{Instance, Outcome, RunOptions, Runtime, WasmValue};
 
 use crate::params::{Method, SpawnParams, Strategy};
 use crate::runner::Sample;
@@ -31,12 +31,11 @@ pub(crate) fn run_once(p: &SpawnParams) -> Result<Sample, BenchError> {
         Strategy::PosixSpawn => HostStrategy::PosixSpawn,
         Strategy::ForkExec => HostStrategy::ForkExec,
     };
-    let sandbox = runtime(
-        "failed to create the sandbox",
-        Sandbox::builder().spawn_policy(policy).spawn_strategy(strategy, true).dontfork(p.dontfork).build(),
-    )?;
-    let guest = runtime("failed to load the spawn guest", sandbox.load_bytes("bench_spawn.wat", guests::BENCH_SPAWN))?;
-    let mut instance = runtime("failed to instantiate the spawn guest", sandbox.instantiate(&guest))?;
+    let options = runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(Into::into))?
+        .spawn_strategy(strategy, true);
+    let wrt = runtime("failed to create the runtime", Runtime::builder().dontfork(p.dontfork).build())?;
+    let guest = runtime("failed to load the spawn guest", wrt.load_bytes("bench_spawn.wat", guests::BENCH_SPAWN))?;
+    let mut instance = runtime("failed to instantiate the spawn guest", guest.instantiate(&options))?;
     if p.heap > 0 {
         let mib = p.heap.div_ceil(MIB);
         if call(&mut instance, "touch", mib)? < 0 {

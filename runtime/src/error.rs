@@ -8,13 +8,12 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("failed to read `{path}`")]
+    #[error("failed to read `{}`: {reason}", .path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     /// The bytes are neither a binary WebAssembly module nor WebAssembly text.
     #[error("`{name}` is not a WebAssembly module (no `\\0asm` header and not WebAssembly text)")]
@@ -86,18 +85,17 @@ pub enum InstantiateError {
     },
 }
 
-/// A sandbox configuration was rejected.
+/// Run options or runtime settings were rejected.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// A preopened directory could not be opened.
-    #[error("failed to open directory `{path}` for the guest")]
+    #[error("failed to open directory `{}` for the guest: {reason}", .path.display())]
     Preopen {
         /// The host directory.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     /// A `HOST[::GUEST]` directory mapping is malformed.
     #[error("invalid directory mapping `{spec}`: {reason}")]
@@ -145,6 +143,12 @@ pub enum ConfigError {
         preopen: PathBuf,
         /// Where the guest sees that directory.
         guest: String,
+    },
+    /// The spawn policy does not validate.
+    #[error("invalid spawn policy: {reason}")]
+    SpawnPolicy {
+        /// What is wrong.
+        reason: wrt_host_spawn::PolicyError,
     },
     /// A garbage-collection policy breaks a rule (for example `Y ≤ S/2`).
     #[error("invalid collection policy: {reason}")]

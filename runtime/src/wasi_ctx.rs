@@ -4,9 +4,9 @@ use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use crate::builder::SandboxBuilder;
 use crate::deadline::DeadlineCell;
 use crate::error::ConfigError;
+use crate::options::RunOptions;
 use crate::preopen::DirAccess;
 use crate::stdio::{GuestOutput, GuestStdin};
 use crate::wasi_deadline::{DeadlineStdin, DeadlineStdout};
@@ -22,7 +22,7 @@ pub(crate) struct Captured {
 /// network) is inherited unless the settings say so. With a timeout, an inherited stdin stops
 /// the guest at `deadline` (see `wasi_deadline`).
 pub(crate) fn build(
-    settings: &SandboxBuilder,
+    settings: &RunOptions,
     guest_name: &str,
     deadline: &DeadlineCell,
 ) -> wasmtime::Result<(WasiP1Ctx, Captured)> {
@@ -42,9 +42,9 @@ pub(crate) fn build(
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => {
                 let source = std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory");
-                return Err(ConfigError::Preopen { path: preopen.host.clone(), source }.into());
+                return Err(ConfigError::Preopen { path: preopen.host.clone(), reason: source }.into());
             }
-            Err(source) => return Err(ConfigError::Preopen { path: preopen.host.clone(), source }.into()),
+            Err(reason) => return Err(ConfigError::Preopen { path: preopen.host.clone(), reason }.into()),
         }
         wasi.preopened_dir(&preopen.host, &preopen.guest, perms)
             .map_err(|e| e.context(format!("failed to open directory `{}` for the guest", preopen.host.display())))?;
