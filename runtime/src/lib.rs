@@ -183,3 +183,8 @@ pub fn error_chain(err: &Error) -> String {
 pub use wrt_abi::ErrorCode;
 pub use wrt_host_spawn;
 pub use wrt_host_spawn::containment;
+
+/// The README's Rust examples, compiled and checked as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExamples;
