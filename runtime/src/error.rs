@@ -21,6 +21,14 @@ pub enum LoadError {
         /// The file name, or `<bytes>`.
         name: String,
     },
+    /// The module does not compile (or its WebAssembly text does not parse).
+    #[error("failed to compile guest `{name}`: {reason}")]
+    Compile {
+        /// The file name, or the name given with the bytes.
+        name: String,
+        /// wasmtime's message, with its causes.
+        reason: String,
+    },
     /// The bytes are a WebAssembly component, which wrt does not run yet.
     #[error("`{name}` is a WebAssembly component; wrt runs core modules (WASI preview 1) only")]
     Component {
@@ -33,6 +41,15 @@ pub enum LoadError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InstantiateError {
+    /// Creating the instance failed in the host (not in guest code): for example, its memory
+    /// or tables could not be mapped.
+    #[error("failed to instantiate guest `{guest}`: {reason}")]
+    Failed {
+        /// The guest's name.
+        guest: String,
+        /// wasmtime's message, with its causes.
+        reason: String,
+    },
     /// The guest imports something wrt does not provide.
     #[error("guest `{guest}` imports `{module}::{name}`, which wrt does not provide")]
     UnknownImport {
@@ -143,6 +160,14 @@ pub enum ConfigError {
         preopen: PathBuf,
         /// Where the guest sees that directory.
         guest: String,
+    },
+    /// The audit log cannot be opened for appending.
+    #[error("failed to open audit log `{}`: {reason}", .path.display())]
+    AuditLog {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: std::io::Error,
     },
     /// The spawn policy does not validate.
     #[error("invalid spawn policy: {reason}")]

@@ -127,7 +127,7 @@ impl Instance {
                     (Some(minimum), Some(limit)) if !err.is::<Trap>() => {
                         InstantiateError::MemoryLimit { guest: guest.name.clone(), minimum, limit }.into()
                     }
-                    _ => err.context(format!("failed to instantiate guest `{}`", guest.name)),
+                    _ => InstantiateError::Failed { guest: guest.name.clone(), reason: format!("{err:#}") }.into(),
                 });
             }
         }

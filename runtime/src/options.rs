@@ -345,13 +345,12 @@ impl RunOptions {
     }
 
     /// The spawner of one guest instance.
-    pub(crate) fn spawner(&self) -> wasmtime::Result<Spawner> {
+    pub(crate) fn spawner(&self) -> Result<Spawner, ConfigError> {
         let mut spawner =
             Spawner::from_compiled(Arc::clone(&self.policy)).with_strategy(self.strategy).strict(self.strict_strategy);
         if let Some(path) = &self.audit_log {
-            let log = wrt_host_spawn::AuditLog::append_to_file(path).map_err(|e| {
-                wasmtime::Error::new(e).context(format!("failed to open audit log `{}`", path.display()))
-            })?;
+            let log = wrt_host_spawn::AuditLog::append_to_file(path)
+                .map_err(|reason| ConfigError::AuditLog { path: path.clone(), reason })?;
             spawner = spawner.with_audit_log(log);
         }
         Ok(spawner)

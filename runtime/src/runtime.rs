@@ -213,13 +213,11 @@ impl Runtime {
         }
         let settings = &self.inner.settings;
         let engine = &self.inner.engine;
-        let compile_context = || format!("failed to compile guest `{name}`");
+        let failed = |e: wasmtime::Error| LoadError::Compile { name: name.to_owned(), reason: format!("{e:#}") };
         let compile = || crate::guest::compile(engine, name, path, bytes, settings.on_slow_compile.as_ref());
         let (module, from_cache) = match settings.cache.dir() {
-            Some(dir) => {
-                crate::cache::load_or_compile(engine, &dir, bytes, compile).map_err(|e| e.context(compile_context()))?
-            }
-            None => (compile().map_err(|e| e.context(compile_context()))?, false),
+            Some(dir) => crate::cache::load_or_compile(engine, &dir, bytes, compile).map_err(failed)?,
+            None => (compile().map_err(failed)?, false),
         };
         crate::guest::check_collector_hook(name, &module)?;
         let pre = self.link(name, &module)?;
@@ -247,7 +245,7 @@ impl Runtime {
         }
         linker.instantiate_pre(module).map_err(|err| match err.downcast_ref::<wasmtime::UnknownImportError>() {
             Some(import) => unknown(import.module(), import.name()).into(),
-            None => err.context(format!("failed to link guest `{name}`")),
+            None => InstantiateError::Failed { guest: name.to_owned(), reason: format!("{err:#}") }.into(),
         })
     }
 }

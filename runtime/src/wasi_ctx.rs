@@ -46,8 +46,10 @@ pub(crate) fn build(
             }
             Err(reason) => return Err(ConfigError::Preopen { path: preopen.host.clone(), reason }.into()),
         }
-        wasi.preopened_dir(&preopen.host, &preopen.guest, perms)
-            .map_err(|e| e.context(format!("failed to open directory `{}` for the guest", preopen.host.display())))?;
+        wasi.preopened_dir(&preopen.host, &preopen.guest, perms).map_err(|e| ConfigError::Preopen {
+            path: preopen.host.clone(),
+            reason: std::io::Error::other(format!("{e:#}")),
+        })?;
     }
     match &settings.stdin {
         GuestStdin::Null => {}
