@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, Val, ValType, WasmBacktrace};
 
 use crate::abi::spawn_state::SpawnState;
+use crate::capture::Capture;
 use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker};
 use crate::error::{ConfigError, InstantiateError};
 use crate::external::accountant::Accountant;
@@ -29,6 +30,11 @@ pub struct Report {
     pub stdout: Vec<u8>,
     /// Captured standard error (empty unless captured).
     pub stderr: Vec<u8>,
+    /// Whether the guest wrote more to its captured standard output than the capture's limit
+    /// (see [`crate::GuestOutput::Capture`]): `stdout` holds the first `limit` bytes.
+    pub stdout_truncated: bool,
+    /// The same for standard error.
+    pub stderr_truncated: bool,
     /// What the guest used: memory, collections, spawns.
     pub stats: Stats,
 }
@@ -254,11 +260,17 @@ impl Instance {
 
     /// Ends the instance and returns the report of a run that ended with `outcome`.
     pub fn into_report(self, outcome: Outcome) -> Report {
-        let take = |pipe: &Option<wasmtime_wasi::p2::pipe::MemoryOutputPipe>| {
-            pipe.as_ref().map(|p| p.contents().to_vec()).unwrap_or_default()
-        };
-        let stats = self.stats();
-        Report { stdout: take(&self.captured.stdout), stderr: take(&self.captured.stderr), outcome, stats }
+        let take = |capture: &Option<Capture>| capture.as_ref().map(Capture::contents).unwrap_or_default();
+        let truncated = |capture: &Option<Capture>| capture.as_ref().is_some_and(Capture::truncated);
+        let captured = &self.captured;
+        Report {
+            stdout: take(&captured.stdout),
+            stderr: take(&captured.stderr),
+            stdout_truncated: truncated(&captured.stdout),
+            stderr_truncated: truncated(&captured.stderr),
+            outcome,
+            stats: self.stats(),
+        }
     }
 
     /// Runs one call into the guest with the fuel and deadline of the sandbox, and turns the

@@ -133,6 +133,7 @@
 
 mod abi;
 mod cache;
+mod capture;
 mod deadline;
 mod error;
 mod external;

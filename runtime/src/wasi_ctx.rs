@@ -1,9 +1,10 @@
 //! The WASI preview 1 context of a guest, built from the sandbox settings.
 
 use wasmtime_wasi::p1::WasiP1Ctx;
-use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
+use crate::capture::Capture;
 use crate::deadline::DeadlineCell;
 use crate::error::ConfigError;
 use crate::options::RunOptions;
@@ -14,8 +15,8 @@ use crate::wasi_deadline::{DeadlineStdin, DeadlineStdout};
 /// Captured output streams of one guest instance.
 #[derive(Debug, Default)]
 pub(crate) struct Captured {
-    pub(crate) stdout: Option<MemoryOutputPipe>,
-    pub(crate) stderr: Option<MemoryOutputPipe>,
+    pub(crate) stdout: Option<Capture>,
+    pub(crate) stderr: Option<Capture>,
 }
 
 /// Builds the context: argv, environment, preopens and stdio. Nothing of the host (env, args,
@@ -73,9 +74,9 @@ pub(crate) fn build(
         }
         GuestOutput::Null => {}
         GuestOutput::Capture { limit } => {
-            let pipe = MemoryOutputPipe::new(limit);
-            wasi.stdout(pipe.clone());
-            captured.stdout = Some(pipe);
+            let capture = Capture::new(limit);
+            wasi.stdout(capture.clone());
+            captured.stdout = Some(capture);
         }
     }
     match settings.stderr {
@@ -87,9 +88,9 @@ pub(crate) fn build(
         }
         GuestOutput::Null => {}
         GuestOutput::Capture { limit } => {
-            let pipe = MemoryOutputPipe::new(limit);
-            wasi.stderr(pipe.clone());
-            captured.stderr = Some(pipe);
+            let capture = Capture::new(limit);
+            wasi.stderr(capture.clone());
+            captured.stderr = Some(capture);
         }
     }
     Ok((wasi.build_p1(), captured))

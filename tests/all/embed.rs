@@ -98,3 +98,21 @@ fn issue_11_unknown_imports_fail_at_load_and_trap_when_allowed() {
     let err = lenient.load_bytes("internal.wat", internal).unwrap_err();
     assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::UnknownImport { .. })));
 }
+
+/// Issue 11: the capture limit behaves as documented, and the report says what was cut.
+#[test]
+fn issue_11_capture_limit_keeps_what_fits_and_reports_truncation() {
+    let guest = Runtime::new().unwrap().load_file(wrt_test_guests::CLI_HELLO).unwrap();
+    let full = guest.run(&RunOptions::new().stdout(GuestOutput::Capture { limit: 1 << 16 })).unwrap();
+    assert_eq!(full.outcome, Outcome::Exited(0));
+    assert!(!full.stdout_truncated && !full.stderr_truncated);
+    let small =
+        RunOptions::new().stdout(GuestOutput::Capture { limit: 5 }).stderr(GuestOutput::Capture { limit: 4096 });
+    let report = guest.run(&small).unwrap();
+    assert_eq!(report.stdout, &full.stdout[..5]);
+    assert!(report.stdout_truncated && !report.stderr_truncated);
+    // The guest's next write failed with an I/O error, not a trap of wrt's: Rust's `println!`
+    // panics on it, which the guest reports on stderr.
+    let err = String::from_utf8_lossy(&report.stderr);
+    assert!(err.contains("failed printing to stdout"), "{:?}: {err}", report.outcome);
+}
