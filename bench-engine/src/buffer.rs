@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use wrt_runtime::{GcPolicy, GuestOutput, Outcome, Sandbox};
+use wrt_runtime::{GcPolicy, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::params::{BufferGuest, BufferParams};
 use crate::runner::Sample;
@@ -24,18 +24,15 @@ pub(crate) fn run_once(p: &BufferParams) -> Result<Sample, BenchError> {
         BufferGuest::Externref => ("ref_burst.wat", guests::REF_BURST, vec![]),
     };
     args.extend([p.n.to_string(), p.body_size.to_string()]);
-    let sandbox = runtime(
-        "failed to create the sandbox",
-        Sandbox::builder()
-            .args(args)
-            .gc_policy(policy)
-            .stdout(GuestOutput::Capture { limit: 1 << 16 })
-            .stderr(GuestOutput::Capture { limit: 1 << 16 })
-            .build(),
-    )?;
-    let guest = runtime("failed to load the buffer guest", sandbox.load_bytes(name, bytes))?;
+    let options = RunOptions::new()
+        .args(args)
+        .gc_policy(policy)
+        .stdout(GuestOutput::Capture { limit: 1 << 16 })
+        .stderr(GuestOutput::Capture { limit: 1 << 16 });
+    let wrt = runtime("failed to create the runtime", Runtime::new())?;
+    let guest = runtime("failed to load the buffer guest", wrt.load_bytes(name, bytes))?;
     let start = Instant::now();
-    let report = runtime("failed to run the buffer guest", sandbox.run(&guest))?;
+    let report = runtime("failed to run the buffer guest", guest.run(&options))?;
     let elapsed = start.elapsed();
     if report.outcome != Outcome::Exited(0) {
         return Err(BenchError::Guest(format!(

@@ -21,7 +21,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use wrt_runtime::{GcPolicy, GuestOutput, Outcome, Sandbox};
+use wrt_runtime::{GcPolicy, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::child::{self, ChildRun};
 use crate::floor;
@@ -457,16 +457,15 @@ fn chains(paths: &Paths, sz: Sizes, node: bool, out: &mut Report) {
 
 /// The AssemblyScript burst in this process under `policy`.
 fn sweep_run(paths: &Paths, sz: Sizes, policy: GcPolicy) -> Sample {
-    let sandbox = Sandbox::builder()
+    let options = RunOptions::new()
         .args(["burst".to_owned(), sz.sweep_n.to_string(), sz.body.to_string()])
         .stdout(GuestOutput::Capture { limit: 1 << 16 })
         .stderr(GuestOutput::Capture { limit: 1 << 16 })
         .gc_policy(policy.clone())
-        .timeout(GUEST_TIMEOUT)
-        .build()
-        .expect("sandbox");
-    let guest = sandbox.load_file(&paths.asc_buffers).expect("asc_buffers");
-    let report = sandbox.run(&guest).expect("run asc_buffers");
+        .timeout(GUEST_TIMEOUT);
+    let runtime = Runtime::new().expect("runtime");
+    let guest = runtime.load_file(&paths.asc_buffers).expect("asc_buffers");
+    let report = guest.run(&options).expect("run asc_buffers");
     let stdout = String::from_utf8_lossy(&report.stdout);
     assert!(
         matches!(report.outcome, Outcome::Exited(0)),

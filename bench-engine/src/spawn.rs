@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use wrt_runtime::wrt_host_spawn::Policy;
-use wrt_runtime::{Instance, Outcome, Sandbox, Stats, WasmValue};
+use wrt_runtime::{Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
 
 use crate::params::{Method, SpawnParams};
 use crate::runner::Sample;
@@ -42,13 +42,11 @@ impl SpawnGuest {
     /// When the sandbox fails, or the guest cannot grow its memory or hold the buffers.
     pub fn new(p: &SpawnParams) -> Result<Self, BenchError> {
         let policy = Policy::deny_all().allow_program("/bin/true").allow_program("/bin/sh");
-        let sandbox = runtime(
-            "failed to create the sandbox",
-            Sandbox::builder().spawn_policy(policy).spawn_strategy(p.strategy, true).dontfork(p.dontfork).build(),
-        )?;
-        let guest =
-            runtime("failed to load the spawn guest", sandbox.load_bytes("bench_spawn.wat", guests::BENCH_SPAWN))?;
-        let mut instance = runtime("failed to instantiate the spawn guest", sandbox.instantiate(&guest))?;
+        let options = runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(Into::into))?
+            .spawn_strategy(p.strategy, true);
+        let wrt = runtime("failed to create the runtime", Runtime::builder().dontfork(p.dontfork).build())?;
+        let guest = runtime("failed to load the spawn guest", wrt.load_bytes("bench_spawn.wat", guests::BENCH_SPAWN))?;
+        let mut instance = runtime("failed to instantiate the spawn guest", guest.instantiate(&options))?;
         if p.heap > 0 {
             let mib = p.heap.div_ceil(MIB);
             if call(&mut instance, "touch", mib)? < 0 {

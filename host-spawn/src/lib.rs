@@ -77,7 +77,9 @@ pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};
 pub use self::limits::Rlimits;
 pub use self::outcome::{ChildOutcome, ExitStatus, Output, ResourceUsage, Truncated};
 pub use self::pin::Sha256;
-pub use self::policy::{DEFAULT_SEARCH_PATH, Explanation, Policy, PolicyReport, PolicyWarning, ProgramRule};
+pub use self::policy::{
+    CompiledPolicy, DEFAULT_SEARCH_PATH, Explanation, Policy, PolicyReport, PolicyWarning, ProgramRule,
+};
 pub use self::rate_limit::{RateLimit, Verdict};
 pub use self::spawner::Spawner;
 pub use self::strategy::{Strategy, Unsupported};

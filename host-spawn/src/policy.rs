@@ -13,7 +13,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub(crate) use self::compiled::{CompiledPolicy, Grant};
+pub use self::compiled::CompiledPolicy;
+pub(crate) use self::compiled::Grant;
 pub use self::explain::Explanation;
 pub use self::lint::{PolicyReport, PolicyWarning};
 use crate::error::PolicyError;

@@ -58,7 +58,7 @@ use crate::sys::{self, CStringArray, Exec};
 /// policy is the only limit.
 #[derive(Debug)]
 pub struct Spawner {
-    policy: CompiledPolicy,
+    policy: Arc<CompiledPolicy>,
     shared: Arc<Shared>,
     strategy: Strategy,
     strict: bool,
@@ -194,16 +194,22 @@ impl Spawner {
     ///
     /// Resolves programs and directories on the host's file system.
     pub fn new(policy: Policy) -> Result<Self, PolicyError> {
-        let policy = policy.compile()?;
+        Ok(Self::from_compiled(Arc::new(policy.compile()?)))
+    }
+
+    /// A spawner for a policy compiled once with [`Policy::compile`]: nothing is resolved now,
+    /// so a server can start a spawner per guest for free. Each spawner has its own children,
+    /// `max_children` count and audit log.
+    pub fn from_compiled(policy: Arc<CompiledPolicy>) -> Self {
         let shared = Arc::new(Shared::new(policy.max_children));
-        Ok(Self {
+        Self {
             policy,
             shared,
             strategy: Strategy::PosixSpawn,
             strict: false,
             null: OnceLock::new(),
             refusals: Mutex::new(RateLimit::default()),
-        })
+        }
     }
 
     /// Writes every decision and exit to `log`.
@@ -241,7 +247,7 @@ impl Spawner {
     /// Every program the policy allows: the rule as written and the canonical path it
     /// resolved to when the spawner was created.
     pub fn allowed_programs(&self) -> impl Iterator<Item = (&Path, &Path)> + Clone {
-        self.policy.allowed()
+        self.policy.allowed_programs()
     }
 
     /// Children started and not yet reaped.

@@ -19,12 +19,14 @@ use wasmtime::{Engine, Module};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CacheMode {
-    /// `$XDG_CACHE_HOME/wrt/modules`, or `$HOME/.cache/wrt/modules`.
-    #[default]
-    Default,
+    /// The user's cache directory: `$XDG_CACHE_HOME/wrt/modules`, or
+    /// `$HOME/.cache/wrt/modules`. What the `wrt` CLI uses.
+    User,
     /// This directory.
     Dir(PathBuf),
-    /// No cache: compile every time.
+    /// No cache: compile every time. The default of a library, which must not write to the
+    /// user's home unasked.
+    #[default]
     Disabled,
 }
 
@@ -91,7 +93,7 @@ impl CacheMode {
     /// The directory this mode caches in, if any.
     pub fn dir(&self) -> Option<PathBuf> {
         match self {
-            CacheMode::Default => {
+            CacheMode::User => {
                 let base = std::env::var_os("XDG_CACHE_HOME")
                     .map(PathBuf::from)
                     .filter(|p| p.is_absolute())

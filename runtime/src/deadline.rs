@@ -1,4 +1,4 @@
-//! The wall-clock timeout. One ticker thread per sandbox bumps the engine's epoch while any of
+//! The wall-clock timeout. One ticker thread per runtime bumps the engine's epoch while any of
 //! its guests runs under a deadline, and each store's epoch callback stops its guest once the
 //! deadline has passed. Host calls that block outside wasm (the `wrt_v1` ABI, stdin, clock
 //! sleeps in `poll_oneoff`) read the same deadline and stop there too.
@@ -49,7 +49,7 @@ impl DeadlineCell {
 
 /// The epoch ticker of one engine: a thread, started on first use, that advances the epoch
 /// every [`TICK`] while at least one [`Ticking`] guard lives, sleeps otherwise, and ends when
-/// the ticker is dropped (with the last clone of its sandbox).
+/// the ticker is dropped (with the last clone of its runtime).
 pub(crate) struct EpochTicker {
     shared: Arc<Shared>,
     engine: EngineWeak,

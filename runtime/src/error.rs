@@ -8,19 +8,26 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("failed to read `{path}`")]
+    #[error("failed to read `{}`: {reason}", .path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     /// The bytes are neither a binary WebAssembly module nor WebAssembly text.
     #[error("`{name}` is not a WebAssembly module (no `\\0asm` header and not WebAssembly text)")]
     NotWasm {
         /// The file name, or `<bytes>`.
         name: String,
+    },
+    /// The module does not compile (or its WebAssembly text does not parse).
+    #[error("failed to compile guest `{name}`: {reason}")]
+    Compile {
+        /// The file name, or the name given with the bytes.
+        name: String,
+        /// wasmtime's message, with its causes.
+        reason: String,
     },
     /// The bytes are a WebAssembly component, which wrt does not run yet.
     #[error("`{name}` is a WebAssembly component; wrt runs core modules (WASI preview 1) only")]
@@ -34,6 +41,15 @@ pub enum LoadError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InstantiateError {
+    /// Creating the instance failed in the host (not in guest code): for example, its memory
+    /// or tables could not be mapped.
+    #[error("failed to instantiate guest `{guest}`: {reason}")]
+    Failed {
+        /// The guest's name.
+        guest: String,
+        /// wasmtime's message, with its causes.
+        reason: String,
+    },
     /// The guest imports something wrt does not provide.
     #[error("guest `{guest}` imports `{module}::{name}`, which wrt does not provide")]
     UnknownImport {
@@ -86,18 +102,17 @@ pub enum InstantiateError {
     },
 }
 
-/// A sandbox configuration was rejected.
+/// Run options or runtime settings were rejected.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// A preopened directory could not be opened.
-    #[error("failed to open directory `{path}` for the guest")]
+    #[error("failed to open directory `{}` for the guest: {reason}", .path.display())]
     Preopen {
         /// The host directory.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     /// A `HOST[::GUEST]` directory mapping is malformed.
     #[error("invalid directory mapping `{spec}`: {reason}")]
@@ -145,6 +160,20 @@ pub enum ConfigError {
         preopen: PathBuf,
         /// Where the guest sees that directory.
         guest: String,
+    },
+    /// The audit log cannot be opened for appending.
+    #[error("failed to open audit log `{}`: {reason}", .path.display())]
+    AuditLog {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: std::io::Error,
+    },
+    /// The spawn policy does not validate.
+    #[error("invalid spawn policy: {reason}")]
+    SpawnPolicy {
+        /// What is wrong.
+        reason: wrt_host_spawn::PolicyError,
     },
     /// A garbage-collection policy breaks a rule (for example `Y ≤ S/2`).
     #[error("invalid collection policy: {reason}")]

@@ -1,21 +1,72 @@
-//! A compiled guest module.
+//! A compiled guest module, linked once, run any number of times.
 
 use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, mpsc};
 
-use crate::builder::SlowCompileHook;
+use wasmtime::ValType;
 
-/// A guest compiled for one [`crate::Sandbox`]'s engine, ready to be instantiated any number of
-/// times.
-#[derive(Debug, Clone)]
+use crate::error::InstantiateError;
+use crate::instance::{Instance, Report};
+use crate::options::RunOptions;
+use crate::runtime::{Runtime, SlowCompileHook};
+use crate::state::GuestState;
+
+/// A guest compiled and linked by a [`Runtime`] ([`Runtime::load_file`]), ready to run any
+/// number of times, from any thread, each run in a fresh store with its own [`RunOptions`].
+/// Cheap to clone; it keeps its runtime alive.
+#[derive(Clone)]
 pub struct Guest {
-    pub(crate) module: wasmtime::Module,
+    pub(crate) runtime: Runtime,
+    pub(crate) pre: wasmtime::InstancePre<GuestState>,
     pub(crate) name: String,
     pub(crate) from_cache: bool,
 }
 
+impl std::fmt::Debug for Guest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guest").field("name", &self.name).field("from_cache", &self.from_cache).finish_non_exhaustive()
+    }
+}
+
 impl Guest {
+    /// Creates an instance in a fresh store with `options`, ready to run.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ConfigError`] when the options are invalid (a zero limit, fuel on a runtime
+    /// without fuel metering, a preopened directory that cannot be opened, an allowed program
+    /// inside a read-write preopen); [`InstantiateError::MemoryLimit`] when the guest's own
+    /// minimum memory is over the memory limit.
+    pub fn instantiate(&self, options: &RunOptions) -> crate::Result<Instance> {
+        Instance::new(self, options)
+    }
+
+    /// Runs the guest's `_start` in a fresh instance and returns how it ended.
+    ///
+    /// # Errors
+    ///
+    /// As [`Guest::instantiate`]; a guest ending badly (trap, timeout, no fuel) is an
+    /// [`crate::Outcome`], not an error.
+    pub fn run(&self, options: &RunOptions) -> crate::Result<Report> {
+        let mut instance = self.instantiate(options)?;
+        let outcome = instance.run_start()?;
+        Ok(instance.into_report(outcome))
+    }
+
+    /// Calls the export `name` of a fresh instance with `args` parsed as its parameters (as
+    /// `wasmtime run --invoke` does), after the guest's `_initialize` if it has one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Guest::instantiate`], and [`InstantiateError`] when the export is missing or the
+    /// arguments do not match its parameters.
+    pub fn invoke(&self, options: &RunOptions, name: &str, args: &[String]) -> crate::Result<Report> {
+        let mut instance = self.instantiate(options)?;
+        let outcome = instance.invoke(name, args)?;
+        Ok(instance.into_report(outcome))
+    }
+
     /// The guest's name: its file name, or the name given with its bytes.
     pub fn name(&self) -> &str {
         &self.name
@@ -59,6 +110,27 @@ pub(crate) fn compile(
         let _ = watcher.join();
     }
     module
+}
+
+/// Fails when the guest exports `wrt_gc` with another type than the collector hook's.
+pub(crate) fn check_collector_hook(name: &str, module: &wasmtime::Module) -> Result<(), InstantiateError> {
+    let Some(export) = module.get_export(crate::external::collector::GUEST_GC_EXPORT) else {
+        return Ok(());
+    };
+    let found = match export {
+        wasmtime::ExternType::Func(ty) if ty.params().len() == 1 && ty.results().len() == 0 => {
+            match ty.params().next() {
+                Some(ValType::I32) => return Ok(()),
+                _ => format!("a function of type {ty}"),
+            }
+        }
+        wasmtime::ExternType::Func(ty) => format!("a function of type {ty}"),
+        wasmtime::ExternType::Global(_) => "a global".into(),
+        wasmtime::ExternType::Table(_) => "a table".into(),
+        wasmtime::ExternType::Memory(_) => "a memory".into(),
+        wasmtime::ExternType::Tag(_) => "a tag".into(),
+    };
+    Err(InstantiateError::BadCollectorHook { guest: name.to_owned(), found })
 }
 
 /// What kind of WebAssembly `bytes` hold, by their header.

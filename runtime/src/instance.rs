@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, Val, ValType, WasmBacktrace};
 
 use crate::abi::spawn_state::SpawnState;
+use crate::capture::Capture;
 use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker};
-use crate::error::InstantiateError;
+use crate::error::{ConfigError, InstantiateError};
 use crate::external::accountant::Accountant;
 use crate::guest::Guest;
 use crate::limiter::Limiter;
+use crate::options::RunOptions;
 use crate::outcome::{Outcome, TrapInfo, WasmValue};
-use crate::sandbox::Sandbox;
 use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
 use crate::wasi_ctx::{self, Captured};
@@ -29,6 +30,11 @@ pub struct Report {
     pub stdout: Vec<u8>,
     /// Captured standard error (empty unless captured).
     pub stderr: Vec<u8>,
+    /// Whether the guest wrote more to its captured standard output than the capture's limit
+    /// (see [`crate::GuestOutput::Capture`]): `stdout` holds the first `limit` bytes.
+    pub stdout_truncated: bool,
+    /// The same for standard error.
+    pub stderr_truncated: bool,
     /// What the guest used: memory, collections, spawns.
     pub stats: Stats,
 }
@@ -55,6 +61,8 @@ pub struct Instance {
     captured: Captured,
     guest_name: String,
     fuel: Option<u64>,
+    /// Whether the runtime meters fuel (so a run without a limit gets all it could need).
+    metering: bool,
     timeout: Option<Duration>,
 }
 
@@ -71,62 +79,47 @@ impl std::fmt::Debug for Instance {
 }
 
 impl Instance {
-    pub(crate) fn new(sandbox: &Sandbox, guest: &Guest) -> wasmtime::Result<Self> {
-        let settings = &sandbox.settings;
+    pub(crate) fn new(guest: &Guest, options: &RunOptions) -> crate::Result<Self> {
+        options.check()?;
+        let runtime = &guest.runtime.inner;
+        if options.fuel.is_some() && !runtime.settings.fuel {
+            let reason = "the runtime was built without fuel metering (`RuntimeBuilder::fuel`)".into();
+            return Err(ConfigError::BadLimit { what: "fuel", reason }.into());
+        }
         let deadline_cell = DeadlineCell::default();
-        let (wasi, captured) = wasi_ctx::build(settings, &guest.name, &deadline_cell)?;
+        let (wasi, captured) = wasi_ctx::build(options, &guest.name, &deadline_cell)?;
         let inherit = [
-            matches!(settings.stdin, crate::GuestStdin::Inherit),
-            matches!(settings.stdout, crate::GuestOutput::Inherit),
-            matches!(settings.stderr, crate::GuestOutput::Inherit),
+            matches!(options.stdin, crate::GuestStdin::Inherit),
+            matches!(options.stdout, crate::GuestOutput::Inherit),
+            matches!(options.stderr, crate::GuestOutput::Inherit),
         ];
-        let spawn = SpawnState::new(settings.spawner()?, settings.denials.clone(), guest.name.clone(), inherit);
-        let accountant = Accountant::new(settings.gc_policy.clone());
-        let external = ExternalState::new(accountant, settings.dontfork);
-        let limiter = Limiter::new(settings.max_memory, Arc::clone(&external.pool));
+        let spawn = SpawnState::new(options.spawner()?, options.denials.clone(), guest.name.clone(), inherit);
+        let accountant = Accountant::new(options.gc_policy.clone());
+        let external = ExternalState::new(accountant, !runtime.settings.allow_fork_copies);
+        let limiter = Limiter::new(options.max_memory, Arc::clone(&external.pool));
         let state =
             GuestState { wasi, limiter, deadline: None, spawn, last_error: String::new(), external, wasi_poll: None };
-        let mut store = Store::new(&sandbox.engine, state);
+        let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.limiter);
-        if settings.timeout.is_some() {
-            deadline::install(&mut store);
-            let trampoline = Arc::clone(&sandbox.poll_trampoline);
-            store.data_mut().wasi_poll = wasi_deadline::PollOneoff::new(&sandbox.linker, &mut store, trampoline)?;
-        }
-        let linker = if settings.unknown_imports_trap {
-            let mut linker = (*sandbox.linker).clone();
-            linker.define_unknown_imports_as_traps(&guest.module)?;
-            Arc::new(linker)
-        } else {
-            Arc::clone(&sandbox.linker)
-        };
-        for import in guest.module.imports() {
-            let internal = wasi_deadline::is_internal(import.module());
-            if internal || linker.get_by_import(&mut store, &import).is_none() {
-                return Err(InstantiateError::UnknownImport {
-                    guest: guest.name.clone(),
-                    module: import.module().to_owned(),
-                    name: import.name().to_owned(),
-                }
-                .into());
-            }
-        }
-        check_collector_hook(guest)?;
+        deadline::install(&mut store);
+        let trampoline = Arc::clone(&runtime.poll_trampoline);
+        store.data_mut().wasi_poll = wasi_deadline::PollOneoff::new(&runtime.linker, &mut store, trampoline)?;
         let mut this = Self {
             store,
             state: State::Ended(Outcome::Exited(0)),
             carried: false,
             budget_deadline: None,
             deadline_cell,
-            ticker: Arc::clone(&sandbox.ticker),
+            ticker: Arc::clone(&runtime.ticker),
             captured,
             guest_name: guest.name.clone(),
-            fuel: settings.fuel,
-            timeout: settings.timeout,
+            fuel: options.fuel,
+            metering: runtime.settings.fuel,
+            timeout: options.timeout,
         };
         // Instantiation runs wasm (the start function; data and element segments), under the
         // same deadline and fuel as the first call.
-        match this.enter(|store| linker.instantiate(store, &guest.module)) {
+        match this.enter(|store| guest.pre.instantiate(store)) {
             Ok(Ok(instance)) => {
                 this.state = State::Ready(instance);
                 this.carried = true;
@@ -136,11 +129,11 @@ impl Instance {
                 this.state = State::Ended(outcome);
             }
             Err(err) => {
-                return Err(match (this.store.data().limiter.refused_minimum, settings.max_memory) {
+                return Err(match (this.store.data().limiter.refused_minimum, options.max_memory) {
                     (Some(minimum), Some(limit)) if !err.is::<Trap>() => {
                         InstantiateError::MemoryLimit { guest: guest.name.clone(), minimum, limit }.into()
                     }
-                    _ => err.context(format!("failed to instantiate guest `{}`", guest.name)),
+                    _ => InstantiateError::Failed { guest: guest.name.clone(), reason: format!("{err:#}") }.into(),
                 });
             }
         }
@@ -267,11 +260,17 @@ impl Instance {
 
     /// Ends the instance and returns the report of a run that ended with `outcome`.
     pub fn into_report(self, outcome: Outcome) -> Report {
-        let take = |pipe: &Option<wasmtime_wasi::p2::pipe::MemoryOutputPipe>| {
-            pipe.as_ref().map(|p| p.contents().to_vec()).unwrap_or_default()
-        };
-        let stats = self.stats();
-        Report { stdout: take(&self.captured.stdout), stderr: take(&self.captured.stderr), outcome, stats }
+        let take = |capture: &Option<Capture>| capture.as_ref().map(Capture::contents).unwrap_or_default();
+        let truncated = |capture: &Option<Capture>| capture.as_ref().is_some_and(Capture::truncated);
+        let captured = &self.captured;
+        Report {
+            stdout: take(&captured.stdout),
+            stderr: take(&captured.stderr),
+            stdout_truncated: truncated(&captured.stdout),
+            stderr_truncated: truncated(&captured.stderr),
+            outcome,
+            stats: self.stats(),
+        }
     }
 
     /// Runs one call into the guest with the fuel and deadline of the sandbox, and turns the
@@ -296,8 +295,11 @@ impl Instance {
         f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<R>,
     ) -> wasmtime::Result<Result<R, Outcome>> {
         if !std::mem::take(&mut self.carried) {
-            if let Some(fuel) = self.fuel {
-                self.store.set_fuel(fuel)?;
+            match self.fuel {
+                Some(fuel) => self.store.set_fuel(fuel)?,
+                // A runtime that meters fuel, and a run without a fuel limit.
+                None if self.metering => self.store.set_fuel(u64::MAX)?,
+                None => {}
             }
             self.budget_deadline = self.timeout.map(|timeout| Instant::now() + timeout);
         }
@@ -354,27 +356,6 @@ impl Instance {
         let backtrace = backtrace.filter(|bt| !bt.frames().is_empty()).map(format_backtrace);
         Ok(Outcome::Trapped(TrapInfo { trap, message, backtrace }))
     }
-}
-
-/// Fails when the guest exports `wrt_gc` with another type than the collector hook's.
-fn check_collector_hook(guest: &Guest) -> Result<(), InstantiateError> {
-    let Some(export) = guest.module.get_export(crate::external::collector::GUEST_GC_EXPORT) else {
-        return Ok(());
-    };
-    let found = match export {
-        wasmtime::ExternType::Func(ty) if ty.params().len() == 1 && ty.results().len() == 0 => {
-            match ty.params().next() {
-                Some(ValType::I32) => return Ok(()),
-                _ => format!("a function of type {ty}"),
-            }
-        }
-        wasmtime::ExternType::Func(ty) => format!("a function of type {ty}"),
-        wasmtime::ExternType::Global(_) => "a global".into(),
-        wasmtime::ExternType::Table(_) => "a table".into(),
-        wasmtime::ExternType::Memory(_) => "a memory".into(),
-        wasmtime::ExternType::Tag(_) => "a tag".into(),
-    };
-    Err(InstantiateError::BadCollectorHook { guest: guest.name.clone(), found })
 }
 
 /// `wasm backtrace:` and one line a frame, innermost first: index, module offset, module and

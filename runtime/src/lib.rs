@@ -2,38 +2,80 @@
 //! guest linear memory and GC heap mapped by wrt's own memory creator and marked
 //! `MADV_DONTFORK`, so that a `fork()` of the host never copies the guest's page tables.
 //!
-//! A [`Sandbox`] holds the settings (arguments, environment, preopened directories, stdio,
-//! memory limit, fuel, timeout); it loads guests from files or bytes (compiled modules are
-//! cached on disk) and runs them. How a guest ended is an [`Outcome`]: exited with a code,
-//! trapped (with the trap and wasm backtrace), timed out, out of fuel. Errors are kept for
-//! failures of wrt itself: a missing file, bytes that are not wasm, an unknown import.
+//! The shape is the one wasmtime embedders know:
+//!
+//! - a [`Runtime`] is shared by the whole process (clone it into every thread): one engine, the
+//!   compile cache, the epoch ticker;
+//! - a [`Guest`] is compiled and linked once per runtime ([`Runtime::load_file`]) and run any
+//!   number of times, from any thread, each run in a fresh store;
+//! - [`RunOptions`] say what one run sees and may use: arguments, environment, preopened
+//!   directories, stdio, memory limit, fuel, timeout, spawn policy, collection policy. They
+//!   cost no system call to build or change, so a server can make one per request.
+//!
+//! How a guest ended is an [`Outcome`]: exited with a code, trapped (with the trap and wasm
+//! backtrace), timed out, out of fuel. Errors ([`Error`]) are kept for failures of wrt itself: a
+//! missing file, bytes that are not wasm, an unknown import, invalid options. Each names the
+//! thing and the reason in its one-line message; `{err:#}` (or [`error_chain`]) prints the
+//! whole chain.
 //!
 //! # Examples
 //!
 //! ```no_run
-//! use wrt_runtime::{DirAccess, Outcome, Sandbox};
+//! use wrt_runtime::{DirAccess, Outcome, RunOptions, Runtime};
 //!
-//! # fn main() -> wasmtime::Result<()> {
-//! let sandbox = Sandbox::builder()
+//! # fn main() -> wrt_runtime::Result<()> {
+//! let runtime = Runtime::new()?;
+//! let guest = runtime.load_file("app.wasm")?;
+//! let options = RunOptions::new()
 //!     .args(["input.txt"])
 //!     .preopen("./data", "/data", DirAccess::ReadOnly)
-//!     .max_memory(512 << 20)
-//!     .build()?;
-//! let guest = sandbox.load_file("app.wasm")?;
-//! match sandbox.run(&guest)?.outcome {
+//!     .max_memory(512 << 20);
+//! match guest.run(&options)?.outcome {
 //!     Outcome::Exited(code) => println!("exited with {code}"),
 //!     other => println!("ended: {other:?}"),
 //! }
 //! # Ok(()) }
 //! ```
 //!
+//! # Host programs
+//!
+//! A guest may run host programs through the `wrt_v1` ABI (docs/abi.md) only as a spawn
+//! policy allows: deny by default, a resolved-path allowlist, a scrubbed environment, limits
+//! per program (docs/policy.md). Build the policy with [`wrt_host_spawn::Policy`] (or read a
+//! TOML file with [`wrt_host_spawn::Policy::from_file`]); [`RunOptions::spawn_policy`] compiles
+//! it once, and clones of the options share the compiled form, so starting a run resolves
+//! nothing again.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use wrt_runtime::wrt_host_spawn::Policy;
+//! use wrt_runtime::{RunOptions, Runtime};
+//!
+//! # fn main() -> wrt_runtime::Result<()> {
+//! let policy = Policy::deny_all()
+//!     .allow_program("ls")
+//!     .allow_program("/usr/bin/git")
+//!     .env_passthrough(["LANG"])
+//!     .timeout(Some(Duration::from_secs(10)));
+//! let options = RunOptions::new().spawn_policy(&policy)?.audit_log("spawns.jsonl");
+//! let runtime = Runtime::new()?;
+//! for request in ["a.wasm", "b.wasm"] {
+//!     // Per request: a clone shares the compiled policy.
+//!     let report = runtime.load_file(request)?.run(&options.clone().arg(request))?;
+//!     println!("{request}: {:?}, {} spawns", report.outcome, report.stats.spawns);
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! # Timeout, fuel and start functions
 //!
-//! [`SandboxBuilder::timeout`] and [`SandboxBuilder::fuel`] bound a run from the start of
+//! [`RunOptions::timeout`] and [`RunOptions::fuel`] bound a run from the start of
 //! instantiation: the module's start function, then `_start` (or the invoked export after
-//! `_initialize`) share one deadline and one fuel budget. A start function that traps, exits,
-//! times out or runs out of fuel gives a [`Report`] with that [`Outcome`] from [`Sandbox::run`]
-//! and [`Sandbox::invoke`], not an error; [`Sandbox::instantiate`] then returns an
+//! `_initialize`) share one deadline and one fuel budget. Fuel needs a runtime that meters it
+//! ([`RuntimeBuilder::fuel`]); timeouts work on every runtime (one epoch ticker thread per
+//! runtime, ticking only while a run with a deadline is in progress). A start function that
+//! traps, exits, times out or runs out of fuel gives a [`Report`] with that [`Outcome`] from
+//! [`Guest::run`] and [`Guest::invoke`], not an error; [`Guest::instantiate`] then returns an
 //! [`Instance`] that has already ended ([`Instance::ended`]). The timeout also stops a guest
 //! blocked in the `wrt_v1` ABI, in a read of the inherited stdin, in a write to an inherited
 //! stdout or stderr pipe nobody reads, or in a `poll_oneoff` sleep on a relative clock; an
@@ -44,20 +86,19 @@
 //!
 //! Guests may hold host-side byte buffers through the `wrt_v1` ABI (docs/abi.md, "Host
 //! buffers"), by handle or as `externref`. Their bytes live in `MADV_DONTFORK` memory and count
-//! against [`SandboxBuilder::max_memory`]. A [`GcPolicy`] decides when the host asks the guest's
+//! against [`RunOptions::max_memory`]. A [`GcPolicy`] decides when the host asks the guest's
 //! own collector (its exported `wrt_gc`) and wasmtime's to free them; every [`Report`] carries
 //! the [`Stats`] of the run.
 //!
 //! ```no_run
-//! use wrt_runtime::{GcPolicy, Sandbox};
+//! use wrt_runtime::{GcPolicy, RunOptions, Runtime};
 //!
-//! # fn main() -> wasmtime::Result<()> {
-//! let sandbox = Sandbox::builder()
+//! # fn main() -> wrt_runtime::Result<()> {
+//! let options = RunOptions::new()
 //!     .max_memory(1 << 30)
 //!     // Young collections every 8 MiB of new buffers; rejected if above half the soft limit.
-//!     .gc_policy(GcPolicy::new(8 << 20, GcPolicy::DEFAULT_SOFT_LIMIT, 2.0)?)
-//!     .build()?;
-//! let report = sandbox.run(&sandbox.load_file("buffers.wasm")?)?;
+//!     .gc_policy(GcPolicy::new(8 << 20, GcPolicy::DEFAULT_SOFT_LIMIT, 2.0)?);
+//! let report = Runtime::new()?.load_file("buffers.wasm")?.run(&options)?;
 //! let stats = report.stats;
 //! println!("{} young / {} full collections, peak {} bytes of buffers",
 //!     stats.young_collections, stats.full_collections, stats.peak_external);
@@ -91,17 +132,18 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod abi;
-mod builder;
 mod cache;
+mod capture;
 mod deadline;
 mod error;
 mod external;
 mod guest;
 mod instance;
 mod limiter;
+mod options;
 mod outcome;
 mod preopen;
-mod sandbox;
+mod runtime;
 mod state;
 mod stats;
 mod stdio;
@@ -113,19 +155,37 @@ mod wasi_deadline;
 mod wasi_exit;
 
 pub use abi::spawn_state::DeniedSpawn;
-pub use builder::{SLOW_COMPILE, SandboxBuilder};
 pub use cache::{CacheMode, CacheUsage};
 pub use error::{ConfigError, InstantiateError, LoadError};
 pub use external::policy::GcPolicy;
 pub use guest::Guest;
 pub use instance::{Instance, Report};
+pub use options::RunOptions;
 pub use outcome::{Outcome, TrapInfo, WasmValue};
 pub use preopen::{DirAccess, Preopen};
-pub use sandbox::Sandbox;
+pub use runtime::{Runtime, RuntimeBuilder, SLOW_COMPILE};
 pub use stats::Stats;
 pub use stdio::{GuestOutput, GuestStdin};
 pub use units::{UnitError, parse_bytes, parse_duration, parse_size};
 pub use wasmtime;
+/// The error of every fallible call: wasmtime's, holding wrt's typed errors ([`LoadError`],
+/// [`InstantiateError`], [`ConfigError`]) for `downcast_ref`. `{err}` gives the outermost message
+/// (which names the thing and the reason), `{err:#}` the whole chain on one line, and
+/// [`error_chain`] the same as a `String`.
+pub use wasmtime::Error;
+
+/// `Result` with wrt's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every message of `err`'s chain, outermost first, joined with `: `, as `{err:#}` prints them.
+pub fn error_chain(err: &Error) -> String {
+    format!("{err:#}")
+}
 pub use wrt_abi::ErrorCode;
 pub use wrt_host_spawn;
 pub use wrt_host_spawn::containment;
+
+/// The README's Rust examples, compiled and checked as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExamples;

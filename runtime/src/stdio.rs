@@ -22,8 +22,11 @@ pub enum GuestOutput {
     Inherit,
     /// Discarded.
     Null,
-    /// Kept in memory and returned in the run's report. A guest that writes more than `limit`
-    /// bytes traps.
+    /// Kept in memory and returned in the run's report ([`crate::Report::stdout`]). Past
+    /// `limit` bytes nothing more is kept: the write that crosses the limit keeps what fits and
+    /// reports a short count, every later write fails with an I/O error (WASI `EIO`; the guest
+    /// is not trapped, though a guest that treats a failed print as fatal may stop), and the
+    /// report says the stream was truncated ([`crate::Report::stdout_truncated`]).
     Capture {
         /// The most bytes kept.
         limit: usize,

@@ -1,12 +1,13 @@
 //! The WASI preview 1 context of a guest, built from the sandbox settings.
 
 use wasmtime_wasi::p1::WasiP1Ctx;
-use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use crate::builder::SandboxBuilder;
+use crate::capture::Capture;
 use crate::deadline::DeadlineCell;
 use crate::error::ConfigError;
+use crate::options::RunOptions;
 use crate::preopen::DirAccess;
 use crate::stdio::{GuestOutput, GuestStdin};
 use crate::wasi_deadline::{DeadlineStdin, DeadlineStdout};
@@ -14,15 +15,15 @@ use crate::wasi_deadline::{DeadlineStdin, DeadlineStdout};
 /// Captured output streams of one guest instance.
 #[derive(Debug, Default)]
 pub(crate) struct Captured {
-    pub(crate) stdout: Option<MemoryOutputPipe>,
-    pub(crate) stderr: Option<MemoryOutputPipe>,
+    pub(crate) stdout: Option<Capture>,
+    pub(crate) stderr: Option<Capture>,
 }
 
 /// Builds the context: argv, environment, preopens and stdio. Nothing of the host (env, args,
 /// network) is inherited unless the settings say so. With a timeout, an inherited stdin stops
 /// the guest at `deadline` (see `wasi_deadline`).
 pub(crate) fn build(
-    settings: &SandboxBuilder,
+    settings: &RunOptions,
     guest_name: &str,
     deadline: &DeadlineCell,
 ) -> wasmtime::Result<(WasiP1Ctx, Captured)> {
@@ -42,12 +43,14 @@ pub(crate) fn build(
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => {
                 let source = std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory");
-                return Err(ConfigError::Preopen { path: preopen.host.clone(), source }.into());
+                return Err(ConfigError::Preopen { path: preopen.host.clone(), reason: source }.into());
             }
-            Err(source) => return Err(ConfigError::Preopen { path: preopen.host.clone(), source }.into()),
+            Err(reason) => return Err(ConfigError::Preopen { path: preopen.host.clone(), reason }.into()),
         }
-        wasi.preopened_dir(&preopen.host, &preopen.guest, perms)
-            .map_err(|e| e.context(format!("failed to open directory `{}` for the guest", preopen.host.display())))?;
+        wasi.preopened_dir(&preopen.host, &preopen.guest, perms).map_err(|e| ConfigError::Preopen {
+            path: preopen.host.clone(),
+            reason: std::io::Error::other(format!("{e:#}")),
+        })?;
     }
     match &settings.stdin {
         GuestStdin::Null => {}
@@ -71,9 +74,9 @@ pub(crate) fn build(
         }
         GuestOutput::Null => {}
         GuestOutput::Capture { limit } => {
-            let pipe = MemoryOutputPipe::new(limit);
-            wasi.stdout(pipe.clone());
-            captured.stdout = Some(pipe);
+            let capture = Capture::new(limit);
+            wasi.stdout(capture.clone());
+            captured.stdout = Some(capture);
         }
     }
     match settings.stderr {
@@ -85,9 +88,9 @@ pub(crate) fn build(
         }
         GuestOutput::Null => {}
         GuestOutput::Capture { limit } => {
-            let pipe = MemoryOutputPipe::new(limit);
-            wasi.stderr(pipe.clone());
-            captured.stderr = Some(pipe);
+            let capture = Capture::new(limit);
+            wasi.stderr(capture.clone());
+            captured.stderr = Some(capture);
         }
     }
     Ok((wasi.build_p1(), captured))

@@ -77,7 +77,7 @@ const TRAMPOLINE: &str = r#"(module
 
 impl PollOneoff {
     /// WASI's own `poll_oneoff` for a store of `linker`; `trampoline` is shared by the stores
-    /// of a sandbox and compiled on first use.
+    /// of a runtime and compiled on first use.
     pub(crate) fn new(
         linker: &Linker<GuestState>,
         store: &mut Store<GuestState>,

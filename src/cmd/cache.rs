@@ -25,7 +25,7 @@ enum Action {
 
 impl CacheArgs {
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
-        let cache = CacheMode::Default;
+        let cache = CacheMode::User;
         let dir = cache.dir().context("no cache directory: neither `XDG_CACHE_HOME` nor `HOME` is set")?;
         match self.action {
             Action::Dir => println!("{}", dir.display()),

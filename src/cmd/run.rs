@@ -11,7 +11,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use wrt_runtime::{
-    CacheMode, DirAccess, GcPolicy, GuestStdin, InstantiateError, Outcome, Preopen, Sandbox, SandboxBuilder, Stats,
+    CacheMode, DirAccess, GcPolicy, GuestStdin, InstantiateError, Outcome, Preopen, RunOptions, Runtime,
+    RuntimeBuilder, Stats,
 };
 
 use self::compat::WasmtimeOptions;
@@ -189,16 +190,25 @@ impl RunArgs {
         Ok(())
     }
 
-    /// Turns the flags into sandbox settings; the runtime validates them.
-    fn sandbox(&self) -> anyhow::Result<SandboxBuilder> {
+    /// Turns the flags into the runtime's settings and the run's options; the runtime
+    /// validates them.
+    fn settings(&self) -> anyhow::Result<(RuntimeBuilder, RunOptions)> {
         let wasmtime = WasmtimeOptions::parse(&self.wasm_options, &self.wasi_options)?;
-        let mut builder = Sandbox::builder()
+        let mut runtime = Runtime::builder()
             .dontfork(self.dontfork == OnOff::On)
-            .cache(if self.no_cache { CacheMode::Disabled } else { CacheMode::Default })
-            .stdin(match self.stdin {
-                StdinMode::Null => GuestStdin::Null,
-                StdinMode::Inherit => GuestStdin::Inherit,
+            .cache(if self.no_cache { CacheMode::Disabled } else { CacheMode::User })
+            .unknown_imports_trap(self.unknown_imports_trap || wasmtime.unknown_imports_trap);
+        if std::io::stderr().is_terminal() {
+            runtime = runtime.on_slow_compile(wrt_runtime::SLOW_COMPILE, |name, bytes| {
+                let mb = bytes as f64 / 1e6;
+                let precision = if mb < 10.0 { 1 } else { 0 };
+                eprintln!("wrt: compiling {name} ({mb:.precision$} MB)…");
             });
+        }
+        let mut builder = RunOptions::new().stdin(match self.stdin {
+            StdinMode::Null => GuestStdin::Null,
+            StdinMode::Inherit => GuestStdin::Inherit,
+        });
         if self.invoke.is_none() {
             builder = builder.args(self.args.iter().cloned());
         }
@@ -216,29 +226,22 @@ impl RunArgs {
         for spec in &self.env {
             builder = builder.env_spec(spec)?;
         }
-        builder = builder.unknown_imports_trap(self.unknown_imports_trap || wasmtime.unknown_imports_trap);
         if let Some(max) = either("--max-memory", self.max_memory, "-W max-memory-size", wasmtime.max_memory)? {
             builder = builder.max_memory(max);
         }
         builder = builder.gc_policy(self.gc_policy()?);
         if let Some(fuel) = either("--fuel", self.fuel, "-W fuel", wasmtime.fuel)? {
+            runtime = runtime.fuel(true);
             builder = builder.fuel(fuel);
         }
         if let Some(timeout) = either("--timeout", self.timeout, "-W timeout", wasmtime.timeout)? {
             builder = builder.timeout(timeout);
         }
-        if std::io::stderr().is_terminal() {
-            builder = builder.on_slow_compile(wrt_runtime::SLOW_COMPILE, |name, bytes| {
-                let mb = bytes as f64 / 1e6;
-                let precision = if mb < 10.0 { 1 } else { 0 };
-                eprintln!("wrt: compiling {name} ({mb:.precision$} MB)…");
-            });
-        }
         #[cfg(unix)]
         {
             builder = self.spawn_settings(builder)?;
         }
-        Ok(builder)
+        Ok((runtime, builder))
     }
 
     /// The collection policy from the `--gc*` flags.
@@ -253,7 +256,7 @@ impl RunArgs {
 
     /// The spawn policy and its companions from the flags.
     #[cfg(unix)]
-    fn spawn_settings(&self, builder: SandboxBuilder) -> anyhow::Result<SandboxBuilder> {
+    fn spawn_settings(&self, builder: RunOptions) -> anyhow::Result<RunOptions> {
         use wrt_runtime::wrt_host_spawn::{Policy, Strategy};
         let mut policy = match &self.policy {
             Some(path) => Policy::from_file(path)?,
@@ -271,7 +274,7 @@ impl RunArgs {
             Some(strategy) => (strategy, strategy == Strategy::PosixSpawn),
         };
         let mut builder = builder
-            .spawn_policy(policy)
+            .spawn_policy(&policy)?
             .spawn_strategy(strategy, strict)
             .on_spawn_denied(|denied| {
                 use wrt_runtime::wrt_host_spawn::Shown;
@@ -302,11 +305,11 @@ impl RunArgs {
 
     pub(crate) fn run(mut self) -> anyhow::Result<ExitCode> {
         self.split_module_and_args()?;
-        let sandbox = self.sandbox()?.build()?;
-        let guest = sandbox.load_file(&self.module)?;
+        let (runtime, options) = self.settings()?;
+        let guest = runtime.build()?.load_file(&self.module).map_err(with_hint)?;
         let report = match &self.invoke {
-            Some(export) => sandbox.invoke(&guest, export, &self.args),
-            None => sandbox.run(&guest),
+            Some(export) => guest.invoke(&options, export, &self.args),
+            None => guest.run(&options),
         }
         .map_err(with_hint)?;
         if let Some(format) = self.stats {

@@ -2,7 +2,7 @@
 //! code, and the host stays up.
 
 use wrt_runtime::wrt_host_spawn::Policy;
-use wrt_runtime::{GuestOutput, Outcome, Sandbox};
+use wrt_runtime::{GuestOutput, Outcome, RunOptions, Runtime};
 use wrt_test_guests::*;
 
 use crate::util::{assert_code, run, stdout};
@@ -54,23 +54,23 @@ fn abi_bad_inputs_leave_the_host_usable() {
     // The same sandbox runs the hostile guest many times, then an ordinary one.
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let policy = Policy::deny_all().allow_program("true");
-    let sandbox =
-        Sandbox::builder().spawn_policy(policy).stdout(GuestOutput::Capture { limit: 1 << 16 }).build().unwrap();
-    let guest = sandbox.load_file(ABI_BAD_INPUTS).unwrap();
+    let options = RunOptions::new().spawn_policy(&policy).unwrap().stdout(GuestOutput::Capture { limit: 1 << 16 });
+    let runtime = Runtime::new().unwrap();
+    let guest = runtime.load_file(ABI_BAD_INPUTS).unwrap();
     for _ in 0..20 {
-        assert_eq!(sandbox.run(&guest).unwrap().outcome, Outcome::Exited(0));
+        assert_eq!(guest.run(&options).unwrap().outcome, Outcome::Exited(0));
     }
-    let hello = sandbox.load_file(CLI_HELLO).unwrap();
-    assert_eq!(sandbox.run(&hello).unwrap().outcome, Outcome::Exited(0));
+    let hello = runtime.load_file(CLI_HELLO).unwrap();
+    assert_eq!(hello.run(&options).unwrap().outcome, Outcome::Exited(0));
 }
 
 #[test]
 fn abi_fuzz() {
     // Driven by the property test below; here: the guest loads and its valid request spawns.
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let sandbox = Sandbox::builder().spawn_policy(Policy::deny_all().allow_program("/bin/true")).build().unwrap();
-    let guest = sandbox.load_file(ABI_FUZZ).unwrap();
-    let mut instance = sandbox.instantiate(&guest).unwrap();
+    let options = RunOptions::new().spawn_policy(&Policy::deny_all().allow_program("/bin/true")).unwrap();
+    let guest = Runtime::new().unwrap().load_file(ABI_FUZZ).unwrap();
+    let mut instance = guest.instantiate(&options).unwrap();
     let outcome = instance.invoke("spawn", &["1024".into(), "49".into()]).unwrap();
     assert_eq!(outcome, Outcome::Returned(vec![wrt_runtime::WasmValue::I32(1)]));
 }
@@ -90,7 +90,7 @@ mod fuzz {
 
     use proptest::prelude::*;
     use wrt_runtime::wrt_host_spawn::Policy;
-    use wrt_runtime::{ErrorCode, GuestOutput, Outcome, Sandbox, WasmValue};
+    use wrt_runtime::{ErrorCode, GuestOutput, Outcome, RunOptions, Runtime, WasmValue};
     use wrt_test_guests::ABI_FUZZ;
 
     fn int() -> impl Strategy<Value = i32> {
@@ -177,16 +177,15 @@ mod fuzz {
         #[test]
         fn host_functions_answer_every_argument(calls in prop::collection::vec(call(), 1..16)) {
             let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-            let sandbox = Sandbox::builder()
-                .spawn_policy(Policy::deny_all().allow_program("/bin/true"))
+            let options = RunOptions::new()
+                .spawn_policy(&Policy::deny_all().allow_program("/bin/true"))
+                .unwrap()
                 .stdout(GuestOutput::Null)
                 .timeout(Duration::from_secs(30))
                 // Bounds what random buffer_alloc and buffer_concat calls can hold (NO_MEMORY past it).
-                .max_memory(256 << 20)
-                .build()
-                .unwrap();
-            let guest = sandbox.load_file(ABI_FUZZ).unwrap();
-            let mut instance = sandbox.instantiate(&guest).unwrap();
+                .max_memory(256 << 20);
+            let guest = Runtime::new().unwrap().load_file(ABI_FUZZ).unwrap();
+            let mut instance = guest.instantiate(&options).unwrap();
             for (name, args) in &calls {
                 let outcome = instance.invoke(name, args).unwrap();
                 let Outcome::Returned(values) = &outcome else {
@@ -260,9 +259,9 @@ fn past_deadline(guest: &str) {
 #[test]
 fn children_end_with_the_guest_even_while_the_instance_lives() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let sandbox = Sandbox::builder().spawn_policy(Policy::deny_all().allow_program("sleep")).build().unwrap();
-    let guest = sandbox.load_file(ABI_TRAP_WITH_CHILD).unwrap();
-    let mut instance = sandbox.instantiate(&guest).unwrap();
+    let options = RunOptions::new().spawn_policy(&Policy::deny_all().allow_program("sleep")).unwrap();
+    let guest = Runtime::new().unwrap().load_file(ABI_TRAP_WITH_CHILD).unwrap();
+    let mut instance = guest.instantiate(&options).unwrap();
     let outcome = instance.run_start().unwrap();
     assert!(matches!(outcome, Outcome::Trapped(_)), "{outcome:?}");
     assert!(sleepers("4242.5").is_empty(), "the child outlived the guest");
@@ -285,14 +284,14 @@ fn abi_buffer_bad_inputs_leave_the_host_usable() {
     // ordinary one.
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let policy = Policy::deny_all().allow_program("cat");
-    let sandbox =
-        Sandbox::builder().spawn_policy(policy).stdout(GuestOutput::Capture { limit: 1 << 16 }).build().unwrap();
-    let guest = sandbox.load_file(ABI_BUFFER_BAD_INPUTS).unwrap();
+    let options = RunOptions::new().spawn_policy(&policy).unwrap().stdout(GuestOutput::Capture { limit: 1 << 16 });
+    let runtime = Runtime::new().unwrap();
+    let guest = runtime.load_file(ABI_BUFFER_BAD_INPUTS).unwrap();
     for _ in 0..5 {
-        assert_eq!(sandbox.run(&guest).unwrap().outcome, Outcome::Exited(0));
+        assert_eq!(guest.run(&options).unwrap().outcome, Outcome::Exited(0));
     }
-    let hello = sandbox.load_file(CLI_HELLO).unwrap();
-    assert_eq!(sandbox.run(&hello).unwrap().outcome, Outcome::Exited(0));
+    let hello = runtime.load_file(CLI_HELLO).unwrap();
+    assert_eq!(hello.run(&options).unwrap().outcome, Outcome::Exited(0));
 }
 
 /// Issue 10, section 2: a start function blocked in `wait` on a child stops at the deadline,

@@ -231,30 +231,27 @@ fn invoke_runs_an_export_with_parsed_arguments() {
 
 #[test]
 fn second_run_uses_the_compile_cache() {
-    use wrt_runtime::{CacheMode, GuestOutput, Outcome, Sandbox};
+    use wrt_runtime::{CacheMode, GuestOutput, Outcome, RunOptions, Runtime};
     let dir = tempfile::tempdir().unwrap();
-    let sandbox = Sandbox::builder()
-        .cache(CacheMode::Dir(dir.path().to_owned()))
-        .stdout(GuestOutput::Capture { limit: 1 << 16 })
-        .build()
-        .unwrap();
-    let first = sandbox.load_file(CLI_HELLO).unwrap();
+    let runtime = Runtime::builder().cache(CacheMode::Dir(dir.path().to_owned())).build().unwrap();
+    let options = RunOptions::new().stdout(GuestOutput::Capture { limit: 1 << 16 });
+    let first = runtime.load_file(CLI_HELLO).unwrap();
     assert!(!first.from_cache());
-    let second = sandbox.load_file(CLI_HELLO).unwrap();
+    let second = runtime.load_file(CLI_HELLO).unwrap();
     assert!(second.from_cache());
-    let report = sandbox.run(&second).unwrap();
+    let report = second.run(&options).unwrap();
     assert_eq!(report.outcome, Outcome::Exited(0));
     assert!(String::from_utf8_lossy(&report.stdout).starts_with("hello from a wrt guest"));
     // Different engine settings (fuel changes the generated code) miss the cache.
-    let fueled = Sandbox::builder().cache(CacheMode::Dir(dir.path().to_owned())).fuel(1 << 30).build().unwrap();
+    let fueled = Runtime::builder().cache(CacheMode::Dir(dir.path().to_owned())).fuel(true).build().unwrap();
     assert!(!fueled.load_file(CLI_HELLO).unwrap().from_cache());
     // A corrupt entry is compiled again, not trusted.
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         std::fs::write(entry.unwrap().path(), b"corrupt").unwrap();
     }
-    let again = sandbox.load_file(CLI_HELLO).unwrap();
+    let again = runtime.load_file(CLI_HELLO).unwrap();
     assert!(!again.from_cache());
-    assert_eq!(sandbox.run(&again).unwrap().outcome, Outcome::Exited(0));
+    assert_eq!(again.run(&options).unwrap().outcome, Outcome::Exited(0));
 }
 
 /// The `arg: ` lines of `cli_echo` (argv[0] first).
@@ -504,21 +501,21 @@ fn issue_16_slow_compile_hook_runs_only_when_compiling() {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
-    use wrt_runtime::{CacheMode, Sandbox};
+    use wrt_runtime::{CacheMode, Runtime};
     let dir = tempfile::tempdir().unwrap();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&calls);
     // A zero delay: the hook is called as soon as a compilation has begun.
-    let sandbox = Sandbox::builder()
+    let runtime = Runtime::builder()
         .cache(CacheMode::Dir(dir.path().to_owned()))
         .on_slow_compile(Duration::ZERO, move |name, bytes| seen.lock().unwrap().push((name.to_owned(), bytes)))
         .build()
         .unwrap();
     let size = std::fs::metadata(CLI_HELLO).unwrap().len();
-    assert!(!sandbox.load_file(CLI_HELLO).unwrap().from_cache());
+    assert!(!runtime.load_file(CLI_HELLO).unwrap().from_cache());
     assert_eq!(*calls.lock().unwrap(), [("cli_hello.wasm".to_owned(), size)]);
     // A cache hit compiles nothing and says nothing.
-    assert!(sandbox.load_file(CLI_HELLO).unwrap().from_cache());
+    assert!(runtime.load_file(CLI_HELLO).unwrap().from_cache());
     assert_eq!(calls.lock().unwrap().len(), 1);
 }
 
@@ -566,8 +563,8 @@ fn issue_16_exit_codes_126_to_255_pass_through() {
     // Above 255 only the low 8 bits reach the host, as with POSIX `exit`.
     let out = run(["run", CLI_EXIT_CODE, "257"]);
     assert_code(&out, 1);
-    let sandbox = wrt_runtime::Sandbox::builder().arg("200").build().unwrap();
-    let report = sandbox.run(&sandbox.load_file(CLI_EXIT_CODE).unwrap()).unwrap();
+    let guest = wrt_runtime::Runtime::new().unwrap().load_file(CLI_EXIT_CODE).unwrap();
+    let report = guest.run(&wrt_runtime::RunOptions::new().arg("200")).unwrap();
     assert_eq!(report.outcome, wrt_runtime::Outcome::Exited(200));
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use wrt_runtime::{Outcome, Sandbox, WasmValue};
+use wrt_runtime::{ConfigError, Outcome, RunOptions, Runtime, WasmValue};
 use wrt_test_guests::*;
 
 use crate::util::{assert_code, run, stderr, stdout};
@@ -38,31 +38,37 @@ fn limits_spin() {
 
 #[test]
 fn limits_outcomes_through_the_api() {
-    let guest_in = |sandbox: &Sandbox| sandbox.load_file(LIMITS_SPIN).unwrap();
-    let sandbox = Sandbox::builder().timeout(Duration::from_millis(100)).build().unwrap();
-    let report = sandbox.run(&guest_in(&sandbox)).unwrap();
+    let runtime = Runtime::builder().fuel(true).build().unwrap();
+    let spin = runtime.load_file(LIMITS_SPIN).unwrap();
+    let report = spin.run(&RunOptions::new().timeout(Duration::from_millis(100))).unwrap();
     assert_eq!(report.outcome, Outcome::TimedOut(Duration::from_millis(100)));
-    let sandbox = Sandbox::builder().fuel(10_000).build().unwrap();
-    assert_eq!(sandbox.run(&guest_in(&sandbox)).unwrap().outcome, Outcome::OutOfFuel(10_000));
+    assert_eq!(spin.run(&RunOptions::new().fuel(10_000)).unwrap().outcome, Outcome::OutOfFuel(10_000));
     // Fuel and timeout enough for a guest that finishes: it exits normally.
-    let sandbox = Sandbox::builder().fuel(1 << 40).timeout(Duration::from_secs(60)).arg("7").build().unwrap();
-    let guest = sandbox.load_file(CLI_EXIT_CODE).unwrap();
-    assert_eq!(sandbox.run(&guest).unwrap().outcome, Outcome::Exited(7));
-    assert!(Sandbox::builder().fuel(0).build().is_err());
-    assert!(Sandbox::builder().max_memory(0).build().is_err());
-    assert!(Sandbox::builder().timeout(Duration::ZERO).build().is_err());
+    let options = RunOptions::new().fuel(1 << 40).timeout(Duration::from_secs(60)).arg("7");
+    let guest = runtime.load_file(CLI_EXIT_CODE).unwrap();
+    assert_eq!(guest.run(&options).unwrap().outcome, Outcome::Exited(7));
+    // On a runtime that meters fuel, a run without a limit is not starved.
+    assert_eq!(guest.run(&RunOptions::new().arg("3")).unwrap().outcome, Outcome::Exited(3));
+    for bad in [RunOptions::new().fuel(0), RunOptions::new().max_memory(0), RunOptions::new().timeout(Duration::ZERO)] {
+        let err = guest.run(&bad).unwrap_err();
+        assert!(matches!(err.downcast_ref::<ConfigError>(), Some(ConfigError::BadLimit { .. })), "{err:#}");
+    }
+    // Fuel needs a runtime that meters it: refused, not ignored.
+    let unmetered = Runtime::new().unwrap().load_file(LIMITS_SPIN).unwrap();
+    let err = unmetered.run(&RunOptions::new().fuel(10_000)).unwrap_err();
+    assert!(err.to_string().contains("without fuel metering"), "{err:#}");
 }
 
 #[test]
 fn limits_oob_guard() {
     // One 64 KiB page: the last byte reads, every address past it traps, whether it falls in
     // the PROT_NONE reservation or in the guard region past it.
-    let sandbox = Sandbox::builder().build().unwrap();
-    let guest = sandbox.load_file(LIMITS_OOB_GUARD).unwrap();
-    let report = sandbox.invoke(&guest, "load", &["0xffff".into()]).unwrap();
+    let guest = Runtime::new().unwrap().load_file(LIMITS_OOB_GUARD).unwrap();
+    let options = RunOptions::new();
+    let report = guest.invoke(&options, "load", &["0xffff".into()]).unwrap();
     assert_eq!(report.outcome, Outcome::Returned(vec![WasmValue::I32(0)]));
     for addr in ["0x10000", "0x1000000", "0x7fffffff", "0xfffffff0", "0xffffffff"] {
-        let report = sandbox.invoke(&guest, "load", &[addr.into()]).unwrap();
+        let report = guest.invoke(&options, "load", &[addr.into()]).unwrap();
         let Outcome::Trapped(trap) = report.outcome else { panic!("{addr}: {:?}", report.outcome) };
         assert_eq!(trap.trap, Some(wrt_runtime::wasmtime::Trap::MemoryOutOfBounds), "{addr}");
     }
@@ -81,13 +87,11 @@ fn limits_start_spin() {
     assert_code(&out, 134);
     assert!(stderr(&out).contains("ran out of fuel (all 1000000 units used)"), "{}", stderr(&out));
     // Through the API: a report with the outcome, not an error.
-    let sandbox = Sandbox::builder().fuel(10_000).build().unwrap();
-    let guest = sandbox.load_file(LIMITS_START_SPIN).unwrap();
-    assert_eq!(sandbox.run(&guest).unwrap().outcome, Outcome::OutOfFuel(10_000));
-    assert_eq!(sandbox.invoke(&guest, "_start", &[]).unwrap().outcome, Outcome::OutOfFuel(10_000));
-    let sandbox = Sandbox::builder().timeout(Duration::from_millis(200)).build().unwrap();
-    let guest = sandbox.load_file(LIMITS_START_SPIN).unwrap();
-    let mut instance = sandbox.instantiate(&guest).unwrap();
+    let guest = Runtime::builder().fuel(true).build().unwrap().load_file(LIMITS_START_SPIN).unwrap();
+    let fuel = RunOptions::new().fuel(10_000);
+    assert_eq!(guest.run(&fuel).unwrap().outcome, Outcome::OutOfFuel(10_000));
+    assert_eq!(guest.invoke(&fuel, "_start", &[]).unwrap().outcome, Outcome::OutOfFuel(10_000));
+    let mut instance = guest.instantiate(&RunOptions::new().timeout(Duration::from_millis(200))).unwrap();
     assert_eq!(instance.ended(), Some(&Outcome::TimedOut(Duration::from_millis(200))));
     // The instance ended during instantiation: nothing more runs in it.
     assert_eq!(instance.run_start().unwrap(), Outcome::TimedOut(Duration::from_millis(200)));
@@ -102,8 +106,7 @@ fn limits_start_trap() {
     let err = stderr(&out);
     assert!(err.contains("trapped: wasm trap: wasm `unreachable` instruction executed"), "{err}");
     assert!(!err.contains("failed to instantiate"), "{err}");
-    let sandbox = Sandbox::builder().build().unwrap();
-    let report = sandbox.run(&sandbox.load_file(LIMITS_START_TRAP).unwrap()).unwrap();
+    let report = Runtime::new().unwrap().load_file(LIMITS_START_TRAP).unwrap().run(&RunOptions::new()).unwrap();
     let Outcome::Trapped(trap) = report.outcome else { panic!("{:?}", report.outcome) };
     assert_eq!(trap.trap, Some(wrt_runtime::wasmtime::Trap::UnreachableCodeReached));
 }
@@ -131,16 +134,14 @@ fn limits_sleep() {
     assert_eq!(stdout(&out), "1\n");
     // Hostile subscription pointers and counts: with a timeout, the same errno or trap as WASI's
     // own `poll_oneoff` without one, and no host panic.
-    let plain = Sandbox::builder().build().unwrap();
-    let timed = Sandbox::builder().timeout(Duration::from_secs(20)).build().unwrap();
+    let guest = Runtime::new().unwrap().load_file(LIMITS_SLEEP).unwrap();
+    let plain = RunOptions::new();
+    let timed = RunOptions::new().timeout(Duration::from_secs(20));
     for args in [["0xfffffff0", "1"], ["65520", "1"], ["0", "0x7fffffff"], ["0", "0xffffffff"], ["0", "0"]] {
         let args = [args[0].to_owned(), args[1].to_owned()];
-        let outcome = |sandbox: &Sandbox| {
-            let guest = sandbox.load_file(LIMITS_SLEEP).unwrap();
-            match sandbox.invoke(&guest, "poll", &args).unwrap().outcome {
-                Outcome::Trapped(trap) => Err(trap.message),
-                other => Ok(other),
-            }
+        let outcome = |options: &RunOptions| match guest.invoke(options, "poll", &args).unwrap().outcome {
+            Outcome::Trapped(trap) => Err(trap.message),
+            other => Ok(other),
         };
         assert_eq!(outcome(&timed), outcome(&plain), "{args:?}");
     }

@@ -10,6 +10,7 @@ mod bench_guests;
 mod buffer;
 mod cli;
 mod containment;
+mod embed;
 mod fs;
 mod limits;
 mod mem;

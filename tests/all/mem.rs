@@ -5,7 +5,7 @@ use std::ops::Range;
 use nix::sys::wait::waitpid;
 use nix::unistd::{ForkResult, Pid};
 use proptest::prelude::*;
-use wrt_runtime::{Outcome, Sandbox, WasmValue};
+use wrt_runtime::{Outcome, RunOptions, Runtime, WasmValue};
 use wrt_test_guests::*;
 
 use crate::util::SPAWN_LOCK;
@@ -19,9 +19,9 @@ const TOUCHED_MIB: i32 = 256;
 fn mem_touch() {
     for dontfork in [true, false] {
         let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        let sandbox = Sandbox::builder().dontfork(dontfork).build().unwrap();
-        let guest = sandbox.load_file(MEM_TOUCH).unwrap();
-        let mut instance = sandbox.instantiate(&guest).unwrap();
+        let runtime = Runtime::builder().dontfork(dontfork).build().unwrap();
+        let guest = runtime.load_file(MEM_TOUCH).unwrap();
+        let mut instance = guest.instantiate(&RunOptions::new()).unwrap();
         let outcome = instance.invoke("touch", &[TOUCHED_MIB.to_string()]).unwrap();
         assert_eq!(outcome, Outcome::Returned(vec![WasmValue::I32(TOUCHED_MIB * 16)]));
         let range = instance.memory_range().unwrap();
@@ -159,16 +159,16 @@ fn without_the_accountant_garbage_piles_up_until_the_limit() {
 
 #[test]
 fn live_buffers_past_the_limit_get_no_memory_and_the_host_stays_up() {
-    let sandbox = Sandbox::builder().max_memory(64 << 20).build().unwrap();
-    let guest = sandbox.load_file(MEM_GC_HOOK).unwrap();
-    let report = sandbox.invoke(&guest, "hold", &["1000".into()]).unwrap();
+    let options = RunOptions::new().max_memory(64 << 20);
+    let guest = Runtime::new().unwrap().load_file(MEM_GC_HOOK).unwrap();
+    let report = guest.invoke(&options, "hold", &["1000".into()]).unwrap();
     let no_memory = wrt_runtime::ErrorCode::NoMemory.to_return();
     assert_eq!(report.outcome, Outcome::Returned(vec![WasmValue::I32(no_memory)]));
     // Two full collections before giving up; everything the guest holds is still there.
     assert_eq!(report.stats.full_collections, 2, "{:?}", report.stats);
     assert_eq!(report.stats.final_external, 63 << 20, "{:?}", report.stats);
-    // The same sandbox runs the guest again.
-    let report = sandbox.invoke(&guest, "run", &["100".into()]).unwrap();
+    // The same guest runs again.
+    let report = guest.invoke(&options, "run", &["100".into()]).unwrap();
     assert!(matches!(report.outcome, Outcome::Returned(_)), "{:?}", report.outcome);
 }
 

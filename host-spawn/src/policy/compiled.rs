@@ -17,7 +17,24 @@ use crate::pin::Sha256;
 use crate::resolve::{ResolveError, resolve};
 
 impl Policy {
-    pub(crate) fn compile(&self) -> Result<CompiledPolicy, PolicyError> {
+    /// Validates the policy and resolves every rule to a canonical path, once: share the result
+    /// (in an `Arc`) between the [`Spawner`](crate::Spawner)s of many guests with
+    /// [`Spawner::from_compiled`](crate::Spawner::from_compiled), so that starting a guest
+    /// resolves nothing.
+    ///
+    /// A compiled policy keeps the paths its rules resolved to when it was compiled: a rule
+    /// naming a symlink keeps the target it had then (after the link is re-pointed, its new
+    /// target is denied unless another rule allows it), a program deleted since is not found at
+    /// spawn time, and a pinned rule still hashes the file at every spawn.
+    ///
+    /// # Errors
+    ///
+    /// As [`Policy::validate`].
+    ///
+    /// # Ambient authority
+    ///
+    /// Resolves programs and directories on the host's file system.
+    pub fn compile(&self) -> Result<CompiledPolicy, PolicyError> {
         if let Some(dir) = self.search_path.iter().find(|d| !d.is_absolute()) {
             return Err(PolicyError::RelativeSearchDir { dir: dir.clone() });
         }
@@ -246,9 +263,9 @@ pub(super) struct CompiledRule {
     sha256: Option<Sha256>,
 }
 
-/// A validated policy with every rule resolved to a canonical path.
+/// A validated policy with every rule resolved to a canonical path: see [`Policy::compile`].
 #[derive(Debug)]
-pub(crate) struct CompiledPolicy {
+pub struct CompiledPolicy {
     pub(crate) search_path: Vec<PathBuf>,
     pub(super) allow: HashMap<PathBuf, CompiledRule>,
     /// (canonical path, rule as written)
@@ -306,8 +323,9 @@ impl CompiledPolicy {
             .is_ok_and(|path| !self.allow.contains_key(&path) && !self.deny.iter().any(|(denied, _)| *denied == path))
     }
 
-    /// Every allow rule: (rule as written, canonical path).
-    pub(crate) fn allowed(&self) -> impl Iterator<Item = (&Path, &Path)> + Clone {
+    /// Every program the policy allows: the rule as written and the canonical path it
+    /// resolved to when the policy was compiled.
+    pub fn allowed_programs(&self) -> impl Iterator<Item = (&Path, &Path)> + Clone {
         self.allow.iter().map(|(path, rule)| (rule.written.as_path(), path.as_path()))
     }
 

@@ -10,7 +10,7 @@ use super::handles::Handles;
 use crate::state::GuestState;
 use wrt_abi::ErrorCode;
 
-/// A spawn the policy denied, as reported to [`crate::SandboxBuilder::on_spawn_denied`].
+/// A spawn the policy denied, as reported to [`crate::RunOptions::on_spawn_denied`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DeniedSpawn {

@@ -1,47 +1,50 @@
-//! The sandbox builder: every setting of a guest run, with its default.
+//! The options of one run: everything a guest sees and every limit it runs under, cheap to
+//! build and change per run.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use wrt_host_spawn::{Policy, RateLimit, Spawner, Strategy};
+use wrt_host_spawn::{CompiledPolicy, Policy, RateLimit, Spawner, Strategy};
 
 use crate::abi::spawn_state::{DenialReporting, DeniedSpawn};
-use crate::cache::CacheMode;
 use crate::error::ConfigError;
 use crate::external::policy::GcPolicy;
 use crate::preopen::{DirAccess, Preopen};
-use crate::sandbox::Sandbox;
 use crate::stdio::{GuestOutput, GuestStdin};
 
-/// Settings of a sandbox. Defaults: no arguments, an empty environment, no preopened
-/// directories, stdin at end of file, stdout and stderr inherited, no memory limit beyond
-/// wasm's own, no fuel limit, no timeout, linear memory marked `MADV_DONTFORK`, compiled
-/// modules cached in the user cache directory, guests with unknown imports refused, no
-/// slow-compile hook; for host programs: a policy that denies every spawn, no audit log, the
+/// The options of a run: arguments, environment, preopened directories, stdio, limits, the
+/// spawn policy and the collection policy. Building and changing them costs no system call and
+/// no compilation (a spawn policy is compiled once, when it is set, and shared by clones), so a
+/// server can make one per request.
+///
+/// Defaults: no arguments, an empty environment, no preopened directories, stdin at end of
+/// file, stdout and stderr inherited, no memory limit beyond wasm's own, no fuel limit, no
+/// timeout; for host programs: a policy that denies every spawn, no audit log, the
 /// `posix_spawn` strategy with fallback to fork-exec.
 ///
 /// # Examples
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use wrt_runtime::{GuestOutput, Outcome, Sandbox};
+/// use wrt_runtime::{GuestOutput, Outcome, RunOptions, Runtime};
 ///
-/// # fn main() -> wasmtime::Result<()> {
-/// let sandbox = Sandbox::builder()
+/// # fn main() -> wrt_runtime::Result<()> {
+/// let runtime = Runtime::new()?;
+/// let guest = runtime.load_file("app.wasm")?;
+/// let options = RunOptions::new()
 ///     .arg("--verbose")
 ///     .env("LANG", "C")?
 ///     .stdout(GuestOutput::Capture { limit: 1 << 20 })
 ///     .max_memory(256 << 20)
-///     .timeout(Duration::from_secs(2))
-///     .build()?;
-/// let guest = sandbox.load_file("app.wasm")?;
-/// let report = sandbox.run(&guest)?;
+///     .timeout(Duration::from_secs(2));
+/// let report = guest.run(&options)?;
 /// assert_eq!(report.outcome, Outcome::Exited(0));
 /// println!("{}", String::from_utf8_lossy(&report.stdout));
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
-pub struct SandboxBuilder {
+pub struct RunOptions {
     pub(crate) argv0: Option<String>,
     pub(crate) args: Vec<String>,
     pub(crate) env: Vec<(String, String)>,
@@ -52,35 +55,17 @@ pub struct SandboxBuilder {
     pub(crate) max_memory: Option<u64>,
     pub(crate) fuel: Option<u64>,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) dontfork: bool,
-    pub(crate) cache: CacheMode,
-    pub(crate) policy: Policy,
+    pub(crate) policy: Arc<CompiledPolicy>,
     pub(crate) audit_log: Option<PathBuf>,
     pub(crate) strategy: Strategy,
     pub(crate) strict_strategy: bool,
     pub(crate) denials: DenialReporting,
     pub(crate) gc_policy: GcPolicy,
-    pub(crate) unknown_imports_trap: bool,
-    pub(crate) on_slow_compile: Option<SlowCompileHook>,
 }
 
-/// Called once when compiling a guest takes longer than its delay: the guest's name and the
-/// size of its bytes.
-#[derive(Clone)]
-pub(crate) struct SlowCompileHook {
-    pub(crate) after: Duration,
-    pub(crate) hook: std::sync::Arc<SlowCompileFn>,
-}
-
-/// The function of a [`SlowCompileHook`].
-pub(crate) type SlowCompileFn = dyn Fn(&str, u64) + Send + Sync;
-
-/// How long a compilation runs before `wrt run` says it is compiling.
-pub const SLOW_COMPILE: Duration = Duration::from_secs(1);
-
-impl std::fmt::Debug for SandboxBuilder {
+impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SandboxBuilder")
+        f.debug_struct("RunOptions")
             .field("argv0", &self.argv0)
             .field("args", &self.args)
             .field("env", &self.env)
@@ -91,21 +76,17 @@ impl std::fmt::Debug for SandboxBuilder {
             .field("max_memory", &self.max_memory)
             .field("fuel", &self.fuel)
             .field("timeout", &self.timeout)
-            .field("dontfork", &self.dontfork)
-            .field("cache", &self.cache)
             .field("policy", &self.policy)
             .field("audit_log", &self.audit_log)
             .field("strategy", &self.strategy)
             .field("strict_strategy", &self.strict_strategy)
             .field("denials", &self.denials)
             .field("gc_policy", &self.gc_policy)
-            .field("unknown_imports_trap", &self.unknown_imports_trap)
-            .field("on_slow_compile", &self.on_slow_compile.as_ref().map(|_| "Fn"))
             .finish()
     }
 }
 
-impl Default for SandboxBuilder {
+impl Default for RunOptions {
     fn default() -> Self {
         Self {
             argv0: None,
@@ -118,22 +99,18 @@ impl Default for SandboxBuilder {
             max_memory: None,
             fuel: None,
             timeout: None,
-            dontfork: true,
-            cache: CacheMode::Default,
-            policy: Policy::deny_all(),
+            policy: deny_all(),
             audit_log: None,
             strategy: Strategy::PosixSpawn,
             strict_strategy: false,
             denials: DenialReporting::default(),
             gc_policy: GcPolicy::default(),
-            unknown_imports_trap: false,
-            on_slow_compile: None,
         }
     }
 }
 
-impl SandboxBuilder {
-    /// A builder with the defaults listed above.
+impl RunOptions {
+    /// Options with the defaults listed above.
     pub fn new() -> Self {
         Self::default()
     }
@@ -177,7 +154,7 @@ impl SandboxBuilder {
     ///
     /// # Errors
     ///
-    /// As [`SandboxBuilder::env`], and [`ConfigError::EnvNotSet`] for a `NAME` that the host
+    /// As [`RunOptions::env`], and [`ConfigError::EnvNotSet`] for a `NAME` that the host
     /// does not set (or sets to something that is not UTF-8).
     ///
     /// # Ambient authority
@@ -196,7 +173,7 @@ impl SandboxBuilder {
 
     /// Passes the host's whole environment to the guest (variables whose name or value is not
     /// UTF-8 are left out), as `wasmtime run -S inherit-env` does. Variables set with
-    /// [`SandboxBuilder::env`] afterwards replace the host's. Default: nothing of the host's
+    /// [`RunOptions::env`] afterwards replace the host's. Default: nothing of the host's
     /// environment.
     ///
     /// # Ambient authority
@@ -211,23 +188,6 @@ impl SandboxBuilder {
                 self.env.push((name.to_owned(), value.to_owned()));
             }
         }
-        self
-    }
-
-    /// Lets guests that import functions wrt does not provide be instantiated: each such
-    /// function traps when called (`wasmtime run -W unknown-imports-trap`). Default: off, and
-    /// such a guest fails to instantiate with [`crate::InstantiateError::UnknownImport`].
-    pub fn unknown_imports_trap(mut self, on: bool) -> Self {
-        self.unknown_imports_trap = on;
-        self
-    }
-
-    /// Called once, from another thread, when compiling a guest (a cache miss) is still running
-    /// `after` it started (`wrt run` uses [`SLOW_COMPILE`]), with the guest's name and its size
-    /// in bytes: for a progress line. Never called for a module loaded from the cache. Default:
-    /// none.
-    pub fn on_slow_compile(mut self, after: Duration, hook: impl Fn(&str, u64) + Send + Sync + 'static) -> Self {
-        self.on_slow_compile = Some(SlowCompileHook { after, hook: std::sync::Arc::new(hook) });
         self
     }
 
@@ -295,26 +255,25 @@ impl SandboxBuilder {
         self
     }
 
-    /// Whether guest memories are marked `MADV_DONTFORK`, so a `fork()` of the host does not
-    /// copy their page tables. Default: on. Turn off only to measure what it saves.
-    pub fn dontfork(mut self, on: bool) -> Self {
-        self.dontfork = on;
-        self
-    }
-
-    /// Where compiled modules are cached. Default: [`CacheMode::Default`].
-    pub fn cache(mut self, cache: CacheMode) -> Self {
-        self.cache = cache;
-        self
-    }
-
-    /// The policy for host programs the guest asks to run (the `wrt_v1` ABI). Default: deny
-    /// every spawn.
+    /// The policy for host programs the guest asks to run (the `wrt_v1` ABI), compiled now
+    /// (see [`Policy::compile`]); clones of these options share it. Default: deny every spawn.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::SpawnPolicy`] when the policy does not validate.
     ///
     /// # Ambient authority
     ///
-    /// Every program the policy allows runs with the host user's authority.
-    pub fn spawn_policy(mut self, policy: Policy) -> Self {
+    /// Every program the policy allows runs with the host user's authority. Compiling resolves
+    /// the policy's programs and directories on the host's file system.
+    pub fn spawn_policy(self, policy: &Policy) -> Result<Self, ConfigError> {
+        let compiled = policy.compile().map_err(|reason| ConfigError::SpawnPolicy { reason })?;
+        Ok(self.compiled_spawn_policy(Arc::new(compiled)))
+    }
+
+    /// A spawn policy compiled once with [`Policy::compile`], shared with other options: as
+    /// [`RunOptions::spawn_policy`], without compiling.
+    pub fn compiled_spawn_policy(mut self, policy: Arc<CompiledPolicy>) -> Self {
         self.policy = policy;
         self
     }
@@ -335,7 +294,7 @@ impl SandboxBuilder {
 
     /// When the host asks the guest (and wasmtime) to collect host buffers: see [`GcPolicy`].
     /// Default: [`GcPolicy::default`]. External bytes always count against
-    /// [`SandboxBuilder::max_memory`].
+    /// [`RunOptions::max_memory`].
     pub fn gc_policy(mut self, policy: GcPolicy) -> Self {
         self.gc_policy = policy;
         self
@@ -346,23 +305,23 @@ impl SandboxBuilder {
     /// `last_error`. Default: none.
     ///
     /// Calls are rate-limited per guest instance (by default 20 per 10 seconds, see
-    /// [`SandboxBuilder::spawn_denial_rate_limit`]): past the limit the hook is not called
+    /// [`RunOptions::spawn_denial_rate_limit`]): past the limit the hook is not called
     /// (and the guest's message has no hint); the count of what was left out goes to
-    /// [`SandboxBuilder::on_spawn_denials_suppressed`].
+    /// [`RunOptions::on_spawn_denials_suppressed`].
     pub fn on_spawn_denied(mut self, hook: impl Fn(&DeniedSpawn) -> Option<String> + Send + Sync + 'static) -> Self {
-        self.denials.on_denied = Some(std::sync::Arc::new(hook));
+        self.denials.on_denied = Some(Arc::new(hook));
         self
     }
 
     /// Called with the guest's name and how many denied spawns the rate limit kept from
-    /// [`SandboxBuilder::on_spawn_denied`]: before the next call the limit lets through, and
+    /// [`RunOptions::on_spawn_denied`]: before the next call the limit lets through, and
     /// when the guest instance ends. Default: none.
     pub fn on_spawn_denials_suppressed(mut self, hook: impl Fn(&str, u64) + Send + Sync + 'static) -> Self {
-        self.denials.on_suppressed = Some(std::sync::Arc::new(hook));
+        self.denials.on_suppressed = Some(Arc::new(hook));
         self
     }
 
-    /// How often [`SandboxBuilder::on_spawn_denied`] is called, per guest instance. Default:
+    /// How often [`RunOptions::on_spawn_denied`] is called, per guest instance. Default:
     /// [`RateLimit::default`] (20 per 10 seconds). The audit log has its own limit of the same
     /// default (see `docs/policy.md`).
     pub fn spawn_denial_rate_limit(mut self, limit: RateLimit) -> Self {
@@ -370,43 +329,39 @@ impl SandboxBuilder {
         self
     }
 
-    /// Checks the settings and creates the sandbox (a wasmtime engine and linker).
-    ///
-    /// # Errors
-    ///
-    /// A zero fuel, memory limit or timeout ([`ConfigError::BadLimit`]); an invalid spawn
-    /// policy; a program the policy allows inside a read-write preopen
-    /// ([`ConfigError::WritableProgram`]); or a failure to create the engine.
-    pub fn build(self) -> wasmtime::Result<Sandbox> {
+    /// Checks the options before a run: no zero limit, and no program the policy allows inside
+    /// a read-write preopen.
+    pub(crate) fn check(&self) -> Result<(), ConfigError> {
         if self.fuel == Some(0) {
-            return Err(ConfigError::BadLimit { what: "fuel", reason: "must be at least 1".into() }.into());
+            return Err(ConfigError::BadLimit { what: "fuel", reason: "must be at least 1".into() });
         }
         if self.max_memory == Some(0) {
-            return Err(ConfigError::BadLimit { what: "memory limit", reason: "must be at least 1 byte".into() }.into());
+            return Err(ConfigError::BadLimit { what: "memory limit", reason: "must be at least 1 byte".into() });
         }
         if self.timeout == Some(Duration::ZERO) {
-            return Err(ConfigError::BadLimit { what: "timeout", reason: "must be longer than zero".into() }.into());
+            return Err(ConfigError::BadLimit { what: "timeout", reason: "must be longer than zero".into() });
         }
-        // Resolve and check the policy now, so a bad policy fails here and not at a spawn.
-        let spawner =
-            Spawner::new(self.policy.clone()).map_err(|e| wasmtime::Error::new(e).context("invalid spawn policy"))?;
-        crate::preopen::check_programs_outside(&self.preopens, spawner.allowed_programs())?;
-        drop(spawner);
-        Sandbox::new(self)
+        crate::preopen::check_programs_outside(&self.preopens, self.policy.allowed_programs())
     }
 
     /// The spawner of one guest instance.
-    pub(crate) fn spawner(&self) -> wasmtime::Result<Spawner> {
-        let mut spawner = Spawner::new(self.policy.clone())
-            .map_err(|e| wasmtime::Error::new(e).context("invalid spawn policy"))?
-            .with_strategy(self.strategy)
-            .strict(self.strict_strategy);
+    pub(crate) fn spawner(&self) -> Result<Spawner, ConfigError> {
+        let mut spawner =
+            Spawner::from_compiled(Arc::clone(&self.policy)).with_strategy(self.strategy).strict(self.strict_strategy);
         if let Some(path) = &self.audit_log {
-            let log = wrt_host_spawn::AuditLog::append_to_file(path).map_err(|e| {
-                wasmtime::Error::new(e).context(format!("failed to open audit log `{}`", path.display()))
-            })?;
+            let log = wrt_host_spawn::AuditLog::append_to_file(path)
+                .map_err(|reason| ConfigError::AuditLog { path: path.clone(), reason })?;
             spawner = spawner.with_audit_log(log);
         }
         Ok(spawner)
     }
+}
+
+/// The compiled deny-all policy, shared by every default [`RunOptions`].
+fn deny_all() -> Arc<CompiledPolicy> {
+    static DENY_ALL: std::sync::OnceLock<Arc<CompiledPolicy>> = std::sync::OnceLock::new();
+    Arc::clone(DENY_ALL.get_or_init(|| {
+        // The deny-all policy has no rule to resolve; its only directory is `/`.
+        Arc::new(Policy::deny_all().compile().expect("the deny-all policy compiles"))
+    }))
 }

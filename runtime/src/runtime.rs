@@ -1,0 +1,271 @@
+//! The shared runtime: one wasmtime engine with DONTFORK guest memory, one linker holding WASI
+//! and the `wrt_v1` ABI, the compile cache and the epoch ticker. Guests are compiled once per
+//! runtime and run any number of times, from any thread, each run with its own
+//! [`RunOptions`](crate::RunOptions).
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use wasmtime::{Config, Engine, Linker, Module};
+
+use crate::cache::CacheMode;
+use crate::deadline::EpochTicker;
+use crate::error::{InstantiateError, LoadError};
+use crate::guest::{Format, Guest, sniff};
+use crate::state::GuestState;
+use crate::sys::memory_creator::GuestMemoryCreator;
+
+/// How long a compilation runs before `wrt run` says it is compiling.
+pub const SLOW_COMPILE: Duration = Duration::from_secs(1);
+
+/// A runtime: the engine, linker, compile cache and epoch ticker that every guest loaded into
+/// it shares. Cheap to clone (clones share everything), `Send` and `Sync`: create one per
+/// process and hand clones to every thread.
+///
+/// What can change per run (arguments, environment, stdio, preopens, limits, fuel, timeout,
+/// spawn and collection policies) is a [`RunOptions`](crate::RunOptions); what changes the
+/// generated code or the memory layout (fuel metering, `MADV_DONTFORK`) is fixed here.
+///
+/// # Examples
+///
+/// ```no_run
+/// use wrt_runtime::{Outcome, RunOptions, Runtime};
+///
+/// # fn main() -> wrt_runtime::Result<()> {
+/// let runtime = Runtime::new()?;
+/// let guest = runtime.load_file("app.wasm")?;
+/// let report = guest.run(&RunOptions::new().arg("input.txt"))?;
+/// assert_eq!(report.outcome, Outcome::Exited(0));
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Runtime {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<GuestState>,
+    pub(crate) settings: RuntimeBuilder,
+    /// Advances the engine's epoch while a guest runs under a timeout.
+    pub(crate) ticker: Arc<EpochTicker>,
+    /// The module through which `poll_oneoff` reaches WASI's own, compiled on first use.
+    pub(crate) poll_trampoline: Arc<OnceLock<Module>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("settings", &self.inner.settings).finish_non_exhaustive()
+    }
+}
+
+/// Settings of a [`Runtime`]. Defaults: guest memory marked `MADV_DONTFORK`, no compile cache
+/// on disk, no fuel metering, guests with unknown imports refused, no slow-compile hook.
+#[derive(Clone, Default)]
+pub struct RuntimeBuilder {
+    pub(crate) allow_fork_copies: bool,
+    pub(crate) cache: CacheMode,
+    pub(crate) fuel: bool,
+    pub(crate) unknown_imports_trap: bool,
+    pub(crate) on_slow_compile: Option<SlowCompileHook>,
+}
+
+/// Called once when compiling a guest takes longer than its delay: the guest's name and the
+/// size of its bytes.
+#[derive(Clone)]
+pub(crate) struct SlowCompileHook {
+    pub(crate) after: Duration,
+    pub(crate) hook: Arc<SlowCompileFn>,
+}
+
+/// The function of a [`SlowCompileHook`].
+pub(crate) type SlowCompileFn = dyn Fn(&str, u64) + Send + Sync;
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("dontfork", &!self.allow_fork_copies)
+            .field("cache", &self.cache)
+            .field("fuel", &self.fuel)
+            .field("unknown_imports_trap", &self.unknown_imports_trap)
+            .field("on_slow_compile", &self.on_slow_compile.as_ref().map(|_| "Fn"))
+            .finish()
+    }
+}
+
+impl RuntimeBuilder {
+    /// Whether guest memories and host buffers are marked `MADV_DONTFORK`, so a `fork()` of
+    /// the host does not copy their page tables. Default: on. Turn off only to measure what
+    /// it saves.
+    pub fn dontfork(mut self, on: bool) -> Self {
+        self.allow_fork_copies = !on;
+        self
+    }
+
+    /// Where compiled modules are cached. Default: [`CacheMode::Disabled`] (a library does not
+    /// write to the user's home unasked; the `wrt` CLI uses [`CacheMode::User`]).
+    pub fn cache(mut self, cache: CacheMode) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Compiles fuel accounting into guest code, so that runs may set
+    /// [`RunOptions::fuel`](crate::RunOptions::fuel). Default: off (accounting slows guest
+    /// code; a run asking for fuel on a runtime without it is refused).
+    pub fn fuel(mut self, on: bool) -> Self {
+        self.fuel = on;
+        self
+    }
+
+    /// Lets guests that import functions wrt does not provide be loaded: each such function
+    /// traps when called (`wasmtime run -W unknown-imports-trap`). Default: off, and loading
+    /// such a guest fails with [`crate::InstantiateError::UnknownImport`].
+    pub fn unknown_imports_trap(mut self, on: bool) -> Self {
+        self.unknown_imports_trap = on;
+        self
+    }
+
+    /// Called once, from another thread, when compiling a guest (a cache miss) is still running
+    /// `after` it started (`wrt run` uses [`SLOW_COMPILE`]), with the guest's name and its size
+    /// in bytes: for a progress line. Never called for a module loaded from the cache. Default:
+    /// none.
+    pub fn on_slow_compile(mut self, after: Duration, hook: impl Fn(&str, u64) + Send + Sync + 'static) -> Self {
+        self.on_slow_compile = Some(SlowCompileHook { after, hook: Arc::new(hook) });
+        self
+    }
+
+    /// Creates the runtime: its engine and linker.
+    ///
+    /// # Errors
+    ///
+    /// wasmtime cannot create the engine (for example, the host CPU lacks a feature it needs).
+    pub fn build(self) -> crate::Result<Runtime> {
+        let mut config = Config::new();
+        // Our memory creator maps every linear memory and the GC heap; it needs the on-demand
+        // allocator (the default) and no copy-on-write images (wasmtime#10740). Epoch checks are
+        // always compiled in, so that any run may have a timeout.
+        config
+            .with_host_memory(Arc::new(GuestMemoryCreator { dontfork: !self.allow_fork_copies }))
+            .memory_init_cow(false)
+            .consume_fuel(self.fuel)
+            .epoch_interruption(true);
+        let engine = Engine::new(&config)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |state: &mut GuestState| &mut state.wasi)?;
+        crate::wasi_exit::add_to_linker(&mut linker)?;
+        crate::wasi_deadline::add_to_linker(&mut linker)?;
+        crate::abi::host::add_to_linker(&mut linker)?;
+        let ticker = Arc::new(EpochTicker::new(&engine));
+        let inner = Inner { engine, linker, settings: self, ticker, poll_trampoline: Arc::default() };
+        Ok(Runtime { inner: Arc::new(inner) })
+    }
+}
+
+impl Runtime {
+    /// A runtime with the defaults of [`RuntimeBuilder`].
+    ///
+    /// # Errors
+    ///
+    /// As [`RuntimeBuilder::build`].
+    pub fn new() -> crate::Result<Self> {
+        RuntimeBuilder::default().build()
+    }
+
+    /// A builder with the defaults listed at [`RuntimeBuilder`].
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// Whether guest code counts fuel ([`RuntimeBuilder::fuel`]).
+    pub fn fuel_metering(&self) -> bool {
+        self.inner.settings.fuel
+    }
+
+    /// Loads and compiles a guest from a `.wasm` or `.wat` file, using the compile cache.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError`] when the file cannot be read or is not a core WebAssembly module; a
+    /// compile error when the module is invalid; [`InstantiateError`] when it imports
+    /// something wrt does not provide or exports a malformed collector hook.
+    pub fn load_file(&self, path: impl AsRef<Path>) -> crate::Result<Guest> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|reason| LoadError::Read { path: path.to_owned(), reason })?;
+        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        self.load(&name, Some(path), &bytes)
+    }
+
+    /// Loads and compiles a guest from the bytes of a binary module or WebAssembly text.
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::load_file`].
+    pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> crate::Result<Guest> {
+        self.load(name, None, bytes)
+    }
+
+    fn load(&self, name: &str, path: Option<&Path>, bytes: &[u8]) -> crate::Result<Guest> {
+        match sniff(bytes) {
+            Format::Module | Format::Text => {}
+            Format::Component => return Err(LoadError::Component { name: name.to_owned() }.into()),
+            Format::Unknown => return Err(LoadError::NotWasm { name: name.to_owned() }.into()),
+        }
+        let settings = &self.inner.settings;
+        let engine = &self.inner.engine;
+        let failed = |e: wasmtime::Error| LoadError::Compile { name: name.to_owned(), reason: format!("{e:#}") };
+        let compile = || crate::guest::compile(engine, name, path, bytes, settings.on_slow_compile.as_ref());
+        let (module, from_cache) = match settings.cache.dir() {
+            Some(dir) => crate::cache::load_or_compile(engine, &dir, bytes, compile).map_err(failed)?,
+            None => (compile().map_err(failed)?, false),
+        };
+        crate::guest::check_collector_hook(name, &module)?;
+        let pre = self.link(name, &module)?;
+        Ok(Guest { runtime: self.clone(), pre, name: name.to_owned(), from_cache })
+    }
+
+    /// Links `module` once, so that each run only instantiates: every import must be one wrt
+    /// provides (or, with [`RuntimeBuilder::unknown_imports_trap`], becomes a trapping stub).
+    fn link(&self, name: &str, module: &Module) -> crate::Result<wasmtime::InstancePre<GuestState>> {
+        let base = &self.inner.linker;
+        let mut stubbed = None;
+        if self.inner.settings.unknown_imports_trap {
+            let mut linker = base.clone();
+            linker.define_unknown_imports_as_traps(module)?;
+            stubbed = Some(linker);
+        }
+        let linker = stubbed.as_ref().unwrap_or(base);
+        let unknown = |module: &str, field: &str| InstantiateError::UnknownImport {
+            guest: name.to_owned(),
+            module: module.to_owned(),
+            name: field.to_owned(),
+        };
+        if let Some(import) = module.imports().find(|import| crate::wasi_deadline::is_internal(import.module())) {
+            return Err(unknown(import.module(), import.name()).into());
+        }
+        linker.instantiate_pre(module).map_err(|err| match err.downcast_ref::<wasmtime::UnknownImportError>() {
+            Some(import) => unknown(import.module(), import.name()).into(),
+            None => InstantiateError::Failed { guest: name.to_owned(), reason: format!("{err:#}") }.into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 11: a library must not write to the user's home by default.
+    #[test]
+    fn issue_11_a_library_caches_nothing_unless_asked() {
+        assert_eq!(Runtime::builder().cache, CacheMode::Disabled);
+        assert_eq!(Runtime::new().unwrap().inner.settings.cache.dir(), None);
+    }
+
+    #[test]
+    fn runtimes_and_guests_cross_threads() {
+        fn shared<T: Clone + Send + Sync>() {}
+        shared::<Runtime>();
+        shared::<Guest>();
+        shared::<crate::RunOptions>();
+    }
+}

@@ -1,0 +1,118 @@
+//! The embedding API (issue 11): one shared `Runtime`, guests compiled once, per-run options;
+//! errors that name the thing and the reason on one line.
+
+use std::time::Duration;
+
+use wrt_runtime::wrt_host_spawn::Policy;
+use wrt_runtime::{ConfigError, GuestOutput, InstantiateError, LoadError, Outcome, RunOptions, Runtime};
+use wrt_test_guests::{CLI_ECHO, CLI_EXIT_CODE};
+
+/// `{err}` (not only `{err:#}`) says what failed and why.
+fn one_line(err: &wrt_runtime::Error) -> String {
+    let shown = err.to_string();
+    assert!(!shown.contains('\n'), "{shown}");
+    shown
+}
+
+#[test]
+fn issue_11_errors_name_the_thing_and_the_reason() {
+    let runtime = Runtime::new().unwrap();
+    let err = runtime.load_file("/nonexistent/x.wasm").unwrap_err();
+    assert!(matches!(err.downcast_ref::<LoadError>(), Some(LoadError::Read { .. })), "{err:#}");
+    let shown = one_line(&err);
+    assert!(shown.contains("`/nonexistent/x.wasm`") && shown.contains("No such file"), "{shown}");
+
+    // A module header with garbage after it.
+    let err = runtime.load_bytes("bad.wasm", b"\0asm\x01\0\0\0\x01\xff\xff").unwrap_err();
+    assert!(matches!(err.downcast_ref::<LoadError>(), Some(LoadError::Compile { .. })), "{err:#}");
+    let shown = one_line(&err);
+    assert!(shown.starts_with("failed to compile guest `bad.wasm`: ") && shown.len() > 40, "{shown}");
+    // The chain adds nothing twice.
+    assert_eq!(wrt_runtime::error_chain(&err), shown);
+
+    let err = RunOptions::new().spawn_policy(&Policy::deny_all().allow_program("no-such-program-wrt")).unwrap_err();
+    let shown = err.to_string();
+    assert!(shown.starts_with("invalid spawn policy: ") && shown.contains("no-such-program-wrt"), "{shown}");
+
+    let guest = runtime.load_file(CLI_EXIT_CODE).unwrap();
+    let options = RunOptions::new().preopen("/nonexistent-dir", "/d", wrt_runtime::DirAccess::ReadOnly);
+    let err = guest.run(&options).unwrap_err();
+    assert!(matches!(err.downcast_ref::<ConfigError>(), Some(ConfigError::Preopen { .. })), "{err:#}");
+    let shown = one_line(&err);
+    assert!(shown.contains("`/nonexistent-dir`") && shown.contains("No such file"), "{shown}");
+
+    let err = guest.run(&RunOptions::new().audit_log("/nonexistent-dir/audit.jsonl")).unwrap_err();
+    let shown = one_line(&err);
+    assert!(shown.contains("audit log `/nonexistent-dir/audit.jsonl`") && shown.contains("No such file"), "{shown}");
+}
+
+#[test]
+fn issue_11_initial_memory_over_the_limit_is_an_error_that_says_so() {
+    let runtime = Runtime::new().unwrap();
+    let guest = runtime.load_bytes("big.wat", b"(module (memory 32) (func (export \"_start\")))").unwrap();
+    let err = guest.run(&RunOptions::new().max_memory(1 << 20)).unwrap_err();
+    let Some(InstantiateError::MemoryLimit { minimum, limit, .. }) = err.downcast_ref::<InstantiateError>() else {
+        panic!("{err:#}");
+    };
+    assert_eq!((*minimum, *limit), (2 << 20, 1 << 20));
+    assert!(one_line(&err).contains("needs 2 MiB of memory to start"), "{err}");
+    // Within the limit it runs.
+    assert_eq!(guest.run(&RunOptions::new().max_memory(2 << 20)).unwrap().outcome, Outcome::Exited(0));
+}
+
+#[test]
+fn issue_11_one_guest_many_options_many_threads() {
+    let runtime = Runtime::new().unwrap();
+    let guest = runtime.load_file(CLI_ECHO).unwrap();
+    let base = RunOptions::new().stdout(GuestOutput::Capture { limit: 1 << 16 }).timeout(Duration::from_secs(60));
+    std::thread::scope(|scope| {
+        for thread in 0..4 {
+            let (guest, base) = (&guest, &base);
+            scope.spawn(move || {
+                for run in 0..25 {
+                    let arg = format!("t{thread}-r{run}");
+                    let report = guest.run(&base.clone().arg(&arg)).unwrap();
+                    assert_eq!(report.outcome, Outcome::Exited(0));
+                    let out = String::from_utf8(report.stdout).unwrap();
+                    assert!(out.contains(&format!("arg: {arg}\n")), "{out}");
+                }
+            });
+        }
+    });
+    // A guest keeps its runtime alive.
+    drop(runtime);
+    assert_eq!(guest.run(&base).unwrap().outcome, Outcome::Exited(0));
+}
+
+#[test]
+fn issue_11_unknown_imports_fail_at_load_and_trap_when_allowed() {
+    let wat = br#"(module (import "env" "nope" (func $nope)) (func (export "_start") (call $nope)))"#;
+    let err = Runtime::new().unwrap().load_bytes("imports.wat", wat).unwrap_err();
+    assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::UnknownImport { .. })));
+    assert!(one_line(&err).contains("`env::nope`"), "{err}");
+    let lenient = Runtime::builder().unknown_imports_trap(true).build().unwrap();
+    let report = lenient.load_bytes("imports.wat", wat).unwrap().run(&RunOptions::new()).unwrap();
+    assert!(matches!(report.outcome, Outcome::Trapped(_)), "{:?}", report.outcome);
+    // wrt's internal module stays out of reach, even with unknown imports allowed.
+    let internal = br#"(module (import "wrt internal: wasi_snapshot_preview1" "poll_oneoff" (func (param i32 i32 i32 i32) (result i32))))"#;
+    let err = lenient.load_bytes("internal.wat", internal).unwrap_err();
+    assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::UnknownImport { .. })));
+}
+
+/// Issue 11: the capture limit behaves as documented, and the report says what was cut.
+#[test]
+fn issue_11_capture_limit_keeps_what_fits_and_reports_truncation() {
+    let guest = Runtime::new().unwrap().load_file(wrt_test_guests::CLI_HELLO).unwrap();
+    let full = guest.run(&RunOptions::new().stdout(GuestOutput::Capture { limit: 1 << 16 })).unwrap();
+    assert_eq!(full.outcome, Outcome::Exited(0));
+    assert!(!full.stdout_truncated && !full.stderr_truncated);
+    let small =
+        RunOptions::new().stdout(GuestOutput::Capture { limit: 5 }).stderr(GuestOutput::Capture { limit: 4096 });
+    let report = guest.run(&small).unwrap();
+    assert_eq!(report.stdout, &full.stdout[..5]);
+    assert!(report.stdout_truncated && !report.stderr_truncated);
+    // The guest's next write failed with an I/O error, not a trap of wrt's: Rust's `println!`
+    // panics on it, which the guest reports on stderr.
+    let err = String::from_utf8_lossy(&report.stderr);
+    assert!(err.contains("failed printing to stdout"), "{:?}: {err}", report.outcome);
+}
