@@ -142,7 +142,10 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
     }
 
     // Reset every disposition while all signals are still blocked (the parent blocked them),
-    // including the signals glibc reserves, which its `sigaction` refuses to touch.
+    // including the signals glibc reserves, which its `sigaction` refuses to touch. Handled
+    // signals too, not only ignored ones, although `execve` resets those: the mask is emptied
+    // just before `execve`, and a signal arriving in between must not run a host handler in the
+    // child. One call per signal; querying each first would cost at least as many.
     for signal in 1..=plan.sigrtmax {
         if signal == libc::SIGKILL || signal == libc::SIGSTOP {
             continue;

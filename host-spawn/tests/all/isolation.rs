@@ -65,3 +65,83 @@ fn posix_spawn_child_sees_only_stdio_and_default_signals() {
 fn fork_exec_child_sees_only_stdio_and_default_signals() {
     check_isolation(Strategy::ForkExec);
 }
+
+/// A disposition the test gives the host process, restored on drop (dispositions are
+/// process-wide: other tests in this binary see them while it lives).
+struct HostDisposition {
+    signal: libc::c_int,
+    old: libc::sigaction,
+}
+
+extern "C" fn host_handler(_: libc::c_int) {}
+
+#[allow(unsafe_code, reason = "sigaction on signals nix's Signal cannot name (realtime ones)")]
+impl HostDisposition {
+    /// `SIG_IGN`, or a do-nothing handler of the host's.
+    fn set(signal: libc::c_int, ignore: bool) -> Self {
+        let handler = if ignore { libc::SIG_IGN } else { host_handler as extern "C" fn(libc::c_int) as usize };
+        // SAFETY: an all-zero `sigaction` is a valid value (empty mask, no flags, SIG_DFL).
+        let mut new: libc::sigaction = unsafe { std::mem::zeroed() };
+        new.sa_sigaction = handler;
+        let mut old = std::mem::MaybeUninit::<libc::sigaction>::uninit();
+        // SAFETY: both pointers are valid for the call; `host_handler` is async-signal-safe.
+        let rc = unsafe { libc::sigaction(signal, &new, old.as_mut_ptr()) };
+        assert_eq!(rc, 0, "sigaction({signal})");
+        // SAFETY: sigaction returned 0, so it wrote the old action.
+        Self { signal, old: unsafe { old.assume_init() } }
+    }
+}
+
+#[allow(unsafe_code, reason = "sigaction on signals nix's Signal cannot name (realtime ones)")]
+impl Drop for HostDisposition {
+    fn drop(&mut self) {
+        // SAFETY: `self.old` is the action sigaction returned for this signal.
+        unsafe { libc::sigaction(self.signal, &self.old, std::ptr::null_mut()) };
+    }
+}
+
+/// Issue 14 (spawn overhead): the signal reset must not rely on the dispositions the host had
+/// when the spawner was made. The host ignores SIGUSR1 and a realtime signal and installs a
+/// handler for SIGUSR2 *after* creating the spawner; the child still has every signal at its
+/// default disposition (no ignored one, no caught one) and an empty mask.
+fn check_signals_changed_after_creation(strategy: Strategy) {
+    let _lock = lock();
+    let spawner = Spawner::new(Policy::deny_all().allow_program("cat")).unwrap().with_strategy(strategy).strict(true);
+    let rt = libc::SIGRTMIN() + 3;
+    let host = [
+        HostDisposition::set(libc::SIGUSR1, true),
+        HostDisposition::set(rt, true),
+        HostDisposition::set(libc::SIGUSR2, false),
+    ];
+    let ignored = u64::from_str_radix(&status_field(std::process::id(), "SigIgn"), 16).unwrap();
+    let caught = u64::from_str_radix(&status_field(std::process::id(), "SigCgt"), 16).unwrap();
+    let bit = |signal: libc::c_int| 1u64 << (signal - 1);
+    assert_eq!(ignored & (bit(libc::SIGUSR1) | bit(rt)), bit(libc::SIGUSR1) | bit(rt), "{ignored:x}");
+    assert_ne!(caught & bit(libc::SIGUSR2), 0, "{caught:x}");
+
+    let spawned = spawner.spawn(Command::new("cat").stdin(Stdio::Piped));
+    drop(host);
+    let mut child = spawned.unwrap();
+    child.write_stdin(b"ping\n").unwrap();
+    let mut buf = [0u8; 5];
+    let mut got = 0;
+    while got < buf.len() {
+        got += child.read_stdout(&mut buf[got..]).unwrap();
+    }
+    let pid = child.pid();
+    for field in ["SigBlk", "SigIgn", "SigCgt"] {
+        assert_eq!(status_field(pid, field), "0000000000000000", "{field} of the child ({strategy:?})");
+    }
+    child.close_stdin();
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn issue_14_posix_spawn_child_resets_signals_the_host_changed_after_creation() {
+    check_signals_changed_after_creation(Strategy::PosixSpawn);
+}
+
+#[test]
+fn issue_14_fork_exec_child_resets_signals_the_host_changed_after_creation() {
+    check_signals_changed_after_creation(Strategy::ForkExec);
+}

@@ -6,7 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use wrt_host_spawn::{
-    AuditLog, Command, Denial, Policy, PolicyError, ProgramRule, Sha256, SpawnError, Spawner, Stdio, Strategy,
+    AuditLog, Command, Denial, OutputError, Policy, PolicyError, ProgramRule, Sha256, SpawnError, Spawner, Stdio,
+    Strategy,
 };
 
 use crate::{LogBuffer, lock, open_fds};
@@ -132,4 +133,102 @@ fn issue_10_sha256_in_a_policy_file() {
     let mismatch = format!("[[allow]]\nprogram = {:?}\nsha256 = \"{}\"\n", prog.display().to_string(), "0".repeat(64));
     let err = Policy::from_toml_str(&mismatch).unwrap_err();
     assert!(wrt_host_spawn::error_chain(&err).contains("not the pinned"), "{err:?}");
+}
+
+/// A shared, writable mapping of a whole file, unmapped on drop.
+struct SharedMap {
+    ptr: std::ptr::NonNull<u8>,
+    len: std::num::NonZeroUsize,
+}
+
+#[allow(unsafe_code, reason = "a shared writable mapping: the write path whose metadata lags")]
+impl SharedMap {
+    fn new(file: &fs::File) -> Self {
+        let len = usize::try_from(file.metadata().unwrap().len()).unwrap().try_into().unwrap();
+        let prot = nix::sys::mman::ProtFlags::PROT_READ | nix::sys::mman::ProtFlags::PROT_WRITE;
+        // SAFETY: a fresh mapping of a file only this test uses; nothing else aliases it.
+        let ptr = unsafe { nix::sys::mman::mmap(None, len, prot, nix::sys::mman::MapFlags::MAP_SHARED, file, 0) };
+        Self { ptr: ptr.unwrap().cast(), len }
+    }
+
+    /// Writes `byte` at `offset` through the mapping.
+    fn write(&self, offset: usize, byte: u8) {
+        assert!(offset < self.len.get());
+        // SAFETY: `offset` is inside the mapping, which is writable and lives as long as `self`.
+        unsafe { self.ptr.as_ptr().add(offset).write_volatile(byte) };
+    }
+
+    fn read(&self, offset: usize) -> u8 {
+        assert!(offset < self.len.get());
+        // SAFETY: `offset` is inside the mapping, which is readable and lives as long as `self`.
+        unsafe { self.ptr.as_ptr().add(offset).read_volatile() }
+    }
+}
+
+#[allow(unsafe_code, reason = "a shared writable mapping: the write path whose metadata lags")]
+impl Drop for SharedMap {
+    fn drop(&mut self) {
+        // SAFETY: the mapping was made by `new` and is unmapped once; no reference into it remains.
+        let _ = unsafe { nix::sys::mman::munmap(self.ptr.cast(), self.len.get()) };
+    }
+}
+
+/// `(inode, size, mtime, ctime)` of `path`, what a digest cache would key on.
+fn metadata_key(path: &Path) -> (u64, u64, i64, i64, i64, i64) {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path).unwrap();
+    (m.ino(), m.size(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
+}
+
+/// Issue 14 (spawn overhead): a pin is checked against the bytes on every spawn, never against
+/// a digest cached by the file's metadata. The program is changed in place between two spawns
+/// through a shared mapping, in a page the mapping had already dirtied before the first spawn:
+/// the kernel then updates neither `mtime` nor `ctime` (nor the inode or size) until the page is
+/// written back, so a cache keyed on them would run the changed bytes. (While the mapping is
+/// writable, Linux fails `execve` of the file with `ETXTBSY`: the first spawn passes the pin and
+/// then fails; the mapping is gone before the second.)
+fn rewritten_through_a_mapping_is_denied(strategy: Strategy) {
+    let _lock = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = copy_of("true", dir.path());
+    let pinned = digest(&prog);
+    let spawner = Spawner::new(Policy::deny_all().allow(ProgramRule::new(&prog).sha256(pinned)))
+        .unwrap()
+        .with_strategy(strategy)
+        .strict(true);
+    assert!(spawner.output(&Command::new(&prog), None).unwrap().outcome.success());
+    let file = fs::File::options().read(true).write(true).open(&prog).unwrap();
+    let map = SharedMap::new(&file);
+    drop(file);
+    // Dirty the page with the byte it already holds: the bytes, and so the digest, are unchanged.
+    let offset = 200;
+    let original = map.read(offset);
+    map.write(offset, original);
+    // The pin passes; Linux refuses to execute a file mapped writable (ETXTBSY).
+    match spawner.output(&Command::new(&prog), None) {
+        Ok(output) => assert!(output.outcome.success()),
+        Err(OutputError::Spawn(SpawnError::Spawn { source: nix::errno::Errno::ETXTBSY, .. })) => {}
+        Err(other) => panic!("the pin passes, then the exec runs or fails with ETXTBSY: {other:?}"),
+    }
+
+    let before = metadata_key(&prog);
+    map.write(offset, !original);
+    drop(map);
+    let after = metadata_key(&prog);
+    assert_ne!(digest(&prog), pinned);
+    let err = spawner.spawn(&Command::new(&prog)).unwrap_err();
+    assert!(
+        matches!(&err, SpawnError::Denied { reason: Denial::Sha256 { .. }, .. }),
+        "expected a SHA-256 denial, got {err:?} (metadata before {before:?}, after {after:?})"
+    );
+}
+
+#[test]
+fn issue_14_pinned_program_rewritten_in_place_is_denied_posix_spawn() {
+    rewritten_through_a_mapping_is_denied(Strategy::PosixSpawn);
+}
+
+#[test]
+fn issue_14_pinned_program_rewritten_in_place_is_denied_fork_exec() {
+    rewritten_through_a_mapping_is_denied(Strategy::ForkExec);
 }
