@@ -95,7 +95,7 @@ impl Instance {
         ];
         let spawn = SpawnState::new(options.spawner()?, options.denials.clone(), guest.name.clone(), inherit);
         let accountant = Accountant::new(options.gc_policy.clone());
-        let external = ExternalState::new(accountant, !runtime.settings.allow_fork_copies);
+        let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
         let limiter = Limiter::new(options.max_memory, Arc::clone(&external.pool));
         let state =
             GuestState { wasi, limiter, deadline: None, spawn, last_error: String::new(), external, wasi_poll: None };

@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn buffers_and_tables_count_against_the_limit() {
-        let pool = BufferPool::new(true, 0);
+        let pool = BufferPool::new(crate::sys::memory_pool::MemoryPool::new(true, crate::PoolLimits::SLABS), 0);
         let mut limiter = Limiter::new(Some(3 << 20), Arc::clone(&pool));
         assert!(limiter.memory_growing(0, 1 << 20, None).unwrap());
         let block = Block::new(&pool, 1000).unwrap();

@@ -15,6 +15,7 @@ use crate::error::{InstantiateError, LoadError};
 use crate::guest::{Format, Guest, sniff};
 use crate::state::GuestState;
 use crate::sys::memory_creator::GuestMemoryCreator;
+use crate::sys::memory_pool::{MemoryPool, PoolLimits};
 
 /// How long a compilation runs before `wrt run` says it is compiling.
 pub const SLOW_COMPILE: Duration = Duration::from_secs(1);
@@ -52,6 +53,8 @@ pub(crate) struct Inner {
     pub(crate) ticker: Arc<EpochTicker>,
     /// The module through which `poll_oneoff` reaches WASI's own, compiled on first use.
     pub(crate) poll_trampoline: Arc<OnceLock<Module>>,
+    /// Slabs of host-buffer memory, recycled across runs.
+    pub(crate) slabs: Arc<MemoryPool>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -60,8 +63,9 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
-/// Settings of a [`Runtime`]. Defaults: guest memory marked `MADV_DONTFORK`, no compile cache
-/// on disk, no fuel metering, guests with unknown imports refused, no slow-compile hook.
+/// Settings of a [`Runtime`]. Defaults: guest memory marked `MADV_DONTFORK` and pooled
+/// ([`PoolLimits::default`]), no compile cache on disk, no fuel metering, guests with unknown
+/// imports refused, no slow-compile hook.
 #[derive(Clone, Default)]
 pub struct RuntimeBuilder {
     pub(crate) allow_fork_copies: bool,
@@ -69,6 +73,8 @@ pub struct RuntimeBuilder {
     pub(crate) fuel: bool,
     pub(crate) unknown_imports_trap: bool,
     pub(crate) on_slow_compile: Option<SlowCompileHook>,
+    pub(crate) pool: PoolLimits,
+    pub(crate) slab_pool: Option<PoolLimits>,
 }
 
 /// Called once when compiling a guest takes longer than its delay: the guest's name and the
@@ -90,6 +96,8 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("fuel", &self.fuel)
             .field("unknown_imports_trap", &self.unknown_imports_trap)
             .field("on_slow_compile", &self.on_slow_compile.as_ref().map(|_| "Fn"))
+            .field("pool", &self.pool)
+            .field("slab_pool", &self.slab_pool())
             .finish()
     }
 }
@@ -135,6 +143,27 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How many guest memories the runtime keeps for reuse between runs (see [`PoolLimits`]).
+    /// A run takes a reservation from the pool and gives it back when its instance drops:
+    /// every byte the guest could reach is discarded and made inaccessible first, and the
+    /// reservation stays `MADV_DONTFORK`. Default: [`PoolLimits::default`]; `idle: 0` maps
+    /// and unmaps every memory per run.
+    pub fn memory_pool(mut self, limits: PoolLimits) -> Self {
+        self.pool = limits;
+        self
+    }
+
+    /// How many 1 MiB slabs of host-buffer memory the runtime keeps for reuse between runs,
+    /// with the same reset and `MADV_DONTFORK` as memories. Default: [`PoolLimits::SLABS`].
+    pub fn buffer_slab_pool(mut self, limits: PoolLimits) -> Self {
+        self.slab_pool = Some(limits);
+        self
+    }
+
+    fn slab_pool(&self) -> PoolLimits {
+        self.slab_pool.unwrap_or(PoolLimits::SLABS)
+    }
+
     /// Creates the runtime: its engine and linker.
     ///
     /// # Errors
@@ -146,7 +175,9 @@ impl RuntimeBuilder {
         // allocator (the default) and no copy-on-write images (wasmtime#10740). Epoch checks are
         // always compiled in, so that any run may have a timeout.
         config
-            .with_host_memory(Arc::new(GuestMemoryCreator { dontfork: !self.allow_fork_copies }))
+            .with_host_memory(Arc::new(GuestMemoryCreator {
+                pool: MemoryPool::new(!self.allow_fork_copies, self.pool),
+            }))
             .memory_init_cow(false)
             .consume_fuel(self.fuel)
             .epoch_interruption(true);
@@ -157,7 +188,8 @@ impl RuntimeBuilder {
         crate::wasi_deadline::add_to_linker(&mut linker)?;
         crate::abi::host::add_to_linker(&mut linker)?;
         let ticker = Arc::new(EpochTicker::new(&engine));
-        let inner = Inner { engine, linker, settings: self, ticker, poll_trampoline: Arc::default() };
+        let slabs = MemoryPool::new(!self.allow_fork_copies, self.slab_pool());
+        let inner = Inner { engine, linker, settings: self, ticker, poll_trampoline: Arc::default(), slabs };
         Ok(Runtime { inner: Arc::new(inner) })
     }
 }

@@ -13,6 +13,7 @@ use crate::external::buffer::BufferView;
 use crate::external::collector::DEFAULT_EXTERNAL_LIMIT;
 use crate::limiter::Limiter;
 use crate::sys::buffer_memory::BufferPool;
+use crate::sys::memory_pool::MemoryPool;
 
 /// The per-guest host state.
 pub(crate) struct GuestState {
@@ -55,12 +56,12 @@ pub(crate) struct ExternalState {
 }
 
 impl ExternalState {
-    pub(crate) fn new(accountant: Accountant, dontfork: bool) -> Self {
+    pub(crate) fn new(accountant: Accountant, slabs: Arc<MemoryPool>) -> Self {
         // Keep two young generations of empty slabs warm, so that young collections recycle
         // warm pages.
         let retain = accountant.policy.young_trigger().saturating_mul(2);
         Self {
-            pool: BufferPool::new(dontfork, retain),
+            pool: BufferPool::new(slabs, retain),
             accountant,
             buffers: Handles::for_buffers(),
             guest_gc: None,

@@ -4,6 +4,7 @@
 pub(crate) mod buffer_memory;
 pub(crate) mod mapping;
 pub(crate) mod memory_creator;
+pub(crate) mod memory_pool;
 
 /// Loads a module that [`crate::cache`] compiled, wrote earlier and read back.
 pub(crate) fn deserialize_cached(engine: &wasmtime::Engine, serialized: &[u8]) -> wasmtime::Result<wasmtime::Module> {

@@ -312,3 +312,39 @@ fn mem_run_output() {
     assert!((1..=14 << 20).contains(&captured), "{captured} bytes of 100 MiB kept");
     assert!(rss <= idle_rss + (28 << 20) + HOST_SLACK, "peak RSS {rss}, {idle_rss} with the memory touched");
 }
+
+/// Issue 11: a pooled memory slot serves one guest after another. It stays `MADV_DONTFORK`
+/// (smaps `dc`, and absent from a forked child), and the next guest in the slot reads zeros
+/// where the previous one wrote its secret.
+#[test]
+fn issue_11_pooled_slots_stay_dontfork_and_never_leak_bytes() {
+    const SECRET: &str = "1592653589";
+    let wat = br#"(module (memory (export "memory") 2)
+        (func (export "store") (param i32 i32) (i32.store (local.get 0) (local.get 1)))
+        (func (export "load") (param i32) (result i32) (i32.load (local.get 0)))
+        (func (export "grow") (param i32) (result i32) (memory.grow (local.get 0))))"#;
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let runtime = Runtime::builder().memory_pool(wrt_runtime::PoolLimits { idle: 1, total: 4 }).build().unwrap();
+    let guest = runtime.load_bytes("secret.wat", wat).unwrap();
+    let options = RunOptions::new();
+    let mut first = guest.instantiate(&options).unwrap();
+    // The secret lies in the first page, and in a page the guest grew into.
+    assert_eq!(first.invoke("grow", &["3".into()]).unwrap(), Outcome::Returned(vec![WasmValue::I32(2)]));
+    for addr in ["100", "262140"] {
+        first.invoke("store", &[addr.into(), SECRET.into()]).unwrap();
+    }
+    let base = first.memory_range().unwrap().start;
+    drop(first);
+    let mut second = guest.instantiate(&options).unwrap();
+    let range = second.memory_range().unwrap();
+    assert_eq!(range.start, base, "the slot was not reused: the test proves nothing");
+    assert_eq!(range.len(), 2 << 16, "the second guest starts at its own minimum");
+    assert_eq!(second.invoke("load", &["100".into()]).unwrap(), Outcome::Returned(vec![WasmValue::I32(0)]));
+    // Past its minimum the second guest traps until it grows, then reads zeros.
+    let Outcome::Trapped(_) = second.invoke("load", &["262140".into()]).unwrap() else { panic!("page 3 is mapped") };
+    second.invoke("grow", &["3".into()]).unwrap();
+    assert_eq!(second.invoke("load", &["262140".into()]).unwrap(), Outcome::Returned(vec![WasmValue::I32(0)]));
+    let flags = vm_flags(range.start).expect("the guest memory is mapped in this process");
+    assert!(flags.contains(&"dc".to_owned()), "VmFlags: {flags:?}");
+    assert!(!mapped_in_forked_child(&second.memory_range().unwrap()), "the pooled slot was copied into a fork");
+}

@@ -121,10 +121,11 @@ impl Drop for RefBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::memory_pool::{MemoryPool, PoolLimits};
 
     #[test]
     fn slices_share_bytes_and_the_last_view_frees_them() {
-        let pool = BufferPool::new(true, 0);
+        let pool = BufferPool::new(MemoryPool::new(true, PoolLimits::SLABS), 0);
         let ledger = Arc::new(Ledger::default());
         let whole = BufferView::new(Storage::new(&pool, &ledger, 1000).unwrap());
         whole.zero();
@@ -144,7 +145,7 @@ mod tests {
 
     #[test]
     fn copy_from_an_overlapping_view() {
-        let pool = BufferPool::new(true, 0);
+        let pool = BufferPool::new(MemoryPool::new(true, PoolLimits::SLABS), 0);
         let ledger = Arc::new(Ledger::default());
         let whole = BufferView::new(Storage::new(&pool, &ledger, 8).unwrap());
         whole.write(0, b"abcdefgh");

@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::mapping::Reservation;
+use super::memory_pool::{MemoryPool, Slot};
 
 /// The smallest size class.
 const MIN_CLASS_SHIFT: u32 = 6;
@@ -38,7 +39,9 @@ pub(crate) const BLOCK_OVERHEAD: usize = 128;
 /// The blocks of one sandbox instance.
 #[derive(Debug)]
 pub(crate) struct BufferPool {
-    dontfork: bool,
+    /// The runtime's pool of slabs, shared by every guest: slabs come from it and go back to
+    /// it, reset (`MADV_DONTNEED`), when unmapped here.
+    slabs: Arc<MemoryPool>,
     /// Bytes of empty slabs kept mapped for reuse.
     retain_empty: u64,
     /// Bytes mapped for blocks, plus [`BLOCK_OVERHEAD`] per live block.
@@ -61,8 +64,8 @@ struct Class {
 
 #[derive(Debug, Default)]
 struct Slab {
-    /// `None` once unmapped.
-    mapping: Option<Reservation>,
+    /// `None` once given back to the runtime's slab pool.
+    mapping: Option<Slot>,
     /// Indices of its free blocks.
     free: Vec<u32>,
     live: u32,
@@ -71,9 +74,9 @@ struct Slab {
 impl BufferPool {
     /// A pool keeping up to `retain_empty` bytes (at least [`MIN_RETAIN_EMPTY`]) of empty slabs
     /// warm: enough for the guest's young generation to cycle through warm pages.
-    pub(crate) fn new(dontfork: bool, retain_empty: u64) -> Arc<Self> {
+    pub(crate) fn new(slabs: Arc<MemoryPool>, retain_empty: u64) -> Arc<Self> {
         Arc::new(Self {
-            dontfork,
+            slabs,
             retain_empty: retain_empty.max(MIN_RETAIN_EMPTY),
             footprint: AtomicU64::new(0),
             peak: AtomicU64::new(0),
@@ -190,7 +193,7 @@ impl Block {
     pub(crate) fn new(pool: &Arc<BufferPool>, len: usize) -> Option<Self> {
         let Some(class) = class_of(len) else {
             let len = len.max(1);
-            let mut reservation = Reservation::new(len, pool.dontfork).ok()?;
+            let mut reservation = Reservation::new(len, pool.slabs.dontfork()).ok()?;
             reservation.make_accessible(len).ok()?;
             let ptr = NonNull::new(reservation.as_ptr())?;
             pool.grow((round_to_pages(len) + BLOCK_OVERHEAD) as u64);
@@ -208,8 +211,8 @@ impl Block {
                     c.partial.pop();
                 }
                 None => {
-                    let mut mapping = Reservation::new(SLAB, pool.dontfork).ok()?;
-                    mapping.make_accessible(SLAB).ok()?;
+                    let mut mapping = pool.slabs.take(SLAB).ok()?;
+                    mapping.reservation().make_accessible(SLAB).ok()?;
                     pool.grow(SLAB as u64);
                     // Pop from the end: hand out the slab's first block first.
                     let slab = Slab { mapping: Some(mapping), free: (0..(SLAB / cap) as u32).rev().collect(), live: 0 };
@@ -353,13 +356,18 @@ impl Drop for Block {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::memory_pool::PoolLimits;
     use crate::sys::vm_flags_of;
+
+    fn slab_pool(dontfork: bool) -> Arc<MemoryPool> {
+        MemoryPool::new(dontfork, PoolLimits::SLABS)
+    }
 
     const O: u64 = BLOCK_OVERHEAD as u64;
 
     #[test]
     fn classes_round_up_and_blocks_are_reused() {
-        let pool = BufferPool::new(true, 0);
+        let pool = BufferPool::new(slab_pool(true), 0);
         let a = Block::new(&pool, 100).unwrap();
         assert_eq!(a.capacity(), 128);
         let b = Block::new(&pool, 0).unwrap();
@@ -379,7 +387,7 @@ mod tests {
 
     #[test]
     fn empty_slabs_stay_warm_up_to_a_budget_and_trim_unmaps_them() {
-        let pool = BufferPool::new(true, 0);
+        let pool = BufferPool::new(slab_pool(true), 0);
         let slab = SLAB as u64;
         // Fill 48 slabs of the 128 KiB class, then free everything: 32 MiB of them stay warm.
         let blocks: Vec<Block> = (0..384).map(|_| Block::new(&pool, (64 << 10) + 1).unwrap()).collect();
@@ -406,7 +414,7 @@ mod tests {
 
     #[test]
     fn large_blocks_have_their_own_mapping() {
-        let pool = BufferPool::new(true, 0);
+        let pool = BufferPool::new(slab_pool(true), 0);
         let big = Block::new(&pool, MAX_POOLED + 1).unwrap();
         assert_eq!(big.capacity(), MAX_POOLED + 1);
         assert_eq!(pool.footprint(), round_to_pages(MAX_POOLED + 1) as u64 + O);
@@ -421,7 +429,7 @@ mod tests {
     #[test]
     fn memory_is_dontfork_only_when_asked() {
         for dontfork in [true, false] {
-            let pool = BufferPool::new(dontfork, 0);
+            let pool = BufferPool::new(slab_pool(dontfork), 0);
             for len in [4096, 4 << 20] {
                 let block = Block::new(&pool, len).unwrap();
                 block.zero(0, len);
@@ -433,7 +441,7 @@ mod tests {
 
     #[test]
     fn copies_within_and_between_blocks() {
-        let pool = BufferPool::new(true, 0);
+        let pool = BufferPool::new(slab_pool(true), 0);
         let a = Block::new(&pool, 16).unwrap();
         a.copy_in(0, b"0123456789");
         Block::copy_between(&a, 2, &a, 0, 8);
@@ -448,7 +456,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "checked by the caller")]
     fn out_of_range_is_a_bug_not_ub() {
-        let pool = BufferPool::new(true, 0);
+        let pool = BufferPool::new(slab_pool(true), 0);
         let a = Block::new(&pool, 64).unwrap();
         a.copy_in(60, b"12345");
     }

@@ -79,9 +79,32 @@ impl Reservation {
         Ok(())
     }
 
+    /// Discards every byte made accessible (the next access after [`Reservation::make_accessible`]
+    /// reads fresh zero pages) and makes them inaccessible again. Neither call remaps the range,
+    /// so its `MADV_DONTFORK` stays. The caller must hold no reference into the range: the
+    /// guest memory that used it is gone.
+    pub(crate) fn reset(&mut self) -> Result<(), Errno> {
+        if self.accessible == 0 {
+            return Ok(());
+        }
+        let base = self.base.cast();
+        // SAFETY: `base..base+accessible` lies inside this mapping; `&mut self` and the caller's
+        // promise mean nothing references those bytes, so dropping their contents is sound.
+        unsafe { madvise(base, self.accessible, MmapAdvise::MADV_DONTNEED) }?;
+        // SAFETY: the same range; lowering protection invalidates no reference, as none exist.
+        unsafe { mprotect(base, self.accessible, ProtFlags::PROT_NONE) }?;
+        self.accessible = 0;
+        Ok(())
+    }
+
     /// The first byte of the reservation.
     pub(crate) fn as_ptr(&self) -> *mut u8 {
         self.base.as_ptr()
+    }
+
+    /// The reservation's size in bytes (whole pages).
+    pub(crate) fn len(&self) -> usize {
+        self.len
     }
 
     /// Bytes that are readable and writable from the start.
