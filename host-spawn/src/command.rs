@@ -3,7 +3,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs::File;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -31,6 +31,50 @@ pub enum Stdio {
     /// None by itself: opening the file is the caller's act, for example through a
     /// guest's preopened directory with cap-std.
     File(OwnedFd),
+    /// Stderr only: the same as the child's stdout (`2>&1`), whatever stdout is connected to.
+    /// Output the child writes to either stream then arrives in order on one pipe (or file),
+    /// and [`Child`](crate::Child) has no stderr to read. For stdin or stdout the request is
+    /// invalid ([`InvalidRequest::MergeNotStderr`](crate::InvalidRequest::MergeNotStderr)).
+    MergeWithStdout,
+}
+
+impl Stdio {
+    /// The stdout pipe of another child, taken with
+    /// [`Child::take_stdout`](crate::Child::take_stdout): the two children are connected
+    /// by that pipe directly (a pipeline, `a | b`); no byte passes through the host.
+    ///
+    /// The same as `Stdio::from(stdout)`.
+    pub fn from_child(stdout: ChildStdout) -> Self {
+        Self::from(stdout)
+    }
+}
+
+/// The read end of a child's stdout pipe, taken from the [`Child`](crate::Child) with
+/// [`Child::take_stdout`](crate::Child::take_stdout) to become another child's stdin
+/// ([`Stdio::from`]), like std's `ChildStdout`.
+///
+/// Once taken, the host no longer reads the pipe: the child's output limit does not apply to
+/// it and its outcome counts no stdout bytes from then on. The descriptor is blocking (as a
+/// child expects its stdin) and close-on-exec.
+#[derive(Debug)]
+pub struct ChildStdout(pub(crate) OwnedFd);
+
+impl From<ChildStdout> for Stdio {
+    fn from(stdout: ChildStdout) -> Self {
+        Self::File(stdout.0)
+    }
+}
+
+impl From<ChildStdout> for OwnedFd {
+    fn from(stdout: ChildStdout) -> Self {
+        stdout.0
+    }
+}
+
+impl AsFd for ChildStdout {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
 }
 
 impl From<OwnedFd> for Stdio {
@@ -190,7 +234,7 @@ impl Command {
         self
     }
 
-    /// Sets stderr (default [`Stdio::Piped`]).
+    /// Sets stderr (default [`Stdio::Piped`]; [`Stdio::MergeWithStdout`] for `2>&1`).
     pub fn stderr(&mut self, stdio: impl Into<Stdio>) -> &mut Self {
         self.stdio[2] = stdio.into();
         self

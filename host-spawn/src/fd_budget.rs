@@ -61,7 +61,7 @@ pub(crate) fn needed(command: &Command, pipe_stdin: bool, null_open: bool) -> u6
                 null = true;
                 0
             }
-            Stdio::Inherit => 0,
+            Stdio::Inherit | Stdio::MergeWithStdout => 0,
         };
     }
     if null && !null_open {

@@ -67,7 +67,7 @@ pub use nix::sys::signal::Signal;
 
 pub use self::audit::AuditLog;
 pub use self::child::{Child, Interest, wait_any};
-pub use self::command::{Command, Stdio, Stream};
+pub use self::command::{ChildStdout, Command, Stdio, Stream};
 pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
     ReadError, SpawnError, SpawnStep, WaitError, WriteError, error_chain,

@@ -99,6 +99,11 @@ fn validate(command: &Command) -> Result<Validated, InvalidRequest> {
     if command.get_cwd().is_some_and(|cwd| cwd.as_os_str().as_bytes().contains(&0)) {
         return Err(InvalidRequest::NulInCwd);
     }
+    for stream in [Stream::Stdin, Stream::Stdout] {
+        if matches!(command.get_stdio(stream), Stdio::MergeWithStdout) {
+            return Err(InvalidRequest::MergeNotStderr { stream });
+        }
+    }
     Ok(Validated { argv })
 }
 
@@ -117,6 +122,8 @@ enum Source {
     Owned(usize),
     Null,
     Command,
+    /// Stderr only: whatever stdout's source is (`2>&1`).
+    Stdout,
 }
 
 /// The spawner's `/dev/null`, opened (close-on-exec, above 2) on first use.
@@ -164,22 +171,37 @@ impl StdioSetup {
                     setup.owned.push(fd.as_fd().try_clone_to_owned().map_err(fail)?);
                     Source::Owned(setup.owned.len() - 1)
                 }
+                // Validated: only stderr gets here, after stdout. An inherited stdout is the
+                // host's descriptor 1: stderr gets a copy of it above 2, like any other source.
+                Stdio::MergeWithStdout => match setup.source[Stream::Stdout.index()] {
+                    Source::Inherit => {
+                        let copy = io::stdout().as_fd().try_clone_to_owned().map_err(fail)?;
+                        setup.owned.push(sys::above_stdio(copy).map_err(|e| fail(e.into()))?);
+                        Source::Owned(setup.owned.len() - 1)
+                    }
+                    _ => Source::Stdout,
+                },
             };
         }
         Ok(setup)
     }
 
     fn child_fds<'a>(&'a self, command: &'a Command, null: &'a OnceLock<OwnedFd>) -> [Option<BorrowedFd<'a>>; 3] {
-        let streams = [Stream::Stdin, Stream::Stdout, Stream::Stderr];
-        streams.map(|stream| match self.source[stream.index()] {
-            Source::Inherit => None,
+        let fd = |stream: Stream| match self.source[stream.index()] {
+            Source::Inherit | Source::Stdout => None,
             Source::Owned(index) => Some(self.owned[index].as_fd()),
             Source::Null => null.get().map(AsFd::as_fd),
             Source::Command => match command.get_stdio(stream) {
                 Stdio::File(fd) => Some(fd.as_fd()),
                 _ => None,
             },
-        })
+        };
+        let stdout = fd(Stream::Stdout);
+        let stderr = match self.source[Stream::Stderr.index()] {
+            Source::Stdout => stdout,
+            _ => fd(Stream::Stderr),
+        };
+        [fd(Stream::Stdin), stdout, stderr]
     }
 }
 

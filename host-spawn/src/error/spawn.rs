@@ -155,6 +155,13 @@ pub enum InvalidRequest {
     /// The working directory contains a NUL byte.
     #[error("the working directory contains a NUL byte")]
     NulInCwd,
+    /// [`Stdio::MergeWithStdout`](crate::Stdio::MergeWithStdout) was given for stdin or
+    /// stdout; only stderr can be merged into stdout.
+    #[error("only stderr can be merged into stdout, not {stream}")]
+    MergeNotStderr {
+        /// The stream it was given for.
+        stream: Stream,
+    },
 }
 
 /// The policy rule or check that denied a request.

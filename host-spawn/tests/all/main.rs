@@ -11,6 +11,7 @@ mod io;
 mod isolation;
 mod leak;
 mod pinning;
+mod pipeline;
 mod policy;
 mod rlimits;
 mod spawn;
