@@ -20,6 +20,7 @@
 //!     env: Vec::new(),
 //!     cwd: None,
 //!     stdio: [StdioMode::Null, StdioMode::Piped, StdioMode::Inherit],
+//!     stdin_child: None,
 //!     timeout_ms: None,
 //!     output_limit: None,
 //! };

@@ -4,6 +4,7 @@
 //! ```text
 //! version u32 = 1 | program string | argc u32 | args | envc u32 | (name, value) pairs
 //! | cwd string | stdin u8 | stdout u8 | stderr u8 | flags u8 = 0 | timeout_ms u64 | output_limit u64
+//! [| stdin_child u32, when stdin is 3]
 //! ```
 //!
 //! All integers little-endian; a `string` is a `u32` length and that many bytes. The decoder
@@ -33,6 +34,12 @@ pub enum StdioMode {
     Piped,
     /// The sandbox's own stream (byte 2).
     Inherit,
+    /// Stdin only: the piped stdout of another child of the guest, whose handle follows the
+    /// request's output limit (byte 3). The two children are connected by that pipe; the
+    /// source's stdout is consumed (a pipeline).
+    ChildStdout,
+    /// Stderr only: the same as the child's stdout, `2>&1` (byte 4).
+    Stdout,
 }
 
 impl StdioMode {
@@ -42,6 +49,8 @@ impl StdioMode {
             Self::Null => 0,
             Self::Piped => 1,
             Self::Inherit => 2,
+            Self::ChildStdout => 3,
+            Self::Stdout => 4,
         }
     }
 
@@ -51,7 +60,20 @@ impl StdioMode {
             0 => Some(Self::Null),
             1 => Some(Self::Piped),
             2 => Some(Self::Inherit),
+            3 => Some(Self::ChildStdout),
+            4 => Some(Self::Stdout),
             _ => None,
+        }
+    }
+
+    /// Whether the mode may be given for stream `index` (0 stdin, 1 stdout, 2 stderr):
+    /// [`ChildStdout`](Self::ChildStdout) only for stdin, [`Stdout`](Self::Stdout) only for
+    /// stderr, the others for any.
+    pub const fn fits(self, index: usize) -> bool {
+        match self {
+            Self::ChildStdout => index == 0,
+            Self::Stdout => index == 2,
+            Self::Null | Self::Piped | Self::Inherit => true,
         }
     }
 }
@@ -69,6 +91,9 @@ pub struct SpawnRequest {
     pub cwd: Option<String>,
     /// stdin, stdout, stderr.
     pub stdio: [StdioMode; 3],
+    /// The child handle whose stdout becomes stdin: `Some` exactly when stdin is
+    /// [`StdioMode::ChildStdout`] (unchecked here: the host looks it up).
+    pub stdin_child: Option<u32>,
     /// Milliseconds; `None` for the policy's timeout.
     pub timeout_ms: Option<u64>,
     /// Bytes per output stream; `None` for the policy's limit.
@@ -107,18 +132,19 @@ pub fn decode(bytes: &[u8]) -> Result<SpawnRequest, ErrorCode> {
     }
     let cwd = Some(r.string()?).filter(|c| !c.is_empty());
     let mut stdio = [StdioMode::Null; 3];
-    for mode in &mut stdio {
-        *mode = StdioMode::from_raw(r.u8()?).ok_or(ErrorCode::InvalidArgument)?;
+    for (index, mode) in stdio.iter_mut().enumerate() {
+        *mode = StdioMode::from_raw(r.u8()?).filter(|m| m.fits(index)).ok_or(ErrorCode::InvalidArgument)?;
     }
     if r.u8()? != 0 {
         return Err(ErrorCode::InvalidArgument);
     }
     let timeout_ms = Some(r.u64()?).filter(|&t| t != 0);
     let output_limit = Some(r.u64()?).filter(|&l| l != 0);
+    let stdin_child = if stdio[0] == StdioMode::ChildStdout { Some(r.u32()?) } else { None };
     if !r.bytes.is_empty() {
         return Err(ErrorCode::InvalidArgument);
     }
-    Ok(SpawnRequest { program, args, env, cwd, stdio, timeout_ms, output_limit })
+    Ok(SpawnRequest { program, args, env, cwd, stdio, stdin_child, timeout_ms, output_limit })
 }
 
 /// The program's bytes of a request that may be malformed, as far as they can be read (empty
@@ -144,7 +170,7 @@ pub fn encode(request: &SpawnRequest) -> Vec<u8> {
         out.string(value.as_bytes()).expect(fits);
     }
     out.string(request.cwd.as_deref().unwrap_or("").as_bytes()).expect(fits);
-    out.finish(request.stdio, request.timeout_ms.unwrap_or(0), request.output_limit.unwrap_or(0))
+    out.finish(request.stdio, request.stdin_child, request.timeout_ms.unwrap_or(0), request.output_limit.unwrap_or(0))
 }
 
 /// A string or count of a request that does not fit in the format's 32 bits.
@@ -202,11 +228,21 @@ impl Encoder {
     }
 
     /// Writes the stdio modes, the flags byte, the timeout and the output limit (0 for the
-    /// policy's), and returns the request's bytes.
-    pub fn finish(mut self, stdio: [StdioMode; 3], timeout_ms: u64, output_limit: u64) -> Vec<u8> {
+    /// policy's), and, when stdin is [`StdioMode::ChildStdout`], the handle `stdin_child` (0,
+    /// never a handle, if `None`); returns the request's bytes.
+    pub fn finish(
+        mut self,
+        stdio: [StdioMode; 3],
+        stdin_child: Option<u32>,
+        timeout_ms: u64,
+        output_limit: u64,
+    ) -> Vec<u8> {
         self.0.extend_from_slice(&[stdio[0].raw(), stdio[1].raw(), stdio[2].raw(), 0]);
         self.0.extend_from_slice(&timeout_ms.to_le_bytes());
         self.0.extend_from_slice(&output_limit.to_le_bytes());
+        if stdio[0] == StdioMode::ChildStdout {
+            self.u32(stdin_child.unwrap_or(0));
+        }
         self.0
     }
 }

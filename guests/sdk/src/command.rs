@@ -189,8 +189,12 @@ impl Command {
     /// `ResourceBusy` (too many children), `InvalidInput`, `InvalidData` (not UTF-8) and
     /// `Other` (the host failed to start it) as the host reports them.
     pub fn spawn(&mut self) -> io::Result<Child> {
-        let inherit = Stdio::inherit();
-        self.spawn_with(self.stdin.unwrap_or(inherit), self.stdout.unwrap_or(inherit), self.stderr.unwrap_or(inherit))
+        let inherit = || Some(Stdio::inherit());
+        self.spawn_with(
+            self.stdin.clone().or_else(inherit),
+            self.stdout.clone().or_else(inherit),
+            self.stderr.clone().or_else(inherit),
+        )
     }
 
     /// Runs the program to its end and returns its status, with stdin, stdout and stderr
@@ -230,30 +234,34 @@ impl Command {
     }
 
     fn output_impl(&mut self, input: Option<&[u8]>) -> io::Result<Output> {
-        let captured = |stdio: Option<Stdio>| stdio.is_none_or(Stdio::is_piped);
-        let stdin_ok = input.is_some() || !self.stdin.is_some_and(Stdio::is_inherit);
-        if captured(self.stdout) && captured(self.stderr) && stdin_ok {
+        let captured = |stdio: &Option<Stdio>| stdio.as_ref().is_none_or(Stdio::is_piped);
+        // `run` pipes stdin from the guest: a stdin from another child needs `spawn`.
+        let stdin_ok = input.is_some() || self.stdin.as_ref().is_none_or(|s| !s.is_inherit() && s.source().is_none());
+        if captured(&self.stdout) && captured(&self.stderr) && stdin_ok {
             return self.run(input.unwrap_or_default());
         }
         let stdin = match input {
             Some(_) => Stdio::piped(),
-            None => self.stdin.unwrap_or(Stdio::null()),
+            None => self.stdin.clone().unwrap_or_else(Stdio::null),
         };
+        let piped = || Some(Stdio::piped());
         let child =
-            self.spawn_with(stdin, self.stdout.unwrap_or(Stdio::piped()), self.stderr.unwrap_or(Stdio::piped()))?;
+            self.spawn_with(Some(stdin), self.stdout.clone().or_else(piped), self.stderr.clone().or_else(piped))?;
         child.communicate(input.unwrap_or_default())
     }
 
-    fn spawn_with(&self, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> io::Result<Child> {
+    /// Spawns with the given streams (all `Some`: the callers fill in their defaults).
+    fn spawn_with(&self, stdin: Option<Stdio>, stdout: Option<Stdio>, stderr: Option<Stdio>) -> io::Result<Child> {
+        let [stdin, stdout, stderr] = [stdin, stdout, stderr].map(|s| s.unwrap_or_else(Stdio::null));
+        let piped = [stdin.is_piped(), stdout.is_piped(), stderr.is_piped()];
         let request = self.request(stdin, stdout, stderr).encode()?;
         let handle = check(sys::spawn(&request), || format!("cannot spawn `{}`", self.program.display()))?;
-        Ok(Child::new(Handle::new(handle as i32), stdin.is_piped(), stdout.is_piped(), stderr.is_piped()))
+        Ok(Child::new(Handle::new(handle as i32), piped[0], piped[1], piped[2]))
     }
 
     /// The one-shot host call: every stream piped, stdin written from `input`.
     fn run(&self, input: &[u8]) -> io::Result<Output> {
-        let piped = Stdio::piped();
-        let request = self.request(piped, piped, piped).encode()?;
+        let request = self.request(Stdio::piped(), Stdio::piped(), Stdio::piped()).encode()?;
         let capacity = if self.output_limit == 0 { DEFAULT_CAPTURE } else { self.output_limit };
         let capacity = usize::try_from(capacity.min(u64::from(u32::MAX))).unwrap_or(usize::MAX);
         let buffer = || {

@@ -3,6 +3,7 @@
 //! ```text
 //! version u32 = 1 | program string | argc u32 | args | envc u32 | (name, value) pairs
 //! | cwd string | stdin u8 | stdout u8 | stderr u8 | flags u8 = 0 | timeout_ms u64 | output_limit u64
+//! [| stdin_child u32, when stdin is 3 (another child's stdout)]
 //! ```
 //!
 //! All integers little-endian; a `string` is a `u32` length and that many bytes. Strings are
@@ -61,7 +62,7 @@ impl Request<'_> {
         }
         out.string(self.cwd.as_encoded_bytes()).map_err(too_long)?;
         let stdio = [self.stdin.mode(), self.stdout.mode(), self.stderr.mode()];
-        Ok(out.finish(stdio, self.timeout_ms, self.output_limit))
+        Ok(out.finish(stdio, self.stdin.source(), self.timeout_ms, self.output_limit))
     }
 }
 

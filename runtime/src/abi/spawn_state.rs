@@ -77,11 +77,22 @@ pub(crate) struct SpawnState {
     pub(crate) inherit: [bool; 3],
     /// Programs started so far.
     pub(crate) spawns: u64,
+    /// Bytes the guest wrote to or read from its children's pipes through the ABI.
+    pub(crate) stream_bytes: u64,
 }
 
 impl SpawnState {
     pub(crate) fn new(spawner: Spawner, denials: DenialReporting, guest: String, inherit: [bool; 3]) -> Self {
-        Self { spawner, children: Handles::default(), last_error: String::new(), denials, guest, inherit, spawns: 0 }
+        Self {
+            spawner,
+            children: Handles::default(),
+            last_error: String::new(),
+            denials,
+            guest,
+            inherit,
+            spawns: 0,
+            stream_bytes: 0,
+        }
     }
 
     /// Records `message` as the last error and returns `code` as a host function's result.
