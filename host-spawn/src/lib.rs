@@ -11,6 +11,10 @@
 //! process group (new sessions, double forks) and holds the process-wide opt-ins (subreaper,
 //! termination signals) that belong to whoever owns the process.
 //!
+//! Pipelines connect children directly: [`Child::take_stdout`] hands over a [`ChildStdout`]
+//! that becomes the next child's stdin (`Stdio::from`), and [`Stdio::MergeWithStdout`] is
+//! `2>&1`; the host keeps no end of the pipe between two children.
+//!
 //! The policy file format and the audit record format are documented in `docs/policy.md`.
 //!
 //! # Examples
