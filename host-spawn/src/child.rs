@@ -23,13 +23,13 @@ pub(crate) use self::stream::{ReadStep, Reader};
 pub use self::wait_any::wait_any;
 use crate::audit::{ExitRecord, Timestamp};
 use crate::command::{ChildStdout, Stream};
-use crate::error::{KillError, ReadError, WaitError, WriteError};
+use crate::error::{KillError, ReadError, ResizeError, WaitError, WriteError};
 use crate::escape::shown;
 use crate::outcome::{ChildOutcome, Truncated};
 use crate::reap::{self, SystemClock, Timer, Wait};
 use crate::registry::{ChildId, Leader, Shared, poll_timeout};
 use crate::strategy::Strategy;
-use crate::sys::{RawExit, write_no_sigpipe};
+use crate::sys::{RawExit, set_window_size, write_no_sigpipe};
 
 /// A host program started by [`Spawner::spawn`](crate::Spawner::spawn).
 ///
@@ -73,6 +73,8 @@ pub struct Child {
     stdin: Option<OwnedFd>,
     stdout: Reader,
     stderr: Reader,
+    /// The pseudo-terminal's master, for resizing.
+    pty: Option<OwnedFd>,
     started: Instant,
     timeout: Option<Duration>,
     timer: Timer,
@@ -91,6 +93,7 @@ pub(crate) struct ChildParts {
     pub(crate) strategy: Strategy,
     pub(crate) pidfd: Option<OwnedFd>,
     pub(crate) stdio: [Option<OwnedFd>; 3],
+    pub(crate) pty: Option<OwnedFd>,
     pub(crate) output_limit: u64,
     pub(crate) started: Instant,
     pub(crate) timeout: Option<Duration>,
@@ -108,8 +111,9 @@ impl Child {
             strategy: parts.strategy,
             pidfd: parts.pidfd,
             stdin,
-            stdout: Reader::new(stdout, parts.output_limit),
-            stderr: Reader::new(stderr, parts.output_limit),
+            stdout: Reader::new(stdout, parts.output_limit).on_pty(parts.pty.is_some()),
+            stderr: Reader::new(stderr, parts.output_limit).on_pty(parts.pty.is_some()),
+            pty: parts.pty,
             started: parts.started,
             timeout: parts.timeout,
             // A timeout too long to represent as an instant is no timeout.
@@ -236,6 +240,25 @@ impl Child {
         self.stdin = None;
     }
 
+    /// Sets the window size of the child's pseudo-terminal (`TIOCSWINSZ`); the terminal's
+    /// foreground process group gets `SIGWINCH`.
+    ///
+    /// # Errors
+    ///
+    /// [`ResizeError::NotPty`] if no stream of the child is [`Stdio::Pty`](crate::Stdio::Pty);
+    /// [`ResizeError::Io`] if the `ioctl` fails.
+    #[doc(alias = "TIOCSWINSZ")]
+    pub fn pty_resize(&mut self, rows: u16, cols: u16) -> Result<(), ResizeError> {
+        let pid = self.pid();
+        let Some(pty) = &self.pty else { return Err(ResizeError::NotPty { pid }) };
+        set_window_size(pty.as_fd(), rows, cols).map_err(|errno| ResizeError::Io { pid, source: errno.into() })
+    }
+
+    /// Whether the child's streams include a pseudo-terminal.
+    pub fn has_pty(&self) -> bool {
+        self.pty.is_some()
+    }
+
     /// Takes the host's end of the stdout pipe, to connect it to another child's stdin
     /// ([`Stdio::from`](crate::Stdio::from), a pipeline): like `child.stdout.take()` in std.
     /// `Ok(None)` if stdout is not piped, was taken already, or is closed (end of file, or its
@@ -250,7 +273,7 @@ impl Child {
     /// # Examples
     ///
     /// ```no_run
-    /// use wrt_host_spawn::{Command, Policy, Spawner, Stdio};
+    /// use wrt_host_spawn::{Command, Policy, Spawner};
     ///
     /// let spawner = Spawner::new(Policy::deny_all().allow_program("printf").allow_program("wc"))?;
     /// let mut first = spawner.spawn(Command::new("printf").arg("abc"))?;

@@ -36,6 +36,19 @@ pub enum Stdio {
     /// and [`Child`](crate::Child) has no stderr to read. For stdin or stdout the request is
     /// invalid ([`InvalidRequest::MergeNotStderr`](crate::InvalidRequest::MergeNotStderr)).
     MergeWithStdout,
+    /// A pseudo-terminal. Every stream set to `Pty` is the same terminal's slave; the child
+    /// starts a new session (its own process group, whose id is its pid) with that terminal
+    /// as its controlling terminal. The [`Child`](crate::Child) holds the master: its stdout
+    /// (or, when only stderr is `Pty`, its stderr) reads what the child writes to the
+    /// terminal, its stdin (when stdin is `Pty`) writes what the child reads, and
+    /// [`Child::pty_resize`](crate::Child::pty_resize) sets the window size. The size starts
+    /// as [`Command::pty_size`] says (24 × 80 by default).
+    ///
+    /// A terminal is not a pipe: the terminal driver echoes input and translates line endings
+    /// (`\n` written by the child reads as `\r\n`), closing stdin does not end the child's
+    /// input (write the `VEOF` character, `\x04`), and output ends when every process holding
+    /// the slave has exited.
+    Pty,
 }
 
 impl Stdio {
@@ -160,6 +173,7 @@ pub struct Command {
     output_limit: Option<u64>,
     kill_grace: Option<Duration>,
     rlimits: Rlimits,
+    pty_size: (u16, u16),
 }
 
 impl Command {
@@ -176,6 +190,7 @@ impl Command {
             output_limit: None,
             kill_grace: None,
             rlimits: Rlimits::none(),
+            pty_size: (24, 80),
         }
     }
 
@@ -264,6 +279,18 @@ impl Command {
     pub fn rlimits(&mut self, rlimits: Rlimits) -> &mut Self {
         self.rlimits = rlimits;
         self
+    }
+
+    /// Sets the initial window size of the pseudo-terminal, if a stream is [`Stdio::Pty`]
+    /// (default 24 rows, 80 columns).
+    pub fn pty_size(&mut self, rows: u16, cols: u16) -> &mut Self {
+        self.pty_size = (rows, cols);
+        self
+    }
+
+    /// The initial pseudo-terminal size: rows, columns.
+    pub fn get_pty_size(&self) -> (u16, u16) {
+        self.pty_size
     }
 
     /// The program as given.

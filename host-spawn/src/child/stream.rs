@@ -27,6 +27,9 @@ pub(crate) struct Reader {
     piped: bool,
     /// Handed over with [`Reader::take`].
     taken: bool,
+    /// A pseudo-terminal's master: `EIO` is the end of the output (every process holding the
+    /// slave has exited), not an error.
+    pty: bool,
     read: u64,
     limit: u64,
     truncated: bool,
@@ -43,7 +46,13 @@ fn retry<T>(mut f: impl FnMut() -> Result<T, Errno>) -> Result<T, Errno> {
 
 impl Reader {
     pub(crate) fn new(fd: Option<OwnedFd>, limit: u64) -> Self {
-        Self { piped: fd.is_some(), fd, taken: false, read: 0, limit, truncated: false }
+        Self { piped: fd.is_some(), fd, taken: false, pty: false, read: 0, limit, truncated: false }
+    }
+
+    /// Marks the reader as a pseudo-terminal's master (if `pty`).
+    pub(crate) fn on_pty(mut self, pty: bool) -> Self {
+        self.pty = pty;
+        self
     }
 
     pub(crate) fn fd(&self) -> Option<BorrowedFd<'_>> {
@@ -133,6 +142,10 @@ impl Reader {
                 Ok(ReadStep::Data(n))
             }
             Err(Errno::EAGAIN) => Ok(ReadStep::WouldBlock),
+            Err(Errno::EIO) if self.pty => {
+                self.fd = None;
+                Ok(ReadStep::Eof)
+            }
             Err(errno) => Err(errno.into()),
         }
     }

@@ -245,10 +245,12 @@ pub enum SpawnStep {
     CloseFds,
     /// `execve`.
     Exec,
+    /// `setsid`, or opening the pseudo-terminal as the controlling terminal, in the child.
+    Session,
 }
 
 impl SpawnStep {
-    const ALL: [SpawnStep; 10] = [
+    const ALL: [SpawnStep; 11] = [
         Self::Setup,
         Self::Spawn,
         Self::Fork,
@@ -259,6 +261,7 @@ impl SpawnStep {
         Self::Chdir,
         Self::CloseFds,
         Self::Exec,
+        Self::Session,
     ];
 
     pub(crate) fn code(self) -> u32 {
@@ -281,6 +284,7 @@ impl SpawnStep {
             Self::Chdir => "chdir",
             Self::CloseFds => "close fds",
             Self::Exec => "execve",
+            Self::Session => "setsid",
         }
     }
 }

@@ -13,6 +13,7 @@ mod leak;
 mod pinning;
 mod pipeline;
 mod policy;
+mod pty;
 mod rlimits;
 mod spawn;
 mod strace;
