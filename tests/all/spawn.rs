@@ -429,3 +429,29 @@ fn spawn_pipeline_errors() {
     assert_code(&out, 0);
     assert!(stdout(&out).ends_with("pipeline errors ok\n"), "{}", stdout(&out));
 }
+
+/// Issue 14, part 2: a pseudo-terminal (isatty on 0, 1, 2; `stty size` at spawn and after a
+/// resize; `sh -i`); what the child prints to the terminal goes to the guest, never to wrt's
+/// stderr.
+#[test]
+fn spawn_pty() {
+    let out = run_guest(&["sh", "stty"], SPAWN_PTY, &[]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).ends_with("pty ok\n"), "{}", stdout(&out));
+    assert!(!stderr(&out).contains("PTY-MARKER") && !stderr(&out).contains("PTY-TITLE"), "{}", stderr(&out));
+}
+
+/// Issue 14, part 2: a child on a terminal leads its own session, and still ends with the
+/// guest, with what it started.
+#[test]
+fn issue_14_pty_children_end_with_the_guest() {
+    let token = token();
+    let out = run_guest(&["sh"], SPAWN_PTY, &["hang", &token]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "started\n");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !processes_with(&token).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(processes_with(&token), Vec::<u32>::new(), "a terminal's processes outlived the guest");
+}

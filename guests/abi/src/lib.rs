@@ -21,6 +21,7 @@
 //!     cwd: None,
 //!     stdio: [StdioMode::Null, StdioMode::Piped, StdioMode::Inherit],
 //!     stdin_child: None,
+//!     pty_size: None,
 //!     timeout_ms: None,
 //!     output_limit: None,
 //! };

@@ -66,8 +66,24 @@ impl Stdio {
         Self::of(Mode::Stdout)
     }
 
+    /// A pseudo-terminal: every stream given `pty()` is the same terminal, which becomes the
+    /// child's controlling terminal in a session of its own. The guest reads what the child
+    /// writes to it through [`Child::stdout`](crate::Child::stdout) (or `stderr`, when only
+    /// stderr is a terminal) and writes what it reads through
+    /// [`Child::stdin`](crate::Child::stdin); [`Child::pty_resize`](crate::Child::pty_resize)
+    /// changes its size. The terminal echoes input and ends lines with `\r\n`; closing stdin
+    /// does not end the child's input (write `\x04`).
+    pub fn pty() -> Self {
+        Self::of(Mode::Pty)
+    }
+
+    /// Whether the guest holds an end of the stream: a pipe, or a pseudo-terminal's master.
     pub(crate) fn is_piped(&self) -> bool {
-        self.mode == Mode::Piped
+        matches!(self.mode, Mode::Piped | Mode::Pty)
+    }
+
+    pub(crate) fn is_pty(&self) -> bool {
+        self.mode == Mode::Pty
     }
 
     pub(crate) fn is_inherit(&self) -> bool {

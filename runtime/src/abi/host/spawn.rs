@@ -36,6 +36,7 @@ fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Co
         StdioMode::Piped => Stdio::Piped,
         StdioMode::Inherit if inherit_ok => Stdio::Inherit,
         StdioMode::Stdout => Stdio::MergeWithStdout,
+        StdioMode::Pty => Stdio::Pty,
         StdioMode::Inherit | StdioMode::Null | StdioMode::ChildStdout => Stdio::Null,
     };
     command.stdin(stdio(modes[0], inherit_in));
@@ -54,6 +55,10 @@ fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Co
     }
     if let Some(limit) = request.output_limit {
         command.output_limit(limit);
+    }
+    if let Some((rows, cols)) = request.pty_size {
+        let default = |n: u16, d: u16| if n == 0 { d } else { n };
+        command.pty_size(default(rows, 24), default(cols, 80));
     }
     command
 }
