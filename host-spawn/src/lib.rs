@@ -13,7 +13,8 @@
 //!
 //! Pipelines connect children directly: [`Child::take_stdout`] hands over a [`ChildStdout`]
 //! that becomes the next child's stdin (`Stdio::from`), and [`Stdio::MergeWithStdout`] is
-//! `2>&1`; the host keeps no end of the pipe between two children.
+//! `2>&1`; the host keeps no end of the pipe between two children. [`Stdio::Pty`] gives a
+//! child a pseudo-terminal in a session of its own ([`Child::pty_resize`]).
 //!
 //! The policy file format and the audit record format are documented in `docs/policy.md`.
 //!
