@@ -13,6 +13,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
@@ -21,14 +22,14 @@ pub use self::poll::Interest;
 pub(crate) use self::stream::{ReadStep, Reader};
 pub use self::wait_any::wait_any;
 use crate::audit::{ExitRecord, Timestamp};
-use crate::command::Stream;
-use crate::error::{KillError, ReadError, WaitError, WriteError};
+use crate::command::{ChildStdout, Stream};
+use crate::error::{KillError, ReadError, ResizeError, WaitError, WriteError};
 use crate::escape::shown;
 use crate::outcome::{ChildOutcome, Truncated};
 use crate::reap::{self, SystemClock, Timer, Wait};
 use crate::registry::{ChildId, Leader, Shared, poll_timeout};
 use crate::strategy::Strategy;
-use crate::sys::{RawExit, write_no_sigpipe};
+use crate::sys::{RawExit, set_window_size, write_no_sigpipe};
 
 /// A host program started by [`Spawner::spawn`](crate::Spawner::spawn).
 ///
@@ -72,6 +73,8 @@ pub struct Child {
     stdin: Option<OwnedFd>,
     stdout: Reader,
     stderr: Reader,
+    /// The pseudo-terminal's master, for resizing.
+    pty: Option<OwnedFd>,
     started: Instant,
     timeout: Option<Duration>,
     timer: Timer,
@@ -90,6 +93,7 @@ pub(crate) struct ChildParts {
     pub(crate) strategy: Strategy,
     pub(crate) pidfd: Option<OwnedFd>,
     pub(crate) stdio: [Option<OwnedFd>; 3],
+    pub(crate) pty: Option<OwnedFd>,
     pub(crate) output_limit: u64,
     pub(crate) started: Instant,
     pub(crate) timeout: Option<Duration>,
@@ -107,8 +111,9 @@ impl Child {
             strategy: parts.strategy,
             pidfd: parts.pidfd,
             stdin,
-            stdout: Reader::new(stdout, parts.output_limit),
-            stderr: Reader::new(stderr, parts.output_limit),
+            stdout: Reader::new(stdout, parts.output_limit).on_pty(parts.pty.is_some()),
+            stderr: Reader::new(stderr, parts.output_limit).on_pty(parts.pty.is_some()),
+            pty: parts.pty,
             started: parts.started,
             timeout: parts.timeout,
             // A timeout too long to represent as an instant is no timeout.
@@ -233,6 +238,75 @@ impl Child {
     /// Closes the host's end of stdin, so the child reads end-of-file.
     pub fn close_stdin(&mut self) {
         self.stdin = None;
+    }
+
+    /// Sets the window size of the child's pseudo-terminal (`TIOCSWINSZ`); the terminal's
+    /// foreground process group gets `SIGWINCH`.
+    ///
+    /// # Errors
+    ///
+    /// [`ResizeError::NotPty`] if no stream of the child is [`Stdio::Pty`](crate::Stdio::Pty);
+    /// [`ResizeError::Io`] if the `ioctl` fails.
+    #[doc(alias = "TIOCSWINSZ")]
+    pub fn pty_resize(&mut self, rows: u16, cols: u16) -> Result<(), ResizeError> {
+        let pid = self.pid();
+        let Some(pty) = &self.pty else { return Err(ResizeError::NotPty { pid }) };
+        set_window_size(pty.as_fd(), rows, cols).map_err(|errno| ResizeError::Io { pid, source: errno.into() })
+    }
+
+    /// Whether the child's streams include a pseudo-terminal.
+    pub fn has_pty(&self) -> bool {
+        self.pty.is_some()
+    }
+
+    /// Takes the host's end of the stdout pipe, to connect it to another child's stdin
+    /// ([`Stdio::from`](crate::Stdio::from), a pipeline): like `child.stdout.take()` in std.
+    /// `Ok(None)` if stdout is not piped, was taken already, or is closed (end of file, or its
+    /// output limit passed). From then on reading stdout fails with [`ReadError::NotPiped`].
+    ///
+    /// The pipe becomes blocking, as a child expects its stdin to be.
+    ///
+    /// # Errors
+    ///
+    /// `fcntl` failing to clear `O_NONBLOCK`; stdout then stays with this child.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use wrt_host_spawn::{Command, Policy, Spawner};
+    ///
+    /// let spawner = Spawner::new(Policy::deny_all().allow_program("printf").allow_program("wc"))?;
+    /// let mut first = spawner.spawn(Command::new("printf").arg("abc"))?;
+    /// let pipe = first.take_stdout()?.expect("stdout is piped by default");
+    /// let output = spawner.output(Command::new("wc").arg("-c").stdin(pipe), None)?;
+    /// assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "3");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_stdout(&mut self) -> io::Result<Option<ChildStdout>> {
+        let Some(fd) = self.stdout.take() else { return Ok(None) };
+        if let Err(errno) = set_blocking(&fd, true) {
+            self.stdout.put_back(fd);
+            return Err(errno.into());
+        }
+        Ok(Some(ChildStdout(fd)))
+    }
+
+    /// Gives back a stdout taken with [`Child::take_stdout`] (for example when the spawn it was
+    /// meant for was refused): the host reads it again, without blocking.
+    ///
+    /// # Errors
+    ///
+    /// `Err(stdout)` if this child's stdout was not taken (it is open, or was never piped), or
+    /// `fcntl` failed to set `O_NONBLOCK` again.
+    pub fn put_back_stdout(&mut self, stdout: ChildStdout) -> Result<(), ChildStdout> {
+        if !self.stdout.was_taken() {
+            return Err(stdout);
+        }
+        if set_blocking(&stdout.0, false).is_err() {
+            return Err(stdout);
+        }
+        self.stdout.put_back(stdout.0);
+        Ok(())
     }
 
     /// Reads stdout, blocking until some output, end-of-file (`Ok(0)`) or the deadline.
@@ -422,6 +496,14 @@ impl Child {
         self.outcome = Some(outcome.clone());
         outcome
     }
+}
+
+/// Sets or clears `O_NONBLOCK` on a pipe end (its only file status flag this crate uses).
+fn set_blocking(fd: &OwnedFd, blocking: bool) -> Result<(), Errno> {
+    let flags = OFlag::from_bits_retain(fcntl(fd, FcntlArg::F_GETFL)?);
+    let flags = if blocking { flags - OFlag::O_NONBLOCK } else { flags | OFlag::O_NONBLOCK };
+    fcntl(fd, FcntlArg::F_SETFL(flags))?;
+    Ok(())
 }
 
 /// Polls `fd` for `events`, and `pidfd` for the leader's exit, up to `timeout`.

@@ -3,7 +3,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs::File;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -31,6 +31,63 @@ pub enum Stdio {
     /// None by itself: opening the file is the caller's act, for example through a
     /// guest's preopened directory with cap-std.
     File(OwnedFd),
+    /// Stderr only: the same as the child's stdout (`2>&1`), whatever stdout is connected to.
+    /// Output the child writes to either stream then arrives in order on one pipe (or file),
+    /// and [`Child`](crate::Child) has no stderr to read. For stdin or stdout the request is
+    /// invalid ([`InvalidRequest::MergeNotStderr`](crate::InvalidRequest::MergeNotStderr)).
+    MergeWithStdout,
+    /// A pseudo-terminal. Every stream set to `Pty` is the same terminal's slave; the child
+    /// starts a new session (its own process group, whose id is its pid) with that terminal
+    /// as its controlling terminal. The [`Child`](crate::Child) holds the master: its stdout
+    /// (or, when only stderr is `Pty`, its stderr) reads what the child writes to the
+    /// terminal, its stdin (when stdin is `Pty`) writes what the child reads, and
+    /// [`Child::pty_resize`](crate::Child::pty_resize) sets the window size. The size starts
+    /// as [`Command::pty_size`] says (24 × 80 by default).
+    ///
+    /// A terminal is not a pipe: the terminal driver echoes input and translates line endings
+    /// (`\n` written by the child reads as `\r\n`), closing stdin does not end the child's
+    /// input (write the `VEOF` character, `\x04`), and output ends when every process holding
+    /// the slave has exited.
+    Pty,
+}
+
+impl Stdio {
+    /// The stdout pipe of another child, taken with
+    /// [`Child::take_stdout`](crate::Child::take_stdout): the two children are connected
+    /// by that pipe directly (a pipeline, `a | b`); no byte passes through the host.
+    ///
+    /// The same as `Stdio::from(stdout)`.
+    pub fn from_child(stdout: ChildStdout) -> Self {
+        Self::from(stdout)
+    }
+}
+
+/// The read end of a child's stdout pipe, taken from the [`Child`](crate::Child) with
+/// [`Child::take_stdout`](crate::Child::take_stdout) to become another child's stdin
+/// ([`Stdio::from`]), like std's `ChildStdout`.
+///
+/// Once taken, the host no longer reads the pipe: the child's output limit does not apply to
+/// it and its outcome counts no stdout bytes from then on. The descriptor is blocking (as a
+/// child expects its stdin) and close-on-exec.
+#[derive(Debug)]
+pub struct ChildStdout(pub(crate) OwnedFd);
+
+impl From<ChildStdout> for Stdio {
+    fn from(stdout: ChildStdout) -> Self {
+        Self::File(stdout.0)
+    }
+}
+
+impl From<ChildStdout> for OwnedFd {
+    fn from(stdout: ChildStdout) -> Self {
+        stdout.0
+    }
+}
+
+impl AsFd for ChildStdout {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
 }
 
 impl From<OwnedFd> for Stdio {
@@ -116,6 +173,7 @@ pub struct Command {
     output_limit: Option<u64>,
     kill_grace: Option<Duration>,
     rlimits: Rlimits,
+    pty_size: (u16, u16),
 }
 
 impl Command {
@@ -132,6 +190,7 @@ impl Command {
             output_limit: None,
             kill_grace: None,
             rlimits: Rlimits::none(),
+            pty_size: (24, 80),
         }
     }
 
@@ -190,7 +249,7 @@ impl Command {
         self
     }
 
-    /// Sets stderr (default [`Stdio::Piped`]).
+    /// Sets stderr (default [`Stdio::Piped`]; [`Stdio::MergeWithStdout`] for `2>&1`).
     pub fn stderr(&mut self, stdio: impl Into<Stdio>) -> &mut Self {
         self.stdio[2] = stdio.into();
         self
@@ -220,6 +279,18 @@ impl Command {
     pub fn rlimits(&mut self, rlimits: Rlimits) -> &mut Self {
         self.rlimits = rlimits;
         self
+    }
+
+    /// Sets the initial window size of the pseudo-terminal, if a stream is [`Stdio::Pty`]
+    /// (default 24 rows, 80 columns).
+    pub fn pty_size(&mut self, rows: u16, cols: u16) -> &mut Self {
+        self.pty_size = (rows, cols);
+        self
+    }
+
+    /// The initial pseudo-terminal size: rows, columns.
+    pub fn get_pty_size(&self) -> (u16, u16) {
+        self.pty_size
     }
 
     /// The program as given.

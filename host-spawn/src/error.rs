@@ -11,7 +11,9 @@ mod child;
 mod policy;
 mod spawn;
 
-pub use self::child::{CommunicateError, KillError, OutputError, PollError, ReadError, WaitError, WriteError};
+pub use self::child::{
+    CommunicateError, KillError, OutputError, PollError, ReadError, ResizeError, WaitError, WriteError,
+};
 pub use self::policy::{PolicyError, PolicyFileError};
 pub use self::spawn::{Denial, InvalidRequest, SpawnError, SpawnStep};
 

@@ -52,16 +52,23 @@ pub fn raise_open_files_limit() -> io::Result<u64> {
 pub(crate) fn needed(command: &Command, pipe_stdin: bool, null_open: bool) -> u64 {
     let mut needed = SPAWN_FDS;
     let mut null = false;
+    let mut pty = false;
     for stream in [Stream::Stdin, Stream::Stdout, Stream::Stderr] {
         needed += match command.get_stdio(stream) {
             _ if pipe_stdin && stream == Stream::Stdin => 3,
+            // The master, the slave and up to two copies of the master, once per command.
+            Stdio::Pty if !pty => {
+                pty = true;
+                4
+            }
+            Stdio::Pty => 0,
             Stdio::Piped => 3,
             Stdio::File(_) => 1,
             Stdio::Null => {
                 null = true;
                 0
             }
-            Stdio::Inherit => 0,
+            Stdio::Inherit | Stdio::MergeWithStdout => 0,
         };
     }
     if null && !null_open {

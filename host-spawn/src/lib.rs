@@ -11,6 +11,11 @@
 //! process group (new sessions, double forks) and holds the process-wide opt-ins (subreaper,
 //! termination signals) that belong to whoever owns the process.
 //!
+//! Pipelines connect children directly: [`Child::take_stdout`] hands over a [`ChildStdout`]
+//! that becomes the next child's stdin (`Stdio::from`), and [`Stdio::MergeWithStdout`] is
+//! `2>&1`; the host keeps no end of the pipe between two children. [`Stdio::Pty`] gives a
+//! child a pseudo-terminal in a session of its own ([`Child::pty_resize`]).
+//!
 //! The policy file format and the audit record format are documented in `docs/policy.md`.
 //!
 //! # Examples
@@ -67,10 +72,10 @@ pub use nix::sys::signal::Signal;
 
 pub use self::audit::AuditLog;
 pub use self::child::{Child, Interest, wait_any};
-pub use self::command::{Command, Stdio, Stream};
+pub use self::command::{ChildStdout, Command, Stdio, Stream};
 pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
-    ReadError, SpawnError, SpawnStep, WaitError, WriteError, error_chain,
+    ReadError, ResizeError, SpawnError, SpawnStep, WaitError, WriteError, error_chain,
 };
 pub use self::escape::{SHOWN_BYTES, Shown};
 pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};

@@ -25,7 +25,7 @@ use crate::rate_limit::{RateLimit, Verdict};
 use crate::registry::Shared;
 use crate::resolve::{ResolveError, resolve};
 use crate::strategy::{self, Strategy};
-use crate::sys::{self, CStringArray, Exec};
+use crate::sys::{self, CStringArray, Exec, PtyExec};
 
 /// Starts host programs under a [`Policy`] and keeps track of them.
 ///
@@ -99,12 +99,20 @@ fn validate(command: &Command) -> Result<Validated, InvalidRequest> {
     if command.get_cwd().is_some_and(|cwd| cwd.as_os_str().as_bytes().contains(&0)) {
         return Err(InvalidRequest::NulInCwd);
     }
+    for stream in [Stream::Stdin, Stream::Stdout] {
+        if matches!(command.get_stdio(stream), Stdio::MergeWithStdout) {
+            return Err(InvalidRequest::MergeNotStderr { stream });
+        }
+    }
     Ok(Validated { argv })
 }
 
 /// The descriptors for the child's stdio: the host's ends and the sources for 0, 1, 2.
 struct StdioSetup {
     parent: [Option<OwnedFd>; 3],
+    /// The pseudo-terminal, if a stream is one: its master (a copy the child keeps for
+    /// resizing), its slave's path, and which of 0, 1, 2 it is.
+    pty: Option<(OwnedFd, CString, [bool; 3])>,
     /// Descriptors this setup opened for the child; closed in the host after the spawn.
     owned: Vec<OwnedFd>,
     /// For each of 0, 1, 2: an index into `owned`, or a descriptor of the command.
@@ -117,6 +125,10 @@ enum Source {
     Owned(usize),
     Null,
     Command,
+    /// Stderr only: whatever stdout's source is (`2>&1`).
+    Stdout,
+    /// The pseudo-terminal's slave, which the child opens itself.
+    Pty,
 }
 
 /// The spawner's `/dev/null`, opened (close-on-exec, above 2) on first use.
@@ -137,7 +149,8 @@ fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
 
 impl StdioSetup {
     fn new(command: &Command, pipe_stdin: bool, null: &OnceLock<OwnedFd>) -> Result<Self, (Stream, io::Error)> {
-        let mut setup = Self { parent: [None, None, None], owned: Vec::new(), source: [Source::Inherit; 3] };
+        let mut setup = Self { parent: [None, None, None], pty: None, owned: Vec::new(), source: [Source::Inherit; 3] };
+        setup.open_pty(command, pipe_stdin)?;
         for stream in [Stream::Stdin, Stream::Stdout, Stream::Stderr] {
             let i = stream.index();
             let stdio = match command.get_stdio(stream) {
@@ -146,6 +159,7 @@ impl StdioSetup {
             };
             let fail = |err: io::Error| (stream, err);
             setup.source[i] = match stdio {
+                _ if setup.pty.as_ref().is_some_and(|(_, _, targets)| targets[i]) => Source::Pty,
                 Stdio::Inherit => Source::Inherit,
                 Stdio::Piped => {
                     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| fail(e.into()))?;
@@ -164,22 +178,77 @@ impl StdioSetup {
                     setup.owned.push(fd.as_fd().try_clone_to_owned().map_err(fail)?);
                     Source::Owned(setup.owned.len() - 1)
                 }
+                // Validated: only stderr gets here, after stdout. An inherited stdout is the
+                // host's descriptor 1: stderr gets a copy of it above 2, like any other source.
+                Stdio::MergeWithStdout => match setup.source[Stream::Stdout.index()] {
+                    Source::Inherit => {
+                        let copy = io::stdout().as_fd().try_clone_to_owned().map_err(fail)?;
+                        setup.owned.push(sys::above_stdio(copy).map_err(|e| fail(e.into()))?);
+                        Source::Owned(setup.owned.len() - 1)
+                    }
+                    _ => Source::Stdout,
+                },
+                // Not a target: only with stdin piped by `output`, which replaces it.
+                Stdio::Pty => Source::Inherit,
             };
         }
         Ok(setup)
     }
 
+    /// Opens the pseudo-terminal if a stream is [`Stdio::Pty`] (stderr merged into a `Pty`
+    /// stdout is the terminal too), and hands out its master: stdin writes to it, stdout (or
+    /// stderr, when stdout is not the terminal) reads from it.
+    fn open_pty(&mut self, command: &Command, pipe_stdin: bool) -> Result<(), (Stream, io::Error)> {
+        let is_pty = |stream: Stream| {
+            !(pipe_stdin && stream == Stream::Stdin) && matches!(command.get_stdio(stream), Stdio::Pty)
+        };
+        let stdout = is_pty(Stream::Stdout);
+        let stderr =
+            is_pty(Stream::Stderr) || stdout && matches!(command.get_stdio(Stream::Stderr), Stdio::MergeWithStdout);
+        let targets = [is_pty(Stream::Stdin), stdout, stderr];
+        let Some(first) = [Stream::Stdin, Stream::Stdout, Stream::Stderr].into_iter().find(|s| targets[s.index()])
+        else {
+            return Ok(());
+        };
+        let fail = |err: io::Error| (first, err);
+        let (rows, cols) = command.get_pty_size();
+        let pty = sys::open_pty(rows, cols).map_err(|e| fail(e.into()))?;
+        set_nonblocking(&pty.master).map_err(fail)?;
+        let copy = || {
+            let copy = pty.master.as_fd().try_clone_to_owned().map_err(fail)?;
+            sys::above_stdio(copy).map_err(|e| fail(e.into()))
+        };
+        if targets[0] {
+            self.parent[0] = Some(copy()?);
+        }
+        if stdout {
+            self.parent[1] = Some(copy()?);
+        } else if stderr {
+            self.parent[2] = Some(copy()?);
+        }
+        // The host must not keep the slave open after the spawn, or the master never sees the
+        // end of the child's output.
+        self.owned.push(pty.slave);
+        self.pty = Some((pty.master, pty.path, targets));
+        Ok(())
+    }
+
     fn child_fds<'a>(&'a self, command: &'a Command, null: &'a OnceLock<OwnedFd>) -> [Option<BorrowedFd<'a>>; 3] {
-        let streams = [Stream::Stdin, Stream::Stdout, Stream::Stderr];
-        streams.map(|stream| match self.source[stream.index()] {
-            Source::Inherit => None,
+        let fd = |stream: Stream| match self.source[stream.index()] {
+            Source::Inherit | Source::Stdout | Source::Pty => None,
             Source::Owned(index) => Some(self.owned[index].as_fd()),
             Source::Null => null.get().map(AsFd::as_fd),
             Source::Command => match command.get_stdio(stream) {
                 Stdio::File(fd) => Some(fd.as_fd()),
                 _ => None,
             },
-        })
+        };
+        let stdout = fd(Stream::Stdout);
+        let stderr = match self.source[Stream::Stderr.index()] {
+            Source::Stdout => stdout,
+            _ => fd(Stream::Stderr),
+        };
+        [fd(Stream::Stdin), stdout, stderr]
     }
 }
 
@@ -419,6 +488,7 @@ impl Spawner {
             stdio: setup.child_fds(command, &self.null),
             cwd: &cwd_c,
             fd: pinned.as_ref().map(AsFd::as_fd),
+            pty: setup.pty.as_ref().map(|(_, path, targets)| PtyExec { path, targets: *targets }),
         };
 
         // No sweep may run between the child's creation and its registration.
@@ -428,7 +498,7 @@ impl Spawner {
             Strategy::PosixSpawn => sys::posix_spawn(&exec),
             Strategy::ForkExec => sys::fork_exec(&exec, &grant.rlimits.to_sys()),
         };
-        let StdioSetup { parent, owned, .. } = setup;
+        let StdioSetup { parent, owned, pty, .. } = setup;
         drop(owned);
         let pid = match spawned {
             Ok(pid) => pid,
@@ -448,6 +518,7 @@ impl Spawner {
             strategy,
             pidfd: sys::pidfd_open(pid).ok(),
             stdio: parent,
+            pty: pty.map(|(master, _, _)| master),
             output_limit: grant.output_limit,
             started,
             timeout: grant.timeout,

@@ -1,5 +1,5 @@
 //! Every `unsafe` operation of the crate: `posix_spawn`, the fork-exec child, `wait4`,
-//! `pidfd_open`, `close_range` and a `SIGPIPE`-free `write`.
+//! `pidfd_open`, `close_range`, a `SIGPIPE`-free `write` and pseudo-terminals.
 //!
 //! Callers see safe functions. nix 0.32 wraps `posix_spawn`, but not
 //! `posix_spawn_file_actions_addchdir_np` or `posix_spawn_file_actions_addclosefrom_np`, and its
@@ -19,6 +19,7 @@ mod fd;
 mod fork_exec;
 mod posix_spawn;
 mod probe;
+mod pty;
 mod wait;
 
 cfg_select! {
@@ -31,11 +32,12 @@ cfg_select! {
     }
 }
 
-pub(crate) use self::exec::{CStringArray, Exec};
+pub(crate) use self::exec::{CStringArray, Exec, PtyExec};
 pub(crate) use self::fd::{above_stdio, write_no_sigpipe};
 pub(crate) use self::fork_exec::{Rlimit, fork_exec};
 pub(crate) use self::posix_spawn::posix_spawn;
 pub(crate) use self::probe::{PosixSpawnSupport, posix_spawn_support};
+pub(crate) use self::pty::{open_pty, set_window_size};
 pub(crate) use self::wait::{RawExit, wait4_nohang};
 pub(crate) use imp::{is_ignored, pidfd_open, pidfd_send_signal};
 

@@ -254,6 +254,7 @@ impl Instance {
             young_collections: accountant.young_collections,
             full_collections: accountant.full_collections,
             spawns: state.spawn.spawns,
+            stream_bytes: state.spawn.stream_bytes,
             gc_time: accountant.gc_time,
         }
     }

@@ -25,6 +25,11 @@ pub struct Stats {
     pub full_collections: u64,
     /// Programs the guest started.
     pub spawns: u64,
+    /// Bytes copied through the guest for its children's streams: what it wrote to their
+    /// stdin and read from their stdout and stderr through the ABI (`write`, `read`,
+    /// `write_buffer`, `read_buffer`, and the stdin, stdout and stderr bytes of `run`). Bytes
+    /// between the stages of a pipeline never pass through the guest and are not counted.
+    pub stream_bytes: u64,
     /// Time spent in those collections.
     #[serde(rename = "gc_seconds", serialize_with = "seconds")]
     pub gc_time: Duration,

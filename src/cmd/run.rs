@@ -391,6 +391,7 @@ fn print_stats(stats: &Stats, format: StatsFormat) {
             eprintln!("wrt: stats: full collections     {}", stats.full_collections);
             eprintln!("wrt: stats: time in collections  {:.1} ms", gc_seconds * 1e3);
             eprintln!("wrt: stats: spawns               {}", stats.spawns);
+            eprintln!("wrt: stats: child stream bytes   {}", stats.stream_bytes);
         }
     }
 }

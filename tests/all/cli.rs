@@ -202,7 +202,8 @@ fn stats_are_printed_on_exit_as_text_or_json() {
             "young collections",
             "full collections",
             "time in collections",
-            "spawns"
+            "spawns",
+            "child stream bytes"
         ]
     );
     let out =
@@ -214,6 +215,7 @@ fn stats_are_printed_on_exit_as_text_or_json() {
         "{json}"
     );
     assert!(!json.contains("\"spawns\":0,"), "the guest spawned: {json}");
+    assert!(json.contains("\"stream_bytes\":"), "{json}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use wrt_test_guests::*;
 
-use crate::util::{assert_code, run, stderr, stdout, wrt, wrt_lines};
+use crate::util::{assert_code, json_number, run, stats_line, stderr, stdout, wrt, wrt_lines};
 
 foreach_spawn!(assert_test_exists);
 use crate::assert_test_exists;
@@ -375,4 +375,83 @@ fn issue_10_program_in_writable_preopen_is_refused() {
         assert_code(&out, 0);
         assert!(stdout(&out).starts_with("denied: "), "{}", stderr(&out));
     }
+}
+
+const PIPELINE_PROGRAMS: [&str; 8] = ["printf", "tr", "sort", "sh", "wc", "head", "yes", "cat"];
+
+/// Issue 14, part 1: a three-stage pipeline, stderr merged into stdout; the megabyte that
+/// passes between children never passes through the guest: `--stats` counts only what the guest
+/// read (the last stages' output).
+#[test]
+fn spawn_pipeline() {
+    let mut argv = vec!["run".to_owned(), "--stats=json".to_owned()];
+    argv.extend(allow(&PIPELINE_PROGRAMS));
+    argv.push(SPAWN_PIPELINE.to_owned());
+    let out = run(argv);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    let read: f64 = text
+        .trim()
+        .strip_prefix("pipelines ok, read ")
+        .and_then(|rest| rest.strip_suffix(" bytes"))
+        .unwrap_or_else(|| panic!("{text}"))
+        .parse()
+        .unwrap();
+    let stats = stats_line(&out);
+    assert_eq!(json_number(&stats, "stream_bytes"), read, "{stats}");
+    assert!(read < 100.0, "the guest read only the counts and short outputs: {read}");
+    assert_eq!(json_number(&stats, "spawns"), 9.0, "{stats}");
+}
+
+/// Issue 14, part 1: every stage of a pipeline ends with the guest, and so does what each
+/// stage started.
+#[test]
+fn issue_14_pipeline_children_end_with_the_guest() {
+    let token = token();
+    let mut argv = vec!["run".to_owned()];
+    argv.extend(allow(&PIPELINE_PROGRAMS));
+    argv.extend([SPAWN_PIPELINE.to_owned(), "hang".to_owned(), token.clone()]);
+    let out = run(argv);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "started\n");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !processes_with(&token).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(processes_with(&token), Vec::<u32>::new(), "stages outlived the guest");
+}
+
+/// Issue 14, part 1: pipeline errors of a hostile guest, each with its own code and message;
+/// a denied stage leaves the source's stdout readable.
+#[test]
+fn spawn_pipeline_errors() {
+    let out = run_guest(&["printf", "cat"], SPAWN_PIPELINE_ERRORS, &[]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).ends_with("pipeline errors ok\n"), "{}", stdout(&out));
+}
+
+/// Issue 14, part 2: a pseudo-terminal (isatty on 0, 1, 2; `stty size` at spawn and after a
+/// resize; `sh -i`); what the child prints to the terminal goes to the guest, never to wrt's
+/// stderr.
+#[test]
+fn spawn_pty() {
+    let out = run_guest(&["sh", "stty"], SPAWN_PTY, &[]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).ends_with("pty ok\n"), "{}", stdout(&out));
+    assert!(!stderr(&out).contains("PTY-MARKER") && !stderr(&out).contains("PTY-TITLE"), "{}", stderr(&out));
+}
+
+/// Issue 14, part 2: a child on a terminal leads its own session, and still ends with the
+/// guest, with what it started.
+#[test]
+fn issue_14_pty_children_end_with_the_guest() {
+    let token = token();
+    let out = run_guest(&["sh"], SPAWN_PTY, &["hang", &token]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "started\n");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !processes_with(&token).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(processes_with(&token), Vec::<u32>::new(), "a terminal's processes outlived the guest");
 }

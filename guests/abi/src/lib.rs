@@ -20,6 +20,8 @@
 //!     env: Vec::new(),
 //!     cwd: None,
 //!     stdio: [StdioMode::Null, StdioMode::Piped, StdioMode::Inherit],
+//!     stdin_child: None,
+//!     pty_size: None,
 //!     timeout_ms: None,
 //!     output_limit: None,
 //! };

@@ -4,6 +4,7 @@
 //! ```text
 //! version u32 = 1 | program string | argc u32 | args | envc u32 | (name, value) pairs
 //! | cwd string | stdin u8 | stdout u8 | stderr u8 | flags u8 = 0 | timeout_ms u64 | output_limit u64
+//! [| stdin_child u32, when stdin is 3] [| pty_rows u16 | pty_cols u16, when a stream is 5]
 //! ```
 //!
 //! All integers little-endian; a `string` is a `u32` length and that many bytes. The decoder
@@ -33,6 +34,15 @@ pub enum StdioMode {
     Piped,
     /// The sandbox's own stream (byte 2).
     Inherit,
+    /// Stdin only: the piped stdout of another child of the guest, whose handle follows the
+    /// request's output limit (byte 3). The two children are connected by that pipe; the
+    /// source's stdout is consumed (a pipeline).
+    ChildStdout,
+    /// Stderr only: the same as the child's stdout, `2>&1` (byte 4).
+    Stdout,
+    /// A pseudo-terminal, shared by every stream given this mode; its initial size follows the
+    /// request (byte 5).
+    Pty,
 }
 
 impl StdioMode {
@@ -42,6 +52,9 @@ impl StdioMode {
             Self::Null => 0,
             Self::Piped => 1,
             Self::Inherit => 2,
+            Self::ChildStdout => 3,
+            Self::Stdout => 4,
+            Self::Pty => 5,
         }
     }
 
@@ -51,7 +64,21 @@ impl StdioMode {
             0 => Some(Self::Null),
             1 => Some(Self::Piped),
             2 => Some(Self::Inherit),
+            3 => Some(Self::ChildStdout),
+            4 => Some(Self::Stdout),
+            5 => Some(Self::Pty),
             _ => None,
+        }
+    }
+
+    /// Whether the mode may be given for stream `index` (0 stdin, 1 stdout, 2 stderr):
+    /// [`ChildStdout`](Self::ChildStdout) only for stdin, [`Stdout`](Self::Stdout) only for
+    /// stderr, the others for any.
+    pub const fn fits(self, index: usize) -> bool {
+        match self {
+            Self::ChildStdout => index == 0,
+            Self::Stdout => index == 2,
+            Self::Null | Self::Piped | Self::Inherit | Self::Pty => true,
         }
     }
 }
@@ -69,6 +96,12 @@ pub struct SpawnRequest {
     pub cwd: Option<String>,
     /// stdin, stdout, stderr.
     pub stdio: [StdioMode; 3],
+    /// The child handle whose stdout becomes stdin: `Some` exactly when stdin is
+    /// [`StdioMode::ChildStdout`] (unchecked here: the host looks it up).
+    pub stdin_child: Option<u32>,
+    /// The pseudo-terminal's initial rows and columns (0 for the host's default): `Some`
+    /// exactly when a stream is [`StdioMode::Pty`].
+    pub pty_size: Option<(u16, u16)>,
     /// Milliseconds; `None` for the policy's timeout.
     pub timeout_ms: Option<u64>,
     /// Bytes per output stream; `None` for the policy's limit.
@@ -107,18 +140,20 @@ pub fn decode(bytes: &[u8]) -> Result<SpawnRequest, ErrorCode> {
     }
     let cwd = Some(r.string()?).filter(|c| !c.is_empty());
     let mut stdio = [StdioMode::Null; 3];
-    for mode in &mut stdio {
-        *mode = StdioMode::from_raw(r.u8()?).ok_or(ErrorCode::InvalidArgument)?;
+    for (index, mode) in stdio.iter_mut().enumerate() {
+        *mode = StdioMode::from_raw(r.u8()?).filter(|m| m.fits(index)).ok_or(ErrorCode::InvalidArgument)?;
     }
     if r.u8()? != 0 {
         return Err(ErrorCode::InvalidArgument);
     }
     let timeout_ms = Some(r.u64()?).filter(|&t| t != 0);
     let output_limit = Some(r.u64()?).filter(|&l| l != 0);
+    let stdin_child = if stdio[0] == StdioMode::ChildStdout { Some(r.u32()?) } else { None };
+    let pty_size = if stdio.contains(&StdioMode::Pty) { Some((r.u16()?, r.u16()?)) } else { None };
     if !r.bytes.is_empty() {
         return Err(ErrorCode::InvalidArgument);
     }
-    Ok(SpawnRequest { program, args, env, cwd, stdio, timeout_ms, output_limit })
+    Ok(SpawnRequest { program, args, env, cwd, stdio, stdin_child, pty_size, timeout_ms, output_limit })
 }
 
 /// The program's bytes of a request that may be malformed, as far as they can be read (empty
@@ -144,7 +179,8 @@ pub fn encode(request: &SpawnRequest) -> Vec<u8> {
         out.string(value.as_bytes()).expect(fits);
     }
     out.string(request.cwd.as_deref().unwrap_or("").as_bytes()).expect(fits);
-    out.finish(request.stdio, request.timeout_ms.unwrap_or(0), request.output_limit.unwrap_or(0))
+    let tail = Tail { stdin_child: request.stdin_child, pty_size: request.pty_size };
+    out.finish(request.stdio, tail, request.timeout_ms.unwrap_or(0), request.output_limit.unwrap_or(0))
 }
 
 /// A string or count of a request that does not fit in the format's 32 bits.
@@ -202,13 +238,34 @@ impl Encoder {
     }
 
     /// Writes the stdio modes, the flags byte, the timeout and the output limit (0 for the
-    /// policy's), and returns the request's bytes.
-    pub fn finish(mut self, stdio: [StdioMode; 3], timeout_ms: u64, output_limit: u64) -> Vec<u8> {
+    /// policy's), then the parts of `tail` the modes call for: when stdin is
+    /// [`StdioMode::ChildStdout`], the handle (0, never a handle, if `None`); when a stream is
+    /// [`StdioMode::Pty`], the size (0 × 0, the host's default, if `None`). Returns the
+    /// request's bytes.
+    pub fn finish(mut self, stdio: [StdioMode; 3], tail: Tail, timeout_ms: u64, output_limit: u64) -> Vec<u8> {
         self.0.extend_from_slice(&[stdio[0].raw(), stdio[1].raw(), stdio[2].raw(), 0]);
         self.0.extend_from_slice(&timeout_ms.to_le_bytes());
         self.0.extend_from_slice(&output_limit.to_le_bytes());
+        if stdio[0] == StdioMode::ChildStdout {
+            self.u32(tail.stdin_child.unwrap_or(0));
+        }
+        if stdio.contains(&StdioMode::Pty) {
+            let (rows, cols) = tail.pty_size.unwrap_or((0, 0));
+            self.0.extend_from_slice(&rows.to_le_bytes());
+            self.0.extend_from_slice(&cols.to_le_bytes());
+        }
         self.0
     }
+}
+
+/// The optional fields after a request's output limit, each written only when a stdio mode
+/// calls for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tail {
+    /// The child whose stdout is stdin (stdin mode [`StdioMode::ChildStdout`]).
+    pub stdin_child: Option<u32>,
+    /// The pseudo-terminal's rows and columns (a stream of mode [`StdioMode::Pty`]).
+    pub pty_size: Option<(u16, u16)>,
 }
 
 struct Reader<'a> {
@@ -224,6 +281,10 @@ impl Reader<'_> {
 
     fn u8(&mut self) -> Result<u8, ErrorCode> {
         Ok(self.take::<1>()?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, ErrorCode> {
+        Ok(u16::from_le_bytes(self.take()?))
     }
 
     fn u32(&mut self) -> Result<u32, ErrorCode> {

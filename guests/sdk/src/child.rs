@@ -72,6 +72,19 @@ impl Child {
         self.handle.raw()
     }
 
+    /// Sets the window size of the child's pseudo-terminal ([`Stdio::pty`](crate::Stdio::pty));
+    /// the child gets `SIGWINCH`.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` ([`InvalidArgument`](crate::ErrorCode::InvalidArgument)) for 0 rows or
+    /// columns; [`NotPiped`](crate::ErrorCode::NotPiped) if no stream of the child is a
+    /// terminal.
+    pub fn pty_resize(&mut self, rows: u16, cols: u16) -> io::Result<()> {
+        let ret = sys::pty_resize(self.handle.raw(), i32::from(rows), i32::from(cols));
+        check(ret, || format!("cannot resize the terminal of child {}", self.id())).map(drop)
+    }
+
     /// Closes stdin (if it is still here), then waits for the child to end, as
     /// [`std::process::Child::wait`] does.
     ///

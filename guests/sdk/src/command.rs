@@ -72,6 +72,8 @@ pub struct Command {
     stderr: Option<Stdio>,
     timeout: Option<Duration>,
     output_limit: u64,
+    /// Rows and columns of a pseudo-terminal; 0 × 0 for the host's default (24 × 80).
+    pty_size: (u16, u16),
 }
 
 impl Command {
@@ -88,6 +90,7 @@ impl Command {
             stderr: None,
             timeout: None,
             output_limit: 0,
+            pty_size: (0, 0),
         }
     }
 
@@ -179,6 +182,13 @@ impl Command {
         self
     }
 
+    /// Sets the initial size of the pseudo-terminal, when a stream is [`Stdio::pty`] (default
+    /// 24 rows and 80 columns); [`Child::pty_resize`] changes it later.
+    pub fn pty_size(&mut self, rows: u16, cols: u16) -> &mut Self {
+        self.pty_size = (rows, cols);
+        self
+    }
+
     /// Starts the program, with stdin, stdout and stderr inherited from the sandbox unless set.
     ///
     /// # Errors
@@ -189,8 +199,12 @@ impl Command {
     /// `ResourceBusy` (too many children), `InvalidInput`, `InvalidData` (not UTF-8) and
     /// `Other` (the host failed to start it) as the host reports them.
     pub fn spawn(&mut self) -> io::Result<Child> {
-        let inherit = Stdio::inherit();
-        self.spawn_with(self.stdin.unwrap_or(inherit), self.stdout.unwrap_or(inherit), self.stderr.unwrap_or(inherit))
+        let inherit = || Some(Stdio::inherit());
+        self.spawn_with(
+            self.stdin.clone().or_else(inherit),
+            self.stdout.clone().or_else(inherit),
+            self.stderr.clone().or_else(inherit),
+        )
     }
 
     /// Runs the program to its end and returns its status, with stdin, stdout and stderr
@@ -230,30 +244,37 @@ impl Command {
     }
 
     fn output_impl(&mut self, input: Option<&[u8]>) -> io::Result<Output> {
-        let captured = |stdio: Option<Stdio>| stdio.is_none_or(Stdio::is_piped);
-        let stdin_ok = input.is_some() || !self.stdin.is_some_and(Stdio::is_inherit);
-        if captured(self.stdout) && captured(self.stderr) && stdin_ok {
+        let captured = |stdio: &Option<Stdio>| stdio.as_ref().is_none_or(|s| s.is_piped() && !s.is_pty());
+        // `run` pipes stdin from the guest: a stdin from another child needs `spawn`.
+        let stdin_ok = input.is_some()
+            || self.stdin.as_ref().is_none_or(|s| !s.is_inherit() && !s.is_pty() && s.source().is_none());
+        if captured(&self.stdout) && captured(&self.stderr) && stdin_ok {
             return self.run(input.unwrap_or_default());
         }
         let stdin = match input {
             Some(_) => Stdio::piped(),
-            None => self.stdin.unwrap_or(Stdio::null()),
+            None => self.stdin.clone().unwrap_or_else(Stdio::null),
         };
+        let piped = || Some(Stdio::piped());
         let child =
-            self.spawn_with(stdin, self.stdout.unwrap_or(Stdio::piped()), self.stderr.unwrap_or(Stdio::piped()))?;
+            self.spawn_with(Some(stdin), self.stdout.clone().or_else(piped), self.stderr.clone().or_else(piped))?;
         child.communicate(input.unwrap_or_default())
     }
 
-    fn spawn_with(&self, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> io::Result<Child> {
+    /// Spawns with the given streams (all `Some`: the callers fill in their defaults).
+    fn spawn_with(&self, stdin: Option<Stdio>, stdout: Option<Stdio>, stderr: Option<Stdio>) -> io::Result<Child> {
+        let [stdin, stdout, stderr] = [stdin, stdout, stderr].map(|s| s.unwrap_or_else(Stdio::null));
+        // A terminal on both stdout and stderr is read once, as stdout.
+        let stderr_read = stderr.is_piped() && !(stderr.is_pty() && stdout.is_pty());
+        let piped = [stdin.is_piped(), stdout.is_piped(), stderr_read];
         let request = self.request(stdin, stdout, stderr).encode()?;
         let handle = check(sys::spawn(&request), || format!("cannot spawn `{}`", self.program.display()))?;
-        Ok(Child::new(Handle::new(handle as i32), stdin.is_piped(), stdout.is_piped(), stderr.is_piped()))
+        Ok(Child::new(Handle::new(handle as i32), piped[0], piped[1], piped[2]))
     }
 
     /// The one-shot host call: every stream piped, stdin written from `input`.
     fn run(&self, input: &[u8]) -> io::Result<Output> {
-        let piped = Stdio::piped();
-        let request = self.request(piped, piped, piped).encode()?;
+        let request = self.request(Stdio::piped(), Stdio::piped(), Stdio::piped()).encode()?;
         let capacity = if self.output_limit == 0 { DEFAULT_CAPTURE } else { self.output_limit };
         let capacity = usize::try_from(capacity.min(u64::from(u32::MAX))).unwrap_or(usize::MAX);
         let buffer = || {
@@ -288,6 +309,7 @@ impl Command {
             stderr,
             timeout_ms: self.timeout.map_or(0, millis_at_least_one),
             output_limit: self.output_limit,
+            pty_size: self.pty_size,
         }
     }
 }

@@ -15,6 +15,12 @@
 //! ([`ChildStdout::read_buffer`]), joined and sliced there, and written to another child
 //! ([`ChildStdin::write_buffer`]) without passing through the guest.
 //!
+//! Pipelines are wired by the host: `Stdio::from(child.stdout.take().unwrap())` makes one
+//! child's stdout the next child's stdin (the bytes go from child to child, never through the
+//! guest), and [`Stdio::merge_with_stdout`] is `2>&1`. Each stage is a spawn the policy checks
+//! on its own (see [`Stdio`]). [`Stdio::pty`] gives the child a pseudo-terminal instead of a
+//! pipe, and [`Child::pty_resize`] sets its size.
+//!
 //! The sandbox denies every program its policy does not allow:
 //! `wrt run --allow-run ls guest.wasm` lets the guest run `ls`, with an empty environment, in
 //! `/`, for at most 30 s, keeping 16 MiB of each output stream (the default policy).

@@ -3,6 +3,8 @@
 //! ```text
 //! version u32 = 1 | program string | argc u32 | args | envc u32 | (name, value) pairs
 //! | cwd string | stdin u8 | stdout u8 | stderr u8 | flags u8 = 0 | timeout_ms u64 | output_limit u64
+//! [| stdin_child u32, when stdin is 3 (another child's stdout)]
+//! [| pty_rows u16 | pty_cols u16, when a stream is 5 (a pseudo-terminal)]
 //! ```
 //!
 //! All integers little-endian; a `string` is a `u32` length and that many bytes. Strings are
@@ -15,7 +17,7 @@ mod tests;
 use std::ffi::OsStr;
 use std::io;
 
-use wrt_abi::request::{Encoder, TooLong};
+use wrt_abi::request::{Encoder, StdioMode, Tail, TooLong};
 
 use crate::stdio::Stdio;
 
@@ -35,6 +37,8 @@ pub(crate) struct Request<'a> {
     pub(crate) timeout_ms: u64,
     /// Bytes per output stream; 0 for the policy's limit.
     pub(crate) output_limit: u64,
+    /// The pseudo-terminal's rows and columns, if a stream is one (0 × 0: the host's default).
+    pub(crate) pty_size: (u16, u16),
 }
 
 impl Request<'_> {
@@ -61,7 +65,9 @@ impl Request<'_> {
         }
         out.string(self.cwd.as_encoded_bytes()).map_err(too_long)?;
         let stdio = [self.stdin.mode(), self.stdout.mode(), self.stderr.mode()];
-        Ok(out.finish(stdio, self.timeout_ms, self.output_limit))
+        let pty_size = stdio.contains(&StdioMode::Pty).then_some(self.pty_size);
+        let tail = Tail { stdin_child: self.stdin.source(), pty_size };
+        Ok(out.finish(stdio, tail, self.timeout_ms, self.output_limit))
     }
 }
 

@@ -1,49 +1,117 @@
 //! What a child's stdin, stdout or stderr is connected to.
 
+use std::sync::Arc;
+
 use wrt_abi::request::StdioMode as Mode;
+
+use crate::child::ChildStdout;
+use crate::handle::Handle;
 
 /// What a child's standard stream is connected to, like [`std::process::Stdio`].
 ///
 /// `inherit` hands the child the sandbox's own stream (what `wrt` itself was given), not a
 /// pipe to the guest. When the embedder captured or discarded that stream instead, the host
 /// connects the child's to null, so a child never writes around the embedder's capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Stdio(Mode);
+///
+/// A pipeline connects one child's stdout to the next one's stdin with
+/// `Stdio::from(child.stdout.take().unwrap())`: the host joins the two children with that
+/// pipe, so the bytes never pass through the guest.
+///
+/// # Examples
+///
+/// ```no_run
+/// use wrt_guest::{Command, Stdio};
+///
+/// // printf 'b\na\n' | sort
+/// let mut first = Command::new("printf").arg("b\\na\\n").stdout(Stdio::piped()).spawn()?;
+/// let sorted = Command::new("sort").stdin(Stdio::from(first.stdout.take().unwrap())).output()?;
+/// assert_eq!(sorted.stdout, b"a\nb\n");
+/// assert!(first.wait()?.success());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Stdio {
+    mode: Mode,
+    /// For [`Mode::ChildStdout`]: the child whose stdout becomes stdin. Holding it keeps the
+    /// handle live until the request is sent.
+    source: Option<Arc<Handle>>,
+}
 
 impl Stdio {
+    const fn of(mode: Mode) -> Self {
+        Self { mode, source: None }
+    }
+
     /// A pipe between the guest and the child: [`Child::stdin`](crate::Child::stdin),
     /// [`stdout`](crate::Child::stdout) or [`stderr`](crate::Child::stderr).
     pub fn piped() -> Self {
-        Self(Mode::Piped)
+        Self::of(Mode::Piped)
     }
 
     /// The sandbox's own stream (the one `wrt` was started with), or null when the embedder
     /// captures or discards it.
     pub fn inherit() -> Self {
-        Self(Mode::Inherit)
+        Self::of(Mode::Inherit)
     }
 
     /// Nothing: end of file for stdin, output discarded.
     pub fn null() -> Self {
-        Self(Mode::Null)
+        Self::of(Mode::Null)
     }
 
-    pub(crate) fn is_piped(self) -> bool {
-        self.0 == Mode::Piped
+    /// For stderr only: the same as the child's stdout (`2>&1`), whatever stdout is connected
+    /// to; the child's output on both streams arrives in order on one. The spawn fails with
+    /// `InvalidInput` if it is given for stdin or stdout.
+    pub fn merge_with_stdout() -> Self {
+        Self::of(Mode::Stdout)
     }
 
-    pub(crate) fn is_inherit(self) -> bool {
-        self.0 == Mode::Inherit
+    /// A pseudo-terminal: every stream given `pty()` is the same terminal, which becomes the
+    /// child's controlling terminal in a session of its own. The guest reads what the child
+    /// writes to it through [`Child::stdout`](crate::Child::stdout) (or `stderr`, when only
+    /// stderr is a terminal) and writes what it reads through
+    /// [`Child::stdin`](crate::Child::stdin); [`Child::pty_resize`](crate::Child::pty_resize)
+    /// changes its size. The terminal echoes input and ends lines with `\r\n`; closing stdin
+    /// does not end the child's input (write `\x04`).
+    pub fn pty() -> Self {
+        Self::of(Mode::Pty)
+    }
+
+    /// Whether the guest holds an end of the stream: a pipe, or a pseudo-terminal's master.
+    pub(crate) fn is_piped(&self) -> bool {
+        matches!(self.mode, Mode::Piped | Mode::Pty)
+    }
+
+    pub(crate) fn is_pty(&self) -> bool {
+        self.mode == Mode::Pty
+    }
+
+    pub(crate) fn is_inherit(&self) -> bool {
+        self.mode == Mode::Inherit
     }
 
     /// The mode's byte in the spawn request.
     #[cfg(test)]
-    pub(crate) fn raw(self) -> u8 {
-        self.0.raw()
+    pub(crate) fn raw(&self) -> u8 {
+        self.mode.raw()
     }
 
     /// The mode as the spawn request encodes it.
-    pub(crate) fn mode(self) -> Mode {
-        self.0
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The child handle whose stdout this is, for a pipeline.
+    pub(crate) fn source(&self) -> Option<u32> {
+        self.source.as_ref().map(|handle| handle.raw().cast_unsigned())
+    }
+}
+
+/// The stdout of another child, as stdin of the next (a pipeline stage): the host connects the
+/// two children with that pipe, and the first child's stdout can no longer be read by the
+/// guest. If the spawn fails, the pipe stays with the first child.
+impl From<ChildStdout> for Stdio {
+    fn from(stdout: ChildStdout) -> Self {
+        Self { mode: Mode::ChildStdout, source: Some(stdout.into_handle()) }
     }
 }

@@ -38,6 +38,8 @@ cfg_select! {
             fn wrt_wait_any(handles_ptr: i32, count: i32, timeout_ms: i64, status_ptr: i32) -> i32;
             #[link_name = "kill"]
             fn wrt_kill(handle: i32, signal: i32) -> i32;
+            #[link_name = "pty_resize"]
+            fn wrt_pty_resize(handle: i32, rows: i32, cols: i32) -> i32;
             #[link_name = "release"]
             fn wrt_release(handle: i32) -> i32;
             #[link_name = "run"]
@@ -77,6 +79,7 @@ cfg_select! {
         unsafe fn wrt_wait(_: i32, _: i64, _: i32) -> i32 { UNSUPPORTED }
         unsafe fn wrt_wait_any(_: i32, _: i32, _: i64, _: i32) -> i32 { UNSUPPORTED }
         unsafe fn wrt_kill(_: i32, _: i32) -> i32 { UNSUPPORTED }
+        unsafe fn wrt_pty_resize(_: i32, _: i32, _: i32) -> i32 { UNSUPPORTED }
         unsafe fn wrt_release(_: i32) -> i32 { UNSUPPORTED }
         unsafe fn wrt_run(_: i32, _: i32, _: i32, _: i32) -> i32 { UNSUPPORTED }
         unsafe fn wrt_last_error(_: i32, _: i32) -> i32 { UNSUPPORTED }
@@ -162,6 +165,12 @@ pub(crate) fn wait_any(handles: &[i32], timeout_ms: i64, status: &mut [u8; STATU
 pub(crate) fn kill(handle: i32, signal: i32) -> i32 {
     // SAFETY: no memory is passed.
     unsafe { wrt_kill(handle, signal) }
+}
+
+/// `pty_resize`: sets the window size of the child's pseudo-terminal.
+pub(crate) fn pty_resize(handle: i32, rows: i32, cols: i32) -> i32 {
+    // SAFETY: no memory is passed.
+    unsafe { wrt_pty_resize(handle, rows, cols) }
 }
 
 /// `release`: frees the handle, killing a child still running.

@@ -25,6 +25,11 @@ pub(crate) enum ReadStep {
 pub(crate) struct Reader {
     fd: Option<OwnedFd>,
     piped: bool,
+    /// Handed over with [`Reader::take`].
+    taken: bool,
+    /// A pseudo-terminal's master: `EIO` is the end of the output (every process holding the
+    /// slave has exited), not an error.
+    pty: bool,
     read: u64,
     limit: u64,
     truncated: bool,
@@ -41,7 +46,13 @@ fn retry<T>(mut f: impl FnMut() -> Result<T, Errno>) -> Result<T, Errno> {
 
 impl Reader {
     pub(crate) fn new(fd: Option<OwnedFd>, limit: u64) -> Self {
-        Self { piped: fd.is_some(), fd, read: 0, limit, truncated: false }
+        Self { piped: fd.is_some(), fd, taken: false, pty: false, read: 0, limit, truncated: false }
+    }
+
+    /// Marks the reader as a pseudo-terminal's master (if `pty`).
+    pub(crate) fn on_pty(mut self, pty: bool) -> Self {
+        self.pty = pty;
+        self
     }
 
     pub(crate) fn fd(&self) -> Option<BorrowedFd<'_>> {
@@ -62,6 +73,27 @@ impl Reader {
 
     pub(crate) fn truncated(&self) -> bool {
         self.truncated
+    }
+
+    /// Hands the pipe over (it is no longer read here): later reads report
+    /// [`ReadStep::NotPiped`]. `None` if it is not open.
+    pub(crate) fn take(&mut self) -> Option<OwnedFd> {
+        let fd = self.fd.take()?;
+        self.piped = false;
+        self.taken = true;
+        Some(fd)
+    }
+
+    /// Takes back a pipe handed over with [`Reader::take`].
+    pub(crate) fn put_back(&mut self, fd: OwnedFd) {
+        self.fd = Some(fd);
+        self.piped = true;
+        self.taken = false;
+    }
+
+    /// Whether the pipe was handed over with [`Reader::take`] (and not put back).
+    pub(crate) fn was_taken(&self) -> bool {
+        self.taken
     }
 
     /// Stops reading without marking the stream truncated.
@@ -110,6 +142,10 @@ impl Reader {
                 Ok(ReadStep::Data(n))
             }
             Err(Errno::EAGAIN) => Ok(ReadStep::WouldBlock),
+            Err(Errno::EIO) if self.pty => {
+                self.fd = None;
+                Ok(ReadStep::Eof)
+            }
             Err(errno) => Err(errno.into()),
         }
     }
@@ -150,6 +186,17 @@ mod tests {
         drop(w);
         assert_eq!(reader.try_read(&mut buf).unwrap(), ReadStep::Eof);
         assert!(!reader.truncated());
+    }
+
+    #[test]
+    fn a_taken_pipe_is_not_piped_until_put_back() {
+        let (mut reader, w, _) = pipe();
+        let fd = reader.take().unwrap();
+        assert!(reader.take().is_none());
+        assert_eq!(reader.try_read(&mut [0u8; 4]).unwrap(), ReadStep::NotPiped);
+        reader.put_back(fd);
+        nix::unistd::write(&w, b"ab").unwrap();
+        assert_eq!(reader.try_read(&mut [0u8; 4]).unwrap(), ReadStep::Data(2));
     }
 
     #[test]

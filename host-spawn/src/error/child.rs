@@ -158,3 +158,24 @@ pub enum OutputError {
     #[error(transparent)]
     Communicate(#[from] CommunicateError),
 }
+
+/// Why setting the window size of a child's pseudo-terminal failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResizeError {
+    /// No stream of the child is a [`Stdio::Pty`](crate::Stdio::Pty).
+    #[error("process {pid} has no pseudo-terminal")]
+    NotPty {
+        /// The child's pid.
+        pid: u32,
+    },
+    /// The `TIOCSWINSZ` ioctl failed.
+    #[error("failed to resize the pseudo-terminal of process {pid}")]
+    Io {
+        /// The child's pid.
+        pid: u32,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}

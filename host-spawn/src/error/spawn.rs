@@ -155,6 +155,13 @@ pub enum InvalidRequest {
     /// The working directory contains a NUL byte.
     #[error("the working directory contains a NUL byte")]
     NulInCwd,
+    /// [`Stdio::MergeWithStdout`](crate::Stdio::MergeWithStdout) was given for stdin or
+    /// stdout; only stderr can be merged into stdout.
+    #[error("only stderr can be merged into stdout, not {stream}")]
+    MergeNotStderr {
+        /// The stream it was given for.
+        stream: Stream,
+    },
 }
 
 /// The policy rule or check that denied a request.
@@ -238,10 +245,12 @@ pub enum SpawnStep {
     CloseFds,
     /// `execve`.
     Exec,
+    /// `setsid`, or opening the pseudo-terminal as the controlling terminal, in the child.
+    Session,
 }
 
 impl SpawnStep {
-    const ALL: [SpawnStep; 10] = [
+    const ALL: [SpawnStep; 11] = [
         Self::Setup,
         Self::Spawn,
         Self::Fork,
@@ -252,6 +261,7 @@ impl SpawnStep {
         Self::Chdir,
         Self::CloseFds,
         Self::Exec,
+        Self::Session,
     ];
 
     pub(crate) fn code(self) -> u32 {
@@ -274,6 +284,7 @@ impl SpawnStep {
             Self::Chdir => "chdir",
             Self::CloseFds => "close fds",
             Self::Exec => "execve",
+            Self::Session => "setsid",
         }
     }
 }

@@ -74,6 +74,26 @@ pub(crate) struct Exec<'a> {
     /// file that was hashed: fork-exec calls `fexecve` on it; `posix_spawn` executes `path`,
     /// which is then `/proc/self/fd/N`, and leaves the descriptor open (close-on-exec) for it.
     pub(crate) fd: Option<BorrowedFd<'a>>,
+    /// A pseudo-terminal for some of 0, 1 and 2 (their `stdio` entries are `None`): the child
+    /// starts a new session and opens the terminal's slave, which becomes its controlling
+    /// terminal. Without one, the child starts a new process group in the host's session.
+    pub(crate) pty: Option<PtyExec<'a>>,
+}
+
+/// The pseudo-terminal part of an [`Exec`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PtyExec<'a> {
+    /// The slave's path, opened in the child after `setsid`.
+    pub(crate) path: &'a CStr,
+    /// Which of 0, 1 and 2 are the terminal (at least one).
+    pub(crate) targets: [bool; 3],
+}
+
+impl PtyExec<'_> {
+    /// The first of 0, 1, 2 that is the terminal: the descriptor the child opens it on.
+    pub(crate) fn first(&self) -> libc::c_int {
+        self.targets.iter().position(|&t| t).map_or(0, |i| i as libc::c_int)
+    }
 }
 
 /// Why starting a child failed, and at which step.

@@ -126,8 +126,14 @@ fn child_exec(plan: &ChildPlan<'_>) -> ! {
 fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
     let fail = |step| (step, Errno::last_raw());
 
+    if plan.exec.pty.is_some() {
+        // SAFETY: setsid makes the calling process the leader of a new session and of a new
+        // process group whose id is its pid; no memory is passed.
+        if unsafe { libc::setsid() } == -1 {
+            return fail(SpawnStep::Session);
+        }
     // SAFETY: setpgid(0, 0) puts the calling process in a new group; no memory is passed.
-    if unsafe { libc::setpgid(0, 0) } == -1 {
+    } else if unsafe { libc::setpgid(0, 0) } == -1 {
         return fail(SpawnStep::ProcessGroup);
     }
 
@@ -170,6 +176,26 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
             if unsafe { libc::dup2(fd.as_raw_fd(), target) } == -1 {
                 return fail(SpawnStep::Stdio);
             }
+        }
+    }
+
+    if let Some(pty) = &plan.exec.pty {
+        // The session leader opens the slave without O_NOCTTY: it becomes its controlling
+        // terminal.
+        // SAFETY: `path` is NUL-terminated and was prepared before the fork.
+        let fd = unsafe { libc::open(pty.path.as_ptr(), libc::O_RDWR) };
+        if fd == -1 {
+            return fail(SpawnStep::Session);
+        }
+        for (target, is_pty) in (0..).zip(pty.targets) {
+            // SAFETY: `fd` was just opened; `target` is 0, 1 or 2.
+            if is_pty && target != fd && unsafe { libc::dup2(fd, target) } == -1 {
+                return fail(SpawnStep::Stdio);
+            }
+        }
+        if fd > 2 || !pty.targets[fd as usize] {
+            // SAFETY: `fd` is ours and no longer needed: its copies are installed.
+            unsafe { libc::close(fd) };
         }
     }
 

@@ -37,6 +37,13 @@ impl FileActions {
         cvt_nz(unsafe { libc::posix_spawn_file_actions_adddup2(&mut self.0, fd, target) })
     }
 
+    /// See [posix_spawn_file_actions_addopen](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawn_file_actions_addopen.html).
+    #[doc(alias = "posix_spawn_file_actions_addopen")]
+    fn add_open(&mut self, target: RawFd, path: &CStr, flags: c_int) -> Result<(), Errno> {
+        // SAFETY: `self.0` is initialised and borrowed exclusively; glibc copies `path`.
+        cvt_nz(unsafe { libc::posix_spawn_file_actions_addopen(&mut self.0, target, path.as_ptr(), flags, 0) })
+    }
+
     /// See [posix_spawn_file_actions_addclose](https://pubs.opengroup.org/onlinepubs/9799919799/functions/posix_spawn_file_actions_addclose.html).
     /// glibc ignores a failing close of a descriptor that is not open.
     #[doc(alias = "posix_spawn_file_actions_addclose")]
@@ -159,6 +166,17 @@ pub(crate) fn posix_spawn(exec: &Exec<'_>) -> Result<Pid, SpawnFailure> {
             actions.add_dup2(fd.as_raw_fd(), target).map_err(SpawnFailure::at(SpawnStep::Stdio))?;
         }
     }
+    if let Some(pty) = &exec.pty {
+        // After `setsid` (glibc runs the file actions after the attributes), opening the slave
+        // without O_NOCTTY makes it the child's controlling terminal.
+        let first = pty.first();
+        actions.add_open(first, pty.path, libc::O_RDWR).map_err(SpawnFailure::at(SpawnStep::Session))?;
+        for (target, is_pty) in (0..).zip(pty.targets) {
+            if is_pty && target != first {
+                actions.add_dup2(first, target).map_err(SpawnFailure::at(SpawnStep::Stdio))?;
+            }
+        }
+    }
     let close_fds = SpawnFailure::at(SpawnStep::CloseFds);
     match exec.fd {
         None => actions.add_closefrom(3).map_err(close_fds)?,
@@ -176,8 +194,13 @@ pub(crate) fn posix_spawn(exec: &Exec<'_>) -> Result<Pid, SpawnFailure> {
     actions.add_chdir(exec.cwd).map_err(SpawnFailure::at(SpawnStep::Chdir))?;
 
     let mut attr = SpawnAttr::new().map_err(setup)?;
-    attr.set_flags(libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF)
-        .map_err(setup)?;
+    // A new session for a terminal (its process group's id is the child's pid, as with
+    // SETPGROUP, which would fail after it); a new process group otherwise.
+    let group = match exec.pty {
+        Some(_) => c_int::from(libc::POSIX_SPAWN_SETSID),
+        None => libc::POSIX_SPAWN_SETPGROUP,
+    };
+    attr.set_flags(group | libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF).map_err(setup)?;
     attr.set_pgroup(0).map_err(setup)?;
     attr.set_sigmask(&SigSet::empty()).map_err(setup)?;
     attr.set_sigdefault(&every_signal()).map_err(setup)?;

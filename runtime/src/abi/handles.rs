@@ -14,6 +14,8 @@ use wrt_abi::consts::{FIRST_BUFFER_HANDLE, MAX_LIVE_BUFFERS, MAX_LIVE_HANDLES};
 #[derive(Debug)]
 pub(crate) struct Handles<T> {
     live: HashMap<i32, T>,
+    /// The first handle of this table.
+    first: i32,
     next: i32,
     /// One past the last handle of this table.
     end: i32,
@@ -23,7 +25,7 @@ pub(crate) struct Handles<T> {
 /// A table of child handles: `1..FIRST_BUFFER_HANDLE`, at most [`MAX_LIVE_HANDLES`] live.
 impl<T> Default for Handles<T> {
     fn default() -> Self {
-        Self { live: HashMap::new(), next: 1, end: FIRST_BUFFER_HANDLE, max_live: MAX_LIVE_HANDLES }
+        Self { live: HashMap::new(), first: 1, next: 1, end: FIRST_BUFFER_HANDLE, max_live: MAX_LIVE_HANDLES }
     }
 }
 
@@ -31,7 +33,13 @@ impl<T> Handles<T> {
     /// A table of buffer handles: `FIRST_BUFFER_HANDLE..i32::MAX`, at most
     /// [`MAX_LIVE_BUFFERS`] live.
     pub(crate) fn for_buffers() -> Self {
-        Self { live: HashMap::new(), next: FIRST_BUFFER_HANDLE, end: i32::MAX, max_live: MAX_LIVE_BUFFERS }
+        Self {
+            live: HashMap::new(),
+            first: FIRST_BUFFER_HANDLE,
+            next: FIRST_BUFFER_HANDLE,
+            end: i32::MAX,
+            max_live: MAX_LIVE_BUFFERS,
+        }
     }
 
     /// How many handles are live.
@@ -44,6 +52,11 @@ impl<T> Handles<T> {
     /// many, and not every handle of the table's range used up.
     pub(crate) fn has_room(&self, max_live: usize) -> bool {
         self.live.len() < max_live.min(self.max_live) && self.next < self.end
+    }
+
+    /// Whether `handle` was handed out by this table (it may have been released since).
+    pub(crate) fn was_issued(&self, handle: i32) -> bool {
+        (self.first..self.next).contains(&handle)
     }
 
     /// The value behind `handle`.
@@ -103,7 +116,9 @@ mod tests {
         let a = handles.insert("a").unwrap();
         assert_eq!(handles.remove(a), Ok("a"));
         assert_eq!(handles.remove(a), Err(ErrorCode::BadHandle));
+        assert!(handles.was_issued(a));
         let b = handles.insert("b").unwrap();
+        assert!(!handles.was_issued(b + 1) && !handles.was_issued(0));
         assert_ne!(a, b);
         assert!(a > 0 && b > 0);
         assert_eq!(handles.get_mut(0).err(), Some(ErrorCode::BadHandle));

@@ -3,7 +3,7 @@
 //! The only traps are the sandbox's own deadline passing while the guest waits.
 //!
 //! One file per concept: [`spawn`] (`spawn`, `run`), [`io`] (`write`, `close_stdin`, `read`,
-//! `poll`), [`wait`] (`wait`, `wait_any`), [`control`] (`kill`, `release`), and
+//! `poll`), [`wait`] (`wait`, `wait_any`), [`control`] (`kill`, `release`, `pty_resize`), and
 //! `last_error` in `abi::last_error`; the helpers every host function shares live here.
 
 mod control;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use wasmtime::{Caller, Linker, Memory};
 use wrt_abi::ErrorCode;
 
-use self::control::{kill, release};
+use self::control::{kill, pty_resize, release};
 pub(super) use self::io::{check_read_args, read_child, write_child};
 use self::io::{close_stdin, poll, read, write};
 use self::spawn::{run, spawn};
@@ -41,6 +41,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
     linker.func_wrap(m, "wait_any", wait_any)?;
     linker.func_wrap(m, "kill", kill)?;
     linker.func_wrap(m, "release", release)?;
+    linker.func_wrap(m, "pty_resize", pty_resize)?;
     linker.func_wrap(m, "run", run)?;
     linker.func_wrap(m, "last_error", super::last_error::last_error)?;
     super::buffers::add_to_linker(linker)?;

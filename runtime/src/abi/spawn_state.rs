@@ -77,11 +77,13 @@ pub(crate) struct SpawnState {
     pub(crate) inherit: [bool; 3],
     /// Programs started so far.
     pub(crate) spawns: u64,
+    /// Bytes the guest wrote to or read from its children's pipes through the ABI.
+    pub(crate) stream_bytes: u64,
 }
 
 impl SpawnState {
     pub(crate) fn new(spawner: Spawner, denials: DenialReporting, guest: String, inherit: [bool; 3]) -> Self {
-        Self { spawner, children: Handles::default(), denials, guest, inherit, spawns: 0 }
+        Self { spawner, children: Handles::default(), denials, guest, inherit, spawns: 0, stream_bytes: 0 }
     }
 
     /// Maps a spawn error to its code and message, and reports denials.

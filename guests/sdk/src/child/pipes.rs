@@ -249,4 +249,11 @@ macro_rules! reader {
 }
 
 reader!(ChildStdout, STDOUT, "stdout");
+
+impl ChildStdout {
+    /// The child's handle, for a pipeline stage's request.
+    pub(crate) fn into_handle(self) -> Arc<Handle> {
+        self.0.handle
+    }
+}
 reader!(ChildStderr, STDERR, "stderr");

@@ -13,6 +13,7 @@ fn request<'a>(program: &'a str, args: &[&'a str]) -> Request<'a> {
         stderr: Stdio::inherit(),
         timeout_ms: 0,
         output_limit: 0,
+        pty_size: (0, 0),
     }
 }
 

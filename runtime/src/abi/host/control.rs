@@ -1,8 +1,9 @@
-//! `kill` and `release`: signal a child's process group, or let go of its handle.
+//! `kill`, `release` and `pty_resize`: signal a child's process group, let go of its handle,
+//! or resize its pseudo-terminal.
 
 use wasmtime::Caller;
 use wrt_abi::ErrorCode;
-use wrt_host_spawn::{Signal, error_chain};
+use wrt_host_spawn::{ResizeError, Signal, error_chain};
 
 use super::Result;
 use crate::state::GuestState;
@@ -35,4 +36,21 @@ pub(super) fn release(mut caller: Caller<'_, GuestState>, handle: i32) -> Result
         let _ = entry.child.wait();
     }
     Ok(0)
+}
+
+pub(super) fn pty_resize(mut caller: Caller<'_, GuestState>, handle: i32, rows: i32, cols: i32) -> Result<i32> {
+    let state = caller.data_mut();
+    let size = |n: i32| u16::try_from(n).ok().filter(|&n| n > 0);
+    let (Some(rows), Some(cols)) = (size(rows), size(cols)) else {
+        let message = format!("`{rows}` × `{cols}` is not a terminal size (1 to 65535 each)");
+        return Ok(state.fail(ErrorCode::InvalidArgument, message));
+    };
+    let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    match entry.child.pty_resize(rows, cols) {
+        Ok(()) => Ok(0),
+        Err(err @ ResizeError::NotPty { .. }) => {
+            Ok(state.fail(ErrorCode::NotPiped, format!("child `{handle}`: {}", error_chain(&err))))
+        }
+        Err(err) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
+    }
 }

@@ -96,7 +96,10 @@ pub(in crate::abi) fn write_child(state: &mut GuestState, handle: i32, flags: i3
         return Err(DeadlineExceeded.into());
     }
     match result {
-        Ok(n) => Ok(i32::try_from(n).unwrap_or(i32::MAX)),
+        Ok(n) => {
+            state.spawn.stream_bytes += n as u64;
+            Ok(i32::try_from(n).unwrap_or(i32::MAX))
+        }
         Err(Blocked::Op(err)) => Ok(state.fail(write_error(&err), error_chain(&err))),
         Err(Blocked::Poll(err)) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
         Err(Blocked::Deadline) => Err(DeadlineExceeded.into()),
@@ -174,7 +177,10 @@ pub(in crate::abi) fn read_child(
     // timeout ended it) never reaches the guest; the guest stops with the timeout.
     check_deadline(state)?;
     match result {
-        Ok(n) => Ok(i32::try_from(n).unwrap_or(i32::MAX)),
+        Ok(n) => {
+            state.spawn.stream_bytes += n as u64;
+            Ok(i32::try_from(n).unwrap_or(i32::MAX))
+        }
         Err(Blocked::Op(err)) => Ok(state.fail(read_error(&err), error_chain(&err))),
         Err(Blocked::Poll(err)) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
         Err(Blocked::Deadline) => Err(DeadlineExceeded.into()),

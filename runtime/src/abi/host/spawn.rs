@@ -1,14 +1,15 @@
 //! `spawn` and `run`: a spawn request becomes a host-spawn `Command`, started under the
 //! sandbox's policy.
 
+use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use wasmtime::Caller;
 use wrt_abi::ErrorCode;
-use wrt_abi::consts::MAX_LIVE_HANDLES;
+use wrt_abi::consts::{FIRST_BUFFER_HANDLE, MAX_LIVE_HANDLES};
 use wrt_abi::request::{self, SpawnRequest, StdioMode};
 use wrt_abi::status::RUN_STATUS_LEN;
-use wrt_host_spawn::{Command, Stdio, error_chain};
+use wrt_host_spawn::{ChildStdout, Command, Stdio, error_chain};
 
 use super::super::memory;
 use super::super::spawn_state::ChildEntry;
@@ -29,10 +30,14 @@ fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Co
     // never around a stream the embedder captured or discarded.
     let [inherit_in, inherit_out, inherit_err] = state.spawn.inherit;
     let modes = if all_piped { [StdioMode::Piped; 3] } else { request.stdio };
+    // `ChildStdout` (stdin only) is connected by `spawn`, which owns the source's pipe; here,
+    // and in `run`, which pipes every stream, it is null.
     let stdio = |mode, inherit_ok: bool| match mode {
         StdioMode::Piped => Stdio::Piped,
         StdioMode::Inherit if inherit_ok => Stdio::Inherit,
-        StdioMode::Inherit | StdioMode::Null => Stdio::Null,
+        StdioMode::Stdout => Stdio::MergeWithStdout,
+        StdioMode::Pty => Stdio::Pty,
+        StdioMode::Inherit | StdioMode::Null | StdioMode::ChildStdout => Stdio::Null,
     };
     command.stdin(stdio(modes[0], inherit_in));
     command.stdout(stdio(modes[1], inherit_out));
@@ -50,6 +55,10 @@ fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Co
     }
     if let Some(limit) = request.output_limit {
         command.output_limit(limit);
+    }
+    if let Some((rows, cols)) = request.pty_size {
+        let default = |n: u16, d: u16| if n == 0 { d } else { n };
+        command.pty_size(default(rows, 24), default(cols, 80));
     }
     command
 }
@@ -73,8 +82,33 @@ pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i
             let message = format!("cannot spawn `{}`: {reason}", request.program);
             return Ok(state.fail(ErrorCode::NoMemory, message));
         }
-        let command = to_command(&request, state, false);
-        match state.spawn.spawner.spawn(&command) {
+        let mut command = to_command(&request, state, false);
+        // A pipeline stage: stdin is another child's stdout pipe. The command gets a copy of
+        // its descriptor; the source gives up its own only once the spawn succeeded, so a
+        // refused stage leaves the source's stdout readable as before.
+        let source = match request.stdin_child {
+            None => None,
+            Some(raw) => match take_source(state, raw) {
+                Ok((handle, stdout, copy)) => {
+                    command.stdin(copy);
+                    Some((handle, stdout))
+                }
+                Err((code, message)) => {
+                    return Ok(state.fail_request(code, request.program.as_bytes(), message));
+                }
+            },
+        };
+        let spawned = state.spawn.spawner.spawn(&command);
+        drop(command);
+        if let Some((handle, stdout)) = source
+            && spawned.is_err()
+            && let Ok(entry) = state.spawn.children.get_mut(handle)
+        {
+            // Cannot fail: the source's stdout was taken just above. Were it to, the pipe
+            // closes and the source sees a reader gone, as after a consumed stage.
+            let _ = entry.child.put_back_stdout(stdout);
+        }
+        match spawned {
             Ok(child) => {
                 state.spawn.spawns += 1;
                 let handle = try_code!(
@@ -87,6 +121,48 @@ pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i
             Err(err) => Ok(state.fail_spawn(&request.program, &err)),
         }
     })
+}
+
+/// Takes the stdout pipe of the guest's child `raw` for a pipeline stage: the child's handle,
+/// the pipe, and a copy of its descriptor for the new child's stdin.
+fn take_source(
+    state: &mut GuestState,
+    raw: u32,
+) -> std::result::Result<(i32, ChildStdout, Stdio), (ErrorCode, String)> {
+    let children = &mut state.spawn.children;
+    let handle = i32::try_from(raw).ok().filter(|&h| h > 0 && h < FIRST_BUFFER_HANDLE);
+    let Some(handle) = handle else {
+        let what = if raw >= FIRST_BUFFER_HANDLE as u32 && raw <= i32::MAX as u32 {
+            "is a buffer handle, not a child"
+        } else {
+            "is not a handle"
+        };
+        return Err((ErrorCode::BadHandle, format!("pipeline source `{raw}` {what}")));
+    };
+    let Ok(entry) = children.get_mut(handle) else {
+        let what = if children.was_issued(handle) { "was released" } else { "is not a handle" };
+        return Err((ErrorCode::BadHandle, format!("pipeline source `{handle}` {what}")));
+    };
+    let not_piped = || {
+        (
+            ErrorCode::NotPiped,
+            format!("the stdout of pipeline source `{handle}` is not piped, already taken, or closed"),
+        )
+    };
+    let stdout = match entry.child.take_stdout() {
+        Ok(Some(stdout)) => stdout,
+        Ok(None) => return Err(not_piped()),
+        Err(err) => return Err((ErrorCode::Io, format!("cannot take the stdout of `{handle}`: {err}"))),
+    };
+    match stdout.as_fd().try_clone_to_owned() {
+        Ok(copy) => Ok((handle, stdout, Stdio::from(copy))),
+        Err(err) => {
+            let _ = entry.child.put_back_stdout(stdout);
+            let emfile = err.raw_os_error() == Some(nix::errno::Errno::EMFILE as i32);
+            let code = if emfile { ErrorCode::NoMemory } else { ErrorCode::Io };
+            Err((code, format!("cannot copy the stdout of `{handle}`: {err}")))
+        }
+    }
 }
 
 pub(super) fn run(
@@ -156,6 +232,7 @@ pub(super) fn run(
         let mut outcome = output.outcome;
         let stdout_len = output.stdout.len().min(stdout_range.len());
         let stderr_len = output.stderr.len().min(stderr_range.len());
+        state.spawn.stream_bytes += (stdin.len() + stdout_len + stderr_len) as u64;
         outcome.truncated.stdout |= output.stdout.len() > stdout_len;
         outcome.truncated.stderr |= output.stderr.len() > stderr_len;
         data[stdout_range.start..stdout_range.start + stdout_len].copy_from_slice(&output.stdout[..stdout_len]);

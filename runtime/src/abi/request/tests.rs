@@ -9,6 +9,8 @@ fn sample() -> SpawnRequest {
         env: vec![("LANG".into(), "C".into())],
         cwd: Some("/tmp".into()),
         stdio: [StdioMode::Piped, StdioMode::Piped, StdioMode::Inherit],
+        stdin_child: None,
+        pty_size: None,
         timeout_ms: Some(1500),
         output_limit: None,
     }
@@ -77,25 +79,69 @@ fn arb_string() -> impl Strategy<Value = String> {
 }
 
 fn arb_request() -> impl Strategy<Value = SpawnRequest> {
-    let mode = prop_oneof![Just(StdioMode::Null), Just(StdioMode::Piped), Just(StdioMode::Inherit)];
+    let mode =
+        prop_oneof![Just(StdioMode::Null), Just(StdioMode::Piped), Just(StdioMode::Inherit), Just(StdioMode::Pty)];
+    let stdin =
+        prop_oneof![mode.clone().prop_map(|m| (m, None)), any::<u32>().prop_map(|h| (StdioMode::ChildStdout, Some(h)))];
+    let stderr = prop_oneof![mode.clone(), Just(StdioMode::Stdout)];
     (
         "[^\u{0}]{1,12}",
         prop::collection::vec(arb_string(), 0..6),
         prop::collection::vec((arb_string(), arb_string()), 0..4),
         prop::option::of("[^\u{0}]{1,12}"),
-        [mode.clone(), mode.clone(), mode],
+        (stdin, mode, stderr),
         prop::option::of(1u64..),
-        prop::option::of(1u64..),
+        (prop::option::of(1u64..), any::<(u16, u16)>()),
     )
-        .prop_map(|(program, args, env, cwd, stdio, timeout_ms, output_limit)| SpawnRequest {
-            program,
-            args,
-            env,
-            cwd,
-            stdio,
-            timeout_ms,
-            output_limit,
-        })
+        .prop_map(
+            |(program, args, env, cwd, ((stdin, stdin_child), stdout, stderr), timeout_ms, (output_limit, size))| {
+                let stdio = [stdin, stdout, stderr];
+                let pty_size = stdio.contains(&StdioMode::Pty).then_some(size);
+                SpawnRequest { program, args, env, cwd, stdio, stdin_child, pty_size, timeout_ms, output_limit }
+            },
+        )
+}
+
+/// Issue 14: stdin mode 3 carries a child handle after the output limit; mode 3 anywhere but
+/// stdin and mode 4 anywhere but stderr are malformed.
+#[test]
+fn issue_14_pipeline_modes_fit_only_their_stream() {
+    let mut request = sample();
+    request.stdio = [StdioMode::ChildStdout, StdioMode::Piped, StdioMode::Stdout];
+    request.stdin_child = Some(7);
+    let bytes = encode(&request);
+    assert_eq!(bytes.len(), encode(&sample()).len() + 4);
+    assert_eq!(bytes[bytes.len() - 4..], 7u32.to_le_bytes());
+    assert_eq!(decode(&bytes), Ok(request.clone()));
+    assert_eq!(decode(&bytes[..bytes.len() - 4]), Err(ErrorCode::InvalidArgument), "no handle");
+    let modes_at = bytes.len() - 4 - 17 - 3;
+    for (index, raw) in [(1, 3), (2, 3), (0, 4), (1, 4), (0, 6), (2, 6)] {
+        let mut bad = bytes.clone();
+        bad[modes_at + index] = raw;
+        assert_eq!(decode(&bad), Err(ErrorCode::InvalidArgument), "mode {raw} for stream {index}");
+    }
+    // Stdin not from a child: no handle may follow.
+    let mut plain = bytes.clone();
+    plain[modes_at] = StdioMode::Piped.raw();
+    assert_eq!(decode(&plain), Err(ErrorCode::InvalidArgument));
+}
+
+/// Issue 14: any stream may be a pty (mode 5); the size follows the stdin handle, if any.
+#[test]
+fn issue_14_pty_size_follows_the_request() {
+    let mut request = sample();
+    request.stdio = [StdioMode::ChildStdout, StdioMode::Pty, StdioMode::Stdout];
+    request.stdin_child = Some(9);
+    request.pty_size = Some((40, 120));
+    let bytes = encode(&request);
+    assert_eq!(bytes.len(), encode(&sample()).len() + 8);
+    assert_eq!(bytes[bytes.len() - 4..], [40, 0, 120, 0]);
+    assert_eq!(decode(&bytes), Ok(request));
+    assert_eq!(decode(&bytes[..bytes.len() - 1]), Err(ErrorCode::InvalidArgument), "a size byte short");
+    let mut request = sample();
+    request.stdio = [StdioMode::Pty; 3];
+    request.pty_size = Some((0, 0));
+    assert_eq!(decode(&encode(&request)), Ok(request));
 }
 
 /// The program of a request the decoder rejects is still read as far as it goes, for its
@@ -113,6 +159,8 @@ fn program_bytes_of_malformed_requests() {
         env: vec![],
         cwd: None,
         stdio: [StdioMode::Null; 3],
+        stdin_child: None,
+        pty_size: None,
         timeout_ms: None,
         output_limit: None,
     };
