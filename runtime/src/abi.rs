@@ -24,6 +24,7 @@ macro_rules! try_request {
 }
 
 pub(crate) mod buffers;
+mod drain;
 pub(crate) mod handles;
 pub(crate) mod host;
 mod last_error;

@@ -93,7 +93,8 @@ impl Instance {
             matches!(options.stdout, crate::GuestOutput::Inherit),
             matches!(options.stderr, crate::GuestOutput::Inherit),
         ];
-        let spawn = SpawnState::new(options.spawner()?, options.denials.clone(), guest.name.clone(), inherit);
+        let captures = [captured.stdout.clone(), captured.stderr.clone()];
+        let spawn = SpawnState::new(options.spawner()?, options.denials.clone(), guest.name.clone(), inherit, captures);
         let accountant = Accountant::new(options.gc_policy.clone());
         let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
         let limiter = Limiter::new(options.max_memory, Arc::clone(&external.pool));

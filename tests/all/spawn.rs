@@ -455,3 +455,31 @@ fn issue_14_pty_children_end_with_the_guest() {
     }
     assert_eq!(processes_with(&token), Vec::<u32>::new(), "a terminal's processes outlived the guest");
 }
+
+/// Issue 11: a child's inherited stdout and stderr go where the guest's go. Through the CLI
+/// they are the host's; under an embedder's capture they land in the same capture, the
+/// child's lines after what the guest printed before it and before what it printed after.
+#[test]
+fn spawn_inherit() {
+    let out = run_guest(&["sh"], SPAWN_INHERIT, &[]);
+    assert_code(&out, 3);
+    assert_eq!(stdout(&out), "guest before\nchild out\nguest after\n");
+    assert!(stderr(&out).contains("child err"), "{}", stderr(&out));
+
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let policy = Policy::deny_all().allow_program("sh");
+    let guest = wrt_runtime::Runtime::new().unwrap().load_file(SPAWN_INHERIT).unwrap();
+    let capture = wrt_runtime::GuestOutput::Capture { limit: 1 << 16 };
+    let options = wrt_runtime::RunOptions::new().spawn_policy(&policy).unwrap().stdout(capture.clone()).stderr(capture);
+    for _ in 0..20 {
+        let report = guest.run(&options).unwrap();
+        assert_eq!(report.outcome, wrt_runtime::Outcome::Exited(3));
+        assert_eq!(String::from_utf8_lossy(&report.stdout), "guest before\nchild out\nguest after\n");
+        assert_eq!(String::from_utf8_lossy(&report.stderr), "child err\n");
+    }
+    // A capture of 16 bytes keeps the first 16 of the guest's and the child's bytes together.
+    let small = wrt_runtime::GuestOutput::Capture { limit: 16 };
+    let report = guest.run(&options.clone().stdout(small)).unwrap();
+    assert_eq!(String::from_utf8_lossy(&report.stdout), "guest before\nchi");
+    assert!(report.stdout_truncated);
+}

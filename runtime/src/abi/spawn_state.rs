@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use wrt_host_spawn::{Child, ChildOutcome, RateLimit, SpawnError, Spawner, Verdict, error_chain};
 
+use super::drain::{Drain, Drains, FINISH_WITHIN};
 use super::handles::Handles;
+use crate::capture::Capture;
 use crate::state::GuestState;
 use wrt_abi::ErrorCode;
 
@@ -65,6 +67,22 @@ pub(crate) struct ChildEntry {
     pub(crate) child: Child,
     /// Its outcome, once it has been reaped.
     pub(crate) outcome: Option<ChildOutcome>,
+    /// The drains copying its inherited streams into the guest's captures.
+    pub(crate) drains: Vec<Drain>,
+}
+
+impl ChildEntry {
+    /// Records the child's outcome, once reaped, after what it wrote into the guest's captures
+    /// has been copied there (see `abi::drain`).
+    pub(crate) fn reaped(&mut self, outcome: Option<ChildOutcome>) {
+        if outcome.is_some() {
+            let until = Instant::now() + FINISH_WITHIN;
+            for drain in self.drains.drain(..) {
+                drain.finish(until);
+            }
+        }
+        self.outcome = outcome;
+    }
 }
 
 pub(crate) struct SpawnState {
@@ -75,6 +93,10 @@ pub(crate) struct SpawnState {
     /// Whether the sandbox's stdin, stdout and stderr are the host's own, so a child may
     /// inherit them.
     pub(crate) inherit: [bool; 3],
+    /// The guest's captured stdout and stderr, where a child's inherited stream goes.
+    pub(crate) captures: [Option<Capture>; 2],
+    /// The threads copying children's inherited streams into those captures.
+    pub(crate) drains: Drains,
     /// Programs started so far.
     pub(crate) spawns: u64,
     /// Bytes the guest wrote to or read from its children's pipes through the ABI.
@@ -82,8 +104,25 @@ pub(crate) struct SpawnState {
 }
 
 impl SpawnState {
-    pub(crate) fn new(spawner: Spawner, denials: DenialReporting, guest: String, inherit: [bool; 3]) -> Self {
-        Self { spawner, children: Handles::default(), denials, guest, inherit, spawns: 0, stream_bytes: 0 }
+    pub(crate) fn new(
+        spawner: Spawner,
+        denials: DenialReporting,
+        guest: String,
+        inherit: [bool; 3],
+        captures: [Option<Capture>; 2],
+    ) -> Self {
+        let drains = Drains::default();
+        Self {
+            spawner,
+            children: Handles::default(),
+            denials,
+            guest,
+            inherit,
+            captures,
+            drains,
+            spawns: 0,
+            stream_bytes: 0,
+        }
     }
 
     /// Maps a spawn error to its code and message, and reports denials.
@@ -150,6 +189,8 @@ impl SpawnState {
         if had_children {
             wrt_host_spawn::containment::sweep();
         }
+        // Every writer of a drained pipe is gone now: let the drains copy what is left.
+        self.drains.finish();
     }
 }
 

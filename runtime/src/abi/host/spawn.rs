@@ -11,13 +11,24 @@ use wrt_abi::request::{self, SpawnRequest, StdioMode};
 use wrt_abi::status::RUN_STATUS_LEN;
 use wrt_host_spawn::{ChildStdout, Command, Stdio, error_chain};
 
+use super::super::drain::Drain;
 use super::super::memory;
 use super::super::spawn_state::ChildEntry;
 use super::super::status;
 use super::{Result, check_deadline, with_memory};
 use crate::state::GuestState;
 
-fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Command {
+/// The command of a request. A stream the child inherits while the guest's own is captured
+/// goes into the same capture, through a pipe and a drain thread.
+///
+/// # Errors
+///
+/// No pipe or thread could be made for such a stream.
+fn to_command(
+    request: &SpawnRequest,
+    state: &mut GuestState,
+    all_piped: bool,
+) -> std::io::Result<(Command, Vec<Drain>)> {
     let mut command = Command::new(&request.program);
     command.args(&request.args);
     for (name, value) in &request.env {
@@ -26,8 +37,9 @@ fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Co
     if let Some(cwd) = &request.cwd {
         command.cwd(cwd);
     }
-    // "Inherit" means the sandbox's own stream: a child may write where the guest writes, but
-    // never around a stream the embedder captured or discarded.
+    // "Inherit" means the sandbox's own stream: a child may write where the guest writes (into
+    // the same capture when the embedder captures it), but never around a stream the embedder
+    // discarded.
     let [inherit_in, inherit_out, inherit_err] = state.spawn.inherit;
     let modes = if all_piped { [StdioMode::Piped; 3] } else { request.stdio };
     // `ChildStdout` (stdin only) is connected by `spawn`, which owns the source's pipe; here,
@@ -39,9 +51,21 @@ fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Co
         StdioMode::Pty => Stdio::Pty,
         StdioMode::Inherit | StdioMode::Null | StdioMode::ChildStdout => Stdio::Null,
     };
+    let [mut stdout, mut stderr] = [stdio(modes[1], inherit_out), stdio(modes[2], inherit_err)];
+    let mut drains = Vec::new();
+    for (mode, inherit, capture, target) in [
+        (modes[1], inherit_out, &state.spawn.captures[0], &mut stdout),
+        (modes[2], inherit_err, &state.spawn.captures[1], &mut stderr),
+    ] {
+        if let (StdioMode::Inherit, false, Some(capture)) = (mode, inherit, capture) {
+            let (write, drain) = state.spawn.drains.pipe_into(capture)?;
+            *target = Stdio::File(write);
+            drains.push(drain);
+        }
+    }
     command.stdin(stdio(modes[0], inherit_in));
-    command.stdout(stdio(modes[1], inherit_out));
-    command.stderr(stdio(modes[2], inherit_err));
+    command.stdout(stdout);
+    command.stderr(stderr);
     // A child never outlives the sandbox's deadline: its own timeout ends no later.
     let requested = request.timeout_ms.map(Duration::from_millis);
     let remaining = state.deadline.map(|d| d.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
@@ -60,7 +84,7 @@ fn to_command(request: &SpawnRequest, state: &GuestState, all_piped: bool) -> Co
         let default = |n: u16, d: u16| if n == 0 { d } else { n };
         command.pty_size(default(rows, 24), default(cols, 80));
     }
-    command
+    Ok((command, drains))
 }
 
 pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32) -> Result<i32> {
@@ -82,7 +106,10 @@ pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i
             let message = format!("cannot spawn `{}`: {reason}", request.program);
             return Ok(state.fail(ErrorCode::NoMemory, message));
         }
-        let mut command = to_command(&request, state, false);
+        let (mut command, drains) = match to_command(&request, state, false) {
+            Ok(made) => made,
+            Err(err) => return Ok(state.fail(ErrorCode::Io, format!("cannot capture the child's output: {err}"))),
+        };
         // A pipeline stage: stdin is another child's stdout pipe. The command gets a copy of
         // its descriptor; the source gives up its own only once the spawn succeeded, so a
         // refused stage leaves the source's stdout readable as before.
@@ -113,7 +140,7 @@ pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i
                 state.spawn.spawns += 1;
                 let handle = try_code!(
                     state,
-                    state.spawn.children.insert(ChildEntry { child, outcome: None }),
+                    state.spawn.children.insert(ChildEntry { child, outcome: None, drains }),
                     "too many handles"
                 );
                 Ok(handle)
@@ -215,7 +242,10 @@ pub(super) fn run(
             "spawn request {req_ptr:#x}+{req_len:#x} is outside linear memory"
         );
         let request = try_request!(state, &program, request::decode(bytes), "malformed spawn request");
-        let mut command = to_command(&request, state, true);
+        let (mut command, _) = match to_command(&request, state, true) {
+            Ok(made) => made,
+            Err(err) => return Ok(state.fail(ErrorCode::Io, format!("cannot capture the child's output: {err}"))),
+        };
         // Keep no more output than fits the guest's buffers (or the requested limit), nor more
         // than the memory limit leaves room for (half for each stream): the host holds the output
         // until the child has ended.

@@ -23,7 +23,7 @@ fn wait_entry(entry: &mut ChildEntry, deadline: Option<Instant>) -> std::result:
     // Not `Child::wait`, which closes stdin: a wait leaves the child as it is.
     let limit = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
     let outcome = entry.child.wait_timeout(limit)?;
-    entry.outcome = outcome;
+    entry.reaped(outcome);
     Ok(entry.outcome.is_some())
 }
 
@@ -93,7 +93,7 @@ pub(super) fn wait_any(
                 let index = indexes[position];
                 let record = status::encode(&outcome);
                 if let Ok(entry) = state.spawn.children.get_mut(handles[index]) {
-                    entry.outcome = Some(outcome);
+                    entry.reaped(Some(outcome));
                 }
                 data[status_range].copy_from_slice(&record);
                 Ok(index as i32)
