@@ -467,7 +467,7 @@ fn spawn_inherit() {
     assert!(stderr(&out).contains("child err"), "{}", stderr(&out));
 
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let policy = Policy::deny_all().allow_program("sh");
+    let policy = wrt_host_spawn::Policy::deny_all().allow_program("sh");
     let guest = wrt_runtime::Runtime::new().unwrap().load_file(SPAWN_INHERIT).unwrap();
     let capture = wrt_runtime::GuestOutput::Capture { limit: 1 << 16 };
     let options = wrt_runtime::RunOptions::new().spawn_policy(&policy).unwrap().stdout(capture.clone()).stderr(capture);
