@@ -213,7 +213,11 @@ impl Instance {
         for ty in ty.results() {
             results.push(default_val(&ty).ok_or_else(|| bad_args(format!("result type `{ty}` is not supported")))?);
         }
-        let init = instance.get_typed_func::<(), ()>(&mut self.store, "_initialize").ok();
+        // Looked up as a plain export first: a failed typed lookup builds an error (and its
+        // backtrace), which costs more than the call itself for most guests.
+        let init = instance
+            .get_func(&mut self.store, "_initialize")
+            .and_then(|init| init.typed::<(), ()>(&self.store).ok());
         self.call(|store| {
             if let Some(init) = init {
                 match init.call(&mut *store, ()) {
