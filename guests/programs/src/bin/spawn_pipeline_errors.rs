@@ -26,30 +26,10 @@ fn addr<T>(ptr: *const T) -> i32 {
     ptr.addr() as i32
 }
 
-fn string(out: &mut Vec<u8>, s: &[u8]) {
-    out.extend((s.len() as u32).to_le_bytes());
-    out.extend(s);
-}
-
 /// A request for `program` with `args` and the stdio mode bytes, followed by `tail` (the
 /// source handle of stdin mode 3).
 fn request(program: &[u8], args: &[&[u8]], stdio: [u8; 3], tail: Option<u32>) -> Vec<u8> {
-    let mut out = 1u32.to_le_bytes().to_vec();
-    string(&mut out, program);
-    out.extend((args.len() as u32).to_le_bytes());
-    for arg in args {
-        string(&mut out, arg);
-    }
-    out.extend(0u32.to_le_bytes()); // envc
-    string(&mut out, b""); // cwd
-    out.extend(stdio);
-    out.push(0); // flags
-    out.extend(0u64.to_le_bytes());
-    out.extend(0u64.to_le_bytes());
-    if let Some(handle) = tail {
-        out.extend(handle.to_le_bytes());
-    }
-    out
+    guests::raw_request(program, args, stdio, tail)
 }
 
 fn spawn(req: &[u8]) -> i32 {
