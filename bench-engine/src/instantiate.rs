@@ -283,7 +283,11 @@ impl InstantiateBench {
 
 /// Runs `run` `n` times on each of `threads` threads at once (all started before the clock
 /// starts) and returns the wall-clock time until the last finished.
-fn timed(threads: u32, n: u32, run: impl Fn() -> Result<(), BenchError> + Sync) -> Result<Duration, BenchError> {
+///
+/// # Errors
+///
+/// The first failure of a run, or a thread that panicked.
+pub fn timed(threads: u32, n: u32, run: impl Fn() -> Result<(), BenchError> + Sync) -> Result<Duration, BenchError> {
     let batch = || (0..n).try_for_each(|_| run());
     if threads == 1 {
         let start = Instant::now();
