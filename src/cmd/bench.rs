@@ -267,6 +267,10 @@ impl BenchArgs {
                 .into_iter()
                 .filter(|axis| !axis.first().is_some_and(|s| compared.contains(&s.key())))
                 .collect();
+                anyhow::ensure!(
+                    !a.common.peers,
+                    "`wrt bench instantiate` has no Node peer: its baselines are plain wasmtime, in the same run"
+                );
                 let configs = base.grid(&axes)?;
                 (configs, a.common)
             }

@@ -173,6 +173,7 @@ fn bad_arguments_are_named() {
         (&["startup", "--compare", "heap=0", "heap=1"], "`heap` is not a parameter of `wrt bench startup`"),
         (&["instantiate", "--guest", "rust"], "rust"),
         (&["instantiate", "--config", "none"], "none"),
+        (&["instantiate", "--peers"], "`wrt bench instantiate` has no Node peer"),
         (&["instantiate", "--threads", "0"], "0"),
         (&["instantiate", "--threads", "65"], "65"),
         (&["instantiate", "-n", "0"], "0"),
