@@ -1,11 +1,12 @@
 //! `wrt-bench` is the one benchmark engine of the workspace. It drives `wrt bench`: spawn,
-//! buffer and startup workloads that run anywhere the `wrt` binary runs (their guests are built
-//! into it), each measured against its floor in the same process and run, compared between two
-//! configurations with Welch's t-test, and reported as a table, JSON or a plot. The criterion
-//! benches in `benches/` are thin drivers over the same pieces: the floors ([`floor`]), the
-//! spawn guest ([`SpawnGuest`]), the host's ways to spawn ([`host_spawn`]), paired timing
-//! ([`paired`]), child processes with their peak RSS ([`child`]), the Node and wasmtime peers
-//! ([`peers`]) and, with the `gc-experiments` feature, the buffer suite (`buffer_suite`).
+//! buffer, startup and instantiate workloads that run anywhere the `wrt` binary runs (their
+//! guests are built into it), each measured against its floor in the same process and run,
+//! compared between two configurations with Welch's t-test, and reported as a table, JSON or a
+//! plot. The criterion benches in `benches/` are thin drivers over the same pieces: the floors
+//! ([`floor`]), the spawn guest ([`SpawnGuest`]), the host's ways to spawn ([`host_spawn`]),
+//! paired timing ([`paired`]), instantiate + run in process against plain wasmtime
+//! ([`instantiate`]), child processes with their peak RSS ([`child`]), the Node and wasmtime
+//! peers ([`peers`]) and, with the `gc-experiments` feature, the buffer suite (`buffer_suite`).
 //!
 //! # Examples
 //!
@@ -37,6 +38,7 @@ pub mod child;
 pub mod floor;
 pub mod guests;
 pub mod host_spawn;
+pub mod instantiate;
 pub mod paired;
 pub mod params;
 pub mod peers;
@@ -49,7 +51,8 @@ pub mod stats;
 mod sys;
 
 pub use params::{
-    BufferGuest, BufferParams, Method, ParamError, Params, Setting, SpawnParams, StartupParams, Strategy,
+    BufferGuest, BufferParams, InstantiateGuest, InstantiateParams, Method, ParamError, Params, RunConfig, Setting,
+    SpawnParams, StartupParams, Strategy,
 };
 pub use runner::{Bench, CompareResult, ConfigResult, Sample};
 pub use spawn::SpawnGuest;
@@ -67,7 +70,7 @@ pub enum BenchError {
         /// What was being done.
         context: String,
         /// The runtime's error.
-        source: wrt_runtime::wasmtime::Error,
+        source: wasmtime::Error,
     },
     /// The guest ran but did not do its work.
     #[error("the benchmark guest failed: {0}")]
@@ -108,6 +111,6 @@ pub enum BenchError {
 }
 
 /// Attaches `context` to a runtime error.
-pub(crate) fn runtime<T>(context: &str, result: wrt_runtime::wasmtime::Result<T>) -> Result<T, BenchError> {
+pub(crate) fn runtime<T>(context: &str, result: wasmtime::Result<T>) -> Result<T, BenchError> {
     result.map_err(|source| BenchError::Runtime { context: context.to_owned(), source })
 }

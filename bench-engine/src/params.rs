@@ -122,6 +122,92 @@ impl clap::ValueEnum for BufferGuest {
     }
 }
 
+/// Which guest `wrt bench instantiate` instantiates and runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InstantiateGuest {
+    /// `(func (export "_start"))`: no import, no memory.
+    Trivial,
+    /// Imports five WASI preview 1 functions and a memory, calls none of them.
+    Wasi,
+    /// Prints a line to stdout with `fd_write` and exits 7 with `proc_exit`.
+    Hello,
+}
+
+impl InstantiateGuest {
+    /// Every guest.
+    pub const ALL: [InstantiateGuest; 3] = [InstantiateGuest::Trivial, InstantiateGuest::Wasi, InstantiateGuest::Hello];
+
+    /// `trivial`, `wasi` or `hello`, as `--guest` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            InstantiateGuest::Trivial => "trivial",
+            InstantiateGuest::Wasi => "wasi",
+            InstantiateGuest::Hello => "hello",
+        }
+    }
+}
+
+/// `trivial`, `wasi` and `hello` as values of `wrt bench instantiate --guest` (the `clap`
+/// feature).
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for InstantiateGuest {
+    fn value_variants<'a>() -> &'a [Self] {
+        &InstantiateGuest::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
+
+/// The [`RunOptions`](wrt_runtime::RunOptions) each run of `wrt bench instantiate` gets (built
+/// once per configuration, shared by every run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunConfig {
+    /// The defaults (stdout discarded).
+    Defaults,
+    /// A 10 s timeout, never reached.
+    Timeout,
+    /// A spawn policy with one allow rule (`/bin/true`).
+    Policy,
+    /// Two arguments, the policy, a memory limit, a collection policy and the timeout.
+    All,
+}
+
+impl RunConfig {
+    /// Every configuration.
+    pub const ALL: [RunConfig; 4] = [RunConfig::Defaults, RunConfig::Timeout, RunConfig::Policy, RunConfig::All];
+
+    /// `defaults`, `timeout`, `policy` or `all`, as `--config` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunConfig::Defaults => "defaults",
+            RunConfig::Timeout => "timeout",
+            RunConfig::Policy => "policy",
+            RunConfig::All => "all",
+        }
+    }
+}
+
+/// `defaults`, `timeout`, `policy` and `all` as values of `wrt bench instantiate --config` (the
+/// `clap` feature).
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for RunConfig {
+    fn value_variants<'a>() -> &'a [Self] {
+        &RunConfig::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
+
+/// The most threads `wrt bench instantiate --threads` takes (the floor's instance pool holds
+/// twice as many slots).
+pub const MAX_THREADS: u32 = 64;
+
 /// Parameters of `wrt bench spawn`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SpawnParams {
@@ -166,6 +252,19 @@ pub struct StartupParams {
     pub n: u32,
 }
 
+/// Parameters of `wrt bench instantiate`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InstantiateParams {
+    /// Instantiate+runs per batch, per thread.
+    pub n: u32,
+    /// Which guest.
+    pub guest: InstantiateGuest,
+    /// Which options each run gets.
+    pub config: RunConfig,
+    /// Threads running batches at once, sharing one runtime and guest (and one floor engine).
+    pub threads: u32,
+}
+
 /// The parameters of one configuration of a workload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "workload", rename_all = "kebab-case")]
@@ -176,6 +275,8 @@ pub enum Params {
     Buffer(BufferParams),
     /// `wrt bench startup`
     Startup(StartupParams),
+    /// `wrt bench instantiate`
+    Instantiate(InstantiateParams),
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
@@ -245,6 +346,12 @@ pub enum Setting {
     GcSoftLimit(u64),
     /// `gc-growth` (buffer).
     GcGrowth(f64),
+    /// `guest` (instantiate).
+    InstantiateGuest(InstantiateGuest),
+    /// `config` (instantiate).
+    Config(RunConfig),
+    /// `threads` (instantiate): 1 to [`MAX_THREADS`].
+    Threads(u32),
 }
 
 impl Setting {
@@ -263,6 +370,9 @@ impl Setting {
             Setting::GcYoung(_) => "gc-young",
             Setting::GcSoftLimit(_) => "gc-soft-limit",
             Setting::GcGrowth(_) => "gc-growth",
+            Setting::InstantiateGuest(_) => "guest",
+            Setting::Config(_) => "config",
+            Setting::Threads(_) => "threads",
         }
     }
 
@@ -270,7 +380,7 @@ impl Setting {
     fn value(&self) -> String {
         let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
         match *self {
-            Setting::N(n) => n.to_string(),
+            Setting::N(n) | Setting::Threads(n) => n.to_string(),
             Setting::Heap(b) | Setting::External(b) | Setting::BodySize(b) => size(b),
             Setting::GcYoung(b) | Setting::GcSoftLimit(b) => size(b),
             Setting::Strategy(s) => s.flag_value().to_owned(),
@@ -278,6 +388,8 @@ impl Setting {
             Setting::Method(m) => m.name().to_owned(),
             Setting::Guest(g) => g.name().to_owned(),
             Setting::GcGrowth(f) => f.to_string(),
+            Setting::InstantiateGuest(g) => g.name().to_owned(),
+            Setting::Config(c) => c.name().to_owned(),
         }
     }
 }
@@ -289,6 +401,7 @@ impl Params {
             Params::Spawn(_) => "spawn",
             Params::Buffer(_) => "buffer",
             Params::Startup(_) => "startup",
+            Params::Instantiate(_) => "instantiate",
         }
     }
 
@@ -298,6 +411,7 @@ impl Params {
             Params::Spawn(_) => &["n", "heap", "external", "strategy", "dontfork", "method"],
             Params::Buffer(_) => &["n", "body-size", "guest", "gc", "gc-young", "gc-soft-limit", "gc-growth"],
             Params::Startup(_) => &["n"],
+            Params::Instantiate(_) => &["n", "guest", "config", "threads"],
         }
     }
 
@@ -314,7 +428,10 @@ impl Params {
     pub fn parse(&self, key: &str, value: &str) -> Result<Setting, ParamError> {
         // `-n`'s long name in `wrt bench <workload> --help`.
         let key = match (self, key) {
-            (Params::Spawn(_), "spawns") | (Params::Buffer(_), "iterations") | (Params::Startup(_), "processes") => "n",
+            (Params::Spawn(_), "spawns")
+            | (Params::Buffer(_), "iterations")
+            | (Params::Startup(_), "processes")
+            | (Params::Instantiate(_), "instantiations") => "n",
             _ => key,
         };
         if !self.keys().contains(&key) {
@@ -333,7 +450,12 @@ impl Params {
             "dontfork" => Setting::Dontfork(parse_on_off(key, value)?),
             "method" => Setting::Method(one_of(key, value, &Method::ALL, Method::name)?),
             "body-size" => Setting::BodySize(parse_size(key, value)?),
+            "guest" if matches!(self, Params::Instantiate(_)) => {
+                Setting::InstantiateGuest(one_of(key, value, &InstantiateGuest::ALL, InstantiateGuest::name)?)
+            }
             "guest" => Setting::Guest(one_of(key, value, &BufferGuest::ALL, BufferGuest::name)?),
+            "config" => Setting::Config(one_of(key, value, &RunConfig::ALL, RunConfig::name)?),
+            "threads" => Setting::Threads(parse_n(key, value)?),
             "gc" => Setting::Gc(parse_on_off(key, value)?),
             "gc-young" => Setting::GcYoung(parse_size(key, value)?),
             "gc-soft-limit" => Setting::GcSoftLimit(parse_size(key, value)?),
@@ -360,6 +482,14 @@ impl Params {
             (Params::Spawn(p), Setting::N(n)) => p.n = n,
             (Params::Buffer(p), Setting::N(n)) => p.n = n,
             (Params::Startup(p), Setting::N(n)) => p.n = n,
+            (Params::Instantiate(p), Setting::N(n)) => p.n = n,
+            (Params::Instantiate(p), Setting::InstantiateGuest(g)) => p.guest = g,
+            (Params::Instantiate(p), Setting::Config(c)) => p.config = c,
+            (Params::Instantiate(p), Setting::Threads(t)) => {
+                p.threads = Some(t)
+                    .filter(|t| (1..=MAX_THREADS).contains(t))
+                    .ok_or_else(|| out_of_range(&format!("must be between 1 and {MAX_THREADS}")))?;
+            }
             (Params::Spawn(p), Setting::Heap(b)) => p.heap = b,
             (Params::Spawn(p), Setting::External(b)) => p.external = b,
             (Params::Spawn(p), Setting::Strategy(s)) => p.strategy = s,
@@ -420,6 +550,10 @@ impl Params {
             (Params::Spawn(p), "n") => Setting::N(p.n),
             (Params::Buffer(p), "n") => Setting::N(p.n),
             (Params::Startup(p), "n") => Setting::N(p.n),
+            (Params::Instantiate(p), "n") => Setting::N(p.n),
+            (Params::Instantiate(p), "guest") => Setting::InstantiateGuest(p.guest),
+            (Params::Instantiate(p), "config") => Setting::Config(p.config),
+            (Params::Instantiate(p), "threads") => Setting::Threads(p.threads),
             (Params::Spawn(p), "heap") => Setting::Heap(p.heap),
             (Params::Spawn(p), "external") => Setting::External(p.external),
             (Params::Spawn(p), "strategy") => Setting::Strategy(p.strategy),
@@ -523,6 +657,35 @@ mod tests {
         assert_eq!(shown, ["posix-spawn 0", "posix-spawn 600MiB", "fork-exec 0", "fork-exec 600MiB"]);
         assert!(matches!(spawn().grid(&[vec![Setting::Guest(BufferGuest::Rust)]]), Err(ParamError::UnknownKey { .. })));
         assert!(matches!(spawn().grid(&[vec![Setting::N(0)]]), Err(ParamError::BadValue { .. })));
+    }
+
+    #[test]
+    fn instantiate_keys_parse_and_check_their_range() {
+        let mut p = Params::Instantiate(InstantiateParams {
+            n: 10,
+            guest: InstantiateGuest::Trivial,
+            config: RunConfig::Defaults,
+            threads: 1,
+        });
+        for kv in ["guest=hello", "config=all", "threads=4", "instantiations=7"] {
+            p.apply(kv).unwrap();
+        }
+        assert_eq!(p.to_string(), "n=7 guest=hello config=all threads=4");
+        for kv in ["guest=rust", "config=none", "threads=0", "threads=65", "body-size=1"] {
+            assert!(p.apply(kv).is_err(), "{kv}");
+        }
+        // `guest` names the buffer workload's guests there, and only those.
+        let mut b = Params::Buffer(BufferParams {
+            n: 1,
+            body_size: 1,
+            guest: BufferGuest::Rust,
+            gc: true,
+            gc_young: 1,
+            gc_soft_limit: 1,
+            gc_growth: 2.0,
+        });
+        assert!(b.apply("guest=hello").is_err());
+        assert!(b.set(Setting::InstantiateGuest(InstantiateGuest::Hello)).is_err());
     }
 
     #[test]

@@ -161,6 +161,8 @@ pub fn run(params: &Params) -> Result<Option<PeerResult>, BenchError> {
             ]);
             PeerResult { name, rate: number(&peer.json, "ops_per_s")?, extra }
         }
+        // No peer instantiates in process.
+        Params::Instantiate(_) => return Ok(None),
         Params::Startup(p) => {
             let start = Instant::now();
             for _ in 0..p.n {

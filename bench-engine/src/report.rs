@@ -4,16 +4,16 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::params::Params;
+use crate::params::{Params, RunConfig};
 use crate::runner::{CompareResult, ConfigResult};
-use crate::stats::LEVELS;
+use crate::stats::{LEVELS, Summary};
 
 /// The unit of a workload's rate.
 pub fn unit(params: &Params) -> &'static str {
     match params {
         Params::Spawn(_) => "spawns/s",
         Params::Buffer(_) => "ops/s",
-        Params::Startup(_) => "runs/s",
+        Params::Startup(_) | Params::Instantiate(_) => "runs/s",
     }
 }
 
@@ -30,11 +30,34 @@ fn extra_columns(params: &Params) -> &'static [(&'static str, &'static str)] {
             &[("young_collections", "young"), ("full_collections", "full"), ("peak_external", "peak ext")]
         }
         Params::Startup(_) => &[("ms_per_run", "ms/run")],
+        Params::Instantiate(_) => &[
+            ("us_per_run", "µs/run"),
+            ("floor_us_per_run", "floor µs"),
+            ("time_of_floor", "time/floor"),
+            ("ondemand_us_per_run", "on-demand µs"),
+        ],
+    }
+}
+
+/// The value of the extra figure `key` in a table row: the median over the runs for the
+/// instantiate workload (its runs are batches, reported as the median batch), the mean for the
+/// others.
+fn extra_value(result: &ConfigResult, key: &str) -> Option<f64> {
+    match result.params {
+        Params::Instantiate(_) => {
+            let values: Vec<f64> = result.samples.iter().filter_map(|s| s.extra.get(key).copied()).collect();
+            (!values.is_empty()).then(|| Summary::median(&values))
+        }
+        _ => result.extra.get(key).copied(),
     }
 }
 
 fn extra_cell(key: &str, value: f64) -> String {
-    if key.starts_with("peak") || key == "rss" {
+    if key.starts_with("time_of") {
+        format!("{value:.2}×")
+    } else if key.ends_with("us_per_run") {
+        format!("{value:.2}")
+    } else if key.starts_with("peak") || key == "rss" {
         format!("{:.1} MiB", value / f64::from(1 << 20))
     } else if key.ends_with("collections") {
         format!("{value:.0}")
@@ -96,7 +119,7 @@ pub fn results_table(results: &[ConfigResult]) -> String {
             rate(r.floor_rate.mean),
             format!("{:.2}×", r.of_floor),
         ];
-        row.extend(columns.iter().map(|(key, _)| r.extra.get(*key).map_or("-".into(), |v| extra_cell(key, *v))));
+        row.extend(columns.iter().map(|(key, _)| extra_value(r, key).map_or("-".into(), |v| extra_cell(key, v))));
         rows.push(row);
         if let Some(peer) = &r.peer {
             let mut row = vec![
@@ -111,7 +134,35 @@ pub fn results_table(results: &[ConfigResult]) -> String {
             rows.push(row);
         }
     }
-    format!("{}\n{}", common_line(&all), layout(&rows))
+    format!("{}\n{}{}", common_line(&all), layout(&rows), costs(results))
+}
+
+/// For the instantiate workload: what a timeout and a spawn policy add to a run (median µs of
+/// the configuration minus that of `defaults`, same guest and threads, same run).
+fn costs(results: &[ConfigResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let Params::Instantiate(p) = &r.params else { continue };
+        if p.config == RunConfig::Defaults {
+            continue;
+        }
+        let defaults = results.iter().find(|d| {
+            matches!(&d.params, Params::Instantiate(q) if q.config == RunConfig::Defaults && q.guest == p.guest && q.threads == p.threads)
+        });
+        if let (Some(d), Some(us)) = (defaults, extra_value(r, "us_per_run"))
+            && let Some(base) = extra_value(d, "us_per_run")
+        {
+            let _ = writeln!(
+                out,
+                "{} of guest={} threads={}: {:+.2} µs/run over defaults",
+                p.config.name(),
+                p.guest.name(),
+                p.threads,
+                us - base
+            );
+        }
+    }
+    if out.is_empty() { out } else { format!("\n{out}") }
 }
 
 /// `wrt bench <workload>: ` and the parameters all of `all` share.

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::params::Params;
 use crate::peers::{self, PeerResult};
 use crate::stats::{Comparison, Summary};
-use crate::{BenchError, buffer, spawn, startup};
+use crate::{BenchError, buffer, instantiate, spawn, startup};
 
 /// One run of one configuration.
 #[derive(Debug, Clone, Serialize)]
@@ -106,6 +106,7 @@ impl Bench {
             Params::Spawn(p) => spawn::run_once(p),
             Params::Buffer(p) => buffer::run_once(p),
             Params::Startup(p) => startup::run_once(p),
+            Params::Instantiate(p) => instantiate::run_once(p),
         }
     }
 

@@ -1,4 +1,4 @@
-//! `wrt bench`: the spawn, buffer and startup workloads of `wrt-bench`, with their guests built
+//! `wrt bench`: the spawn, buffer, startup and instantiate workloads of `wrt-bench`, with their guests built
 //! into the binary. Flags given several values make a grid of configurations; `--compare`
 //! runs two configurations interleaved and tests the difference.
 
@@ -9,12 +9,15 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use wrt_bench::report::{self, JsonReport};
-use wrt_bench::{Bench, BufferGuest, BufferParams, Method, Params, Setting, SpawnParams, StartupParams, Strategy};
+use wrt_bench::{
+    Bench, BufferGuest, BufferParams, InstantiateGuest, InstantiateParams, Method, Params, RunConfig, Setting,
+    SpawnParams, StartupParams, Strategy,
+};
 use wrt_runtime::GcPolicy;
 
 use super::OnOff;
 
-/// Measure spawn, buffer and startup workloads against their floors
+/// Measure spawn, buffer, startup and instantiate workloads against their floors
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     #[command(subcommand)]
@@ -31,6 +34,9 @@ enum Workload {
     Buffer(BufferArgs),
     /// `wrt run hello.wasm` as a new process, against posix_spawn + waitpid of /bin/true
     Startup(StartupArgs),
+    /// Instantiate + run in process (one shared runtime, guests loaded once), against plain
+    /// wasmtime with the pooling allocator and copy-on-write memory in the same run
+    Instantiate(InstantiateArgs),
 }
 
 const SPAWN_EXAMPLES: &str = "\
@@ -49,6 +55,12 @@ const STARTUP_EXAMPLES: &str = "\
 Examples:
   wrt bench startup -n 20 --runs 5 --peers --plot startup.png
   wrt bench startup --runs 6 --compare n=5 n=50";
+
+const INSTANTIATE_EXAMPLES: &str = "\
+Examples:
+  wrt bench instantiate
+  wrt bench instantiate --guest hello --config defaults,all --threads 1,4 --plot instantiate.svg
+  wrt bench instantiate --runs 6 --guest hello --compare config=defaults config=timeout";
 
 /// `--plot FILE`: a PNG or SVG file in an existing directory.
 fn plot_path(value: &str) -> Result<PathBuf, String> {
@@ -147,6 +159,29 @@ struct StartupArgs {
     common: Common,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = INSTANTIATE_EXAMPLES)]
+struct InstantiateArgs {
+    /// Instantiate + runs per batch (per thread); each of --runs is one batch, reported as the
+    /// median batch
+    #[arg(short = 'n', long = "instantiations", value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
+    n: u32,
+    /// Which guests: `(func (export "_start"))`, one importing WASI functions, one printing a
+    /// line and exiting 7
+    #[arg(long, value_name = "GUEST", value_delimiter = ',', default_value = "trivial,wasi,hello")]
+    guest: Vec<InstantiateGuest>,
+    /// The options of each run: the defaults, a 10 s timeout, a spawn policy with one rule, or
+    /// arguments + policy + memory and collection limits + timeout
+    #[arg(long, value_name = "CONFIG", value_delimiter = ',', default_value = "defaults,timeout,policy,all")]
+    config: Vec<RunConfig>,
+    /// Threads running batches at once, sharing the runtime and guest (the floor shares its
+    /// engine); the rate is the aggregate; several values, such as 1,4, show the scaling
+    #[arg(long, value_name = "N", value_delimiter = ',', default_value = "1", value_parser = clap::value_parser!(u32).range(1..=i64::from(wrt_bench::params::MAX_THREADS)))]
+    threads: Vec<u32>,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// One axis of the grid: each value of a flag as a typed setting.
 fn axis<T: Copy>(values: &[T], setting: impl Fn(T) -> Setting) -> Vec<Setting> {
     values.iter().copied().map(setting).collect()
@@ -213,6 +248,32 @@ impl BenchArgs {
                 (configs, a.common)
             }
             Workload::Startup(a) => (vec![Params::Startup(StartupParams { n: a.n })], a.common),
+            Workload::Instantiate(a) => {
+                let base = Params::Instantiate(InstantiateParams {
+                    n: a.n,
+                    guest: InstantiateGuest::Trivial,
+                    config: RunConfig::Defaults,
+                    threads: 1,
+                });
+                // `--guest` and `--config` default to every value: a key that `--compare` sets
+                // is not an axis.
+                let compared: Vec<&str> =
+                    a.common.compare.iter().flatten().filter_map(|kv| kv.split_once('=').map(|(k, _)| k)).collect();
+                let axes: Vec<Vec<Setting>> = [
+                    axis(&a.guest, Setting::InstantiateGuest),
+                    axis(&a.config, Setting::Config),
+                    axis(&a.threads, Setting::Threads),
+                ]
+                .into_iter()
+                .filter(|axis| !axis.first().is_some_and(|s| compared.contains(&s.key())))
+                .collect();
+                anyhow::ensure!(
+                    !a.common.peers,
+                    "`wrt bench instantiate` has no Node peer: its baselines are plain wasmtime, in the same run"
+                );
+                let configs = base.grid(&axes)?;
+                (configs, a.common)
+            }
         };
         let pair = match &common.compare {
             Some(pair) => {
@@ -305,7 +366,7 @@ mod tests {
     /// configurations (`tests/all/bench_cmd.rs` runs them).
     #[test]
     fn issue_16_help_examples_make_valid_plans() {
-        for examples in [SPAWN_EXAMPLES, BUFFER_EXAMPLES, STARTUP_EXAMPLES] {
+        for examples in [SPAWN_EXAMPLES, BUFFER_EXAMPLES, STARTUP_EXAMPLES, INSTANTIATE_EXAMPLES] {
             for line in examples.lines().filter_map(|l| l.trim().strip_prefix("wrt ")) {
                 let argv = std::iter::once("wrt").chain(line.split_whitespace());
                 let Top::Bench(args) = Wrt::try_parse_from(argv).unwrap_or_else(|e| panic!("{line}: {e}")).command;

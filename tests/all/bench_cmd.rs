@@ -47,6 +47,62 @@ fn startup_runs_wrt_as_a_process() {
     assert!(report["results"][0]["extra"]["ms_per_run"].as_f64().unwrap() > 0.0, "{report}");
 }
 
+/// Issue 11: every guest under every configuration, each with the wasmtime floor (pooling +
+/// copy-on-write) and the on-demand reference measured in the same run.
+#[test]
+fn instantiate_measures_every_guest_and_configuration_against_the_floor() {
+    let report = json(&["instantiate", "-n", "5", "--runs", "2"]);
+    let results = report["results"].as_array().unwrap();
+    let shown: Vec<String> = results
+        .iter()
+        .map(|r| format!("{} {}", r["params"]["guest"], r["params"]["config"]).replace('"', ""))
+        .collect();
+    let mut expected = Vec::new();
+    for guest in ["trivial", "wasi", "hello"] {
+        for config in ["defaults", "timeout", "policy", "all"] {
+            expected.push(format!("{guest} {config}"));
+        }
+    }
+    assert_eq!(shown, expected);
+    for r in results {
+        assert_eq!(r["samples"].as_array().unwrap().len(), 2, "{r}");
+        assert_eq!(r["params"]["threads"], 1, "{r}");
+        assert!(r["rate"]["mean"].as_f64().unwrap() > 0.0 && r["floor_rate"]["mean"].as_f64().unwrap() > 0.0, "{r}");
+        for key in ["us_per_run", "floor_us_per_run", "time_of_floor", "ondemand_us_per_run"] {
+            assert!(r["extra"][key].as_f64().unwrap() > 0.0, "no `{key}` in {r}");
+        }
+    }
+    // The table names every configuration, the floor, and the cost of each option over the
+    // defaults.
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["bench", "instantiate", "-n", "3", "--runs", "1"]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    for row in expected {
+        let (guest, config) = row.split_once(' ').unwrap();
+        assert!(text.contains(&format!("guest={guest} config={config} ")), "no `{row}` in:\n{text}");
+        if config != "defaults" {
+            assert!(text.contains(&format!("{config} of guest={guest} threads=1: ")), "no cost of `{row}` in:\n{text}");
+        }
+    }
+    for column in ["runs/s", "floor", "of floor", "µs/run", "floor µs", "time/floor", "on-demand µs"] {
+        assert!(text.contains(column), "no `{column}` in:\n{text}");
+    }
+}
+
+/// Issue 11: `--threads` runs the batches from several threads (and the floor too).
+#[test]
+fn instantiate_runs_from_several_threads() {
+    let report =
+        json(&["instantiate", "-n", "3", "--runs", "1", "--guest", "hello", "--config", "all", "--threads", "1,3"]);
+    let results = report["results"].as_array().unwrap();
+    let threads: Vec<u64> = results.iter().map(|r| r["params"]["threads"].as_u64().unwrap()).collect();
+    assert_eq!(threads, [1, 3]);
+    for r in results {
+        assert!(r["rate"]["mean"].as_f64().unwrap() > 0.0 && r["floor_rate"]["mean"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}
+
 #[test]
 fn compare_prints_the_test_of_the_difference() {
     let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -115,6 +171,25 @@ fn bad_arguments_are_named() {
         (&["buffer", "--gc-young", "48MiB"], "at most half the soft limit"),
         (&["buffer", "--compare", "gc-young=8MiB", "gc-young=40MiB"], "at most half the soft limit"),
         (&["startup", "--compare", "heap=0", "heap=1"], "`heap` is not a parameter of `wrt bench startup`"),
+        (&["instantiate", "--guest", "rust"], "rust"),
+        (&["instantiate", "--config", "none"], "none"),
+        (&["instantiate", "--peers"], "`wrt bench instantiate` has no Node peer"),
+        (&["instantiate", "--threads", "0"], "0"),
+        (&["instantiate", "--threads", "65"], "65"),
+        (&["instantiate", "-n", "0"], "0"),
+        (
+            &["instantiate", "--guest", "hello", "--config", "all", "--compare", "threads=0", "threads=1"],
+            "must be between 1 and 64",
+        ),
+        (
+            &["instantiate", "--config", "all", "--compare", "guest=rust", "guest=hello"],
+            "invalid value `rust` for `guest`",
+        ),
+        (&["instantiate", "--compare", "config=all", "config=timeout"], "--compare takes one value of each other flag"),
+        (
+            &["instantiate", "--guest", "hello", "--config", "all", "--compare", "heap=0", "heap=1"],
+            "`heap` is not a parameter of `wrt bench instantiate`",
+        ),
         (&["fork"], "fork"),
     ] {
         let out = run(["bench"].iter().chain(args));
@@ -188,7 +263,7 @@ fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn issue_16_every_help_example_runs() {
     let dir = tempfile::tempdir().unwrap();
-    for workload in ["spawn", "buffer", "startup"] {
+    for workload in ["spawn", "buffer", "startup", "instantiate"] {
         let examples = help_examples(workload);
         assert!(examples.len() >= 2, "`bench {workload} --help` has no examples: {examples:?}");
         for example in examples {
@@ -203,7 +278,7 @@ fn issue_16_every_help_example_runs() {
 /// Issue 16: `-n` showed as `-n, --n <N>`.
 #[test]
 fn issue_16_n_has_a_proper_long_name() {
-    for workload in ["spawn", "buffer", "startup"] {
+    for workload in ["spawn", "buffer", "startup", "instantiate"] {
         let text = help(workload);
         assert!(!text.contains("--n "), "`bench {workload} --help`:\n{text}");
         let line = text.lines().find(|l| l.trim_start().starts_with("-n, --")).unwrap_or_else(|| panic!("{text}"));
@@ -234,7 +309,12 @@ fn issue_16_plot_extension_is_checked_before_the_run() {
 #[test]
 fn issue_16_plot_writes_svg_and_says_where() {
     let dir = tempfile::tempdir().unwrap();
-    for (workload, file) in [("spawn", "spawn.svg"), ("buffer", "buffer.SVG"), ("startup", "startup.svg")] {
+    for (workload, file) in [
+        ("spawn", "spawn.svg"),
+        ("buffer", "buffer.SVG"),
+        ("startup", "startup.svg"),
+        ("instantiate", "instantiate.svg"),
+    ] {
         let path = dir.path().join(file);
         let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let out = run(["bench", workload, "-n", "2", "--runs", "2", "--plot", path.to_str().unwrap()]);
