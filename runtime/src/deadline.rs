@@ -67,6 +67,10 @@ struct TickerState {
     active: usize,
     started: bool,
     stopped: bool,
+    /// The thread waits with no timeout (nothing ticks): only then does a new call wake it.
+    /// Waking a thread that ticks anyway would make it bump the epoch early, which costs every
+    /// guest of the engine an epoch callback.
+    idle: bool,
 }
 
 impl Shared {
@@ -100,7 +104,7 @@ impl EpochTicker {
             state.started = true;
         }
         state.active += 1;
-        if state.active == 1 {
+        if state.active == 1 && state.idle {
             self.shared.wake.notify_one();
         }
         Ok(Ticking { shared: Arc::clone(&self.shared) })
@@ -122,7 +126,9 @@ fn run(shared: &Shared, engine: &EngineWeak) {
             return;
         }
         if state.active == 0 {
+            state.idle = true;
             state = shared.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
+            state.idle = false;
             continue;
         }
         state = shared.wake.wait_timeout(state, TICK).unwrap_or_else(PoisonError::into_inner).0;
