@@ -40,6 +40,7 @@ pub mod host_spawn;
 pub mod paired;
 pub mod params;
 pub mod peers;
+pub mod pipeline;
 pub mod plot;
 pub mod report;
 mod runner;
@@ -48,6 +49,7 @@ mod startup;
 pub mod stats;
 mod sys;
 
+pub use params::PipelineParams;
 pub use params::{
     BufferGuest, BufferParams, Method, ParamError, Params, Setting, SpawnParams, StartupParams, Strategy,
 };

@@ -166,6 +166,13 @@ pub struct StartupParams {
     pub n: u32,
 }
 
+/// Parameters of `wrt bench pipeline`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PipelineParams {
+    /// Bytes through the pipeline per run.
+    pub bytes: u64,
+}
+
 /// The parameters of one configuration of a workload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "workload", rename_all = "kebab-case")]
@@ -176,6 +183,8 @@ pub enum Params {
     Buffer(BufferParams),
     /// `wrt bench startup`
     Startup(StartupParams),
+    /// `wrt bench pipeline`
+    Pipeline(PipelineParams),
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
@@ -245,6 +254,8 @@ pub enum Setting {
     GcSoftLimit(u64),
     /// `gc-growth` (buffer).
     GcGrowth(f64),
+    /// `bytes` (pipeline): bytes through the pipeline, at least 1.
+    Bytes(u64),
 }
 
 impl Setting {
@@ -263,6 +274,7 @@ impl Setting {
             Setting::GcYoung(_) => "gc-young",
             Setting::GcSoftLimit(_) => "gc-soft-limit",
             Setting::GcGrowth(_) => "gc-growth",
+            Setting::Bytes(_) => "bytes",
         }
     }
 
@@ -278,6 +290,7 @@ impl Setting {
             Setting::Method(m) => m.name().to_owned(),
             Setting::Guest(g) => g.name().to_owned(),
             Setting::GcGrowth(f) => f.to_string(),
+            Setting::Bytes(b) => size(b),
         }
     }
 }
@@ -289,6 +302,7 @@ impl Params {
             Params::Spawn(_) => "spawn",
             Params::Buffer(_) => "buffer",
             Params::Startup(_) => "startup",
+            Params::Pipeline(_) => "pipeline",
         }
     }
 
@@ -298,6 +312,7 @@ impl Params {
             Params::Spawn(_) => &["n", "heap", "external", "strategy", "dontfork", "method"],
             Params::Buffer(_) => &["n", "body-size", "guest", "gc", "gc-young", "gc-soft-limit", "gc-growth"],
             Params::Startup(_) => &["n"],
+            Params::Pipeline(_) => &["bytes"],
         }
     }
 
@@ -315,6 +330,7 @@ impl Params {
         // `-n`'s long name in `wrt bench <workload> --help`.
         let key = match (self, key) {
             (Params::Spawn(_), "spawns") | (Params::Buffer(_), "iterations") | (Params::Startup(_), "processes") => "n",
+            (Params::Pipeline(_), "n") => "bytes",
             _ => key,
         };
         if !self.keys().contains(&key) {
@@ -338,6 +354,7 @@ impl Params {
             "gc-young" => Setting::GcYoung(parse_size(key, value)?),
             "gc-soft-limit" => Setting::GcSoftLimit(parse_size(key, value)?),
             "gc-growth" => Setting::GcGrowth(value.parse().map_err(|_| bad(key, value, "not a number"))?),
+            "bytes" => Setting::Bytes(parse_size(key, value)?),
             _ => return Err(self.unknown(key)),
         };
         // The ranges are checked once, on the typed value.
@@ -376,6 +393,8 @@ impl Params {
             (Params::Buffer(p), Setting::GcYoung(b)) => p.gc_young = b,
             (Params::Buffer(p), Setting::GcSoftLimit(b)) => p.gc_soft_limit = b,
             (Params::Buffer(p), Setting::GcGrowth(f)) => p.gc_growth = f,
+            (Params::Pipeline(_), Setting::Bytes(0)) => return Err(out_of_range("must be at least 1 byte")),
+            (Params::Pipeline(p), Setting::Bytes(b)) => p.bytes = b,
             (_, setting) => return Err(self.unknown(setting.key())),
         }
         Ok(())
@@ -431,6 +450,7 @@ impl Params {
             (Params::Buffer(p), "gc-young") => Setting::GcYoung(p.gc_young),
             (Params::Buffer(p), "gc-soft-limit") => Setting::GcSoftLimit(p.gc_soft_limit),
             (Params::Buffer(p), "gc-growth") => Setting::GcGrowth(p.gc_growth),
+            (Params::Pipeline(p), "bytes") => Setting::Bytes(p.bytes),
             _ => return None,
         };
         Some(setting.value())
@@ -523,6 +543,21 @@ mod tests {
         assert_eq!(shown, ["posix-spawn 0", "posix-spawn 600MiB", "fork-exec 0", "fork-exec 600MiB"]);
         assert!(matches!(spawn().grid(&[vec![Setting::Guest(BufferGuest::Rust)]]), Err(ParamError::UnknownKey { .. })));
         assert!(matches!(spawn().grid(&[vec![Setting::N(0)]]), Err(ParamError::BadValue { .. })));
+    }
+
+    #[test]
+    fn pipeline_bytes_are_a_size_of_at_least_one_byte() {
+        let mut p = Params::Pipeline(PipelineParams { bytes: 1 });
+        p.apply("bytes=1GiB").unwrap();
+        assert_eq!(p.to_string(), "bytes=1GiB");
+        p.apply("n=3MiB").unwrap();
+        assert_eq!(p.get("bytes").as_deref(), Some("3MiB"));
+        for kv in ["bytes=0", "bytes=lots", "bytes=-1"] {
+            let err = p.apply(kv).unwrap_err();
+            assert!(matches!(err, ParamError::BadValue { .. }), "{kv}: {err}");
+        }
+        assert!(p.apply("bytes=0").unwrap_err().to_string().contains("at least 1 byte"));
+        assert!(matches!(p.apply("heap=0"), Err(ParamError::UnknownKey { .. })));
     }
 
     #[test]

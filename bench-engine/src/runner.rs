@@ -106,6 +106,7 @@ impl Bench {
             Params::Spawn(p) => spawn::run_once(p),
             Params::Buffer(p) => buffer::run_once(p),
             Params::Startup(p) => startup::run_once(p),
+            Params::Pipeline(p) => crate::pipeline::run_once(p),
         }
     }
 

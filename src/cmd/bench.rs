@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use wrt_bench::PipelineParams;
 use wrt_bench::report::{self, JsonReport};
 use wrt_bench::{Bench, BufferGuest, BufferParams, Method, Params, Setting, SpawnParams, StartupParams, Strategy};
 use wrt_runtime::GcPolicy;
@@ -31,6 +32,9 @@ enum Workload {
     Buffer(BufferArgs),
     /// `wrt run hello.wasm` as a new process, against posix_spawn + waitpid of /bin/true
     Startup(StartupArgs),
+    /// `head -c SIZE /dev/zero | tr '\0' a | wc -c` run by a guest child to child, against the
+    /// same pipeline run by sh -c in the same run
+    Pipeline(PipelineArgs),
 }
 
 const SPAWN_EXAMPLES: &str = "\
@@ -49,6 +53,12 @@ const STARTUP_EXAMPLES: &str = "\
 Examples:
   wrt bench startup -n 20 --runs 5 --peers --plot startup.png
   wrt bench startup --runs 6 --compare n=5 n=50";
+
+const PIPELINE_EXAMPLES: &str = "\
+Examples:
+  wrt bench pipeline --runs 3
+  wrt bench pipeline -n 64MiB,256MiB --runs 2 --json
+  wrt bench pipeline --runs 4 --compare bytes=256MiB bytes=1GiB";
 
 /// `--plot FILE`: a PNG or SVG file in an existing directory.
 fn plot_path(value: &str) -> Result<PathBuf, String> {
@@ -147,6 +157,16 @@ struct StartupArgs {
     common: Common,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = PIPELINE_EXAMPLES)]
+struct PipelineArgs {
+    /// Bytes through the pipeline per run, e.g. 1GiB (several values: one configuration each)
+    #[arg(short = 'n', long = "bytes", value_name = "SIZE", value_delimiter = ',', default_value = "1GiB", value_parser = wrt_runtime::parse_size)]
+    bytes: Vec<u64>,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// One axis of the grid: each value of a flag as a typed setting.
 fn axis<T: Copy>(values: &[T], setting: impl Fn(T) -> Setting) -> Vec<Setting> {
     values.iter().copied().map(setting).collect()
@@ -213,6 +233,10 @@ impl BenchArgs {
                 (configs, a.common)
             }
             Workload::Startup(a) => (vec![Params::Startup(StartupParams { n: a.n })], a.common),
+            Workload::Pipeline(a) => {
+                let base = Params::Pipeline(PipelineParams { bytes: 1 << 30 });
+                (base.grid(&[axis(&a.bytes, Setting::Bytes)])?, a.common)
+            }
         };
         let pair = match &common.compare {
             Some(pair) => {
@@ -305,7 +329,7 @@ mod tests {
     /// configurations (`tests/all/bench_cmd.rs` runs them).
     #[test]
     fn issue_16_help_examples_make_valid_plans() {
-        for examples in [SPAWN_EXAMPLES, BUFFER_EXAMPLES, STARTUP_EXAMPLES] {
+        for examples in [SPAWN_EXAMPLES, BUFFER_EXAMPLES, STARTUP_EXAMPLES, PIPELINE_EXAMPLES] {
             for line in examples.lines().filter_map(|l| l.trim().strip_prefix("wrt ")) {
                 let argv = std::iter::once("wrt").chain(line.split_whitespace());
                 let Top::Bench(args) = Wrt::try_parse_from(argv).unwrap_or_else(|e| panic!("{line}: {e}")).command;

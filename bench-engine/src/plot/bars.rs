@@ -121,6 +121,7 @@ fn floor_name(params: &Params) -> &'static str {
         Params::Spawn(_) => "floor: posix_spawn + waitpid in the bench process",
         Params::Buffer(_) => "floor: the same copies as plain memcpy",
         Params::Startup(_) => "floor: posix_spawn + waitpid of /bin/true",
+        Params::Pipeline(_) => "baseline: the same pipeline run natively by sh -c",
     }
 }
 
