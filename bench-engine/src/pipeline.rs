@@ -97,10 +97,20 @@ pub fn native(bytes: u64) -> Result<Duration, BenchError> {
     Ok(run.wall)
 }
 
+/// One run of the guest's pipeline of `bytes` (the guest compiled once per process): how long
+/// it took, instantiation to exit, and the bytes the guest itself read from or wrote to its
+/// children's pipes.
+///
+/// # Errors
+///
+/// When the guest fails, prints another count, or more than [`MAX_STREAM_BYTES`] went through
+/// it.
+pub fn wrt(bytes: u64) -> Result<(Duration, u64), BenchError> {
+    run_guest(guest()?, &options(bytes)?, bytes)
+}
+
 pub(crate) fn run_once(p: &PipelineParams) -> Result<Sample, BenchError> {
-    let guest = guest()?;
-    let options = options(p.bytes)?;
-    let (elapsed, stream_bytes) = run_guest(guest, &options, p.bytes)?;
+    let (elapsed, stream_bytes) = wrt(p.bytes)?;
     let native_elapsed = native(p.bytes)?;
     let mib_per_second = |d: Duration| p.bytes as f64 / MIB / d.as_secs_f64();
     let extra = BTreeMap::from([
