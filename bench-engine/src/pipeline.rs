@@ -64,14 +64,19 @@ fn run_guest(guest: &Guest, options: &RunOptions, bytes: u64) -> Result<(Duratio
             String::from_utf8_lossy(&report.stderr).trim()
         )));
     }
-    let stream_bytes = report.stats.stream_bytes;
+    Ok((elapsed, child_to_child(report.stats.stream_bytes)?))
+}
+
+/// `stream_bytes` of a run, or an error when more than [`MAX_STREAM_BYTES`] went through the
+/// guest.
+fn child_to_child(stream_bytes: u64) -> Result<u64, BenchError> {
     if stream_bytes > MAX_STREAM_BYTES {
         return Err(BenchError::Guest(format!(
             "{stream_bytes} bytes went through the guest (at most {} expected): the pipeline is not child to child",
             size(MAX_STREAM_BYTES)
         )));
     }
-    Ok((elapsed, stream_bytes))
+    Ok(stream_bytes)
 }
 
 /// The native pipeline: `sh -c 'head -c BYTES /dev/zero | tr "\0" a | wc -c'`, with the
@@ -146,4 +151,25 @@ pub(crate) fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Ve
             "-".to_owned(),
         ],
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_fails_when_the_bytes_go_through_the_guest() {
+        assert_eq!(child_to_child(11).unwrap(), 11);
+        assert_eq!(child_to_child(MAX_STREAM_BYTES).unwrap(), MAX_STREAM_BYTES);
+        let err = child_to_child(MAX_STREAM_BYTES + 1).unwrap_err().to_string();
+        assert!(err.contains("4097 bytes went through the guest (at most 4KiB expected)"), "{err}");
+    }
+
+    #[test]
+    fn both_pipelines_count_every_byte() {
+        assert!(native(1 << 16).unwrap() > Duration::ZERO);
+        let (elapsed, stream_bytes) = wrt(1 << 16).unwrap();
+        assert!(elapsed > Duration::ZERO);
+        assert_eq!(stream_bytes, "65536\n".len() as u64);
+    }
 }
