@@ -17,6 +17,13 @@ pub const REF_BURST: &[u8] = include_bytes!("../../guests/wat/ref_burst.wat");
 /// `guests/programs/src/bin/cli_hello.rs`, compiled: prints a line.
 pub const CLI_HELLO: &[u8] = include_bytes!("../guests/cli_hello.wasm");
 
+/// `guests/programs/src/bin/bench_pipeline.rs`, compiled: `head | tr | wc` child to child.
+pub const BENCH_PIPELINE: &[u8] = include_bytes!("../guests/bench_pipeline.wasm");
+
 /// The compiled guests committed under `bench-engine/guests/`: file name and bytes.
-pub const COMMITTED: [(&str, &[u8]); 3] =
-    [("buffer_burst.wasm", BUFFER_BURST), ("asc_buffers.wasm", ASC_BUFFERS), ("cli_hello.wasm", CLI_HELLO)];
+pub const COMMITTED: [(&str, &[u8]); 4] = [
+    ("buffer_burst.wasm", BUFFER_BURST),
+    ("asc_buffers.wasm", ASC_BUFFERS),
+    ("cli_hello.wasm", CLI_HELLO),
+    ("bench_pipeline.wasm", BENCH_PIPELINE),
+];

@@ -42,6 +42,7 @@ pub mod instantiate;
 pub mod paired;
 pub mod params;
 pub mod peers;
+pub mod pipeline;
 pub mod plot;
 pub mod report;
 mod runner;
@@ -50,6 +51,7 @@ mod startup;
 pub mod stats;
 mod sys;
 
+pub use params::PipelineParams;
 pub use params::{
     BufferGuest, BufferParams, InstantiateGuest, InstantiateParams, Method, ParamError, Params, RunConfig, Setting,
     SpawnParams, StartupParams, Strategy,

@@ -265,6 +265,13 @@ pub struct InstantiateParams {
     pub threads: u32,
 }
 
+/// Parameters of `wrt bench pipeline`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PipelineParams {
+    /// Bytes through the pipeline per run.
+    pub bytes: u64,
+}
+
 /// The parameters of one configuration of a workload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "workload", rename_all = "kebab-case")]
@@ -277,6 +284,8 @@ pub enum Params {
     Startup(StartupParams),
     /// `wrt bench instantiate`
     Instantiate(InstantiateParams),
+    /// `wrt bench pipeline`
+    Pipeline(PipelineParams),
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
@@ -352,6 +361,8 @@ pub enum Setting {
     Config(RunConfig),
     /// `threads` (instantiate): 1 to [`MAX_THREADS`].
     Threads(u32),
+    /// `bytes` (pipeline): bytes through the pipeline, at least 1.
+    Bytes(u64),
 }
 
 impl Setting {
@@ -373,6 +384,7 @@ impl Setting {
             Setting::InstantiateGuest(_) => "guest",
             Setting::Config(_) => "config",
             Setting::Threads(_) => "threads",
+            Setting::Bytes(_) => "bytes",
         }
     }
 
@@ -390,6 +402,7 @@ impl Setting {
             Setting::GcGrowth(f) => f.to_string(),
             Setting::InstantiateGuest(g) => g.name().to_owned(),
             Setting::Config(c) => c.name().to_owned(),
+            Setting::Bytes(b) => size(b),
         }
     }
 }
@@ -402,6 +415,7 @@ impl Params {
             Params::Buffer(_) => "buffer",
             Params::Startup(_) => "startup",
             Params::Instantiate(_) => "instantiate",
+            Params::Pipeline(_) => "pipeline",
         }
     }
 
@@ -412,6 +426,7 @@ impl Params {
             Params::Buffer(_) => &["n", "body-size", "guest", "gc", "gc-young", "gc-soft-limit", "gc-growth"],
             Params::Startup(_) => &["n"],
             Params::Instantiate(_) => &["n", "guest", "config", "threads"],
+            Params::Pipeline(_) => &["bytes"],
         }
     }
 
@@ -432,6 +447,7 @@ impl Params {
             | (Params::Buffer(_), "iterations")
             | (Params::Startup(_), "processes")
             | (Params::Instantiate(_), "instantiations") => "n",
+            (Params::Pipeline(_), "n") => "bytes",
             _ => key,
         };
         if !self.keys().contains(&key) {
@@ -460,6 +476,7 @@ impl Params {
             "gc-young" => Setting::GcYoung(parse_size(key, value)?),
             "gc-soft-limit" => Setting::GcSoftLimit(parse_size(key, value)?),
             "gc-growth" => Setting::GcGrowth(value.parse().map_err(|_| bad(key, value, "not a number"))?),
+            "bytes" => Setting::Bytes(parse_size(key, value)?),
             _ => return Err(self.unknown(key)),
         };
         // The ranges are checked once, on the typed value.
@@ -506,6 +523,8 @@ impl Params {
             (Params::Buffer(p), Setting::GcYoung(b)) => p.gc_young = b,
             (Params::Buffer(p), Setting::GcSoftLimit(b)) => p.gc_soft_limit = b,
             (Params::Buffer(p), Setting::GcGrowth(f)) => p.gc_growth = f,
+            (Params::Pipeline(_), Setting::Bytes(0)) => return Err(out_of_range("must be at least 1 byte")),
+            (Params::Pipeline(p), Setting::Bytes(b)) => p.bytes = b,
             (_, setting) => return Err(self.unknown(setting.key())),
         }
         Ok(())
@@ -565,6 +584,7 @@ impl Params {
             (Params::Buffer(p), "gc-young") => Setting::GcYoung(p.gc_young),
             (Params::Buffer(p), "gc-soft-limit") => Setting::GcSoftLimit(p.gc_soft_limit),
             (Params::Buffer(p), "gc-growth") => Setting::GcGrowth(p.gc_growth),
+            (Params::Pipeline(p), "bytes") => Setting::Bytes(p.bytes),
             _ => return None,
         };
         Some(setting.value())
@@ -686,6 +706,21 @@ mod tests {
         });
         assert!(b.apply("guest=hello").is_err());
         assert!(b.set(Setting::InstantiateGuest(InstantiateGuest::Hello)).is_err());
+    }
+
+    #[test]
+    fn pipeline_bytes_are_a_size_of_at_least_one_byte() {
+        let mut p = Params::Pipeline(PipelineParams { bytes: 1 });
+        p.apply("bytes=1GiB").unwrap();
+        assert_eq!(p.to_string(), "bytes=1GiB");
+        p.apply("n=3MiB").unwrap();
+        assert_eq!(p.get("bytes").as_deref(), Some("3MiB"));
+        for kv in ["bytes=0", "bytes=lots", "bytes=-1"] {
+            let err = p.apply(kv).unwrap_err();
+            assert!(matches!(err, ParamError::BadValue { .. }), "{kv}: {err}");
+        }
+        assert!(p.apply("bytes=0").unwrap_err().to_string().contains("at least 1 byte"));
+        assert!(matches!(p.apply("heap=0"), Err(ParamError::UnknownKey { .. })));
     }
 
     #[test]

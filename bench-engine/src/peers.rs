@@ -142,6 +142,8 @@ pub fn run(params: &Params) -> Result<Option<PeerResult>, BenchError> {
     };
     let name = format!("node {version}");
     let result = match params {
+        // The pipeline's baseline is the same pipeline run by `sh`, in every run.
+        Params::Pipeline(_) => return Ok(None),
         Params::Spawn(p) => {
             // Node holds the same amount as a touched WebAssembly.Memory, and the buffers as
             // Buffers (which, malloc'd, are not DONTFORK).

@@ -14,6 +14,7 @@ pub fn unit(params: &Params) -> &'static str {
         Params::Spawn(_) => "spawns/s",
         Params::Buffer(_) => "ops/s",
         Params::Startup(_) | Params::Instantiate(_) => "runs/s",
+        Params::Pipeline(_) => "MiB/s",
     }
 }
 
@@ -36,6 +37,7 @@ fn extra_columns(params: &Params) -> &'static [(&'static str, &'static str)] {
             ("time_of_floor", "time/floor"),
             ("ondemand_us_per_run", "on-demand µs"),
         ],
+        Params::Pipeline(_) => &[("stream_bytes", "stream bytes")],
     }
 }
 
@@ -98,6 +100,9 @@ pub fn results_table(results: &[ConfigResult]) -> String {
     let Some(first) = results.first() else {
         return String::new();
     };
+    if let Params::Pipeline(_) = first.params {
+        return pipeline_table(results);
+    }
     let columns = extra_columns(&first.params);
     let mut header = vec![
         "configuration".to_owned(),
@@ -163,6 +168,24 @@ fn costs(results: &[ConfigResult]) -> String {
         }
     }
     if out.is_empty() { out } else { format!("\n{out}") }
+}
+
+/// The pipeline's table: two rows a configuration, the guest's and the native pipeline's
+/// throughput, with their ratio and the bytes that went through the guest.
+fn pipeline_table(results: &[ConfigResult]) -> String {
+    let header = ["pipeline", "MiB/s", "± sd", "runs", "wrt/native", "stream bytes"];
+    let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
+    let mut rows = vec![header.map(str::to_owned).to_vec()];
+    for r in results {
+        let label = if all.len() > 1 { format!("{}:", short_label(&r.params, &all)) } else { String::new() };
+        rows.extend(crate::pipeline::rows(label.trim_start(), r, rate));
+    }
+    format!(
+        "{}\n{}goal: wrt/native ≥ 0.90×; stream bytes (what the guest itself read from or wrote to its children) at most {}\n",
+        common_line(&all),
+        layout(&rows),
+        crate::params::size(crate::pipeline::MAX_STREAM_BYTES)
+    )
 }
 
 /// `wrt bench <workload>: ` and the parameters all of `all` share.

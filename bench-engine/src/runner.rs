@@ -107,6 +107,7 @@ impl Bench {
             Params::Buffer(p) => buffer::run_once(p),
             Params::Startup(p) => startup::run_once(p),
             Params::Instantiate(p) => instantiate::run_once(p),
+            Params::Pipeline(p) => crate::pipeline::run_once(p),
         }
     }
 

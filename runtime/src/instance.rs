@@ -215,9 +215,8 @@ impl Instance {
         }
         // Looked up as a plain export first: a failed typed lookup builds an error (and its
         // backtrace), which costs more than the call itself for most guests.
-        let init = instance
-            .get_func(&mut self.store, "_initialize")
-            .and_then(|init| init.typed::<(), ()>(&self.store).ok());
+        let init =
+            instance.get_func(&mut self.store, "_initialize").and_then(|init| init.typed::<(), ()>(&self.store).ok());
         self.call(|store| {
             if let Some(init) = init {
                 match init.call(&mut *store, ()) {

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use wrt_bench::PipelineParams;
 use wrt_bench::report::{self, JsonReport};
 use wrt_bench::{
     Bench, BufferGuest, BufferParams, InstantiateGuest, InstantiateParams, Method, Params, RunConfig, Setting,
@@ -37,6 +38,9 @@ enum Workload {
     /// Instantiate + run in process (one shared runtime, guests loaded once), against plain
     /// wasmtime with the pooling allocator and copy-on-write memory in the same run
     Instantiate(InstantiateArgs),
+    /// `head -c SIZE /dev/zero | tr '\0' a | wc -c` run by a guest child to child, against the
+    /// same pipeline run by sh -c in the same run
+    Pipeline(PipelineArgs),
 }
 
 const SPAWN_EXAMPLES: &str = "\
@@ -61,6 +65,12 @@ Examples:
   wrt bench instantiate
   wrt bench instantiate --guest hello --config defaults,all --threads 1,4 --plot instantiate.svg
   wrt bench instantiate --runs 6 --guest hello --compare config=defaults config=timeout";
+
+const PIPELINE_EXAMPLES: &str = "\
+Examples:
+  wrt bench pipeline --runs 3
+  wrt bench pipeline -n 64MiB,256MiB --runs 2 --json
+  wrt bench pipeline --runs 4 --compare bytes=256MiB bytes=1GiB";
 
 /// `--plot FILE`: a PNG or SVG file in an existing directory.
 fn plot_path(value: &str) -> Result<PathBuf, String> {
@@ -182,6 +192,16 @@ struct InstantiateArgs {
     common: Common,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = PIPELINE_EXAMPLES)]
+struct PipelineArgs {
+    /// Bytes through the pipeline per run, e.g. 1GiB (several values: one configuration each)
+    #[arg(short = 'n', long = "bytes", value_name = "SIZE", value_delimiter = ',', default_value = "1GiB", value_parser = wrt_runtime::parse_size)]
+    bytes: Vec<u64>,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// One axis of the grid: each value of a flag as a typed setting.
 fn axis<T: Copy>(values: &[T], setting: impl Fn(T) -> Setting) -> Vec<Setting> {
     values.iter().copied().map(setting).collect()
@@ -273,6 +293,10 @@ impl BenchArgs {
                 );
                 let configs = base.grid(&axes)?;
                 (configs, a.common)
+            }
+            Workload::Pipeline(a) => {
+                let base = Params::Pipeline(PipelineParams { bytes: 1 << 30 });
+                (base.grid(&[axis(&a.bytes, Setting::Bytes)])?, a.common)
             }
         };
         let pair = match &common.compare {
@@ -366,7 +390,7 @@ mod tests {
     /// configurations (`tests/all/bench_cmd.rs` runs them).
     #[test]
     fn issue_16_help_examples_make_valid_plans() {
-        for examples in [SPAWN_EXAMPLES, BUFFER_EXAMPLES, STARTUP_EXAMPLES, INSTANTIATE_EXAMPLES] {
+        for examples in [SPAWN_EXAMPLES, BUFFER_EXAMPLES, STARTUP_EXAMPLES, INSTANTIATE_EXAMPLES, PIPELINE_EXAMPLES] {
             for line in examples.lines().filter_map(|l| l.trim().strip_prefix("wrt ")) {
                 let argv = std::iter::once("wrt").chain(line.split_whitespace());
                 let Top::Bench(args) = Wrt::try_parse_from(argv).unwrap_or_else(|e| panic!("{line}: {e}")).command;

@@ -103,6 +103,45 @@ fn instantiate_runs_from_several_threads() {
     }
 }
 
+/// Issue 14, part 1: `wrt bench pipeline` prints the guest's and the native pipeline's
+/// throughput, their ratio and the bytes that went through the guest (only `wc`'s count).
+#[test]
+fn issue_14_pipeline_prints_both_rows_the_ratio_and_stream_bytes() {
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["bench", "pipeline", "--bytes", "1MiB", "--runs", "1"]);
+    assert_code(&out, 0);
+    assert!(help("pipeline").contains("-n, --bytes <SIZE>"), "{}", help("pipeline"));
+    let text = stdout(&out);
+    for expected in
+        ["wrt bench pipeline: bytes=1MiB", "MiB/s", "wrt/native", "stream bytes", "goal: wrt/native ≥ 0.90×"]
+    {
+        assert!(text.contains(expected), "no `{expected}` in:\n{text}");
+    }
+    let row = |name: &str| {
+        let line = text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no `{name}` row:\n{text}"));
+        line.split_whitespace().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let (wrt, native) = (row("wrt (guest: head | tr | wc)"), row("native (sh -c)"));
+    // wrt: … MiB/s, ± sd, runs, ratio, stream bytes.
+    let [.., rate, _, runs, ratio, stream] = wrt.as_slice() else { panic!("{wrt:?}") };
+    assert!(rate.parse::<f64>().unwrap() > 0.0 && runs == "1", "{wrt:?}");
+    let ratio: f64 = ratio.strip_suffix('×').unwrap().parse().unwrap();
+    assert!(ratio > 0.0, "{wrt:?}");
+    let stream: u64 = stream.parse().unwrap();
+    assert!((1..=16).contains(&stream), "the guest read only wc's count: {wrt:?}");
+    let [.., rate, _, _, ratio, _] = native.as_slice() else { panic!("{native:?}") };
+    assert!(rate.parse::<f64>().unwrap() > 0.0 && ratio == "1.00×", "{native:?}");
+    drop(_lock);
+
+    let report = json(&["pipeline", "-n", "1MiB", "--runs", "2"]);
+    let r = &report["results"][0];
+    assert_eq!(r["params"]["bytes"], 1 << 20);
+    assert_eq!(r["samples"].as_array().unwrap().len(), 2);
+    assert!(r["rate"]["mean"].as_f64().unwrap() > 0.0 && r["floor_rate"]["mean"].as_f64().unwrap() > 0.0, "{r}");
+    let stream = r["extra"]["stream_bytes"].as_f64().unwrap();
+    assert!((1.0..=16.0).contains(&stream), "{r}");
+}
+
 #[test]
 fn compare_prints_the_test_of_the_difference() {
     let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -190,6 +229,11 @@ fn bad_arguments_are_named() {
             &["instantiate", "--guest", "hello", "--config", "all", "--compare", "heap=0", "heap=1"],
             "`heap` is not a parameter of `wrt bench instantiate`",
         ),
+        (&["pipeline", "--bytes", "lots"], "invalid size `lots`"),
+        (&["pipeline", "--bytes", "1000"], "a size needs a unit"),
+        (&["pipeline", "--bytes", "0"], "invalid value `0` for `bytes`: must be at least 1 byte"),
+        (&["pipeline", "-n", "1MiB", "--compare", "bytes=0", "bytes=1MiB"], "must be at least 1 byte"),
+        (&["pipeline", "--compare", "heap=0", "heap=1"], "`heap` is not a parameter of `wrt bench pipeline`"),
         (&["fork"], "fork"),
     ] {
         let out = run(["bench"].iter().chain(args));
@@ -228,9 +272,17 @@ fn help_examples(workload: &str) -> Vec<Vec<String>> {
 /// peers, and the plot in `dir`.
 fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    // The pipeline's `-n` is a size: GiB become MiB, MiB KiB.
+    let pipeline = args.get(1).is_some_and(|w| w == "pipeline");
+    let n = if pipeline { "1MiB" } else { "2" };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "-n" | "--bytes" if pipeline => {
+                let sizes = args.next().expect("a size list");
+                out.extend([arg.clone(), sizes.replace("MiB", "KiB").replace("GiB", "MiB")]);
+            }
+            _ if pipeline && arg.starts_with("bytes=") => out.push(arg.replace("MiB", "KiB").replace("GiB", "MiB")),
             "-n" | "--runs" => {
                 out.extend([arg.clone(), "2".into()]);
                 args.next();
@@ -248,8 +300,8 @@ fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
             _ => out.push(arg.clone()),
         }
     }
-    if !out.iter().any(|a| a == "-n") {
-        out.extend(["-n".into(), "2".into()]);
+    if !out.iter().any(|a| a == "-n" || a == "--bytes") {
+        out.extend(["-n".into(), n.into()]);
     }
     if !out.iter().any(|a| a == "--runs") {
         out.extend(["--runs".into(), "2".into()]);
@@ -263,7 +315,7 @@ fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn issue_16_every_help_example_runs() {
     let dir = tempfile::tempdir().unwrap();
-    for workload in ["spawn", "buffer", "startup", "instantiate"] {
+    for workload in ["spawn", "buffer", "startup", "instantiate", "pipeline"] {
         let examples = help_examples(workload);
         assert!(examples.len() >= 2, "`bench {workload} --help` has no examples: {examples:?}");
         for example in examples {

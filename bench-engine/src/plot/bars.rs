@@ -122,6 +122,7 @@ fn floor_name(params: &Params) -> &'static str {
         Params::Buffer(_) => "floor: the same copies as plain memcpy",
         Params::Startup(_) => "floor: posix_spawn + waitpid of /bin/true",
         Params::Instantiate(_) => "floor: wasmtime pooling + copy-on-write, InstancePre, a store per run",
+        Params::Pipeline(_) => "baseline: the same pipeline run natively by sh -c",
     }
 }
 
