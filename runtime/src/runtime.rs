@@ -145,8 +145,8 @@ impl RuntimeBuilder {
 
     /// How many guest memories the runtime keeps for reuse between runs (see [`PoolLimits`]).
     /// A run takes a reservation from the pool and gives it back when its instance drops:
-    /// every byte the guest could reach is discarded and made inaccessible first, and the
-    /// reservation stays `MADV_DONTFORK`. Default: [`PoolLimits::default`]; `idle: 0` maps
+    /// every byte the guest could reach is discarded (the next guest reads zeros, and reaches
+    /// only its own memory's size), and the reservation stays `MADV_DONTFORK`. Default: [`PoolLimits::default`]; `idle: 0` maps
     /// and unmaps every memory per run.
     pub fn memory_pool(mut self, limits: PoolLimits) -> Self {
         self.pool = limits;

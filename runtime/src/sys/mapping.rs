@@ -79,22 +79,36 @@ impl Reservation {
         Ok(())
     }
 
-    /// Discards every byte made accessible (the next access after [`Reservation::make_accessible`]
-    /// reads fresh zero pages) and makes them inaccessible again. Neither call remaps the range,
-    /// so its `MADV_DONTFORK` stays. The caller must hold no reference into the range: the
-    /// guest memory that used it is gone.
-    pub(crate) fn reset(&mut self) -> Result<(), Errno> {
+    /// Discards every byte made accessible: the next read of any of them sees a fresh zero
+    /// page. Protection stays as it is (the next user sets it with
+    /// [`Reservation::set_accessible`]), and nothing is remapped, so `MADV_DONTFORK` stays. The
+    /// caller must hold no reference into the range: the guest memory that used it is gone.
+    pub(crate) fn discard(&mut self) -> Result<(), Errno> {
         if self.accessible == 0 {
             return Ok(());
         }
-        let base = self.base.cast();
         // SAFETY: `base..base+accessible` lies inside this mapping; `&mut self` and the caller's
         // promise mean nothing references those bytes, so dropping their contents is sound.
-        unsafe { madvise(base, self.accessible, MmapAdvise::MADV_DONTNEED) }?;
-        // SAFETY: the same range; lowering protection invalidates no reference, as none exist.
-        unsafe { mprotect(base, self.accessible, ProtFlags::PROT_NONE) }?;
-        self.accessible = 0;
-        Ok(())
+        unsafe { madvise(self.base.cast(), self.accessible, MmapAdvise::MADV_DONTNEED) }
+    }
+
+    /// Makes exactly the first `len` bytes (rounded up to pages) readable and writable, and
+    /// everything after them inaccessible: for a reservation handed to a new memory, whose
+    /// previous user may have left more, or less, accessible.
+    pub(crate) fn set_accessible(&mut self, len: usize) -> Result<(), Errno> {
+        let len = round_to_pages(len).ok_or(Errno::ENOMEM)?;
+        if len > self.len {
+            return Err(Errno::ENOMEM);
+        }
+        if len < self.accessible {
+            let start = NonNull::new(self.base.as_ptr().wrapping_add(len).cast()).ok_or(Errno::EINVAL)?;
+            // SAFETY: `start..start+(accessible-len)` lies inside this mapping (`len` is below
+            // `accessible`, which is at most `self.len`); lowering protection invalidates no
+            // reference, as `&mut self` and the caller hold none past `len`.
+            unsafe { mprotect(start, self.accessible - len, ProtFlags::PROT_NONE) }?;
+            self.accessible = len;
+        }
+        self.make_accessible(len)
     }
 
     /// The first byte of the reservation.

@@ -51,7 +51,7 @@ unsafe impl MemoryCreator for GuestMemoryCreator {
             .take(total)
             .map_err(|errno| format!("failed to reserve {total} bytes for guest memory: {errno}"))?;
         slot.reservation()
-            .make_accessible(minimum)
+            .set_accessible(minimum)
             .map_err(|errno| format!("failed to make {minimum} bytes of guest memory accessible: {errno}"))?;
         let capacity = maximum.map_or(reserved, |max| max.min(reserved));
         Ok(Box::new(GuestMemory { slot, size: minimum, capacity }))
@@ -71,8 +71,9 @@ struct GuestMemory {
 // SAFETY: `as_ptr` is the non-null base of a mapping that never moves while `self` lives;
 // growth up to `byte_capacity` only changes protection in place; new bytes are zero because
 // they come from a fresh anonymous mapping that was never accessible before, or from a pooled
-// one whose every accessible byte was discarded (`MADV_DONTNEED`) and made inaccessible again
-// when its previous memory dropped (`Reservation::reset`).
+// one whose every accessible byte was discarded (`MADV_DONTNEED`) when its previous memory
+// dropped (`Reservation::discard`); `new_memory` sets the protection to exactly the minimum
+// (`Reservation::set_accessible`), so every byte past `byte_size` faults as on a fresh one.
 unsafe impl LinearMemory for GuestMemory {
     fn byte_size(&self) -> usize {
         self.size

@@ -3,9 +3,11 @@
 //! unmapping a multi-GiB reservation.
 //!
 //! A reservation comes back reset: every byte the guest could reach is discarded with
-//! `madvise(MADV_DONTNEED)` (the next access reads fresh zero pages) and made `PROT_NONE` again
-//! with `mprotect`. Neither remaps the range, so the `MADV_DONTFORK` set when it was first
-//! mapped stays on every page of it, for every later guest. The pool is bounded: at most
+//! `madvise(MADV_DONTNEED)` (the next access reads fresh zero pages), and the next memory that
+//! takes it sets its protection with `mprotect` to exactly its own size (bytes past it
+//! inaccessible again; when the size is the same as before, as when one guest runs again and
+//! again, no call at all). Neither remaps the range, so the `MADV_DONTFORK` set when it was
+//! first mapped stays on every page of it, for every later guest. The pool is bounded: at most
 //! `idle` reservations wait for reuse (the rest are unmapped), and at most `total` exist at
 //! once through the pool (past it, memories are mapped and unmapped per run as without a
 //! pool: never refused).
@@ -86,7 +88,7 @@ impl MemoryPool {
     /// otherwise (or if it cannot be reset).
     fn give(&self, mut reservation: Reservation) {
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < self.limits.idle && reservation.reset().is_ok() {
+        if idle.len() < self.limits.idle && reservation.discard().is_ok() {
             idle.push(reservation);
             return;
         }
@@ -152,8 +154,10 @@ mod tests {
         assert_eq!(pool.idle(), 1);
         let mut second = pool.take(len).unwrap();
         assert_eq!(second.as_ptr(), base, "the slot was reused");
-        assert_eq!(second.reservation().accessible(), 0, "nothing is accessible before the guest asks");
-        second.reservation().make_accessible(written).unwrap();
+        // The next memory sets its own size: a smaller one leaves the rest inaccessible.
+        second.reservation().set_accessible(page_size()).unwrap();
+        assert_eq!(second.reservation().accessible(), page_size());
+        second.reservation().set_accessible(written).unwrap();
         // SAFETY: `written` bytes from `base` were just made readable.
         let bytes = unsafe { std::slice::from_raw_parts(second.as_ptr(), written) };
         assert!(bytes.iter().all(|&b| b == 0), "the previous guest's bytes are gone");
