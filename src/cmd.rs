@@ -37,7 +37,7 @@ pub(crate) struct Cli {
 enum Command {
     /// Run a WebAssembly module (WASI preview 1)
     Run(Box<run::RunArgs>),
-    /// Measure spawn, buffer and startup workloads against their floors, compare settings
+    /// Measure spawn, buffer, startup, instantiate and pipeline workloads against their floors, compare settings
     Bench(bench::BenchArgs),
     /// Check a spawn policy file, or explain the decision a spawn request would get
     #[cfg(unix)]

@@ -1,4 +1,4 @@
-//! `wrt bench`: the spawn, buffer, startup and instantiate workloads of `wrt-bench`, with their guests built
+//! `wrt bench`: the spawn, buffer, startup, instantiate and pipeline workloads of `wrt-bench`, with their guests built
 //! into the binary. Flags given several values make a grid of configurations; `--compare`
 //! runs two configurations interleaved and tests the difference.
 
@@ -18,7 +18,7 @@ use wrt_runtime::GcPolicy;
 
 use super::OnOff;
 
-/// Measure spawn, buffer, startup and instantiate workloads against their floors
+/// Measure spawn, buffer, startup, instantiate and pipeline workloads against their floors
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     #[command(subcommand)]
