@@ -19,6 +19,8 @@ use crate::state::GuestState;
 pub struct Guest {
     pub(crate) runtime: Runtime,
     pub(crate) pre: wasmtime::InstancePre<GuestState>,
+    /// Whether it imports WASI preview 1 functions (and needs a WASI context per run).
+    pub(crate) wasi: bool,
     pub(crate) name: String,
     pub(crate) from_cache: bool,
 }

@@ -87,7 +87,12 @@ impl Instance {
             return Err(ConfigError::BadLimit { what: "fuel", reason }.into());
         }
         let deadline_cell = DeadlineCell::default();
-        let (wasi, captured) = wasi_ctx::build(options, &guest.name, &deadline_cell)?;
+        wasi_ctx::check_preopens(options)?;
+        let captured = wasi_ctx::captures(options);
+        let wasi = match guest.wasi {
+            true => Some(wasi_ctx::build(options, &guest.name, &deadline_cell, &captured)?),
+            false => None,
+        };
         let inherit = [
             matches!(options.stdin, crate::GuestStdin::Inherit),
             matches!(options.stdout, crate::GuestOutput::Inherit),
@@ -103,8 +108,10 @@ impl Instance {
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.limiter);
         deadline::install(&mut store);
-        let trampoline = Arc::clone(&runtime.poll_trampoline);
-        store.data_mut().wasi_poll = wasi_deadline::PollOneoff::new(&runtime.linker, &mut store, trampoline)?;
+        if guest.wasi {
+            let trampoline = Arc::clone(&runtime.poll_trampoline);
+            store.data_mut().wasi_poll = wasi_deadline::PollOneoff::new(&runtime.linker, &mut store, trampoline)?;
+        }
         let mut this = Self {
             store,
             state: State::Ended(Outcome::Exited(0)),

@@ -183,7 +183,7 @@ impl RuntimeBuilder {
             .epoch_interruption(true);
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |state: &mut GuestState| &mut state.wasi)?;
+        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, wasi_of)?;
         crate::wasi_exit::add_to_linker(&mut linker)?;
         crate::wasi_deadline::add_to_linker(&mut linker)?;
         crate::abi::host::add_to_linker(&mut linker)?;
@@ -192,6 +192,13 @@ impl RuntimeBuilder {
         let inner = Inner { engine, linker, settings: self, ticker, poll_trampoline: Arc::default(), slabs };
         Ok(Runtime { inner: Arc::new(inner) })
     }
+}
+
+/// The WASI context of a guest. Only a guest that imports WASI functions can call them, and such
+/// a guest always has a context; the fallback (an empty context: no arguments, environment,
+/// files or stdio) keeps even a broken invariant from panicking.
+fn wasi_of(state: &mut GuestState) -> &mut wasmtime_wasi::p1::WasiP1Ctx {
+    state.wasi.get_or_insert_with(|| wasmtime_wasi::WasiCtxBuilder::new().build_p1())
 }
 
 impl Runtime {
@@ -253,7 +260,8 @@ impl Runtime {
         };
         crate::guest::check_collector_hook(name, &module)?;
         let pre = self.link(name, &module)?;
-        Ok(Guest { runtime: self.clone(), pre, name: name.to_owned(), from_cache })
+        let wasi = module.imports().any(|import| import.module() == crate::wasi_deadline::WASI);
+        Ok(Guest { runtime: self.clone(), pre, wasi, name: name.to_owned(), from_cache })
     }
 
     /// Links `module` once, so that each run only instantiates: every import must be one wrt

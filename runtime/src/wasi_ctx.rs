@@ -19,14 +19,42 @@ pub(crate) struct Captured {
     pub(crate) stderr: Option<Capture>,
 }
 
-/// Builds the context: argv, environment, preopens and stdio. Nothing of the host (env, args,
-/// network) is inherited unless the settings say so. With a timeout, an inherited stdin stops
-/// the guest at `deadline` (see `wasi_deadline`).
+/// The streams the embedder captures, whether or not the guest can write them (its children
+/// may: see `abi::drain`).
+pub(crate) fn captures(settings: &RunOptions) -> Captured {
+    let capture = |output: &GuestOutput| match output {
+        GuestOutput::Capture { limit } => Some(Capture::new(*limit)),
+        _ => None,
+    };
+    Captured { stdout: capture(&settings.stdout), stderr: capture(&settings.stderr) }
+}
+
+/// Checks that every preopened directory is one, for an error that names it and says why:
+/// for every guest, whether it imports WASI or not, so the same options fail the same way.
+pub(crate) fn check_preopens(settings: &RunOptions) -> Result<(), ConfigError> {
+    for preopen in &settings.preopens {
+        match std::fs::metadata(&preopen.host) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                let reason = std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory");
+                return Err(ConfigError::Preopen { path: preopen.host.clone(), reason });
+            }
+            Err(reason) => return Err(ConfigError::Preopen { path: preopen.host.clone(), reason }),
+        }
+    }
+    Ok(())
+}
+
+/// Builds the context: argv, environment, preopens and stdio (`captured`, from [`captures`],
+/// for the captured streams). Nothing of the host (env, args, network) is inherited unless the
+/// settings say so. With a timeout, an inherited stdin stops the guest at `deadline` (see
+/// `wasi_deadline`). The preopens were checked with [`check_preopens`].
 pub(crate) fn build(
     settings: &RunOptions,
     guest_name: &str,
     deadline: &DeadlineCell,
-) -> wasmtime::Result<(WasiP1Ctx, Captured)> {
+    captured: &Captured,
+) -> wasmtime::Result<WasiP1Ctx> {
     let mut wasi = WasiCtxBuilder::new();
     wasi.arg(settings.argv0.as_deref().unwrap_or(guest_name));
     wasi.args(&settings.args);
@@ -38,15 +66,6 @@ pub(crate) fn build(
             DirAccess::ReadOnly => FsPerms::ReadOnly,
             DirAccess::ReadWrite => FsPerms::ReadWrite,
         };
-        // Check the directory first, for an error that names it and says why.
-        match std::fs::metadata(&preopen.host) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                let source = std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory");
-                return Err(ConfigError::Preopen { path: preopen.host.clone(), reason: source }.into());
-            }
-            Err(reason) => return Err(ConfigError::Preopen { path: preopen.host.clone(), reason }.into()),
-        }
         wasi.preopened_dir(&preopen.host, &preopen.guest, perms).map_err(|e| ConfigError::Preopen {
             path: preopen.host.clone(),
             reason: std::io::Error::other(format!("{e:#}")),
@@ -64,34 +83,29 @@ pub(crate) fn build(
             wasi.stdin(MemoryInputPipe::new(bytes.clone()));
         }
     }
-    let mut captured = Captured::default();
-    match settings.stdout {
-        GuestOutput::Inherit if settings.timeout.is_some() => {
+    match (&settings.stdout, &captured.stdout) {
+        (_, Some(capture)) => {
+            wasi.stdout(capture.clone());
+        }
+        (GuestOutput::Inherit, None) if settings.timeout.is_some() => {
             wasi.stdout(DeadlineStdout { handle: std::io::stdout, deadline: deadline.clone() });
         }
-        GuestOutput::Inherit => {
+        (GuestOutput::Inherit, None) => {
             wasi.inherit_stdout();
         }
-        GuestOutput::Null => {}
-        GuestOutput::Capture { limit } => {
-            let capture = Capture::new(limit);
-            wasi.stdout(capture.clone());
-            captured.stdout = Some(capture);
-        }
+        _ => {}
     }
-    match settings.stderr {
-        GuestOutput::Inherit if settings.timeout.is_some() => {
+    match (&settings.stderr, &captured.stderr) {
+        (_, Some(capture)) => {
+            wasi.stderr(capture.clone());
+        }
+        (GuestOutput::Inherit, None) if settings.timeout.is_some() => {
             wasi.stderr(DeadlineStdout { handle: std::io::stderr, deadline: deadline.clone() });
         }
-        GuestOutput::Inherit => {
+        (GuestOutput::Inherit, None) => {
             wasi.inherit_stderr();
         }
-        GuestOutput::Null => {}
-        GuestOutput::Capture { limit } => {
-            let capture = Capture::new(limit);
-            wasi.stderr(capture.clone());
-            captured.stderr = Some(capture);
-        }
+        _ => {}
     }
-    Ok((wasi.build_p1(), captured))
+    Ok(wasi.build_p1())
 }

@@ -32,7 +32,7 @@ use crate::state::GuestState;
 /// Where WASI's own `poll_oneoff` stays reachable for the wrapper. Guests cannot import from
 /// it (see [`is_internal`]).
 const ORIGINAL: &str = "wrt internal: wasi_snapshot_preview1";
-const WASI: &str = "wasi_snapshot_preview1";
+pub(crate) const WASI: &str = "wasi_snapshot_preview1";
 
 /// Size of a WASI preview 1 `subscription`, and offsets in it.
 const SUBSCRIPTION: u64 = 48;

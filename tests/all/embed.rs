@@ -116,3 +116,19 @@ fn issue_11_capture_limit_keeps_what_fits_and_reports_truncation() {
     let err = String::from_utf8_lossy(&report.stderr);
     assert!(err.contains("failed printing to stdout"), "{:?}: {err}", report.outcome);
 }
+
+/// Issue 11: a guest that imports no WASI function gets no WASI context (it costs about a
+/// microsecond per run), yet its runs fail and succeed as any guest's do.
+#[test]
+fn issue_11_guests_without_wasi_imports_run_the_same_without_a_context() {
+    let runtime = Runtime::new().unwrap();
+    let trivial = runtime.load_bytes("trivial.wat", br#"(module (func (export "_start")))"#).unwrap();
+    let captured = RunOptions::new().stdout(GuestOutput::Capture { limit: 64 });
+    let report = trivial.run(&captured).unwrap();
+    assert_eq!(report.outcome, Outcome::Exited(0));
+    assert!(report.stdout.is_empty() && !report.stdout_truncated);
+    // The same options fail the same way: a missing preopen is still an error.
+    let options = RunOptions::new().preopen("/nonexistent-dir", "/d", wrt_runtime::DirAccess::ReadOnly);
+    let err = trivial.run(&options).unwrap_err();
+    assert!(matches!(err.downcast_ref::<ConfigError>(), Some(ConfigError::Preopen { .. })), "{err:#}");
+}
