@@ -21,6 +21,8 @@ pub struct Guest {
     pub(crate) pre: wasmtime::InstancePre<GuestState>,
     /// Whether it imports WASI preview 1 functions (and needs a WASI context per run).
     pub(crate) wasi: bool,
+    /// The WASI command entry points, `_start` then the empty name, looked up once.
+    pub(crate) entry: [Option<wasmtime::ModuleExport>; 2],
     pub(crate) name: String,
     pub(crate) from_cache: bool,
 }

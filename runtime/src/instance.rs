@@ -63,6 +63,8 @@ pub struct Instance {
     fuel: Option<u64>,
     /// Whether the runtime meters fuel (so a run without a limit gets all it could need).
     metering: bool,
+    /// The guest's command entry points, as the guest looked them up.
+    entry: [Option<wasmtime::ModuleExport>; 2],
     timeout: Option<Duration>,
 }
 
@@ -123,6 +125,7 @@ impl Instance {
             guest_name: guest.name.clone(),
             fuel: options.fuel,
             metering: runtime.settings.fuel,
+            entry: guest.entry,
             timeout: options.timeout,
         };
         // Instantiation runs wasm (the start function; data and element segments), under the
@@ -168,9 +171,14 @@ impl Instance {
             State::Ready(instance) => *instance,
             State::Ended(outcome) => return Ok(outcome.clone()),
         };
-        let func = ["_start", ""]
+        let func = self
+            .entry
             .iter()
-            .find_map(|name| instance.get_typed_func::<(), ()>(&mut self.store, name).ok())
+            .flatten()
+            .find_map(|export| {
+                let func = instance.get_module_export(&mut self.store, export)?.into_func()?;
+                func.typed::<(), ()>(&self.store).ok()
+            })
             .ok_or_else(|| InstantiateError::NoSuchExport {
                 guest: self.guest_name.clone(),
                 export: "_start".into(),

@@ -261,7 +261,8 @@ impl Runtime {
         crate::guest::check_collector_hook(name, &module)?;
         let pre = self.link(name, &module)?;
         let wasi = module.imports().any(|import| import.module() == crate::wasi_deadline::WASI);
-        Ok(Guest { runtime: self.clone(), pre, wasi, name: name.to_owned(), from_cache })
+        let entry = ["_start", ""].map(|name| module.get_export_index(name));
+        Ok(Guest { runtime: self.clone(), pre, wasi, entry, name: name.to_owned(), from_cache })
     }
 
     /// Links `module` once, so that each run only instantiates: every import must be one wrt

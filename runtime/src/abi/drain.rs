@@ -85,6 +85,9 @@ impl Drains {
 
     /// Waits, up to [`FINISH_WITHIN`] in all, for every drain to reach the end of its pipe.
     pub(crate) fn finish(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
         let until = Instant::now() + FINISH_WITHIN;
         for drain in self.0.drain(..) {
             drain.finish(until);

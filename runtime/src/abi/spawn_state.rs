@@ -180,6 +180,10 @@ impl SpawnState {
     /// outlive it.
     pub(crate) fn end_children(&mut self) {
         let had_children = self.spawns > 0;
+        if !had_children {
+            // Nothing was ever started: no child, drain or orphan of this guest to end.
+            return;
+        }
         self.spawner.kill_all();
         for mut entry in self.children.drain() {
             if entry.outcome.is_none() {
