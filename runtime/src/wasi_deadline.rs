@@ -270,16 +270,66 @@ where
     }
 
     fn p2_stream(&self) -> Box<dyn OutputStream> {
+        // What the descriptor is, is looked up at the first write: WASI makes the streams of a
+        // guest's stdio when it first touches any descriptor, and most guests never write to
+        // stderr, so an `fstat` per run would be a cost for nothing.
+        Box::new(LazyStream { handle: self.handle, deadline: self.deadline.clone(), inner: None })
+    }
+}
+
+/// The stream of [`DeadlineStdout`], made at its first use: a [`DeadlineWriter`] for a pipe or
+/// socket (only those can fill up and block a writer for good), the plain stream otherwise.
+struct LazyStream<S> {
+    handle: fn() -> S,
+    deadline: DeadlineCell,
+    inner: Option<Box<dyn OutputStream>>,
+}
+
+impl<S> LazyStream<S>
+where
+    S: StdoutStream + AsFd + Send + Sync + 'static,
+{
+    fn inner(&mut self) -> &mut dyn OutputStream {
         use nix::sys::stat::{SFlag, fstat};
-        let out = (self.handle)();
-        let kind = fstat(out.as_fd()).map(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT);
-        // Only pipes and sockets can fill up and block a writer for good.
-        match kind {
-            Ok(kind) if kind == SFlag::S_IFIFO || kind == SFlag::S_IFSOCK => {
-                Box::new(DeadlineWriter { out, deadline: self.deadline.clone() })
+        let (handle, deadline) = (self.handle, &self.deadline);
+        &mut **self.inner.get_or_insert_with(|| {
+            let out = handle();
+            let kind = fstat(out.as_fd()).map(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT);
+            match kind {
+                Ok(kind) if kind == SFlag::S_IFIFO || kind == SFlag::S_IFSOCK => {
+                    Box::new(DeadlineWriter { out, deadline: deadline.clone() })
+                }
+                _ => out.p2_stream(),
             }
-            _ => out.p2_stream(),
-        }
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl<S> OutputStream for LazyStream<S>
+where
+    S: StdoutStream + AsFd + Send + Sync + 'static,
+{
+    fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        self.inner().write(bytes)
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        self.inner().flush()
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        self.inner().check_write()
+    }
+}
+
+#[async_trait::async_trait]
+impl<S> Pollable for LazyStream<S>
+where
+    S: StdoutStream + AsFd + Send + Sync + 'static,
+{
+    async fn ready(&mut self) {
+        self.inner().ready().await;
     }
 }
 
