@@ -36,31 +36,56 @@ pub enum ParamError {
     },
 }
 
-/// What the guest does for each spawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// `spawn` then `wait`.
-    Spawn,
-    /// The one-shot `run`, capturing output.
-    Run,
-    /// `spawn` of `/bin/sh -c 'exec /bin/true'` (two execs).
-    Shell,
+/// Declares a closed set of values that the command line names: the enum, `ALL` (every value,
+/// in the order `--help` lists them), `name` (the spelling of the flags, `--compare` and the
+/// JSON) and, with the `clap` feature, its `clap::ValueEnum`.
+macro_rules! named_values {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in the order `--help` lists them.
+            pub const ALL: [$name; [$($text),+].len()] = [$($name::$variant),+];
+
+            /// The value as the command line spells it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        #[cfg(feature = "clap")]
+        impl clap::ValueEnum for $name {
+            fn value_variants<'a>() -> &'a [Self] {
+                &$name::ALL
+            }
+
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(clap::builder::PossibleValue::new(self.name()))
+            }
+        }
+    };
+}
+
+named_values! {
+    /// What the guest does for each spawn (`wrt bench spawn --method`).
+    pub enum Method {
+        /// `spawn` then `wait`.
+        Spawn = "spawn",
+        /// The one-shot `run`, capturing output.
+        Run = "run",
+        /// `spawn` of `/bin/sh -c 'exec /bin/true'` (two execs).
+        Shell = "shell",
+    }
 }
 
 impl Method {
-    /// Every method.
-    pub const ALL: [Method; 3] = [Method::Spawn, Method::Run, Method::Shell];
-
-    /// `spawn`, `run` or `shell`, as `--method` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Spawn => "spawn",
-            Method::Run => "run",
-            Method::Shell => "shell",
-        }
-    }
-
     /// The spawn guest's export that does this, `n` times.
     pub fn export(self) -> &'static str {
         match self {
@@ -71,136 +96,42 @@ impl Method {
     }
 }
 
-/// `spawn`, `run` and `shell` as values of `wrt bench spawn --method` (the `clap` feature).
-#[cfg(feature = "clap")]
-impl clap::ValueEnum for Method {
-    fn value_variants<'a>() -> &'a [Self] {
-        &Method::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.name()))
-    }
-}
-
-/// Which guest runs the buffer workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BufferGuest {
-    /// Rust with the SDK's `Buffer` (released on drop).
-    Rust,
-    /// AssemblyScript, whose collector releases buffers from finalisers.
-    Assemblyscript,
-    /// WAT holding buffers as `externref` (wasmtime's collector frees them).
-    Externref,
-}
-
-impl BufferGuest {
-    /// Every guest.
-    pub const ALL: [BufferGuest; 3] = [BufferGuest::Rust, BufferGuest::Assemblyscript, BufferGuest::Externref];
-
-    /// `rust`, `assemblyscript` or `externref`, as `--guest` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            BufferGuest::Rust => "rust",
-            BufferGuest::Assemblyscript => "assemblyscript",
-            BufferGuest::Externref => "externref",
-        }
+named_values! {
+    /// Which guest runs the buffer workload (`wrt bench buffer --guest`).
+    pub enum BufferGuest {
+        /// Rust with the SDK's `Buffer` (released on drop).
+        Rust = "rust",
+        /// AssemblyScript, whose collector releases buffers from finalisers.
+        Assemblyscript = "assemblyscript",
+        /// WAT holding buffers as `externref` (wasmtime's collector frees them).
+        Externref = "externref",
     }
 }
 
-/// `rust`, `assemblyscript` and `externref` as values of `wrt bench buffer --guest` (the `clap`
-/// feature).
-#[cfg(feature = "clap")]
-impl clap::ValueEnum for BufferGuest {
-    fn value_variants<'a>() -> &'a [Self] {
-        &BufferGuest::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.name()))
-    }
-}
-
-/// Which guest `wrt bench instantiate` instantiates and runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum InstantiateGuest {
-    /// `(func (export "_start"))`: no import, no memory.
-    Trivial,
-    /// Imports five WASI preview 1 functions and a memory, calls none of them.
-    Wasi,
-    /// Prints a line to stdout with `fd_write` and exits 7 with `proc_exit`.
-    Hello,
-}
-
-impl InstantiateGuest {
-    /// Every guest.
-    pub const ALL: [InstantiateGuest; 3] = [InstantiateGuest::Trivial, InstantiateGuest::Wasi, InstantiateGuest::Hello];
-
-    /// `trivial`, `wasi` or `hello`, as `--guest` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            InstantiateGuest::Trivial => "trivial",
-            InstantiateGuest::Wasi => "wasi",
-            InstantiateGuest::Hello => "hello",
-        }
+named_values! {
+    /// Which guest `wrt bench instantiate` instantiates and runs (`--guest`).
+    pub enum InstantiateGuest {
+        /// `(func (export "_start"))`: no import, no memory.
+        Trivial = "trivial",
+        /// Imports five WASI preview 1 functions and a memory, calls none of them.
+        Wasi = "wasi",
+        /// Prints a line to stdout with `fd_write` and exits 7 with `proc_exit`.
+        Hello = "hello",
     }
 }
 
-/// `trivial`, `wasi` and `hello` as values of `wrt bench instantiate --guest` (the `clap`
-/// feature).
-#[cfg(feature = "clap")]
-impl clap::ValueEnum for InstantiateGuest {
-    fn value_variants<'a>() -> &'a [Self] {
-        &InstantiateGuest::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.name()))
-    }
-}
-
-/// The [`RunOptions`](wrt_runtime::RunOptions) each run of `wrt bench instantiate` gets (built
-/// once per configuration, shared by every run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunConfig {
-    /// The defaults (stdout discarded).
-    Defaults,
-    /// A 10 s timeout, never reached.
-    Timeout,
-    /// A spawn policy with one allow rule (`/bin/true`).
-    Policy,
-    /// Two arguments, the policy, a memory limit, a collection policy and the timeout.
-    All,
-}
-
-impl RunConfig {
-    /// Every configuration.
-    pub const ALL: [RunConfig; 4] = [RunConfig::Defaults, RunConfig::Timeout, RunConfig::Policy, RunConfig::All];
-
-    /// `defaults`, `timeout`, `policy` or `all`, as `--config` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            RunConfig::Defaults => "defaults",
-            RunConfig::Timeout => "timeout",
-            RunConfig::Policy => "policy",
-            RunConfig::All => "all",
-        }
-    }
-}
-
-/// `defaults`, `timeout`, `policy` and `all` as values of `wrt bench instantiate --config` (the
-/// `clap` feature).
-#[cfg(feature = "clap")]
-impl clap::ValueEnum for RunConfig {
-    fn value_variants<'a>() -> &'a [Self] {
-        &RunConfig::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.name()))
+named_values! {
+    /// The [`RunOptions`](wrt_runtime::RunOptions) each run of `wrt bench instantiate` gets
+    /// (`--config`; built once per configuration, shared by every run).
+    pub enum RunConfig {
+        /// The defaults (stdout discarded).
+        Defaults = "defaults",
+        /// A 10 s timeout, never reached.
+        Timeout = "timeout",
+        /// A spawn policy with one allow rule (`/bin/true`).
+        Policy = "policy",
+        /// Two arguments, the policy, a memory limit, a collection policy and the timeout.
+        All = "all",
     }
 }
 
