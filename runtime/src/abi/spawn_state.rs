@@ -179,9 +179,9 @@ impl SpawnState {
     /// ([`wrt_host_spawn::containment::sweep`]). The guest has ended, and its children never
     /// outlive it.
     pub(crate) fn end_children(&mut self) {
-        let had_children = self.spawns > 0;
-        if !had_children {
-            // Nothing was ever started: no child, drain or orphan of this guest to end.
+        if self.spawns == 0 {
+            // Nothing was ever started (every start, even one that failed later, counts): no
+            // child, drain or orphan of this guest to end.
             return;
         }
         self.spawner.kill_all();
@@ -190,9 +190,7 @@ impl SpawnState {
                 let _ = entry.child.wait();
             }
         }
-        if had_children {
-            wrt_host_spawn::containment::sweep();
-        }
+        wrt_host_spawn::containment::sweep();
         // Every writer of a drained pipe is gone now: let the drains copy what is left.
         self.drains.finish();
     }

@@ -256,7 +256,12 @@ pub(super) fn run(
             Err(wrt_host_spawn::OutputError::Spawn(err)) => {
                 return Ok(state.fail_spawn(&request.program, &err));
             }
-            Err(err) => return Ok(state.fail(ErrorCode::Io, error_chain(&err))),
+            Err(err) => {
+                // Started, then killed and reaped: it counts, and the end of the guest sweeps
+                // whatever it left (see `SpawnState::end_children`).
+                state.spawn.spawns += 1;
+                return Ok(state.fail(ErrorCode::Io, error_chain(&err)));
+            }
         };
         state.spawn.spawns += 1;
         let mut outcome = output.outcome;
