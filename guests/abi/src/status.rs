@@ -93,6 +93,44 @@ pub fn run_lengths(record: &[u8; RUN_STATUS_LEN]) -> (u32, u32) {
     (at(48), at(52))
 }
 
+/// The name of the Linux signal `signal` (`15` is `"SIGTERM"`), or `None` outside 1 to 31.
+pub fn signal_name(signal: i32) -> Option<&'static str> {
+    const NAMES: [&str; 31] = [
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    usize::try_from(signal).ok()?.checked_sub(1).and_then(|i| NAMES.get(i)).copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,5 +156,16 @@ mod tests {
         assert_eq!(run[16..24], (1u64 << 40).to_le_bytes());
         assert_eq!(run[40..48], u64::MAX.to_le_bytes());
         assert_eq!(run[48..52], 5u32.to_le_bytes());
+    }
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_name(1), Some("SIGHUP"));
+        assert_eq!(signal_name(9), Some("SIGKILL"));
+        assert_eq!(signal_name(15), Some("SIGTERM"));
+        assert_eq!(signal_name(31), Some("SIGSYS"));
+        assert_eq!(signal_name(0), None);
+        assert_eq!(signal_name(32), None);
+        assert_eq!(signal_name(-9), None);
     }
 }

@@ -1,0 +1,357 @@
+//! The builder of a host program to run: [`Command`].
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::child::Child;
+use crate::error::{ErrorCode, from_wit, local};
+use crate::status::{ExitStatus, Output};
+use crate::stdio::Stdio;
+use crate::sys;
+
+/// How much [`Command::output`] captures per stream when no
+/// [`output_limit`](Command::output_limit) is set: 16 MiB, the default policy's limit.
+pub const DEFAULT_CAPTURE: u64 = 16 << 20;
+
+/// A host program to run, with its arguments, environment, working directory, stdio, timeout
+/// and output limit; shaped like [`std::process::Command`] (and like the core-module SDK's).
+///
+/// Defaults: no arguments; an empty environment (the child starts with only the variables the
+/// policy passes through); the policy's default working directory; stdin, stdout and stderr
+/// inherited from the sandbox for [`spawn`](Self::spawn) and [`status`](Self::status), stdout
+/// and stderr captured for [`output`](Self::output); the policy's timeout and output limit.
+///
+/// Every request is checked by the host against the sandbox's spawn policy, which denies
+/// everything it does not allow: the program (`wrt run --allow-run PROGRAM`), each variable
+/// set with [`env`](Self::env), the working directory, and the arguments when the policy has
+/// patterns for them.
+///
+/// # Differences from `std::process::Command`
+///
+/// - The child's environment is not the guest's: it starts empty, and
+///   [`env_remove`](Self::env_remove) and [`env_clear`](Self::env_clear) only undo
+///   [`env`](Self::env).
+/// - A program name is looked up on the policy's search path, never on the guest's `PATH`;
+///   a path must be absolute, and a [`current_dir`](Self::current_dir) too.
+/// - Component strings are UTF-8: a program, argument, variable or directory that is not fails
+///   with `InvalidData` ([`BadUtf8`](ErrorCode::BadUtf8)) before the host is asked, as the core
+///   ABI's host refuses it.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use wrt_process::Command;
+///
+/// let output = Command::new("ls").arg("-l").arg("/").timeout(Duration::from_secs(5)).output()?;
+/// assert!(output.status.success());
+/// println!("{}", String::from_utf8_lossy(&output.stdout));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// # Ambient authority
+///
+/// The program runs on the host, outside the sandbox, with the authority of the user running
+/// `wrt`, limited only by what the sandbox's policy allows.
+#[derive(Debug, Clone)]
+pub struct Command {
+    program: OsString,
+    args: Vec<OsString>,
+    env: BTreeMap<OsString, OsString>,
+    cwd: Option<OsString>,
+    stdin: Option<Stdio>,
+    stdout: Option<Stdio>,
+    stderr: Option<Stdio>,
+    timeout: Option<Duration>,
+    output_limit: Option<u64>,
+    pty_size: Option<(u16, u16)>,
+}
+
+impl Command {
+    /// A command for `program`: a name looked up on the policy's search path, or an absolute
+    /// path, with the defaults listed on [`Command`].
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        Self {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            stdin: None,
+            stdout: None,
+            stderr: None,
+            timeout: None,
+            output_limit: None,
+            pty_size: None,
+        }
+    }
+
+    /// Adds an argument.
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(&mut self, args: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args.extend(args.into_iter().map(|arg| arg.as_ref().to_owned()));
+        self
+    }
+
+    /// Sets a variable in the child's environment (the policy must allow its name).
+    pub fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Self {
+        self.env.insert(key.as_ref().to_owned(), value.as_ref().to_owned());
+        self
+    }
+
+    /// Sets variables in the child's environment.
+    pub fn envs<I, K, V>(&mut self, vars: I) -> &mut Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        for (key, value) in vars {
+            self.env(key, value);
+        }
+        self
+    }
+
+    /// Removes a variable set with [`env`](Self::env).
+    pub fn env_remove(&mut self, key: impl AsRef<OsStr>) -> &mut Self {
+        self.env.remove(key.as_ref());
+        self
+    }
+
+    /// Removes every variable set with [`env`](Self::env).
+    pub fn env_clear(&mut self) -> &mut Self {
+        self.env.clear();
+        self
+    }
+
+    /// Sets the child's working directory: an absolute host path the policy allows.
+    pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.cwd = Some(dir.as_ref().as_os_str().to_owned());
+        self
+    }
+
+    /// Sets the child's stdin.
+    pub fn stdin(&mut self, stdio: Stdio) -> &mut Self {
+        self.stdin = Some(stdio);
+        self
+    }
+
+    /// Sets the child's stdout.
+    pub fn stdout(&mut self, stdio: Stdio) -> &mut Self {
+        self.stdout = Some(stdio);
+        self
+    }
+
+    /// Sets the child's stderr.
+    pub fn stderr(&mut self, stdio: Stdio) -> &mut Self {
+        self.stderr = Some(stdio);
+        self
+    }
+
+    /// Sets a timeout: the host stops the child (`SIGTERM` to its process group, then `SIGKILL`
+    /// after the policy's grace period) once it has run this long, and its status says
+    /// [`timed_out`](ExitStatus::timed_out). Rounded up to whole milliseconds, at least 1 ms.
+    /// The policy's timeout still applies when it is shorter.
+    pub fn timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the most bytes kept from each of stdout and stderr; the rest is dropped and the
+    /// status says truncated. `0` means the policy's limit, which also applies when it is
+    /// lower. For [`output`](Self::output) it is also the capture size.
+    pub fn output_limit(&mut self, bytes: u64) -> &mut Self {
+        self.output_limit = (bytes != 0).then_some(bytes);
+        self
+    }
+
+    /// Sets the initial size of the pseudo-terminal, when a stream is [`Stdio::pty`] (default
+    /// 24 rows and 80 columns).
+    pub fn pty_size(&mut self, rows: u16, cols: u16) -> &mut Self {
+        self.pty_size = Some((rows, cols));
+        self
+    }
+
+    /// Starts the program, with stdin, stdout and stderr inherited from the sandbox unless set.
+    ///
+    /// # Errors
+    ///
+    /// `PermissionDenied` (code [`Denied`](ErrorCode::Denied)) if the policy refuses the
+    /// request, with the host's message naming the rule and the flag that would allow it;
+    /// `NotFound`, `PermissionDenied` ([`NotExecutable`](ErrorCode::NotExecutable)),
+    /// `ResourceBusy` (too many children), `InvalidInput`, `InvalidData` (not UTF-8) and
+    /// `Other` (the host failed to start it) as the host reports them.
+    pub fn spawn(&mut self) -> io::Result<Child> {
+        let inherit = Stdio::inherit();
+        self.spawn_with(self.stdin.unwrap_or(inherit), self.stdout.unwrap_or(inherit), self.stderr.unwrap_or(inherit))
+    }
+
+    /// Runs the program to its end and returns its status, with stdin, stdout and stderr
+    /// inherited from the sandbox unless set (a piped stream is not read).
+    ///
+    /// # Errors
+    ///
+    /// As [`spawn`](Self::spawn).
+    pub fn status(&mut self) -> io::Result<ExitStatus> {
+        self.spawn()?.wait()
+    }
+
+    /// Runs the program to its end, capturing stdout and stderr, with stdin at end of file.
+    ///
+    /// With stdout and stderr unset or piped, and stdin not inherited, this is one host call
+    /// (`run`), which captures up to [`output_limit`](Self::output_limit) bytes of each stream,
+    /// or [`DEFAULT_CAPTURE`] (16 MiB) without one: more output is dropped and flagged as
+    /// truncated. Otherwise the program is spawned with the given streams and read as
+    /// [`Child::wait_with_output`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`spawn`](Self::spawn).
+    pub fn output(&mut self) -> io::Result<Output> {
+        self.output_impl(None)
+    }
+
+    /// Like [`output`](Self::output), with `input` written to the child's stdin (which is
+    /// always piped) while its output is captured.
+    ///
+    /// # Errors
+    ///
+    /// As [`output`](Self::output).
+    pub fn output_with_input(&mut self, input: &[u8]) -> io::Result<Output> {
+        self.output_impl(Some(input))
+    }
+
+    fn output_impl(&mut self, input: Option<&[u8]>) -> io::Result<Output> {
+        let captured = |stdio: Option<Stdio>| stdio.is_none_or(|s| s.is_piped() && !s.is_pty());
+        let stdin_ok = input.is_some() || self.stdin.is_none_or(|s| !s.is_inherit() && !s.is_pty());
+        if captured(self.stdout) && captured(self.stderr) && stdin_ok {
+            return self.run(input.unwrap_or_default());
+        }
+        let stdin = if input.is_some() { Stdio::piped() } else { self.stdin.unwrap_or_else(Stdio::null) };
+        let piped = Stdio::piped();
+        let child = self.spawn_with(stdin, self.stdout.unwrap_or(piped), self.stderr.unwrap_or(piped))?;
+        child.communicate(input.unwrap_or_default())
+    }
+
+    fn spawn_with(&self, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> io::Result<Child> {
+        let cmd = self.to_wit(stdin, stdout, stderr)?;
+        let child = sys::wrt::process::process::spawn(&cmd).map_err(|e| from_wit(e, || self.context("spawn")))?;
+        Ok(Child::new(child, stdin, stdout, stderr))
+    }
+
+    /// The one-shot host call: every stream piped, stdin written from `input`.
+    fn run(&self, input: &[u8]) -> io::Result<Output> {
+        let cmd = self.to_wit(Stdio::piped(), Stdio::piped(), Stdio::piped())?;
+        let capture = self.output_limit.unwrap_or(DEFAULT_CAPTURE).min(u64::from(u32::MAX));
+        let output = sys::wrt::process::process::run(&cmd, input, capture as u32)
+            .map_err(|e| from_wit(e, || self.context("run")))?;
+        let status = ExitStatus::from_wit(&output.status);
+        Ok(Output { status, stdout: output.stdout, stderr: output.stderr })
+    }
+
+    /// The stdout setting, or `default`.
+    pub(crate) fn stdout_or(&self, default: Stdio) -> Stdio {
+        self.stdout.unwrap_or(default)
+    }
+
+    /// The stderr setting, or `default`.
+    pub(crate) fn stderr_or(&self, default: Stdio) -> Stdio {
+        self.stderr.unwrap_or(default)
+    }
+
+    /// What the SDK was doing, for errors without a host message: ``cannot spawn `ls` ``.
+    pub(crate) fn context(&self, what: &str) -> String {
+        format!("cannot {what} `{}`", self.program.display())
+    }
+
+    /// The WIT `command` record; `InvalidData` (`BAD_UTF8`) for a string that is not UTF-8.
+    pub(crate) fn to_wit(&self, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> io::Result<sys::Command> {
+        let utf8 = |s: &OsStr, what: &str| {
+            s.to_str().map(str::to_owned).ok_or_else(|| {
+                local(ErrorCode::BadUtf8, format!("{}: {what} {:?} is not UTF-8", self.context("spawn"), s.display()))
+            })
+        };
+        Ok(sys::Command {
+            program: utf8(&self.program, "the program")?,
+            args: self.args.iter().map(|a| utf8(a, "an argument")).collect::<io::Result<_>>()?,
+            env: self
+                .env
+                .iter()
+                .map(|(k, v)| Ok((utf8(k, "a variable")?, utf8(v, "a value")?)))
+                .collect::<io::Result<_>>()?,
+            cwd: self.cwd.as_deref().map(|d| utf8(d, "the directory")).transpose()?,
+            stdin: stdin.0,
+            stdout: stdout.0,
+            stderr: stderr.0,
+            timeout_ms: self.timeout.map(millis_at_least_one),
+            output_limit: self.output_limit,
+            pty_size: self.pty_size,
+        })
+    }
+}
+
+/// `timeout` in milliseconds for a command: rounded up, at least 1.
+fn millis_at_least_one(timeout: Duration) -> u64 {
+    u64::try_from(timeout.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_reflects_the_builder() {
+        let mut cmd = Command::new("env");
+        cmd.arg("-0").args(["a", "b"]).env("B", "2").envs([("A", "1"), ("C", "3")]).env_remove("C");
+        cmd.current_dir("/tmp").timeout(Duration::from_micros(1500)).output_limit(4096).pty_size(30, 100);
+        let wit = cmd.to_wit(Stdio::piped(), Stdio::null(), Stdio::merge_with_stdout()).unwrap();
+        assert_eq!(wit.program, "env");
+        assert_eq!(wit.args, ["-0", "a", "b"]);
+        assert_eq!(wit.env, [("A".to_owned(), "1".to_owned()), ("B".to_owned(), "2".to_owned())]);
+        assert_eq!(wit.cwd.as_deref(), Some("/tmp"));
+        assert_eq!(
+            (wit.stdin, wit.stdout, wit.stderr),
+            (sys::Stdio::Piped, sys::Stdio::Null, sys::Stdio::MergeWithStdout)
+        );
+        assert_eq!((wit.timeout_ms, wit.output_limit, wit.pty_size), (Some(2), Some(4096), Some((30, 100))));
+    }
+
+    #[test]
+    fn defaults_are_the_policy_s() {
+        let wit = Command::new("true").output_limit(0).to_wit(Stdio::null(), Stdio::null(), Stdio::null()).unwrap();
+        assert!(wit.args.is_empty() && wit.env.is_empty());
+        assert_eq!((wit.cwd, wit.timeout_ms, wit.output_limit, wit.pty_size), (None, None, None, None));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn strings_that_are_not_utf8_fail_before_the_host() {
+        use std::os::unix::ffi::OsStrExt;
+        let err = Command::new("ls")
+            .arg(OsStr::from_bytes(b"\xff"))
+            .to_wit(Stdio::null(), Stdio::null(), Stdio::null())
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(ErrorCode::of(&err), Some(ErrorCode::BadUtf8));
+        assert!(err.to_string().starts_with("cannot spawn `ls`: an argument"), "{err}");
+    }
+
+    #[test]
+    fn timeouts_round_up_to_a_millisecond() {
+        assert_eq!(millis_at_least_one(Duration::ZERO), 1);
+        assert_eq!(millis_at_least_one(Duration::from_nanos(1)), 1);
+        assert_eq!(millis_at_least_one(Duration::from_millis(250)), 250);
+        assert_eq!(millis_at_least_one(Duration::from_secs(u64::MAX)), u64::MAX);
+    }
+}
