@@ -1,5 +1,6 @@
 //! Compiles every guest program in `guests/programs` to wasm32-wasip1 with a nested cargo (its
-//! own target directory under `OUT_DIR`, so it never waits on the outer build's lock), compiles
+//! own target directory under `OUT_DIR`, so it never waits on the outer build's lock), the
+//! component guests in `guests/components` to wasm32-wasip2 (`build/components.rs`), compiles
 //! the AssemblyScript guest in `guests/assemblyscript` with its pinned `asc` (installed by
 //! `npm ci` on first use), and writes `gen.rs`: one `pub const <NAME>: &str` path and one `<NAME>_BYTES` per guest (Rust
 //! bins, `guests/wat/*.wat` and `asc_buffers` alike) and a `foreach_<suite>!` macro per name
@@ -11,10 +12,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "build/components.rs"]
+mod components;
+
 /// Name prefixes of guests. A guest whose prefix is not listed fails the build, so every guest
 /// belongs to a suite whose tests call `foreach_<suite>!(assert_test_exists)`.
 const SUITES: &[&str] =
-    &["bench", "abi", "cli", "fs", "trap", "limits", "mem", "spawn", "buffer", "ref", "asc", "contain"];
+    &["bench", "abi", "cli", "fs", "trap", "limits", "mem", "spawn", "buffer", "ref", "asc", "contain", "component"];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -30,6 +34,7 @@ fn main() {
     let status = Command::new(cargo)
         .current_dir(&guests)
         .args(["build", "--release", "--locked", "--target=wasm32-wasip1", "--workspace", "--bins"])
+        .args(components::PACKAGES.iter().flat_map(|package| ["--exclude", package]))
         .env("CARGO_TARGET_DIR", &target_dir)
         // Plain rustc, whatever drives the outer build: under `cargo clippy` the wrapper would
         // compile the guests too, and their bytes would differ from a plain build's.
@@ -61,6 +66,7 @@ fn main() {
             assert!(previous.is_none(), "guest `{name}` exists both as Rust and as WAT");
         }
     }
+    components::add(&guests, &target_dir, &mut guests_by_name);
     let asc_wasm = build_assemblyscript(&guests.join("assemblyscript"), &out_dir);
     let previous = guests_by_name.insert(ASC_GUEST.to_owned(), asc_wasm);
     assert!(previous.is_none(), "guest `{ASC_GUEST}` exists both as Rust or WAT and as AssemblyScript");

@@ -9,6 +9,7 @@ mod bench_cmd;
 mod bench_guests;
 mod buffer;
 mod cli;
+mod component;
 mod containment;
 mod embed;
 mod fs;

@@ -1,0 +1,46 @@
+//! The component guests: `guests/components` (bins `component_<name>`, on the SDK
+//! `guests/process`), compiled to `wasm32-wasip2` components with a nested cargo, into the same
+//! target directory as the core-module guests (another target, so its own subdirectory).
+
+use std::collections::BTreeMap;
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The packages built for wasm32-wasip2 only; the wasm32-wasip1 build excludes them.
+pub const PACKAGES: &[&str] = &["wrt-process", "components"];
+
+/// Builds every bin of `guests/components` for wasm32-wasip2 into `target_dir` and adds each
+/// to `guests_by_name` under its bin name.
+pub fn add(guests: &Path, target_dir: &Path, guests_by_name: &mut BTreeMap<String, PathBuf>) {
+    for watched in ["process", "components", "../wit"] {
+        println!("cargo:rerun-if-changed={}", guests.join(watched).display());
+    }
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(guests)
+        .args(["build", "--release", "--locked", "--target=wasm32-wasip2", "-p", "components", "--bins"])
+        .env("CARGO_TARGET_DIR", target_dir)
+        // Plain rustc, whatever drives the outer build (as for the wasm32-wasip1 guests).
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("RUSTC_WRAPPER")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .status()
+        .expect("failed to run cargo for the component guests");
+    assert!(
+        status.success(),
+        "building the component guests failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`)"
+    );
+    let wasm_dir = target_dir.join("wasm32-wasip2").join("release");
+    for entry in super::read_dir_sorted(&guests.join("components/src/bin")) {
+        if let Some(name) = super::stem_with_ext(&entry, "rs") {
+            let wasm = wasm_dir.join(format!("{name}.wasm"));
+            assert!(wasm.is_file(), "component guest `{name}` was not built at {}", wasm.display());
+            let previous = guests_by_name.insert(name.clone(), wasm);
+            assert!(previous.is_none(), "guest `{name}` exists both as a core module and as a component");
+        }
+    }
+}
