@@ -82,3 +82,42 @@ fn component_too_many() {
 fn component_cwd() {
     check(COMPONENT_CWD_BYTES, false);
 }
+
+#[test]
+fn component_kill() {
+    check(COMPONENT_KILL_BYTES, false);
+}
+
+#[test]
+fn component_pipeline() {
+    check(COMPONENT_PIPELINE_BYTES, false);
+}
+
+#[test]
+fn component_stdin_cat() {
+    check(COMPONENT_STDIN_CAT_BYTES, false);
+}
+
+#[test]
+fn component_buffers() {
+    check(COMPONENT_BUFFERS_BYTES, true);
+}
+
+#[test]
+fn component_bad_inputs() {
+    check(COMPONENT_BAD_INPUTS_BYTES, true);
+}
+
+/// The twins print the same: `component_bad_inputs` is `spawn_bad_inputs` with the other SDK.
+#[test]
+fn component_bad_inputs_is_the_source_of_spawn_bad_inputs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("guests");
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap();
+    let core = read("programs/src/bin/spawn_bad_inputs.rs");
+    let component = read("components/src/bin/component_bad_inputs.rs");
+    let as_component = core.replace("use wrt_guest::", "use wrt_process::").replace(
+        "Its component twin `component_bad_inputs` is the same source on `wrt-process`",
+        "Its core-module twin `spawn_bad_inputs` is the same source on `wrt-guest`",
+    );
+    assert_eq!(as_component, component, "the twins' sources differ beyond the SDK");
+}

@@ -483,3 +483,36 @@ fn spawn_inherit() {
     assert_eq!(String::from_utf8_lossy(&report.stdout), "guest before\nchi");
     assert!(report.stdout_truncated);
 }
+
+/// What `spawn_bad_inputs` prints, and its component twin `component_bad_inputs` too: the
+/// code (or status) of each bad input, the same through both ABIs.
+pub(crate) const BAD_INPUTS_OUTPUT: &str = "\
+nul in an argument: INVALID_ARGUMENT
+nul in the program: INVALID_ARGUMENT
+empty program: INVALID_ARGUMENT
+relative program path: DENIED
+relative directory: DENIED
+stdin merged with stdout: INVALID_ARGUMENT
+stdout merged with stdout: INVALID_ARGUMENT
+zero timeout: ok: signal: 15 (SIGTERM), timed out
+signal 0: INVALID_ARGUMENT
+signal -1: INVALID_ARGUMENT
+signal 32: INVALID_ARGUMENT
+signal 64: INVALID_ARGUMENT
+signal 256: INVALID_ARGUMENT
+terminal resize without a terminal: NOT_PIPED
+terminal resize to nothing: INVALID_ARGUMENT
+wait: ok: exit status: 0
+wait for any of no children: INVALID_ARGUMENT
+buffer of 2 GiB: INVALID_ARGUMENT
+backwards slice: OUT_OF_RANGE
+slice past the end: OUT_OF_RANGE
+read past the end: OUT_OF_RANGE
+";
+
+#[test]
+fn spawn_bad_inputs() {
+    let out = run_guest(&["true", "sleep"], SPAWN_BAD_INPUTS, &[]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), BAD_INPUTS_OUTPUT);
+}

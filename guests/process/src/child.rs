@@ -51,7 +51,7 @@ pub struct Child {
 }
 
 impl Child {
-    pub(crate) fn new(resource: sys::Child, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> Self {
+    pub(crate) fn new(resource: sys::Child, stdin: &Stdio, stdout: &Stdio, stderr: &Stdio) -> Self {
         let resource = Rc::new(resource);
         // A terminal on both stdout and stderr is read once, as stdout.
         let stderr_read = stderr.is_piped() && !(stderr.is_pty() && stdout.is_pty());
@@ -125,6 +125,13 @@ impl Child {
         }
     }
 
+    /// A pollable that is ready once the child has ended (`wasi:io/poll`), to wait for it
+    /// together with streams or other children: `child.subscribe().block()` waits without
+    /// reaping it.
+    pub fn subscribe(&self) -> wasip2::io::poll::Pollable {
+        self.resource.subscribe()
+    }
+
     /// Kills the child with `SIGKILL` (sent to its process group). Killing a child that has
     /// already ended succeeds and does nothing.
     ///
@@ -177,9 +184,9 @@ impl Child {
             return Err(local(ErrorCode::NotPiped, format!("cannot pipe the stdout of child {}", self.id())));
         };
         let (out, err) = (cmd.stdout_or(Stdio::inherit()), cmd.stderr_or(Stdio::inherit()));
-        let wit = cmd.to_wit(Stdio::null(), out, err)?;
+        let wit = cmd.to_wit(&Stdio::null(), &out, &err)?;
         match self.resource.pipe_into(&wit) {
-            Ok(next) => Ok(Child::new(next, Stdio::null(), out, err)),
+            Ok(next) => Ok(Child::new(next, &Stdio::null(), &out, &err)),
             Err(e) => {
                 self.stdout = Some(stdout);
                 Err(from_wit(e, || cmd.context("spawn")))

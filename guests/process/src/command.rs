@@ -193,8 +193,10 @@ impl Command {
     /// `ResourceBusy` (too many children), `InvalidInput`, `InvalidData` (not UTF-8) and
     /// `Other` (the host failed to start it) as the host reports them.
     pub fn spawn(&mut self) -> io::Result<Child> {
-        let inherit = Stdio::inherit();
-        self.spawn_with(self.stdin.unwrap_or(inherit), self.stdout.unwrap_or(inherit), self.stderr.unwrap_or(inherit))
+        let inherit = || Stdio::inherit();
+        let [stdin, stdout, stderr] =
+            [&self.stdin, &self.stdout, &self.stderr].map(|s| s.clone().unwrap_or_else(inherit));
+        self.spawn_with(stdin, stdout, stderr)
     }
 
     /// Runs the program to its end and returns its status, with stdin, stdout and stderr
@@ -233,26 +235,34 @@ impl Command {
     }
 
     fn output_impl(&mut self, input: Option<&[u8]>) -> io::Result<Output> {
-        let captured = |stdio: Option<Stdio>| stdio.is_none_or(|s| s.is_piped() && !s.is_pty());
-        let stdin_ok = input.is_some() || self.stdin.is_none_or(|s| !s.is_inherit() && !s.is_pty());
-        if captured(self.stdout) && captured(self.stderr) && stdin_ok {
+        let captured = |stdio: &Option<Stdio>| stdio.as_ref().is_none_or(|s| s.is_piped() && !s.is_pty());
+        // `run` pipes stdin from the guest: a stdin from another child needs `spawn`.
+        let stdin_ok = input.is_some()
+            || self.stdin.as_ref().is_none_or(|s| !s.is_inherit() && !s.is_pty() && s.source().is_none());
+        if captured(&self.stdout) && captured(&self.stderr) && stdin_ok {
             return self.run(input.unwrap_or_default());
         }
-        let stdin = if input.is_some() { Stdio::piped() } else { self.stdin.unwrap_or_else(Stdio::null) };
-        let piped = Stdio::piped();
-        let child = self.spawn_with(stdin, self.stdout.unwrap_or(piped), self.stderr.unwrap_or(piped))?;
+        let stdin = if input.is_some() { Stdio::piped() } else { self.stdin.clone().unwrap_or_else(Stdio::null) };
+        let piped = || Some(Stdio::piped());
+        let (stdout, stderr) = (self.stdout.clone().or_else(piped), self.stderr.clone().or_else(piped));
+        let child = self.spawn_with(stdin, stdout.expect("piped"), stderr.expect("piped"))?;
         child.communicate(input.unwrap_or_default())
     }
 
     fn spawn_with(&self, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> io::Result<Child> {
-        let cmd = self.to_wit(stdin, stdout, stderr)?;
-        let child = sys::wrt::process::process::spawn(&cmd).map_err(|e| from_wit(e, || self.context("spawn")))?;
-        Ok(Child::new(child, stdin, stdout, stderr))
+        let cmd = self.to_wit(&stdin, &stdout, &stderr)?;
+        let spawned = match stdin.source() {
+            Some(source) => source.pipe_into(&cmd),
+            None => sys::wrt::process::process::spawn(&cmd),
+        };
+        let child = spawned.map_err(|e| from_wit(e, || self.context("spawn")))?;
+        Ok(Child::new(child, &stdin, &stdout, &stderr))
     }
 
     /// The one-shot host call: every stream piped, stdin written from `input`.
     fn run(&self, input: &[u8]) -> io::Result<Output> {
-        let cmd = self.to_wit(Stdio::piped(), Stdio::piped(), Stdio::piped())?;
+        let piped = Stdio::piped();
+        let cmd = self.to_wit(&piped, &piped, &piped)?;
         let capture = self.output_limit.unwrap_or(DEFAULT_CAPTURE).min(u64::from(u32::MAX));
         let output = sys::wrt::process::process::run(&cmd, input, capture as u32)
             .map_err(|e| from_wit(e, || self.context("run")))?;
@@ -262,12 +272,12 @@ impl Command {
 
     /// The stdout setting, or `default`.
     pub(crate) fn stdout_or(&self, default: Stdio) -> Stdio {
-        self.stdout.unwrap_or(default)
+        self.stdout.clone().unwrap_or(default)
     }
 
     /// The stderr setting, or `default`.
     pub(crate) fn stderr_or(&self, default: Stdio) -> Stdio {
-        self.stderr.unwrap_or(default)
+        self.stderr.clone().unwrap_or(default)
     }
 
     /// What the SDK was doing, for errors without a host message: ``cannot spawn `ls` ``.
@@ -276,7 +286,7 @@ impl Command {
     }
 
     /// The WIT `command` record; `InvalidData` (`BAD_UTF8`) for a string that is not UTF-8.
-    pub(crate) fn to_wit(&self, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> io::Result<sys::Command> {
+    pub(crate) fn to_wit(&self, stdin: &Stdio, stdout: &Stdio, stderr: &Stdio) -> io::Result<sys::Command> {
         let utf8 = |s: &OsStr, what: &str| {
             s.to_str().map(str::to_owned).ok_or_else(|| {
                 local(ErrorCode::BadUtf8, format!("{}: {what} {:?} is not UTF-8", self.context("spawn"), s.display()))
@@ -291,9 +301,9 @@ impl Command {
                 .map(|(k, v)| Ok((utf8(k, "a variable")?, utf8(v, "a value")?)))
                 .collect::<io::Result<_>>()?,
             cwd: self.cwd.as_deref().map(|d| utf8(d, "the directory")).transpose()?,
-            stdin: stdin.0,
-            stdout: stdout.0,
-            stderr: stderr.0,
+            stdin: stdin.mode(),
+            stdout: stdout.mode(),
+            stderr: stderr.mode(),
             timeout_ms: self.timeout.map(millis_at_least_one),
             output_limit: self.output_limit,
             pty_size: self.pty_size,
@@ -315,7 +325,7 @@ mod tests {
         let mut cmd = Command::new("env");
         cmd.arg("-0").args(["a", "b"]).env("B", "2").envs([("A", "1"), ("C", "3")]).env_remove("C");
         cmd.current_dir("/tmp").timeout(Duration::from_micros(1500)).output_limit(4096).pty_size(30, 100);
-        let wit = cmd.to_wit(Stdio::piped(), Stdio::null(), Stdio::merge_with_stdout()).unwrap();
+        let wit = cmd.to_wit(&Stdio::piped(), &Stdio::null(), &Stdio::merge_with_stdout()).unwrap();
         assert_eq!(wit.program, "env");
         assert_eq!(wit.args, ["-0", "a", "b"]);
         assert_eq!(wit.env, [("A".to_owned(), "1".to_owned()), ("B".to_owned(), "2".to_owned())]);
@@ -329,7 +339,7 @@ mod tests {
 
     #[test]
     fn defaults_are_the_policy_s() {
-        let wit = Command::new("true").output_limit(0).to_wit(Stdio::null(), Stdio::null(), Stdio::null()).unwrap();
+        let wit = Command::new("true").output_limit(0).to_wit(&Stdio::null(), &Stdio::null(), &Stdio::null()).unwrap();
         assert!(wit.args.is_empty() && wit.env.is_empty());
         assert_eq!((wit.cwd, wit.timeout_ms, wit.output_limit, wit.pty_size), (None, None, None, None));
     }
@@ -340,7 +350,7 @@ mod tests {
         use std::os::unix::ffi::OsStrExt;
         let err = Command::new("ls")
             .arg(OsStr::from_bytes(b"\xff"))
-            .to_wit(Stdio::null(), Stdio::null(), Stdio::null())
+            .to_wit(&Stdio::null(), &Stdio::null(), &Stdio::null())
             .unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
         assert_eq!(ErrorCode::of(&err), Some(ErrorCode::BadUtf8));

@@ -206,5 +206,14 @@ macro_rules! output_pipe {
     };
 }
 
+impl ChildStdout {
+    /// The child, for a pipeline; the stream (if the guest took it) is closed.
+    pub(crate) fn into_child(self) -> Rc<sys::Child> {
+        let OutputPipe { stream, child, .. } = self.0;
+        drop(stream);
+        child
+    }
+}
+
 output_pipe!(ChildStdout, Stdout, "The child's stdout, piped to the guest: [`Read`] blocks until it wrote something.");
 output_pipe!(ChildStderr, Stderr, "The child's stderr, piped to the guest: [`Read`] blocks until it wrote something.");
