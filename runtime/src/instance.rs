@@ -125,6 +125,7 @@ impl Instance {
             p2,
             limiter,
             deadline: None,
+            deadline_cell: deadline_cell.clone(),
             spawn,
             last_error: String::new(),
             external,
@@ -314,7 +315,8 @@ impl Instance {
             young_collections: accountant.young_collections,
             full_collections: accountant.full_collections,
             spawns: state.spawn.spawns,
-            stream_bytes: state.spawn.stream_bytes,
+            stream_bytes: state.spawn.stream_bytes
+                + state.spawn.shared_stream_bytes.load(std::sync::atomic::Ordering::Relaxed),
             gc_time: accountant.gc_time,
         }
     }

@@ -25,6 +25,9 @@ pub(crate) struct GuestState {
     pub(crate) limiter: Limiter,
     /// When the running call must stop, if a timeout is set.
     pub(crate) deadline: Option<Instant>,
+    /// The same deadline for what runs outside a host call (streams of a component's
+    /// children, stdin): set only when the run has a timeout.
+    pub(crate) deadline_cell: crate::deadline::DeadlineCell,
     /// The guest's children and spawner (the `wrt_v1` ABI).
     pub(crate) spawn: SpawnState,
     /// The message of the guest's last failed `wrt_v1` call, which `last_error` returns.
