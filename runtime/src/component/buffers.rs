@@ -2,9 +2,9 @@
 //! and memory accounting as the core ABI's buffer handles. A `buffer` resource is a buffer
 //! handle of the core ABI; dropping it releases the handle.
 //!
-//! Limit: a component's buffers are made room for by giving back empty slabs only. The
-//! `collector` export is not called yet, so a component that keeps unreachable buffers in its
-//! own heap gets `no-memory` at the memory limit instead of a collection.
+//! Collections: the same accountant and policy as the core ABI decide when a collection is due,
+//! but the host cannot call into a running component, so the component pulls it
+//! (`collection-due`): see `external::collector::allocate_uncollected`.
 
 use wasmtime::component::Resource;
 use wasmtime_wasi::WasiView;
@@ -13,11 +13,12 @@ use wrt_abi::consts::MAX_READ_BUFFER;
 
 use super::process::bindings::wrt::process::buffers::{Host, HostBuffer};
 use super::process::bindings::wrt::process::process::OutputSource;
-use super::process::bindings::wrt::process::types::Error;
+use super::process::bindings::wrt::process::types::{Collection, Error};
 use crate::abi::buffers::refused;
 use crate::abi::host::io::{read_child, write_child};
+use crate::external::accountant::Kind;
 use crate::external::buffer::BufferView;
-use crate::external::collector::allocate_uncollected;
+use crate::external::collector::{allocate_uncollected, take_due};
 use crate::state::GuestState;
 
 /// A `buffer` resource: a buffer handle of the core ABI.
@@ -69,7 +70,14 @@ impl GuestState {
     }
 }
 
-impl Host for GuestState {}
+impl Host for GuestState {
+    fn collection_due(&mut self) -> wasmtime::Result<Option<Collection>> {
+        Ok(take_due(self).map(|kind| match kind {
+            Kind::Young => Collection::Young,
+            Kind::Full => Collection::Full,
+        }))
+    }
+}
 
 impl HostBuffer for GuestState {
     fn from_bytes(&mut self, bytes: Vec<u8>) -> Made {
