@@ -1,12 +1,19 @@
-//! Component guests (`wasm32-wasip2`, built from `guests/components` on the SDK `wrt-process`):
-//! each is a component that imports `wrt:process/process@0.1.0`.
-//!
-//! TODO(issue 12): once `wrt run` runs components, each test runs its guest as the `spawn`
-//! module does for its core-module twin, and compares the two outputs.
+//! Component guests (`wasm32-wasip2`, built from `guests/components` on the SDK `wrt-process`)
+//! running host programs through `wrt:process`: `ls -l /`, and the conformance scenarios of
+//! issue 12 (output, exit status and signals, environment scrubbing, deny by default, timeout,
+//! kill, waiting on several children, output limit, buffers, bad inputs). Each scenario whose
+//! core-module twin (`spawn_*`, on `wrt-guest`) prints a stable text runs both and compares.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
 
 use wrt_runtime::wasmtime::component::{Component, types::ComponentItem};
 use wrt_runtime::wasmtime::{Config, Engine};
 use wrt_test_guests::*;
+
+use crate::spawn::{BAD_INPUTS_OUTPUT, policy_file, processes_with, run_guest, token};
+use crate::util::{assert_code, run, stderr, stdout, wrt, wrt_lines};
 
 foreach_component!(assert_test_exists);
 use crate::assert_test_exists;
@@ -22,96 +29,180 @@ fn imports(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// The guest is a component that imports `wrt:process/process@0.1.0` (and, when it uses host
-/// buffers, `wrt:process/buffers@0.1.0`), and the WASI 0.2 command interfaces.
-#[track_caller]
-fn check(bytes: &[u8], buffers: bool) {
-    let imports = imports(bytes);
-    assert!(imports.iter().any(|i| i == "wrt:process/process@0.1.0"), "{imports:?}");
-    assert_eq!(imports.iter().any(|i| i == "wrt:process/buffers@0.1.0"), buffers, "{imports:?}");
-    assert!(imports.iter().any(|i| i == "wasi:cli/environment@0.2.12"), "{imports:?}");
+#[test]
+fn components_import_wrt_process() {
+    for (bytes, buffers) in
+        [(COMPONENT_LS_BYTES, false), (COMPONENT_BUFFERS_BYTES, true), (COMPONENT_OUTPUT_BYTES, false)]
+    {
+        let imports = imports(bytes);
+        assert!(imports.iter().any(|i| i == "wrt:process/process@0.1.0"), "{imports:?}");
+        assert_eq!(imports.iter().any(|i| i == "wrt:process/buffers@0.1.0"), buffers, "{imports:?}");
+    }
+    let engine = Engine::new(&Config::new()).unwrap();
+    assert!(Component::new(&engine, SPAWN_OUTPUT_BYTES).is_err(), "a core module is not a component");
 }
 
-#[test]
-fn core_modules_are_not_components() {
-    let engine = Engine::new(&Config::new()).unwrap();
-    assert!(Component::new(&engine, SPAWN_OUTPUT_BYTES).is_err());
+/// Runs the core-module guest and its component twin with the same allow rules and arguments:
+/// same exit code, same stdout. Returns the component's run.
+#[track_caller]
+fn twins(programs: &[&str], core: &str, component: &str, args: &[&str]) -> Output {
+    let core_out = run_guest(programs, core, args);
+    let component_out = run_guest(programs, component, args);
+    assert_code(&core_out, 0);
+    assert_code(&component_out, 0);
+    assert_eq!(stdout(&component_out), stdout(&core_out), "the two ABIs disagree; stderr:\n{}", stderr(&component_out));
+    component_out
 }
 
 #[test]
 fn component_ls() {
-    check(COMPONENT_LS_BYTES, false);
+    let out = run_guest(&["ls"], COMPONENT_LS, &[]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    assert!(text.lines().any(|l| l.ends_with(" usr") || l.contains(" usr ->")), "{text}");
+    assert!(text.ends_with("ls: exit status: 0\n"), "{text}");
+    // The exit code of ls is the guest's (exit-with-code).
+    let out = run_guest(&["ls"], COMPONENT_LS, &["/nonexistent/wrt-component-ls"]);
+    assert_code(&out, 2);
+    assert!(stdout(&out).ends_with("ls: exit status: 2\n"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("wrt-component-ls"), "{}", stderr(&out));
+    // Deny by default: no allow rule, the host's message names the flag.
+    let out = run(["run", COMPONENT_LS]);
+    assert_code(&out, 100);
+    assert!(stderr(&out).contains("`--allow-run ls`"), "{}", stderr(&out));
 }
 
 #[test]
 fn component_output() {
-    check(COMPONENT_OUTPUT_BYTES, false);
+    let out = twins(&["echo", "sh", "cat", "head"], SPAWN_OUTPUT, COMPONENT_OUTPUT, &[]);
+    assert_eq!(stdout(&out), "output ok\n");
 }
 
 #[test]
 fn component_status() {
-    check(COMPONENT_STATUS_BYTES, false);
-}
-
-#[test]
-fn component_env() {
-    check(COMPONENT_ENV_BYTES, false);
-}
-
-#[test]
-fn component_denied() {
-    check(COMPONENT_DENIED_BYTES, false);
-}
-
-#[test]
-fn component_timeout() {
-    check(COMPONENT_TIMEOUT_BYTES, false);
-}
-
-#[test]
-fn component_wait_any() {
-    check(COMPONENT_WAIT_ANY_BYTES, false);
-}
-
-#[test]
-fn component_too_many() {
-    check(COMPONENT_TOO_MANY_BYTES, false);
-}
-
-#[test]
-fn component_cwd() {
-    check(COMPONENT_CWD_BYTES, false);
-}
-
-#[test]
-fn component_kill() {
-    check(COMPONENT_KILL_BYTES, false);
-}
-
-#[test]
-fn component_pipeline() {
-    check(COMPONENT_PIPELINE_BYTES, false);
+    let out = twins(&["true", "false", "sh"], SPAWN_STATUS, COMPONENT_STATUS, &[]);
+    assert_eq!(stdout(&out), "status ok\n");
 }
 
 #[test]
 fn component_stdin_cat() {
-    check(COMPONENT_STDIN_CAT_BYTES, false);
+    let out = run_guest(&["cat", "wc", "true"], COMPONENT_STDIN_CAT, &["16777216"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "16777216 bytes each way, three times\n");
+}
+
+#[test]
+fn component_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), "[env]\nallow = [\"WRT_ALLOWED\"]\n");
+    let run_env = |guest: &str| {
+        wrt()
+            .env("WRT_PASS", "from the host")
+            .env("WRT_TEST_SECRET", "leak")
+            .args(["run", "--policy", &policy, "--allow-run", "env", "--allow-env", "WRT_PASS"])
+            .args(["--env", "GUEST_ONLY=1", guest, "WRT_PASS=from the host"])
+            .output()
+            .unwrap()
+    };
+    let (core, component) = (run_env(SPAWN_ENV), run_env(COMPONENT_ENV));
+    assert_code(&component, 0);
+    assert!(stdout(&component).ends_with("env ok\n"), "{}", stdout(&component));
+    assert!(!stdout(&component).contains("leak"));
+    assert_eq!(stdout(&component), stdout(&core));
+}
+
+#[test]
+fn component_cwd() {
+    let allowed = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let allowed = allowed.path().canonicalize().unwrap();
+    std::fs::create_dir(allowed.join("sub")).unwrap();
+    let policy = policy_file(
+        outside.path(),
+        &format!("cwd_allow = [{:?}]\n\n[[allow]]\nprogram = \"pwd\"\n", allowed.to_str().unwrap()),
+    );
+    let outside = outside.path().canonicalize().unwrap();
+    let args = |guest| {
+        ["run", "--policy", &policy, guest, allowed.to_str().unwrap(), outside.to_str().unwrap()].map(str::to_owned)
+    };
+    let (core, component) = (run(args(SPAWN_CWD)), run(args(COMPONENT_CWD)));
+    assert_code(&component, 0);
+    assert!(stdout(&component).ends_with("cwd ok\n"), "{}", stdout(&component));
+    assert_eq!(stdout(&component), stdout(&core));
+}
+
+#[test]
+fn component_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let out = run(["run", "--audit-log", audit.to_str().unwrap(), COMPONENT_DENIED, "sh", "--allow-run"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).starts_with("denied: "), "{}", stdout(&out));
+    assert!(wrt_lines(&out).iter().any(|l| l.contains("`--allow-run sh`")), "{}", stderr(&out));
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert_eq!(log.lines().count(), 3, "one decision per attempt:\n{log}");
+    assert!(log.lines().all(|l| l.contains("\"deny\"")), "{log}");
+    // The same message as through the core ABI; deny beats allow.
+    let core = run(["run", SPAWN_DENIED, "sh", "--allow-run"]);
+    assert_eq!(stdout(&out), stdout(&core));
+    let out = run(["run", "--allow-run", "sh", "--deny-run", "sh", COMPONENT_DENIED, "sh", "deny rule"]);
+    assert_code(&out, 0);
+}
+
+#[test]
+fn component_timeout() {
+    let started = Instant::now();
+    let out = run_guest(&["sleep"], COMPONENT_TIMEOUT, &[]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).ends_with("timeout ok\n"), "{}", stdout(&out));
+    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn component_kill() {
+    let token = token();
+    let out = run_guest(&["sleep", "sh", "grep", "true"], COMPONENT_KILL, &[&token]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "kill ok\n");
+    assert_eq!(processes_with(&format!("1000.{token}")), Vec::<u32>::new());
+}
+
+#[test]
+fn component_wait_any() {
+    let out = twins(&["sleep", "sh"], SPAWN_WAIT_ANY, COMPONENT_WAIT_ANY, &[]);
+    assert_eq!(stdout(&out), "wait_any ok\n");
+}
+
+#[test]
+fn component_too_many() {
+    let out = twins(&["sleep"], SPAWN_TOO_MANY, COMPONENT_TOO_MANY, &["16"]);
+    assert!(stdout(&out).ends_with("too many ok\n"), "{}", stdout(&out));
+}
+
+#[test]
+fn component_pipeline() {
+    let programs = ["printf", "tr", "sort", "sh", "wc", "head", "yes", "cat"];
+    let out = twins(&programs, SPAWN_PIPELINE, COMPONENT_PIPELINE, &[]);
+    assert!(stdout(&out).starts_with("pipelines ok, read "), "{}", stdout(&out));
 }
 
 #[test]
 fn component_buffers() {
-    check(COMPONENT_BUFFERS_BYTES, true);
+    let out = run_guest(&["cat"], COMPONENT_BUFFERS, &[]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "buffers ok\n");
 }
 
 #[test]
 fn component_bad_inputs() {
-    check(COMPONENT_BAD_INPUTS_BYTES, true);
+    let out = twins(&["true", "sleep"], SPAWN_BAD_INPUTS, COMPONENT_BAD_INPUTS, &[]);
+    assert_eq!(stdout(&out), BAD_INPUTS_OUTPUT);
 }
 
 /// The twins print the same: `component_bad_inputs` is `spawn_bad_inputs` with the other SDK.
 #[test]
 fn component_bad_inputs_is_the_source_of_spawn_bad_inputs() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("guests");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guests");
     let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap();
     let core = read("programs/src/bin/spawn_bad_inputs.rs");
     let component = read("components/src/bin/component_bad_inputs.rs");

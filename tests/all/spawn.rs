@@ -19,7 +19,7 @@ fn allow(programs: &[&str]) -> Vec<String> {
 }
 
 /// `wrt run` with the allow rules, the guest and its arguments.
-fn run_guest(programs: &[&str], guest: &str, args: &[&str]) -> std::process::Output {
+pub(crate) fn run_guest(programs: &[&str], guest: &str, args: &[&str]) -> std::process::Output {
     let mut argv = vec!["run".to_owned()];
     argv.extend(allow(programs));
     argv.push(guest.to_owned());
@@ -28,13 +28,13 @@ fn run_guest(programs: &[&str], guest: &str, args: &[&str]) -> std::process::Out
 }
 
 /// A number no other test (or test run) uses, for command lines to find in /proc.
-fn token() -> String {
+pub(crate) fn token() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     format!("{}{:03}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Pids of processes whose command line contains `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
+pub(crate) fn processes_with(needle: &str) -> Vec<u32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else { continue };
@@ -48,7 +48,7 @@ fn processes_with(needle: &str) -> Vec<u32> {
 }
 
 /// A policy file in `dir` with `text`, and its path.
-fn policy_file(dir: &Path, text: &str) -> String {
+pub(crate) fn policy_file(dir: &Path, text: &str) -> String {
     let path = dir.join("policy.toml");
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_owned()

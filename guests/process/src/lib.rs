@@ -55,6 +55,7 @@ mod buffer;
 mod child;
 mod command;
 mod error;
+mod exit;
 mod status;
 mod stdio;
 #[allow(unsafe_code, reason = "the bindings wit-bindgen generates lift and lower values through raw pointers")]
@@ -66,6 +67,7 @@ pub use crate::buffer::Buffer;
 pub use crate::child::{Child, ChildStderr, ChildStdin, ChildStdout};
 pub use crate::command::{Command, DEFAULT_CAPTURE};
 pub use crate::error::{ErrorCode, WrtError};
+pub use crate::exit::exit;
 pub use crate::status::{ExitStatus, Output};
 pub use crate::stdio::Stdio;
 pub use crate::wait_any::wait_any;
