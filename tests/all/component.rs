@@ -1,8 +1,9 @@
 //! Component guests (`wasm32-wasip2`, built from `guests/components` on the SDK `wrt-process`)
 //! running host programs through `wrt:process`: `ls -l /`, and the conformance scenarios of
 //! issue 12 (output, exit status and signals, environment scrubbing, deny by default, timeout,
-//! kill, waiting on several children, output limit, buffers, bad inputs). Each scenario whose
-//! core-module twin (`spawn_*`, on `wrt-guest`) prints a stable text runs both and compares.
+//! kill, waiting on several children, output limit, buffers, bad inputs; pseudo-terminals too).
+//! Each scenario whose core-module twin (`spawn_*`, on `wrt-guest`) prints a stable text runs
+//! both and compares.
 
 use std::path::Path;
 use std::process::Output;
@@ -211,4 +212,21 @@ fn component_bad_inputs_is_the_source_of_spawn_bad_inputs() {
         "Its core-module twin `spawn_bad_inputs` is the same source on `wrt-guest`",
     );
     assert_eq!(as_component, component, "the twins' sources differ beyond the SDK");
+}
+
+#[test]
+fn component_pty() {
+    let out = twins(&["sh", "stty"], SPAWN_PTY, COMPONENT_PTY, &[]);
+    assert_eq!(stdout(&out), "pty ok\n");
+    assert!(!stderr(&out).contains("PTY-MARKER") && !stderr(&out).contains("PTY-TITLE"), "{}", stderr(&out));
+    // A shell on a terminal and its background job end with the guest.
+    let token = token();
+    let out = run_guest(&["sh"], COMPONENT_PTY, &["hang", &token]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "started\n");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !processes_with(&token).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(processes_with(&token), Vec::<u32>::new(), "a terminal's processes outlived the guest");
 }
