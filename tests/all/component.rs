@@ -200,18 +200,35 @@ fn component_bad_inputs() {
     assert_eq!(stdout(&out), BAD_INPUTS_OUTPUT);
 }
 
-/// The twins print the same: `component_bad_inputs` is `spawn_bad_inputs` with the other SDK.
+/// Twins that are one source: each `component_<name>` here is `spawn_<name>` with `wrt_guest`
+/// replaced by `wrt_process` (and, for `bad_inputs`, the sentence naming its twin), so a scenario
+/// changed on one side only fails here.
 #[test]
-fn component_bad_inputs_is_the_source_of_spawn_bad_inputs() {
+fn components_are_their_twins_sources() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guests");
-    let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap();
-    let core = read("programs/src/bin/spawn_bad_inputs.rs");
-    let component = read("components/src/bin/component_bad_inputs.rs");
-    let as_component = core.replace("use wrt_guest::", "use wrt_process::").replace(
-        "Its component twin `component_bad_inputs` is the same source on `wrt-process`",
-        "Its core-module twin `spawn_bad_inputs` is the same source on `wrt-guest`",
-    );
-    assert_eq!(as_component, component, "the twins' sources differ beyond the SDK");
+    let read = |path: String| std::fs::read_to_string(root.join(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let names = [
+        "output",
+        "status",
+        "env",
+        "denied",
+        "timeout",
+        "wait_any",
+        "too_many",
+        "cwd",
+        "pipeline",
+        "pty",
+        "bad_inputs",
+    ];
+    for name in names {
+        let core = read(format!("programs/src/bin/spawn_{name}.rs"));
+        let component = read(format!("components/src/bin/component_{name}.rs"));
+        let as_component = core.replace("wrt_guest", "wrt_process").replace(
+            "Its component twin `component_bad_inputs` is the same source on `wrt-process`",
+            "Its core-module twin `spawn_bad_inputs` is the same source on `wrt-guest`",
+        );
+        assert!(as_component == component, "component_{name} is not spawn_{name} on wrt-process");
+    }
 }
 
 #[test]
