@@ -9,6 +9,7 @@ mod bench_cmd;
 mod bench_guests;
 mod buffer;
 mod cli;
+mod component_run;
 mod containment;
 mod embed;
 mod fs;
