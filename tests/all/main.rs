@@ -10,6 +10,7 @@ mod bench_guests;
 mod buffer;
 mod cli;
 mod component;
+mod component_run;
 mod containment;
 mod embed;
 mod fs;

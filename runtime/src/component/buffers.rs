@@ -25,7 +25,8 @@ use crate::state::GuestState;
 #[derive(Debug)]
 pub struct BufferHandle(pub(crate) i32);
 
-/// The most bytes one `read-buffer` takes from the child, as for the core ABI.
+/// The most bytes one `read-buffer` takes from the child (as for the core ABI), and one `read`
+/// returns.
 const MAX_CHUNK: usize = 1 << 20;
 
 type Made = wasmtime::Result<Result<Resource<BufferHandle>, Error>>;
@@ -120,7 +121,9 @@ impl HostBuffer for GuestState {
             let message = format!("offset {offset} is past the buffer's {} bytes", view.len());
             return Ok(Err(self.wit_fail(ErrorCode::OutOfRange, message)));
         }
-        let mut bytes = vec![0; (len as usize).min(view.len() - offset)];
+        // The host copies what it returns: at most one chunk a call, so a guest cannot make it
+        // hold a second copy of a large buffer.
+        let mut bytes = vec![0; (len as usize).min(view.len() - offset).min(MAX_CHUNK)];
         view.read(offset, &mut bytes);
         Ok(Ok(bytes))
     }
