@@ -73,6 +73,14 @@ fn create_and_read() -> Result<(), String> {
     let copy = zeroed.to_vec().context("to_vec")?;
     ensure!(&copy[4096..4104] == b"page two" && &copy[copy.len() - 3..] == b"end", "write_at bytes");
     ensure!(copy.iter().filter(|&&b| b != 0).count() == 11, "a failed write wrote something");
+
+    // More than one host read gives (at most 1 MiB a call): `read_at` and `to_vec` go on.
+    let big_bytes = pattern((3 << 20) + 5, 6);
+    let big = Buffer::from_slice(&big_bytes).context("from_slice(3 MiB + 5)")?;
+    ensure!(big.to_vec().context("to_vec(3 MiB + 5)")? == big_bytes, "a read past 1 MiB lost bytes");
+    let mut tail = vec![0; 2 << 20];
+    ensure!(big.read_at(1 << 20, &mut tail).context("read_at(1 MiB)")? == 2 << 20, "read_at(1 MiB) count");
+    ensure!(tail[..] == big_bytes[1 << 20..3 << 20], "read_at(1 MiB) bytes");
     Ok(())
 }
 
