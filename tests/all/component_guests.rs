@@ -1,0 +1,66 @@
+//! What the Python and JavaScript component guests (`py`, `js`) share: each is compiled once per
+//! test binary (a component of 10-20 MB takes seconds to compile), and its world is checked
+//! against what wrt provides.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use wrt_runtime::wasmtime::component::Component;
+use wrt_runtime::wasmtime::{Config, Engine};
+
+/// The interfaces a component may import: wrt's `wrt:process` and the WASI 0.2 interfaces that
+/// wasmtime-wasi provides (`wasi:http` is not among them).
+const PROVIDED: &[&str] = &[
+    "wrt:process/types@0.1.",
+    "wrt:process/buffers@0.1.",
+    "wrt:process/process@0.1.",
+    "wasi:io/",
+    "wasi:clocks/",
+    "wasi:random/",
+    "wasi:cli/",
+    "wasi:filesystem/",
+    "wasi:sockets/",
+];
+
+/// The import and export names of a component guest.
+pub(crate) struct World {
+    pub(crate) imports: Vec<String>,
+    pub(crate) exports: Vec<String>,
+}
+
+impl World {
+    /// Asserts that the guest is a `wrt:process` command: it imports `wrt:process/process`,
+    /// exports `wasi:cli/run`, and imports nothing wrt does not provide.
+    #[track_caller]
+    pub(crate) fn assert_process_command(&self) {
+        assert!(self.imports.iter().any(|i| i == "wrt:process/process@0.1.0"), "imports: {:?}", self.imports);
+        assert!(self.exports.iter().any(|e| e.starts_with("wasi:cli/run@0.2.")), "exports: {:?}", self.exports);
+        let unprovided: Vec<&String> =
+            self.imports.iter().filter(|i| !PROVIDED.iter().any(|p| i.starts_with(p))).collect();
+        assert!(unprovided.is_empty(), "imports that wrt does not provide: {unprovided:?}");
+    }
+}
+
+/// The world of the component at `path`, compiled at most once per test binary.
+pub(crate) fn world(path: &'static str) -> Arc<World> {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    static WORLDS: Mutex<Vec<(&str, Arc<World>)>> = Mutex::new(Vec::new());
+    let engine = ENGINE.get_or_init(|| {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        Engine::new(&config).expect("engine")
+    });
+    // Held while compiling, so two tests never compile the same component twice.
+    let mut worlds = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, world)) = worlds.iter().find(|(p, _)| *p == path) {
+        return Arc::clone(world);
+    }
+    let component = Component::from_file(engine, path).unwrap_or_else(|e| panic!("compile `{path}`: {e:#}"));
+    let ty = component.component_type();
+    let names = |items: Vec<&str>| items.into_iter().map(str::to_owned).collect::<Vec<_>>();
+    let world = Arc::new(World {
+        imports: names(ty.imports(engine).map(|(name, _)| name).collect()),
+        exports: names(ty.exports(engine).map(|(name, _)| name).collect()),
+    });
+    worlds.push((path, Arc::clone(&world)));
+    world
+}
