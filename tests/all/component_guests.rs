@@ -40,27 +40,34 @@ impl World {
     }
 }
 
-/// The world of the component at `path`, compiled at most once per test binary.
+/// The world of the component at `path`, compiled at most once per test binary (tests of other
+/// components compile theirs meanwhile).
 pub(crate) fn world(path: &'static str) -> Arc<World> {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    static WORLDS: Mutex<Vec<(&str, Arc<World>)>> = Mutex::new(Vec::new());
-    let engine = ENGINE.get_or_init(|| {
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        Engine::new(&config).expect("engine")
+    static WORLDS: Mutex<Vec<(&str, Arc<OnceLock<Arc<World>>>)>> = Mutex::new(Vec::new());
+    let slot = {
+        let mut worlds = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
+        match worlds.iter().find(|(p, _)| *p == path) {
+            Some((_, slot)) => Arc::clone(slot),
+            None => {
+                let slot = Arc::new(OnceLock::new());
+                worlds.push((path, Arc::clone(&slot)));
+                slot
+            }
+        }
+    };
+    let world = slot.get_or_init(|| {
+        let engine = ENGINE.get_or_init(|| {
+            let mut config = Config::new();
+            config.wasm_component_model(true);
+            Engine::new(&config).expect("engine")
+        });
+        let component = Component::from_file(engine, path).unwrap_or_else(|e| panic!("compile `{path}`: {e:#}"));
+        let ty = component.component_type();
+        Arc::new(World {
+            imports: ty.imports(engine).map(|(name, _)| name.to_owned()).collect(),
+            exports: ty.exports(engine).map(|(name, _)| name.to_owned()).collect(),
+        })
     });
-    // Held while compiling, so two tests never compile the same component twice.
-    let mut worlds = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, world)) = worlds.iter().find(|(p, _)| *p == path) {
-        return Arc::clone(world);
-    }
-    let component = Component::from_file(engine, path).unwrap_or_else(|e| panic!("compile `{path}`: {e:#}"));
-    let ty = component.component_type();
-    let names = |items: Vec<&str>| items.into_iter().map(str::to_owned).collect::<Vec<_>>();
-    let world = Arc::new(World {
-        imports: names(ty.imports(engine).map(|(name, _)| name).collect()),
-        exports: names(ty.exports(engine).map(|(name, _)| name).collect()),
-    });
-    worlds.push((path, Arc::clone(&world)));
-    world
+    Arc::clone(world)
 }

@@ -12,3 +12,10 @@ use crate::assert_test_exists;
 fn py_ls() {
     world(PY_LS).assert_process_command();
 }
+
+#[test]
+fn py_buffers() {
+    let world = world(PY_BUFFERS);
+    world.assert_process_command();
+    assert!(world.exports.iter().any(|e| e == "wrt:process/collector@0.1.0"), "exports: {:?}", world.exports);
+}
