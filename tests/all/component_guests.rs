@@ -44,7 +44,9 @@ impl World {
 /// components compile theirs meanwhile).
 pub(crate) fn world(path: &'static str) -> Arc<World> {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    static WORLDS: Mutex<Vec<(&str, Arc<OnceLock<Arc<World>>>)>> = Mutex::new(Vec::new());
+    /// A component's world, once compiled.
+    type Slot = Arc<OnceLock<Arc<World>>>;
+    static WORLDS: Mutex<Vec<(&str, Slot)>> = Mutex::new(Vec::new());
     let slot = {
         let mut worlds = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
         match worlds.iter().find(|(p, _)| *p == path) {
