@@ -12,6 +12,16 @@ macro_rules! try_code {
     };
 }
 
+/// As `try_code!`, in a function whose error return is `Ok(Err(return value))`.
+macro_rules! try_err {
+    ($state:expr, $result:expr, $($msg:tt)+) => {
+        match $result {
+            Ok(value) => value,
+            Err(code) => return Ok(Err($state.fail(code, format!($($msg)+)))),
+        }
+    };
+}
+
 /// As `try_code!`, for the steps of a spawn request before it reaches the spawner: the
 /// failure is also written to the audit log, with the program's bytes `$program` (a slice).
 macro_rules! try_request {

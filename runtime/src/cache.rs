@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use wasmtime::{Engine, Module};
+use wasmtime::Engine;
 
 /// Where compiled modules are cached.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -143,14 +143,14 @@ pub(crate) fn key(engine: &Engine, bytes: &[u8]) -> String {
 }
 
 /// Loads `bytes` compiled from `dir`, or compiles them with `compile` and stores the result.
-/// Returns the module and whether it came from the cache. Failing to write the cache is not an
-/// error: the run goes on with the freshly compiled module.
-pub(crate) fn load_or_compile(
+/// Returns the module (or component) and whether it came from the cache. Failing to write the
+/// cache is not an error: the run goes on with the freshly compiled code.
+pub(crate) fn load_or_compile<C: crate::sys::Compiled>(
     engine: &Engine,
     dir: &Path,
     bytes: &[u8],
-    compile: impl FnOnce() -> wasmtime::Result<Module>,
-) -> wasmtime::Result<(Module, bool)> {
+    compile: impl FnOnce() -> wasmtime::Result<C>,
+) -> wasmtime::Result<(C, bool)> {
     let path = dir.join(format!("{}.cwasm.zst", key(engine, bytes)));
     // Read, not mmap: a cache file truncated by another process while mapped would crash this
     // one with SIGBUS.

@@ -15,8 +15,10 @@ pub enum LoadError {
         /// Why.
         reason: std::io::Error,
     },
-    /// The bytes are neither a binary WebAssembly module nor WebAssembly text.
-    #[error("`{name}` is not a WebAssembly module (no `\\0asm` header and not WebAssembly text)")]
+    /// The bytes are neither a binary WebAssembly module or component nor WebAssembly text.
+    #[error(
+        "`{name}` is not a WebAssembly module or component (no `\\0asm` header with a known layer, and not WebAssembly text)"
+    )]
     NotWasm {
         /// The file name, or `<bytes>`.
         name: String,
@@ -28,12 +30,6 @@ pub enum LoadError {
         name: String,
         /// wasmtime's message, with its causes.
         reason: String,
-    },
-    /// The bytes are a WebAssembly component, which wrt does not run yet.
-    #[error("`{name}` is a WebAssembly component; wrt runs core modules (WASI preview 1) only")]
-    Component {
-        /// The file name, or `<bytes>`.
-        name: String,
     },
 }
 
@@ -49,6 +45,20 @@ pub enum InstantiateError {
         guest: String,
         /// wasmtime's message, with its causes.
         reason: String,
+    },
+    /// The guest is a component that does not export `wasi:cli/run` (a command's entry point).
+    #[error("component `{guest}` is not a command: {reason}")]
+    NotACommand {
+        /// The guest's name.
+        guest: String,
+        /// wasmtime's message.
+        reason: String,
+    },
+    /// `invoke` was asked of a component, which has no core exports to call.
+    #[error("guest `{guest}` is a component: `--invoke` calls exports of core modules only")]
+    InvokeComponent {
+        /// The guest's name.
+        guest: String,
     },
     /// The guest imports something wrt does not provide.
     #[error("guest `{guest}` imports `{module}::{name}`, which wrt does not provide")]

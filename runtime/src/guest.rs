@@ -18,13 +18,24 @@ use crate::state::GuestState;
 #[derive(Clone)]
 pub struct Guest {
     pub(crate) runtime: Runtime,
-    pub(crate) pre: wasmtime::InstancePre<GuestState>,
-    /// Whether it imports WASI preview 1 functions (and needs a WASI context per run).
-    pub(crate) wasi: bool,
-    /// The WASI command entry points, `_start` then the empty name, looked up once.
-    pub(crate) entry: [Option<wasmtime::ModuleExport>; 2],
+    pub(crate) code: Code,
     pub(crate) name: String,
     pub(crate) from_cache: bool,
+}
+
+/// What a guest is, compiled and linked.
+#[derive(Clone)]
+pub(crate) enum Code {
+    /// A core module (WASI preview 1).
+    Module {
+        pre: wasmtime::InstancePre<GuestState>,
+        /// Whether it imports WASI preview 1 functions (and needs a WASI context per run).
+        wasi: bool,
+        /// The WASI command entry points, `_start` then the empty name, looked up once.
+        entry: [Option<wasmtime::ModuleExport>; 2],
+    },
+    /// A `wasi:cli/command` component (WASI 0.2).
+    Component(wasmtime_wasi::p2::bindings::sync::CommandPre<GuestState>),
 }
 
 impl std::fmt::Debug for Guest {
@@ -76,13 +87,18 @@ impl Guest {
         &self.name
     }
 
+    /// Whether the guest is a component (a `wasi:cli/command`), rather than a core module.
+    pub fn is_component(&self) -> bool {
+        matches!(self.code, Code::Component(_))
+    }
+
     /// Whether the compiled code came from the on-disk cache.
     pub fn from_cache(&self) -> bool {
         self.from_cache
     }
 }
 
-/// Compiles a binary module or WebAssembly text. A text syntax error names `path` (or `name`
+/// Compiles a binary module or component, or WebAssembly text. A text syntax error names `path` (or `name`
 /// for bytes without a file). `on_slow_compile` is called, from another thread, if compiling
 /// takes longer than its delay.
 pub(crate) fn compile(
@@ -91,7 +107,7 @@ pub(crate) fn compile(
     path: Option<&Path>,
     bytes: &[u8],
     on_slow_compile: Option<&SlowCompileHook>,
-) -> wasmtime::Result<wasmtime::Module> {
+) -> wasmtime::Result<Compiled> {
     let binary = match sniff(bytes) {
         Format::Text => wat::parse_bytes(bytes).map_err(|mut e| {
             e.set_path(path.unwrap_or(Path::new(name)));
@@ -108,12 +124,21 @@ pub(crate) fn compile(
             }
         })
     });
-    let module = wasmtime::Module::from_binary(engine, &binary);
+    let compiled = match sniff(&binary) {
+        Format::Component => wasmtime::component::Component::from_binary(engine, &binary).map(Compiled::Component),
+        _ => wasmtime::Module::from_binary(engine, &binary).map(Compiled::Module),
+    };
     drop(done);
     if let Some(watcher) = watcher {
         let _ = watcher.join();
     }
-    module
+    compiled
+}
+
+/// A compiled core module or component.
+pub(crate) enum Compiled {
+    Module(wasmtime::Module),
+    Component(wasmtime::component::Component),
 }
 
 /// Fails when the guest exports `wrt_gc` with another type than the collector hook's.

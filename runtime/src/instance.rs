@@ -5,13 +5,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::{Store, Trap, Val, ValType, WasmBacktrace};
+use wasmtime_wasi::p2::bindings::sync::Command;
 
 use crate::abi::spawn_state::SpawnState;
 use crate::capture::Capture;
+use crate::component::wasi::P2;
 use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker};
 use crate::error::{ConfigError, InstantiateError};
 use crate::external::accountant::Accountant;
-use crate::guest::Guest;
+use crate::guest::{Code, Guest};
 use crate::limiter::Limiter;
 use crate::options::RunOptions;
 use crate::outcome::{Outcome, TrapInfo, WasmValue};
@@ -63,13 +65,15 @@ pub struct Instance {
     fuel: Option<u64>,
     /// Whether the runtime meters fuel (so a run without a limit gets all it could need).
     metering: bool,
-    /// The guest's command entry points, as the guest looked them up.
+    /// The guest's command entry points, as the guest looked them up (none for a component).
     entry: [Option<wasmtime::ModuleExport>; 2],
     timeout: Option<Duration>,
 }
 
 enum State {
     Ready(wasmtime::Instance),
+    /// A component, ready to run `wasi:cli/run`.
+    Command(Box<Command>),
     /// Instantiation stopped the guest.
     Ended(Outcome),
 }
@@ -91,10 +95,17 @@ impl Instance {
         let deadline_cell = DeadlineCell::default();
         wasi_ctx::check_preopens(options)?;
         let captured = wasi_ctx::captures(options);
-        let wasi = match guest.wasi {
-            true => Some(wasi_ctx::build(options, &guest.name, &deadline_cell, &captured)?),
-            false => None,
-        };
+        let (mut wasi, mut p2) = (None, None);
+        match &guest.code {
+            Code::Module { wasi: true, .. } => {
+                wasi = Some(wasi_ctx::build(options, &guest.name, &deadline_cell, &captured)?);
+            }
+            Code::Module { .. } => {}
+            Code::Component(_) => {
+                let ctx = wasi_ctx::builder(options, &guest.name, &deadline_cell, &captured)?.build();
+                p2 = Some(P2::new(ctx));
+            }
+        }
         let inherit = [
             matches!(options.stdin, crate::GuestStdin::Inherit),
             matches!(options.stdout, crate::GuestOutput::Inherit),
@@ -104,13 +115,26 @@ impl Instance {
         let spawn = SpawnState::new(options.spawner()?, options.denials.clone(), guest.name.clone(), inherit, captures);
         let accountant = Accountant::new(options.gc_policy.clone());
         let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
-        let limiter = Limiter::new(options.max_memory, Arc::clone(&external.pool));
-        let state =
-            GuestState { wasi, limiter, deadline: None, spawn, last_error: String::new(), external, wasi_poll: None };
+        let instances = match guest.code {
+            Code::Module { .. } => crate::limiter::MODULE_INSTANCES,
+            Code::Component(_) => crate::limiter::COMPONENT_INSTANCES,
+        };
+        let limiter = Limiter::new(options.max_memory, Arc::clone(&external.pool), instances);
+        let state = GuestState {
+            wasi,
+            p2,
+            limiter,
+            deadline: None,
+            deadline_cell: deadline_cell.clone(),
+            spawn,
+            last_error: String::new(),
+            external,
+            wasi_poll: None,
+        };
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.limiter);
         deadline::install(&mut store);
-        if guest.wasi {
+        if let Code::Module { wasi: true, .. } = guest.code {
             let trampoline = Arc::clone(&runtime.poll_trampoline);
             store.data_mut().wasi_poll = wasi_deadline::PollOneoff::new(&runtime.linker, &mut store, trampoline)?;
         }
@@ -125,14 +149,21 @@ impl Instance {
             guest_name: guest.name.clone(),
             fuel: options.fuel,
             metering: runtime.settings.fuel,
-            entry: guest.entry,
+            entry: match &guest.code {
+                Code::Module { entry, .. } => *entry,
+                Code::Component(_) => [None, None],
+            },
             timeout: options.timeout,
         };
         // Instantiation runs wasm (the start function; data and element segments), under the
         // same deadline and fuel as the first call.
-        match this.enter(|store| guest.pre.instantiate(store)) {
-            Ok(Ok(instance)) => {
-                this.state = State::Ready(instance);
+        let instantiated = match &guest.code {
+            Code::Module { pre, .. } => this.enter(|store| pre.instantiate(store).map(State::Ready)),
+            Code::Component(pre) => this.enter(|store| pre.instantiate(store).map(|c| State::Command(Box::new(c)))),
+        };
+        match instantiated {
+            Ok(Ok(ready)) => {
+                this.state = ready;
                 this.carried = true;
             }
             Ok(Err(outcome)) => {
@@ -155,7 +186,7 @@ impl Instance {
     /// timed out or ran out of fuel). Such an instance runs nothing more.
     pub fn ended(&self) -> Option<&Outcome> {
         match &self.state {
-            State::Ready(_) => None,
+            State::Ready(_) | State::Command(_) => None,
             State::Ended(outcome) => Some(outcome),
         }
     }
@@ -169,6 +200,14 @@ impl Instance {
     pub fn run_start(&mut self) -> wasmtime::Result<Outcome> {
         let instance = match &self.state {
             State::Ready(instance) => *instance,
+            State::Command(command) => {
+                let run = command.wasi_cli_run().clone();
+                // `run` returning `Err(())` is a failure without a code: exit 1, as `wasmtime
+                // run` gives it.
+                return self.call(move |store| {
+                    run.call_run(store).map(|result| Outcome::Exited(if result.is_ok() { 0 } else { 1 }))
+                });
+            }
             State::Ended(outcome) => return Ok(outcome.clone()),
         };
         let func = self
@@ -202,6 +241,9 @@ impl Instance {
     pub fn invoke(&mut self, name: &str, args: &[String]) -> wasmtime::Result<Outcome> {
         let instance = match &self.state {
             State::Ready(instance) => *instance,
+            State::Command(_) => {
+                return Err(InstantiateError::InvokeComponent { guest: self.guest_name.clone() }.into());
+            }
             State::Ended(outcome) => return Ok(outcome.clone()),
         };
         let func = instance.get_func(&mut self.store, name).ok_or_else(|| InstantiateError::NoSuchExport {
@@ -273,7 +315,8 @@ impl Instance {
             young_collections: accountant.young_collections,
             full_collections: accountant.full_collections,
             spawns: state.spawn.spawns,
-            stream_bytes: state.spawn.stream_bytes,
+            stream_bytes: state.spawn.stream_bytes
+                + state.spawn.shared_stream_bytes.load(std::sync::atomic::Ordering::Relaxed),
             gc_time: accountant.gc_time,
         }
     }

@@ -134,6 +134,7 @@
 mod abi;
 mod cache;
 mod capture;
+mod component;
 mod deadline;
 mod error;
 mod external;

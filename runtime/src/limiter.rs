@@ -1,4 +1,4 @@
-//! The store's resource limiter: one instance, and linear memories (with the GC heap) and
+//! The store's resource limiter: the guest's instances, and linear memories (with the GC heap) and
 //! tables that, together with the host's memory for the guest's buffers, stay within the
 //! sandbox's memory limit.
 
@@ -26,11 +26,21 @@ pub(crate) struct Limiter {
     pub(crate) peak_linear: u64,
     /// The size of a memory the limit refused to create (grown from nothing), if any.
     pub(crate) refused_minimum: Option<u64>,
+    /// How many core instances the guest may have.
+    instances: usize,
 }
 
+/// Core instances of a core module: the guest, and with a timeout the `poll_oneoff`
+/// trampoline (which defines no memory or table of its own).
+pub(crate) const MODULE_INSTANCES: usize = 2;
+/// Core instances of a component: fixed by the component itself (a component cannot create
+/// instances at run time), so this only bounds what a hostile component can declare; wasmtime's
+/// own default.
+pub(crate) const COMPONENT_INSTANCES: usize = 10_000;
+
 impl Limiter {
-    pub(crate) fn new(max_memory: Option<u64>, buffers: Arc<BufferPool>) -> Self {
-        Self { max_memory, buffers, linear: 0, tables: 0, peak_linear: 0, refused_minimum: None }
+    pub(crate) fn new(max_memory: Option<u64>, buffers: Arc<BufferPool>, instances: usize) -> Self {
+        Self { max_memory, buffers, linear: 0, tables: 0, peak_linear: 0, refused_minimum: None, instances }
     }
 
     /// The sandbox's memory limit.
@@ -90,10 +100,8 @@ impl ResourceLimiter for Limiter {
         Ok(())
     }
 
-    /// The guest, and with a timeout the `poll_oneoff` trampoline (which defines no memory or
-    /// table of its own).
     fn instances(&self) -> usize {
-        2
+        self.instances
     }
 }
 
@@ -105,7 +113,7 @@ mod tests {
     #[test]
     fn buffers_and_tables_count_against_the_limit() {
         let pool = BufferPool::new(crate::sys::memory_pool::MemoryPool::new(true, crate::PoolLimits::SLABS), 0);
-        let mut limiter = Limiter::new(Some(3 << 20), Arc::clone(&pool));
+        let mut limiter = Limiter::new(Some(3 << 20), Arc::clone(&pool), MODULE_INSTANCES);
         assert!(limiter.memory_growing(0, 1 << 20, None).unwrap());
         let block = Block::new(&pool, 1000).unwrap();
         // 1 MiB of memory and a 1 MiB slab: 1 MiB minus the block overhead is left.

@@ -8,11 +8,12 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use wasmtime::{Config, Engine, Linker, Module};
+use wasmtime_wasi::p2::bindings::sync::CommandPre;
 
 use crate::cache::CacheMode;
 use crate::deadline::EpochTicker;
 use crate::error::{InstantiateError, LoadError};
-use crate::guest::{Format, Guest, sniff};
+use crate::guest::{Code, Compiled, Format, Guest, sniff};
 use crate::state::GuestState;
 use crate::sys::memory_creator::GuestMemoryCreator;
 use crate::sys::memory_pool::{MemoryPool, PoolLimits};
@@ -48,6 +49,8 @@ pub struct Runtime {
 pub(crate) struct Inner {
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<GuestState>,
+    /// The linker of components: WASI 0.2 and `wrt:process`.
+    pub(crate) components: wasmtime::component::Linker<GuestState>,
     pub(crate) settings: RuntimeBuilder,
     /// Advances the engine's epoch while a guest runs under a timeout.
     pub(crate) ticker: Arc<EpochTicker>,
@@ -189,7 +192,9 @@ impl RuntimeBuilder {
         crate::abi::host::add_to_linker(&mut linker)?;
         let ticker = Arc::new(EpochTicker::new(&engine));
         let slabs = MemoryPool::new(!self.allow_fork_copies, self.slab_pool());
-        let inner = Inner { engine, linker, settings: self, ticker, poll_trampoline: Arc::default(), slabs };
+        let components = crate::component::link::linker(&engine)?;
+        let inner =
+            Inner { engine, linker, components, settings: self, ticker, poll_trampoline: Arc::default(), slabs };
         Ok(Runtime { inner: Arc::new(inner) })
     }
 }
@@ -225,7 +230,7 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// [`LoadError`] when the file cannot be read or is not a core WebAssembly module; a
+    /// [`LoadError`] when the file cannot be read or is not a WebAssembly module or component; a
     /// compile error when the module is invalid; [`InstantiateError`] when it imports
     /// something wrt does not provide or exports a malformed collector hook.
     pub fn load_file(&self, path: impl AsRef<Path>) -> crate::Result<Guest> {
@@ -245,24 +250,51 @@ impl Runtime {
     }
 
     fn load(&self, name: &str, path: Option<&Path>, bytes: &[u8]) -> crate::Result<Guest> {
-        match sniff(bytes) {
-            Format::Module | Format::Text => {}
-            Format::Component => return Err(LoadError::Component { name: name.to_owned() }.into()),
-            Format::Unknown => return Err(LoadError::NotWasm { name: name.to_owned() }.into()),
+        if sniff(bytes) == Format::Unknown {
+            return Err(LoadError::NotWasm { name: name.to_owned() }.into());
         }
         let settings = &self.inner.settings;
         let engine = &self.inner.engine;
         let failed = |e: wasmtime::Error| LoadError::Compile { name: name.to_owned(), reason: format!("{e:#}") };
         let compile = || crate::guest::compile(engine, name, path, bytes, settings.on_slow_compile.as_ref());
-        let (module, from_cache) = match settings.cache.dir() {
+        let (compiled, from_cache) = match settings.cache.dir() {
             Some(dir) => crate::cache::load_or_compile(engine, &dir, bytes, compile).map_err(failed)?,
             None => (compile().map_err(failed)?, false),
         };
-        crate::guest::check_collector_hook(name, &module)?;
-        let pre = self.link(name, &module)?;
-        let wasi = module.imports().any(|import| import.module() == crate::wasi_deadline::WASI);
-        let entry = ["_start", ""].map(|name| module.get_export_index(name));
-        Ok(Guest { runtime: self.clone(), pre, wasi, entry, name: name.to_owned(), from_cache })
+        let code = match compiled {
+            Compiled::Module(module) => {
+                crate::guest::check_collector_hook(name, &module)?;
+                let pre = self.link(name, &module)?;
+                let wasi = module.imports().any(|import| import.module() == crate::wasi_deadline::WASI);
+                let entry = ["_start", ""].map(|name| module.get_export_index(name));
+                Code::Module { pre, wasi, entry }
+            }
+            Compiled::Component(component) => Code::Component(self.link_component(name, &component)?),
+        };
+        Ok(Guest { runtime: self.clone(), code, name: name.to_owned(), from_cache })
+    }
+
+    /// Links a component once: every import must be one wrt provides (or, with
+    /// [`RuntimeBuilder::unknown_imports_trap`], becomes a trapping stub), and it must export
+    /// `wasi:cli/run`.
+    fn link_component(
+        &self,
+        name: &str,
+        component: &wasmtime::component::Component,
+    ) -> crate::Result<CommandPre<GuestState>> {
+        let base = &self.inner.components;
+        let mut stubbed = None;
+        if self.inner.settings.unknown_imports_trap {
+            let mut linker = base.clone();
+            linker.define_unknown_imports_as_traps(component)?;
+            stubbed = Some(linker);
+        }
+        let linker = stubbed.as_ref().unwrap_or(base);
+        let pre = linker
+            .instantiate_pre(component)
+            .map_err(|err| InstantiateError::Failed { guest: name.to_owned(), reason: format!("{err:#}") })?;
+        CommandPre::new(pre)
+            .map_err(|err| InstantiateError::NotACommand { guest: name.to_owned(), reason: format!("{err:#}") }.into())
     }
 
     /// Links `module` once, so that each run only instantiates: every import must be one wrt

@@ -20,9 +20,14 @@ pub(crate) struct GuestState {
     /// The WASI context: `None` for a guest that imports no WASI function, which never
     /// reaches it (building one costs about a microsecond per run).
     pub(crate) wasi: Option<WasiP1Ctx>,
+    /// The WASI 0.2 context and resource table of a component (`None` for a core module).
+    pub(crate) p2: Option<crate::component::wasi::P2>,
     pub(crate) limiter: Limiter,
     /// When the running call must stop, if a timeout is set.
     pub(crate) deadline: Option<Instant>,
+    /// The same deadline for what runs outside a host call (streams of a component's
+    /// children, stdin): set only when the run has a timeout.
+    pub(crate) deadline_cell: crate::deadline::DeadlineCell,
     /// The guest's children and spawner (the `wrt_v1` ABI).
     pub(crate) spawn: SpawnState,
     /// The message of the guest's last failed `wrt_v1` call, which `last_error` returns.

@@ -45,16 +45,27 @@ pub(crate) fn check_preopens(settings: &RunOptions) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Builds the context: argv, environment, preopens and stdio (`captured`, from [`captures`],
-/// for the captured streams). Nothing of the host (env, args, network) is inherited unless the
-/// settings say so. With a timeout, an inherited stdin stops the guest at `deadline` (see
-/// `wasi_deadline`). The preopens were checked with [`check_preopens`].
+/// Builds the preview 1 context of a core module (see [`builder`]).
 pub(crate) fn build(
     settings: &RunOptions,
     guest_name: &str,
     deadline: &DeadlineCell,
     captured: &Captured,
 ) -> wasmtime::Result<WasiP1Ctx> {
+    Ok(builder(settings, guest_name, deadline, captured)?.build_p1())
+}
+
+/// The context of a guest, core module or component: argv, environment, preopens and stdio
+/// (`captured`, from [`captures`], for the captured streams). Nothing of the host (env, args,
+/// network) is inherited unless the settings say so. With a timeout, an inherited stdin stops
+/// the guest at `deadline` (see `wasi_deadline`). The preopens were checked with
+/// [`check_preopens`].
+pub(crate) fn builder(
+    settings: &RunOptions,
+    guest_name: &str,
+    deadline: &DeadlineCell,
+    captured: &Captured,
+) -> wasmtime::Result<WasiCtxBuilder> {
     let mut wasi = WasiCtxBuilder::new();
     wasi.arg(settings.argv0.as_deref().unwrap_or(guest_name));
     wasi.args(&settings.args);
@@ -107,5 +118,5 @@ pub(crate) fn build(
         }
         _ => {}
     }
-    Ok(wasi.build_p1())
+    Ok(wasi)
 }

@@ -118,7 +118,9 @@ fn garbage_file_is_not_a_module() {
         assert_code(&out, 2);
         assert_eq!(
             wrt_lines(&out),
-            [format!("wrt: `{name}` is not a WebAssembly module (no `\\0asm` header and not WebAssembly text)")]
+            [format!(
+                "wrt: `{name}` is not a WebAssembly module or component (no `\\0asm` header with a known layer, and not WebAssembly text)"
+            )]
         );
     }
 }

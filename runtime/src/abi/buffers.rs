@@ -140,7 +140,7 @@ fn insert_new(caller: &mut Caller<'_, GuestState>, made: std::result::Result<(Bu
 
 /// Records why a buffer was refused and returns its code: `INVALID_ARGUMENT` for a buffer over
 /// the 1 GiB maximum, `NO_MEMORY` otherwise.
-fn refused(state: &mut GuestState, err: &AllocError) -> i32 {
+pub(crate) fn refused(state: &mut GuestState, err: &AllocError) -> i32 {
     let code = match err {
         AllocError::TooLarge { .. } => ErrorCode::InvalidArgument,
         AllocError::NoRoom { .. } | AllocError::MapFailed { .. } => ErrorCode::NoMemory,

@@ -6,10 +6,10 @@
 //! `poll`), [`wait`] (`wait`, `wait_any`), [`control`] (`kill`, `release`, `pty_resize`), and
 //! `last_error` in `abi::last_error`; the helpers every host function shares live here.
 
-mod control;
-mod io;
-mod spawn;
-mod wait;
+pub(crate) mod control;
+pub(crate) mod io;
+pub(crate) mod spawn;
+pub(crate) mod wait;
 
 use std::time::{Duration, Instant};
 
@@ -72,7 +72,7 @@ pub(super) fn with_memory(
 }
 
 /// Fails with the sandbox timeout once its deadline has passed.
-fn check_deadline(state: &GuestState) -> Result<()> {
+pub(crate) fn check_deadline(state: &GuestState) -> Result<()> {
     match state.deadline {
         Some(deadline) if Instant::now() >= deadline => Err(DeadlineExceeded.into()),
         _ => Ok(()),
@@ -81,7 +81,7 @@ fn check_deadline(state: &GuestState) -> Result<()> {
 
 /// A guest timeout in milliseconds (negative: none) as an instant; one too far away to
 /// represent is no limit.
-fn until(timeout_ms: i64) -> Option<Instant> {
+pub(crate) fn until(timeout_ms: i64) -> Option<Instant> {
     let ms = u64::try_from(timeout_ms).ok()?;
     Instant::now().checked_add(Duration::from_millis(ms))
 }

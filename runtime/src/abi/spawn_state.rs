@@ -1,7 +1,7 @@
 //! What one guest instance holds for the spawn ABI: its spawner, its children by handle, and
 //! the message of its last error.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use wrt_host_spawn::{Child, ChildOutcome, RateLimit, SpawnError, Spawner, Verdict, error_chain};
@@ -64,14 +64,38 @@ impl std::fmt::Debug for DenialReporting {
 /// One child of the guest.
 #[derive(Debug)]
 pub(crate) struct ChildEntry {
-    pub(crate) child: Child,
+    /// Shared with the streams a component took from it (`wrt:process`), which read and
+    /// write through it, so that its output limit and its own timeout hold for them too.
+    pub(crate) child: SharedChild,
     /// Its outcome, once it has been reaped.
     pub(crate) outcome: Option<ChildOutcome>,
     /// The drains copying its inherited streams into the guest's captures.
     pub(crate) drains: Vec<Drain>,
+    /// Which of stdin, stdout and stderr a component took as a stream.
+    pub(crate) taken: [bool; 3],
+}
+
+/// A child that a handle and the streams taken from it share.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedChild(Arc<Mutex<Child>>);
+
+impl SharedChild {
+    pub(crate) fn new(child: Child) -> Self {
+        Self(Arc::new(Mutex::new(child)))
+    }
+
+    /// The child. Never held across a call into the guest, so never contended for long; a
+    /// panic while it was held leaves a child that is still safe to use.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Child> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl ChildEntry {
+    pub(crate) fn new(child: Child, drains: Vec<Drain>) -> Self {
+        Self { child: SharedChild::new(child), outcome: None, drains, taken: [false; 3] }
+    }
+
     /// Records the child's outcome, once reaped, after what it wrote into the guest's captures
     /// has been copied there (see `abi::drain`).
     pub(crate) fn reaped(&mut self, outcome: Option<ChildOutcome>) {
@@ -101,6 +125,8 @@ pub(crate) struct SpawnState {
     pub(crate) spawns: u64,
     /// Bytes the guest wrote to or read from its children's pipes through the ABI.
     pub(crate) stream_bytes: u64,
+    /// The same, through `wasi:io` streams of a component's children, which count them here.
+    pub(crate) shared_stream_bytes: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl SpawnState {
@@ -122,6 +148,7 @@ impl SpawnState {
             drains,
             spawns: 0,
             stream_bytes: 0,
+            shared_stream_bytes: Arc::default(),
         }
     }
 
@@ -185,9 +212,9 @@ impl SpawnState {
             return;
         }
         self.spawner.kill_all();
-        for mut entry in self.children.drain() {
+        for entry in self.children.drain() {
             if entry.outcome.is_none() {
-                let _ = entry.child.wait();
+                let _ = entry.child.lock().wait();
             }
         }
         wrt_host_spawn::containment::sweep();

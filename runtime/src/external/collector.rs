@@ -217,3 +217,35 @@ pub(crate) fn new_storage(state: &mut GuestState, len: usize) -> Result<Storage,
         None => Err(AllocError::MapFailed { len }),
     }
 }
+
+/// A storage of `len` bytes for a component's buffer: room is made by giving back empty slabs,
+/// never by a collection (a component's collector is not driven yet), and the buffer handle
+/// limit holds as for the core ABI.
+///
+/// # Errors
+///
+/// As [`reserve`] when the bytes or a handle do not fit, [`AllocError::MapFailed`] when the
+/// host cannot map them.
+pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result<Storage, AllocError> {
+    if len > MAX_BUFFER {
+        return Err(AllocError::TooLarge { bytes: len });
+    }
+    if !state.external.buffers.has_room(MAX_LIVE_BUFFERS) {
+        return Err(AllocError::NoRoom {
+            shortfall: Shortfall::Handles { max: MAX_LIVE_BUFFERS },
+            full_collections: 0,
+        });
+    }
+    if state.external.pool.growth_for(len) > state.buffer_room() {
+        state.external.pool.trim();
+    }
+    let room = state.buffer_room();
+    if state.external.pool.growth_for(len) > room {
+        let (live, footprint) = (state.external.accountant.ledger.live(), state.external.pool.footprint());
+        return Err(AllocError::NoRoom {
+            shortfall: Shortfall::Full { bytes: len, live, footprint, room },
+            full_collections: 0,
+        });
+    }
+    new_storage(state, len)
+}

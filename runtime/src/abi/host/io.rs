@@ -76,21 +76,25 @@ pub(super) fn write(mut caller: Caller<'_, GuestState>, handle: i32, ptr: i32, l
 
 /// Writes `bytes` to the stdin of the child behind `handle` (`flags` checked by the caller):
 /// the count written, or an error return.
-pub(in crate::abi) fn write_child(state: &mut GuestState, handle: i32, flags: i32, bytes: &[u8]) -> Result<i32> {
+pub(crate) fn write_child(state: &mut GuestState, handle: i32, flags: i32, bytes: &[u8]) -> Result<i32> {
     let deadline = state.deadline;
     let entry = match state.spawn.children.get_mut(handle) {
         Ok(entry) => entry,
         Err(code) => return Ok(state.fail(code, format!("`{handle}` is not a handle"))),
     };
+    if entry.taken[0] {
+        return Ok(state.fail(ErrorCode::NotPiped, format!("the stdin of `{handle}` was taken as a stream")));
+    }
     let stdin = Interest { stdin: true, ..Interest::default() };
     let result = if flags & NONBLOCK != 0 {
-        match entry.child.try_write_stdin(bytes) {
+        let written = entry.child.lock().try_write_stdin(bytes);
+        match written {
             Ok(Some(n)) => Ok(n),
             Ok(None) => return Ok(ErrorCode::WouldBlock.to_return()),
             Err(err) => Err(Blocked::Op(err)),
         }
     } else {
-        block_on(&mut entry.child, stdin, deadline, |child| child.try_write_stdin(bytes))
+        block_on(&mut entry.child.lock(), stdin, deadline, |child| child.try_write_stdin(bytes))
     };
     if deadline.is_some_and(|d| Instant::now() >= d) {
         return Err(DeadlineExceeded.into());
@@ -109,10 +113,12 @@ pub(in crate::abi) fn write_child(state: &mut GuestState, handle: i32, flags: i3
 pub(super) fn close_stdin(mut caller: Caller<'_, GuestState>, handle: i32) -> Result<i32> {
     let state = caller.data_mut();
     let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
-    if !entry.child.has_stdin() {
-        return Ok(state.fail(ErrorCode::NotPiped, "stdin is not piped or already closed"));
+    let mut child = entry.child.lock();
+    if !child.has_stdin() || entry.taken[0] {
+        drop(child);
+        return Ok(state.fail(ErrorCode::NotPiped, "stdin is not piped, taken, or already closed"));
     }
-    entry.child.close_stdin();
+    child.close_stdin();
     Ok(0)
 }
 
@@ -147,31 +153,29 @@ pub(in crate::abi) fn check_read_args(state: &mut GuestState, stream: i32, flags
 
 /// Reads from `stream` of the child behind `handle` into `buf` (stream and flags checked by the
 /// caller): the count read (0 at end of file), or an error return.
-pub(in crate::abi) fn read_child(
-    state: &mut GuestState,
-    handle: i32,
-    stream: i32,
-    flags: i32,
-    buf: &mut [u8],
-) -> Result<i32> {
+pub(crate) fn read_child(state: &mut GuestState, handle: i32, stream: i32, flags: i32, buf: &mut [u8]) -> Result<i32> {
     // At most i32::MAX bytes, so the count fits the return value.
     let buf_len = buf.len().min(i32::MAX as usize);
     let buf = &mut buf[..buf_len];
     let deadline = state.deadline;
     let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    if entry.taken[stream as usize] {
+        return Ok(state.fail(ErrorCode::NotPiped, format!("stream {stream} of `{handle}` was taken as a stream")));
+    }
     let interest = Interest { stdout: stream == 1, stderr: stream == 2, ..Interest::default() };
     let try_read = |child: &mut Child, buf: &mut [u8]| match stream {
         1 => child.try_read_stdout(buf),
         _ => child.try_read_stderr(buf),
     };
     let result = if flags & NONBLOCK != 0 {
-        match try_read(&mut entry.child, buf) {
+        let read = try_read(&mut entry.child.lock(), buf);
+        match read {
             Ok(Some(n)) => Ok(n),
             Ok(None) => return Ok(ErrorCode::WouldBlock.to_return()),
             Err(err) => Err(Blocked::Op(err)),
         }
     } else {
-        block_on(&mut entry.child, interest, deadline, |child| try_read(child, buf))
+        block_on(&mut entry.child.lock(), interest, deadline, |child| try_read(child, buf))
     };
     // Issue 10 §7: what a call saw after the deadline (an end of file, because the child's own
     // timeout ended it) never reaches the guest; the guest stops with the timeout.
@@ -207,7 +211,8 @@ pub(super) fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i3
         let mut ready = if streams.is_empty() {
             Interest::default()
         } else {
-            match entry.child.poll(streams, Some(Duration::ZERO)) {
+            let polled = entry.child.lock().poll(streams, Some(Duration::ZERO));
+            match polled {
                 Ok(ready) => ready,
                 Err(err) => return Ok(state.fail(ErrorCode::Io, error_chain(&err))),
             }
@@ -215,7 +220,8 @@ pub(super) fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i3
         ready.exit = wanted.exit;
         ready
     } else {
-        match entry.child.poll(wanted, deadline.map(|d| d.saturating_duration_since(Instant::now()))) {
+        let polled = entry.child.lock().poll(wanted, deadline.map(|d| d.saturating_duration_since(Instant::now())));
+        match polled {
             Ok(ready) => ready,
             Err(err) => return Ok(state.fail(ErrorCode::Io, error_chain(&err))),
         }

@@ -97,57 +97,60 @@ pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i
         );
         let request =
             try_request!(state, request::program_bytes(bytes), request::decode(bytes), "malformed spawn request");
-        // Every check that can refuse the spawn comes before the program starts: the handle here,
-        // then the policy, the concurrency limit and the descriptor budget in the spawner.
-        if !state.spawn.children.has_room(MAX_LIVE_HANDLES) {
-            let reason = format!("{MAX_LIVE_HANDLES} handles are live, or every handle was used; release one first");
-            // The request fails either way; a failed audit write cannot make it fail harder.
-            let _ = state.spawn.spawner.audit_refused(request.program.as_bytes(), &reason);
-            let message = format!("cannot spawn `{}`: {reason}", request.program);
-            return Ok(state.fail(ErrorCode::NoMemory, message));
-        }
-        let (mut command, drains) = match to_command(&request, state, false) {
-            Ok(made) => made,
-            Err(err) => return Ok(state.fail(ErrorCode::Io, format!("cannot capture the child's output: {err}"))),
-        };
-        // A pipeline stage: stdin is another child's stdout pipe. The command gets a copy of
-        // its descriptor; the source gives up its own only once the spawn succeeded, so a
-        // refused stage leaves the source's stdout readable as before.
-        let source = match request.stdin_child {
-            None => None,
-            Some(raw) => match take_source(state, raw) {
-                Ok((handle, stdout, copy)) => {
-                    command.stdin(copy);
-                    Some((handle, stdout))
-                }
-                Err((code, message)) => {
-                    return Ok(state.fail_request(code, request.program.as_bytes(), message));
-                }
-            },
-        };
-        let spawned = state.spawn.spawner.spawn(&command);
-        drop(command);
-        if let Some((handle, stdout)) = source
-            && spawned.is_err()
-            && let Ok(entry) = state.spawn.children.get_mut(handle)
-        {
-            // Cannot fail: the source's stdout was taken just above. Were it to, the pipe
-            // closes and the source sees a reader gone, as after a consumed stage.
-            let _ = entry.child.put_back_stdout(stdout);
-        }
-        match spawned {
-            Ok(child) => {
-                state.spawn.spawns += 1;
-                let handle = try_code!(
-                    state,
-                    state.spawn.children.insert(ChildEntry { child, outcome: None, drains }),
-                    "too many handles"
-                );
-                Ok(handle)
-            }
-            Err(err) => Ok(state.fail_spawn(&request.program, &err)),
-        }
+        spawn_request(state, &request)
     })
+}
+
+/// Starts a decoded request under the sandbox's policy: the new child's handle, or an error
+/// return. Both ABIs start children here.
+pub(crate) fn spawn_request(state: &mut GuestState, request: &SpawnRequest) -> Result<i32> {
+    // Every check that can refuse the spawn comes before the program starts: the handle here,
+    // then the policy, the concurrency limit and the descriptor budget in the spawner.
+    if !state.spawn.children.has_room(MAX_LIVE_HANDLES) {
+        let reason = format!("{MAX_LIVE_HANDLES} handles are live, or every handle was used; release one first");
+        // The request fails either way; a failed audit write cannot make it fail harder.
+        let _ = state.spawn.spawner.audit_refused(request.program.as_bytes(), &reason);
+        let message = format!("cannot spawn `{}`: {reason}", request.program);
+        return Ok(state.fail(ErrorCode::NoMemory, message));
+    }
+    let (mut command, drains) = match to_command(request, state, false) {
+        Ok(made) => made,
+        Err(err) => return Ok(state.fail(ErrorCode::Io, format!("cannot capture the child's output: {err}"))),
+    };
+    // A pipeline stage: stdin is another child's stdout pipe. The command gets a copy of
+    // its descriptor; the source gives up its own only once the spawn succeeded, so a
+    // refused stage leaves the source's stdout readable as before.
+    let source = match request.stdin_child {
+        None => None,
+        Some(raw) => match take_source(state, raw) {
+            Ok((handle, stdout, copy)) => {
+                command.stdin(copy);
+                Some((handle, stdout))
+            }
+            Err((code, message)) => {
+                return Ok(state.fail_request(code, request.program.as_bytes(), message));
+            }
+        },
+    };
+    let spawned = state.spawn.spawner.spawn(&command);
+    drop(command);
+    if let Some((handle, stdout)) = source
+        && spawned.is_err()
+        && let Ok(entry) = state.spawn.children.get_mut(handle)
+    {
+        // Cannot fail: the source's stdout was taken just above. Were it to, the pipe
+        // closes and the source sees a reader gone, as after a consumed stage.
+        let _ = entry.child.lock().put_back_stdout(stdout);
+    }
+    match spawned {
+        Ok(child) => {
+            state.spawn.spawns += 1;
+            let handle =
+                try_code!(state, state.spawn.children.insert(ChildEntry::new(child, drains)), "too many handles");
+            Ok(handle)
+        }
+        Err(err) => Ok(state.fail_spawn(&request.program, &err)),
+    }
 }
 
 /// Takes the stdout pipe of the guest's child `raw` for a pipeline stage: the child's handle,
@@ -176,7 +179,8 @@ fn take_source(
             format!("the stdout of pipeline source `{handle}` is not piped, already taken, or closed"),
         )
     };
-    let stdout = match entry.child.take_stdout() {
+    let taken = entry.child.lock().take_stdout();
+    let stdout = match taken {
         Ok(Some(stdout)) => stdout,
         Ok(None) => return Err(not_piped()),
         Err(err) => return Err((ErrorCode::Io, format!("cannot take the stdout of `{handle}`: {err}"))),
@@ -184,7 +188,7 @@ fn take_source(
     match stdout.as_fd().try_clone_to_owned() {
         Ok(copy) => Ok((handle, stdout, Stdio::from(copy))),
         Err(err) => {
-            let _ = entry.child.put_back_stdout(stdout);
+            let _ = entry.child.lock().put_back_stdout(stdout);
             let emfile = err.raw_os_error() == Some(nix::errno::Errno::EMFILE as i32);
             let code = if emfile { ErrorCode::NoMemory } else { ErrorCode::Io };
             Err((code, format!("cannot copy the stdout of `{handle}`: {err}")))
@@ -242,38 +246,63 @@ pub(super) fn run(
             "spawn request {req_ptr:#x}+{req_len:#x} is outside linear memory"
         );
         let request = try_request!(state, &program, request::decode(bytes), "malformed spawn request");
-        let (mut command, _) = match to_command(&request, state, true) {
-            Ok(made) => made,
-            Err(err) => return Ok(state.fail(ErrorCode::Io, format!("cannot capture the child's output: {err}"))),
-        };
-        // Keep no more output than fits the guest's buffers (or the requested limit), nor more
-        // than the memory limit leaves room for (half for each stream): the host holds the output
-        // until the child has ended.
-        let room = (stdout_range.len().max(stderr_range.len()) as u64).min(state.buffer_room() / 2).max(1);
-        command.output_limit(request.output_limit.map_or(room, |limit| limit.min(room)));
-        let output = match state.spawn.spawner.output(&command, Some(stdin)) {
+        let caps = [stdout_range.len(), stderr_range.len()];
+        let output = match run_request(state, &request, stdin, caps)? {
             Ok(output) => output,
-            Err(wrt_host_spawn::OutputError::Spawn(err)) => {
-                return Ok(state.fail_spawn(&request.program, &err));
-            }
-            Err(err) => {
-                // Started, then killed and reaped: it counts, and the end of the guest sweeps
-                // whatever it left (see `SpawnState::end_children`).
-                state.spawn.spawns += 1;
-                return Ok(state.fail(ErrorCode::Io, error_chain(&err)));
-            }
+            Err(ret) => return Ok(ret),
         };
-        state.spawn.spawns += 1;
-        let mut outcome = output.outcome;
-        let stdout_len = output.stdout.len().min(stdout_range.len());
-        let stderr_len = output.stderr.len().min(stderr_range.len());
-        state.spawn.stream_bytes += (stdin.len() + stdout_len + stderr_len) as u64;
-        outcome.truncated.stdout |= output.stdout.len() > stdout_len;
-        outcome.truncated.stderr |= output.stderr.len() > stderr_len;
-        data[stdout_range.start..stdout_range.start + stdout_len].copy_from_slice(&output.stdout[..stdout_len]);
-        data[stderr_range.start..stderr_range.start + stderr_len].copy_from_slice(&output.stderr[..stderr_len]);
-        data[status_range].copy_from_slice(&status::encode_run(&outcome, stdout_len as u32, stderr_len as u32));
-        check_deadline(state)?;
+        let (stdout_len, stderr_len) = (output.stdout.len(), output.stderr.len());
+        data[stdout_range.start..stdout_range.start + stdout_len].copy_from_slice(&output.stdout);
+        data[stderr_range.start..stderr_range.start + stderr_len].copy_from_slice(&output.stderr);
+        data[status_range].copy_from_slice(&status::encode_run(&output.outcome, stdout_len as u32, stderr_len as u32));
         Ok(0)
     })
+}
+
+/// What [`run_request`] collected.
+pub(crate) struct RunOutput {
+    pub(crate) outcome: wrt_host_spawn::ChildOutcome,
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
+}
+
+/// Runs a decoded request to its end with every stream piped: writes `stdin`, closes it, and
+/// keeps at most `caps` bytes of stdout and stderr (the rest is dropped and flagged as
+/// truncated). An error return when it could not run. Both ABIs' `run` end here.
+pub(crate) fn run_request(
+    state: &mut GuestState,
+    request: &SpawnRequest,
+    stdin: &[u8],
+    caps: [usize; 2],
+) -> Result<std::result::Result<RunOutput, i32>> {
+    let (mut command, _) = match to_command(request, state, true) {
+        Ok(made) => made,
+        Err(err) => return Ok(Err(state.fail(ErrorCode::Io, format!("cannot capture the child's output: {err}")))),
+    };
+    // Keep no more output than fits the guest's buffers (or the requested limit), nor more
+    // than the memory limit leaves room for (half for each stream): the host holds the output
+    // until the child has ended.
+    let room = (caps[0].max(caps[1]) as u64).min(state.buffer_room() / 2).max(1);
+    command.output_limit(request.output_limit.map_or(room, |limit| limit.min(room)));
+    let output = match state.spawn.spawner.output(&command, Some(stdin)) {
+        Ok(output) => output,
+        Err(wrt_host_spawn::OutputError::Spawn(err)) => {
+            return Ok(Err(state.fail_spawn(&request.program, &err)));
+        }
+        Err(err) => {
+            // Started, then killed and reaped: it counts, and the end of the guest sweeps
+            // whatever it left (see `SpawnState::end_children`).
+            state.spawn.spawns += 1;
+            return Ok(Err(state.fail(ErrorCode::Io, error_chain(&err))));
+        }
+    };
+    state.spawn.spawns += 1;
+    let (mut stdout, mut stderr, mut outcome) = (output.stdout, output.stderr, output.outcome);
+    outcome.truncated.stdout |= stdout.len() > caps[0];
+    outcome.truncated.stderr |= stderr.len() > caps[1];
+    stdout.truncate(caps[0]);
+    stderr.truncate(caps[1]);
+    state.spawn.stream_bytes += (stdin.len() + stdout.len() + stderr.len()) as u64;
+    check_deadline(state)?;
+    Ok(Ok(RunOutput { outcome, stdout, stderr }))
 }

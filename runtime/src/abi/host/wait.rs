@@ -6,10 +6,10 @@ use wasmtime::Caller;
 use wrt_abi::ErrorCode;
 use wrt_abi::consts::MAX_WAIT_ANY;
 use wrt_abi::status::STATUS_LEN;
-use wrt_host_spawn::{Child, WaitError, error_chain};
+use wrt_host_spawn::{Child, ChildOutcome, WaitError, error_chain};
 
 use super::super::memory;
-use super::super::spawn_state::ChildEntry;
+use super::super::spawn_state::{ChildEntry, SharedChild};
 use super::super::status;
 use super::{Result, check_deadline, earliest, until, with_memory};
 use crate::state::GuestState;
@@ -22,7 +22,7 @@ fn wait_entry(entry: &mut ChildEntry, deadline: Option<Instant>) -> std::result:
     }
     // Not `Child::wait`, which closes stdin: a wait leaves the child as it is.
     let limit = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
-    let outcome = entry.child.wait_timeout(limit)?;
+    let outcome = entry.child.lock().wait_timeout(limit)?;
     entry.reaped(outcome);
     Ok(entry.outcome.is_some())
 }
@@ -34,25 +34,36 @@ pub(super) fn wait(mut caller: Caller<'_, GuestState>, handle: i32, timeout_ms: 
             memory::range(data.len(), status_ptr, STATUS_LEN as i32),
             "status record at {status_ptr:#x} is outside linear memory"
         );
-        let user_deadline = until(timeout_ms);
-        let deadline = earliest(user_deadline, state.deadline);
-        let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
-        let waited = wait_entry(entry, deadline);
-        check_deadline(state)?;
-        let entry = try_code!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
-        match waited {
-            Ok(true) => {
-                let record = status::encode(entry.outcome.as_ref().expect("reaped"));
-                data[status_range].copy_from_slice(&record);
+        match wait_handle(state, handle, until(timeout_ms))? {
+            Ok(outcome) => {
+                data[status_range].copy_from_slice(&status::encode(&outcome));
                 Ok(0)
             }
-            Ok(false) => {
-                check_deadline(state)?;
-                Ok(state.fail(ErrorCode::Timeout, format!("child `{handle}` is still running")))
-            }
-            Err(err) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
+            Err(ret) => Ok(ret),
         }
     })
+}
+
+/// Waits for the child behind `handle` until `user_deadline` (and never past the sandbox's):
+/// its outcome, or an error return (`TIMEOUT` when it is still running). Both ABIs wait here.
+pub(crate) fn wait_handle(
+    state: &mut GuestState,
+    handle: i32,
+    user_deadline: Option<Instant>,
+) -> Result<std::result::Result<ChildOutcome, i32>> {
+    let deadline = earliest(user_deadline, state.deadline);
+    let entry = try_err!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    let waited = wait_entry(entry, deadline);
+    check_deadline(state)?;
+    let entry = try_err!(state, state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    match waited {
+        Ok(true) => Ok(Ok(entry.outcome.clone().expect("reaped"))),
+        Ok(false) => {
+            check_deadline(state)?;
+            Ok(Err(state.fail(ErrorCode::Timeout, format!("child `{handle}` is still running"))))
+        }
+        Err(err) => Ok(Err(state.fail(ErrorCode::Io, error_chain(&err)))),
+    }
 }
 
 pub(super) fn wait_any(
@@ -78,31 +89,48 @@ pub(super) fn wait_any(
             memory::range(data.len(), status_ptr, STATUS_LEN as i32),
             "status record at {status_ptr:#x} is outside linear memory"
         );
-        let deadline = earliest(until(timeout_ms), state.deadline);
-        let entries = match state.spawn.children.get_many_mut(&handles) {
-            Ok(entries) => entries,
-            Err(bad) => return Ok(state.fail(ErrorCode::BadHandle, format!("`{bad}` is not a handle"))),
-        };
-        let (indexes, mut children): (Vec<usize>, Vec<&mut Child>) =
-            entries.into_iter().map(|(index, entry)| (index, &mut entry.child)).unzip();
-        let waited =
-            wrt_host_spawn::wait_any(&mut children, deadline.map(|d| d.saturating_duration_since(Instant::now())));
-        check_deadline(state)?;
-        match waited {
-            Ok(Some((position, outcome))) => {
-                let index = indexes[position];
-                let record = status::encode(&outcome);
-                if let Ok(entry) = state.spawn.children.get_mut(handles[index]) {
-                    entry.reaped(Some(outcome));
-                }
-                data[status_range].copy_from_slice(&record);
+        match wait_any_handle(state, &handles, until(timeout_ms))? {
+            Ok((index, outcome)) => {
+                data[status_range].copy_from_slice(&status::encode(&outcome));
                 Ok(index as i32)
             }
-            Ok(None) => {
-                check_deadline(state)?;
-                Ok(state.fail(ErrorCode::Timeout, "no child ended before the timeout"))
-            }
-            Err(err) => Ok(state.fail(ErrorCode::Io, error_chain(&err))),
+            Err(ret) => Ok(ret),
         }
     })
+}
+
+/// Waits until one of the children behind `handles` has ended, until `user_deadline` (and
+/// never past the sandbox's): its index and outcome, or an error return. Both ABIs wait here.
+pub(crate) fn wait_any_handle(
+    state: &mut GuestState,
+    handles: &[i32],
+    user_deadline: Option<Instant>,
+) -> Result<std::result::Result<(usize, ChildOutcome), i32>> {
+    let deadline = earliest(user_deadline, state.deadline);
+    let entries = match state.spawn.children.get_many_mut(handles) {
+        Ok(entries) => entries,
+        Err(bad) => return Ok(Err(state.fail(ErrorCode::BadHandle, format!("`{bad}` is not a handle")))),
+    };
+    let (indexes, shared): (Vec<usize>, Vec<SharedChild>) =
+        entries.into_iter().map(|(index, entry)| (index, entry.child.clone())).unzip();
+    let mut guards: Vec<_> = shared.iter().map(SharedChild::lock).collect();
+    let mut children: Vec<&mut Child> = guards.iter_mut().map(|guard| &mut **guard).collect();
+    let waited = wrt_host_spawn::wait_any(&mut children, deadline.map(|d| d.saturating_duration_since(Instant::now())));
+    drop(children);
+    drop(guards);
+    check_deadline(state)?;
+    match waited {
+        Ok(Some((position, outcome))) => {
+            let index = indexes[position];
+            if let Ok(entry) = state.spawn.children.get_mut(handles[index]) {
+                entry.reaped(Some(outcome.clone()));
+            }
+            Ok(Ok((index, outcome)))
+        }
+        Ok(None) => {
+            check_deadline(state)?;
+            Ok(Err(state.fail(ErrorCode::Timeout, "no child ended before the timeout")))
+        }
+        Err(err) => Ok(Err(state.fail(ErrorCode::Io, error_chain(&err)))),
+    }
 }

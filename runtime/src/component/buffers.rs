@@ -1,0 +1,207 @@
+//! `wrt:process/buffers` for components: host buffers by resource, in the same table, limits
+//! and memory accounting as the core ABI's buffer handles. A `buffer` resource is a buffer
+//! handle of the core ABI; dropping it releases the handle.
+//!
+//! Limit: a component's buffers are made room for by giving back empty slabs only. The
+//! `collector` export is not called yet, so a component that keeps unreachable buffers in its
+//! own heap gets `no-memory` at the memory limit instead of a collection.
+
+use wasmtime::component::Resource;
+use wasmtime_wasi::WasiView;
+use wrt_abi::ErrorCode;
+use wrt_abi::consts::MAX_READ_BUFFER;
+
+use super::process::bindings::wrt::process::buffers::{Host, HostBuffer};
+use super::process::bindings::wrt::process::process::OutputSource;
+use super::process::bindings::wrt::process::types::Error;
+use crate::abi::buffers::refused;
+use crate::abi::host::io::{read_child, write_child};
+use crate::external::buffer::BufferView;
+use crate::external::collector::allocate_uncollected;
+use crate::state::GuestState;
+
+/// A `buffer` resource: a buffer handle of the core ABI.
+#[derive(Debug)]
+pub struct BufferHandle(pub(crate) i32);
+
+/// The most bytes one `read-buffer` takes from the child, as for the core ABI.
+const MAX_CHUNK: usize = 1 << 20;
+
+type Made = wasmtime::Result<Result<Resource<BufferHandle>, Error>>;
+
+impl GuestState {
+    /// The buffer behind a resource.
+    fn buffer_view(&mut self, buf: &Resource<BufferHandle>) -> wasmtime::Result<Result<BufferView, Error>> {
+        let handle = self.ctx().table.get(buf)?.0;
+        Ok(match self.external.buffers.get(handle) {
+            Ok(view) => Ok(view.clone()),
+            Err(code) => Err(self.wit_fail(code, format!("`{handle}` is not a buffer handle"))),
+        })
+    }
+
+    /// A new buffer of `len` bytes, filled by `fill`, as a resource.
+    fn new_buffer(&mut self, len: usize, fill: impl FnOnce(&BufferView)) -> Made {
+        let storage = match allocate_uncollected(self, len) {
+            Ok(storage) => storage,
+            Err(err) => {
+                let ret = refused(self, &err);
+                return Ok(Err(self.wit_error(ret)));
+            }
+        };
+        let view = BufferView::new(storage);
+        fill(&view);
+        self.buffer_resource(view)
+    }
+
+    /// Stores `view` under a new handle and resource.
+    fn buffer_resource(&mut self, view: BufferView) -> Made {
+        let handle = match self.external.buffers.insert(view) {
+            Ok(handle) => handle,
+            Err(code) => return Ok(Err(self.wit_fail(code, "too many buffer handles"))),
+        };
+        match self.ctx().table.push(BufferHandle(handle)) {
+            Ok(buf) => Ok(Ok(buf)),
+            Err(err) => {
+                let _ = self.external.buffers.remove(handle);
+                Ok(Err(self.wit_fail(ErrorCode::NoMemory, format!("too many resources: {err}"))))
+            }
+        }
+    }
+}
+
+impl Host for GuestState {}
+
+impl HostBuffer for GuestState {
+    fn from_bytes(&mut self, bytes: Vec<u8>) -> Made {
+        self.new_buffer(bytes.len(), |view| view.write(0, &bytes))
+    }
+
+    fn alloc(&mut self, len: u32) -> Made {
+        self.new_buffer(len as usize, BufferView::zero)
+    }
+
+    fn concat(&mut self, parts: Vec<Resource<BufferHandle>>) -> Made {
+        let mut views = Vec::with_capacity(parts.len());
+        for part in &parts {
+            match self.buffer_view(part)? {
+                Ok(view) => views.push(view),
+                Err(err) => return Ok(Err(err)),
+            }
+        }
+        let total = views.iter().map(BufferView::len).fold(0usize, usize::saturating_add);
+        self.new_buffer(total, |view| {
+            let mut offset = 0;
+            for part in &views {
+                view.copy_from(offset, part);
+                offset += part.len();
+            }
+        })
+    }
+
+    fn len(&mut self, buf: Resource<BufferHandle>) -> wasmtime::Result<u32> {
+        Ok(self.buffer_view(&buf)?.map_or(0, |view| view.len() as u32))
+    }
+
+    fn read(&mut self, buf: Resource<BufferHandle>, offset: u32, len: u32) -> wasmtime::Result<Result<Vec<u8>, Error>> {
+        let view = match self.buffer_view(&buf)? {
+            Ok(view) => view,
+            Err(err) => return Ok(Err(err)),
+        };
+        let offset = offset as usize;
+        if offset > view.len() {
+            let message = format!("offset {offset} is past the buffer's {} bytes", view.len());
+            return Ok(Err(self.wit_fail(ErrorCode::OutOfRange, message)));
+        }
+        let mut bytes = vec![0; (len as usize).min(view.len() - offset)];
+        view.read(offset, &mut bytes);
+        Ok(Ok(bytes))
+    }
+
+    fn write(
+        &mut self,
+        buf: Resource<BufferHandle>,
+        offset: u32,
+        bytes: Vec<u8>,
+    ) -> wasmtime::Result<Result<(), Error>> {
+        let view = match self.buffer_view(&buf)? {
+            Ok(view) => view,
+            Err(err) => return Ok(Err(err)),
+        };
+        if !view.contains(offset as usize, bytes.len()) {
+            let message = format!("{} bytes at {offset} do not fit the buffer's {} bytes", bytes.len(), view.len());
+            return Ok(Err(self.wit_fail(ErrorCode::OutOfRange, message)));
+        }
+        view.write(offset as usize, &bytes);
+        Ok(Ok(()))
+    }
+
+    fn slice(&mut self, buf: Resource<BufferHandle>, start: u32, end: u32) -> Made {
+        let view = match self.buffer_view(&buf)? {
+            Ok(view) => view,
+            Err(err) => return Ok(Err(err)),
+        };
+        match view.slice(start as usize, end as usize) {
+            Some(slice) => self.buffer_resource(slice),
+            None => {
+                let message = format!("slice {start}..{end} is not inside the buffer's {} bytes", view.len());
+                Ok(Err(self.wit_fail(ErrorCode::OutOfRange, message)))
+            }
+        }
+    }
+
+    fn drop(&mut self, buf: Resource<BufferHandle>) -> wasmtime::Result<()> {
+        let handle = self.ctx().table.delete(buf)?.0;
+        let _ = self.external.buffers.remove(handle);
+        Ok(())
+    }
+}
+
+/// `child.read-buffer`: up to `max_len` bytes of the child's stdout or stderr in a new buffer.
+pub(crate) fn read_buffer(
+    state: &mut GuestState,
+    handle: i32,
+    source: OutputSource,
+    max_len: u32,
+) -> wasmtime::Result<Result<Option<Resource<BufferHandle>>, Error>> {
+    if !(1..=MAX_READ_BUFFER).contains(&max_len) {
+        let message = format!("max-len {max_len} is not between 1 and {MAX_READ_BUFFER}");
+        return Ok(Err(state.wit_fail(ErrorCode::InvalidArgument, message)));
+    }
+    let stream = match source {
+        OutputSource::Stdout => 1,
+        OutputSource::Stderr => 2,
+    };
+    let mut scratch = vec![0; (max_len as usize).min(MAX_CHUNK)];
+    let ret = read_child(state, handle, stream, 0, &mut scratch)?;
+    if ret < 0 {
+        return Ok(Err(state.wit_error(ret)));
+    }
+    if ret == 0 {
+        return Ok(Ok(None));
+    }
+    let n = ret as usize;
+    Ok(state.new_buffer(n, |view| view.write(0, &scratch[..n]))?.map(Some))
+}
+
+/// `child.write-buffer`: `buf[offset..]` to the child's stdin.
+pub(crate) fn write_buffer(
+    state: &mut GuestState,
+    handle: i32,
+    buf: &Resource<BufferHandle>,
+    offset: u32,
+) -> wasmtime::Result<Result<u32, Error>> {
+    let view = match state.buffer_view(buf)? {
+        Ok(view) => view,
+        Err(err) => return Ok(Err(err)),
+    };
+    let offset = offset as usize;
+    if offset > view.len() {
+        let message = format!("offset {offset} is past the buffer's {} bytes", view.len());
+        return Ok(Err(state.wit_fail(ErrorCode::OutOfRange, message)));
+    }
+    if offset == view.len() {
+        return Ok(Ok(0));
+    }
+    let ret = view.with_bytes(offset, |bytes| write_child(state, handle, 0, bytes))?;
+    Ok(if ret < 0 { Err(state.wit_error(ret)) } else { Ok(ret as u32) })
+}

@@ -1,0 +1,331 @@
+//! `wrt:process` (the WIT package in `wit/`) for components: a thin layer over the same host
+//! functions as the core ABI `wrt_v1`. A component's command record becomes the core ABI's
+//! spawn request and is checked by the same decoder; spawns, waits, kills and runs go through
+//! the same functions, so the policy, the audit log, the limits and the messages are the same.
+//! A `child` resource is a child handle of the core ABI; its streams are `wasi:io` streams over
+//! the same child (see [`super::streams`]).
+
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{HasSelf, Linker, Resource};
+use wasmtime_wasi::WasiView;
+use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable};
+use wrt_abi::ErrorCode;
+use wrt_abi::request::{self, SpawnRequest, StdioMode};
+use wrt_host_spawn::{ChildOutcome, ExitStatus};
+
+use crate::abi::host::{control, spawn, wait};
+use crate::state::GuestState;
+
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "wrt:process/imports",
+        imports: { default: trappable },
+        with: {
+            "wasi:io": wasmtime_wasi::p2::bindings::sync::io,
+            "wrt:process/process.child": crate::component::process::ChildHandle,
+            "wrt:process/buffers.buffer": crate::component::buffers::BufferHandle,
+        },
+    });
+}
+
+use bindings::wrt::process::process::{Command, Host, HostChild, Output, OutputSource, Status, Stdio, Termination};
+use bindings::wrt::process::types::{self, Error};
+
+/// A `child` resource: a child handle of the core ABI, in the guest's `SpawnState`.
+#[derive(Debug)]
+pub struct ChildHandle(pub(crate) i32);
+
+/// Defines `wrt:process/process`, `buffers` and `types` in `linker`.
+pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+    types::add_to_linker::<GuestState, HasSelf<GuestState>>(linker, |state| state)?;
+    bindings::wrt::process::buffers::add_to_linker::<GuestState, HasSelf<GuestState>>(linker, |state| state)?;
+    bindings::wrt::process::process::add_to_linker::<GuestState, HasSelf<GuestState>>(linker, |state| state)?;
+    Ok(())
+}
+
+/// The WIT code of a core ABI code: the two enums list the same codes in the same order (a test
+/// ties them).
+pub(crate) fn wit_code(code: ErrorCode) -> types::ErrorCode {
+    use types::ErrorCode as W;
+    match code {
+        ErrorCode::Denied => W::Denied,
+        ErrorCode::NotFound => W::NotFound,
+        ErrorCode::NotExecutable => W::NotExecutable,
+        ErrorCode::SpawnFailed => W::SpawnFailed,
+        ErrorCode::Timeout => W::Timeout,
+        ErrorCode::OutputLimit => W::OutputLimit,
+        ErrorCode::TooManyChildren => W::TooManyChildren,
+        ErrorCode::BadHandle => W::BadHandle,
+        ErrorCode::InvalidArgument => W::InvalidArgument,
+        ErrorCode::NoMemory => W::NoMemory,
+        ErrorCode::WouldBlock => W::WouldBlock,
+        ErrorCode::OutOfBounds => W::OutOfBounds,
+        ErrorCode::BadUtf8 => W::BadUtf8,
+        ErrorCode::NotPiped => W::NotPiped,
+        ErrorCode::BrokenPipe => W::BrokenPipe,
+        ErrorCode::Io => W::Io,
+        ErrorCode::OutOfRange => W::OutOfRange,
+        _ => W::Io,
+    }
+}
+
+impl GuestState {
+    /// The error of a core ABI error return, with the message it recorded.
+    pub(crate) fn wit_error(&mut self, ret: i32) -> Error {
+        let code = ErrorCode::from_return(ret).unwrap_or(ErrorCode::Io);
+        Error { code: wit_code(code), message: std::mem::take(&mut self.last_error) }
+    }
+
+    /// Records and returns an error raised by the component layer itself.
+    pub(crate) fn wit_fail(&mut self, code: ErrorCode, message: impl Into<String>) -> Error {
+        let ret = self.fail(code, message);
+        self.wit_error(ret)
+    }
+
+    /// The child handle behind a `child` resource.
+    fn child_handle(&mut self, child: &Resource<ChildHandle>) -> wasmtime::Result<i32> {
+        Ok(self.ctx().table.get(child)?.0)
+    }
+
+    /// Makes a `child` resource of a core ABI return: a handle, or an error return.
+    fn child_resource(&mut self, ret: i32) -> wasmtime::Result<Result<Resource<ChildHandle>, Error>> {
+        if ret < 0 {
+            return Ok(Err(self.wit_error(ret)));
+        }
+        match self.ctx().table.push(ChildHandle(ret)) {
+            Ok(child) => Ok(Ok(child)),
+            Err(err) => {
+                let _ = control::release_handle(self, ret);
+                Ok(Err(self.wit_fail(ErrorCode::NoMemory, format!("too many resources: {err}"))))
+            }
+        }
+    }
+
+    /// The core ABI's spawn request for `cmd`, checked by the core ABI's decoder (so both ABIs
+    /// refuse the same requests with the same codes), or its error, written to the audit log
+    /// like every refused request.
+    fn request_of(&mut self, cmd: &Command, stdin_child: Option<i32>) -> Result<SpawnRequest, Error> {
+        let mode = |stdio: Stdio| match stdio {
+            Stdio::Null => StdioMode::Null,
+            Stdio::Piped => StdioMode::Piped,
+            Stdio::Inherit => StdioMode::Inherit,
+            Stdio::Pty => StdioMode::Pty,
+            Stdio::MergeWithStdout => StdioMode::Stdout,
+        };
+        let stdin = if stdin_child.is_some() { StdioMode::ChildStdout } else { mode(cmd.stdin) };
+        let stdio = [stdin, mode(cmd.stdout), mode(cmd.stderr)];
+        let pty = stdio.contains(&StdioMode::Pty);
+        let request = SpawnRequest {
+            program: cmd.program.clone(),
+            args: cmd.args.clone(),
+            env: cmd.env.clone(),
+            cwd: cmd.cwd.clone(),
+            stdio,
+            stdin_child: stdin_child.map(|handle| handle as u32),
+            pty_size: pty.then(|| cmd.pty_size.unwrap_or((0, 0))),
+            timeout_ms: cmd.timeout_ms,
+            output_limit: cmd.output_limit,
+        };
+        let bytes = request::encode(&request);
+        match request::decode(&bytes) {
+            Ok(request) => Ok(request),
+            Err(code) => {
+                let ret = self.fail_request(code, cmd.program.as_bytes(), "malformed command".into());
+                Err(self.wit_error(ret))
+            }
+        }
+    }
+}
+
+/// The WIT status of a child's outcome.
+pub(crate) fn status_of(outcome: &ChildOutcome) -> Status {
+    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    Status {
+        termination: match outcome.status {
+            ExitStatus::Exited(code) => Termination::Exited(code),
+            ExitStatus::Signaled { signal, .. } => Termination::Signaled(u8::try_from(signal).unwrap_or(u8::MAX)),
+        },
+        timed_out: outcome.timed_out,
+        stdout_truncated: outcome.truncated.stdout,
+        stderr_truncated: outcome.truncated.stderr,
+        duration_ns: nanos(outcome.duration),
+        peak_rss: outcome.rusage.max_rss,
+        user_ns: nanos(outcome.rusage.user_time),
+        system_ns: nanos(outcome.rusage.system_time),
+    }
+}
+
+/// An optional timeout in milliseconds as an instant (none: no limit).
+fn until(timeout_ms: Option<u64>) -> Option<Instant> {
+    timeout_ms.and_then(|ms| Instant::now().checked_add(Duration::from_millis(ms)))
+}
+
+impl types::Host for GuestState {}
+
+impl Host for GuestState {
+    fn spawn(&mut self, cmd: Command) -> wasmtime::Result<Result<Resource<ChildHandle>, Error>> {
+        let request = match self.request_of(&cmd, None) {
+            Ok(request) => request,
+            Err(err) => return Ok(Err(err)),
+        };
+        let ret = spawn::spawn_request(self, &request)?;
+        self.child_resource(ret)
+    }
+
+    fn wait_any(
+        &mut self,
+        children: Vec<Resource<ChildHandle>>,
+        timeout_ms: Option<u64>,
+    ) -> wasmtime::Result<Result<(u32, Status), Error>> {
+        if children.is_empty() || children.len() > wrt_abi::consts::MAX_WAIT_ANY as usize {
+            let message =
+                format!("wait-any takes 1 to {} children, not {}", wrt_abi::consts::MAX_WAIT_ANY, children.len());
+            return Ok(Err(self.wit_fail(ErrorCode::InvalidArgument, message)));
+        }
+        let handles = children.iter().map(|child| self.child_handle(child)).collect::<wasmtime::Result<Vec<_>>>()?;
+        Ok(match wait::wait_any_handle(self, &handles, until(timeout_ms))? {
+            Ok((index, outcome)) => Ok((index as u32, status_of(&outcome))),
+            Err(ret) => Err(self.wit_error(ret)),
+        })
+    }
+
+    fn run(&mut self, cmd: Command, stdin: Vec<u8>, max_output: u32) -> wasmtime::Result<Result<Output, Error>> {
+        let request = match self.request_of(&cmd, None) {
+            Ok(request) => request,
+            Err(err) => return Ok(Err(err)),
+        };
+        let cap = max_output as usize;
+        Ok(match spawn::run_request(self, &request, &stdin, [cap, cap])? {
+            Ok(output) => {
+                Ok(Output { status: status_of(&output.outcome), stdout: output.stdout, stderr: output.stderr })
+            }
+            Err(ret) => Err(self.wit_error(ret)),
+        })
+    }
+}
+
+impl HostChild for GuestState {
+    fn id(&mut self, child: Resource<ChildHandle>) -> wasmtime::Result<u32> {
+        let handle = self.child_handle(&child)?;
+        Ok(self.spawn.children.get(handle).map_or(0, |entry| entry.child.lock().pid()))
+    }
+
+    fn take_stdin(
+        &mut self,
+        child: Resource<ChildHandle>,
+    ) -> wasmtime::Result<Result<Resource<DynOutputStream>, Error>> {
+        let handle = self.child_handle(&child)?;
+        super::streams::take_stdin(self, handle)
+    }
+
+    fn take_stdout(
+        &mut self,
+        child: Resource<ChildHandle>,
+    ) -> wasmtime::Result<Result<Resource<DynInputStream>, Error>> {
+        let handle = self.child_handle(&child)?;
+        super::streams::take_output(self, handle, OutputSource::Stdout)
+    }
+
+    fn take_stderr(
+        &mut self,
+        child: Resource<ChildHandle>,
+    ) -> wasmtime::Result<Result<Resource<DynInputStream>, Error>> {
+        let handle = self.child_handle(&child)?;
+        super::streams::take_output(self, handle, OutputSource::Stderr)
+    }
+
+    fn subscribe(&mut self, child: Resource<ChildHandle>) -> wasmtime::Result<Resource<DynPollable>> {
+        let handle = self.child_handle(&child)?;
+        super::streams::subscribe_exit(self, handle)
+    }
+
+    fn wait(
+        &mut self,
+        child: Resource<ChildHandle>,
+        timeout_ms: Option<u64>,
+    ) -> wasmtime::Result<Result<Status, Error>> {
+        let handle = self.child_handle(&child)?;
+        Ok(match wait::wait_handle(self, handle, until(timeout_ms))? {
+            Ok(outcome) => Ok(status_of(&outcome)),
+            Err(ret) => Err(self.wit_error(ret)),
+        })
+    }
+
+    fn try_wait(&mut self, child: Resource<ChildHandle>) -> wasmtime::Result<Result<Option<Status>, Error>> {
+        let handle = self.child_handle(&child)?;
+        // No time to wait: a child still running is a `TIMEOUT` return, which is `none` here.
+        let now = Some(Instant::now());
+        Ok(match wait::wait_handle(self, handle, now)? {
+            Ok(outcome) => Ok(Some(status_of(&outcome))),
+            Err(ret) if ErrorCode::from_return(ret) == Some(ErrorCode::Timeout) => {
+                self.last_error.clear();
+                Ok(None)
+            }
+            Err(ret) => Err(self.wit_error(ret)),
+        })
+    }
+
+    fn kill(&mut self, child: Resource<ChildHandle>, signal: u8) -> wasmtime::Result<Result<(), Error>> {
+        let handle = self.child_handle(&child)?;
+        let ret = control::kill_handle(self, handle, i32::from(signal))?;
+        Ok(if ret < 0 { Err(self.wit_error(ret)) } else { Ok(()) })
+    }
+
+    fn pty_resize(
+        &mut self,
+        child: Resource<ChildHandle>,
+        rows: u16,
+        cols: u16,
+    ) -> wasmtime::Result<Result<(), Error>> {
+        let handle = self.child_handle(&child)?;
+        let ret = control::pty_resize_handle(self, handle, i32::from(rows), i32::from(cols))?;
+        Ok(if ret < 0 { Err(self.wit_error(ret)) } else { Ok(()) })
+    }
+
+    fn read_buffer(
+        &mut self,
+        child: Resource<ChildHandle>,
+        source: OutputSource,
+        max_len: u32,
+    ) -> wasmtime::Result<Result<Option<Resource<super::buffers::BufferHandle>>, Error>> {
+        let handle = self.child_handle(&child)?;
+        super::buffers::read_buffer(self, handle, source, max_len)
+    }
+
+    fn write_buffer(
+        &mut self,
+        child: Resource<ChildHandle>,
+        buf: Resource<super::buffers::BufferHandle>,
+        offset: u32,
+    ) -> wasmtime::Result<Result<u32, Error>> {
+        let handle = self.child_handle(&child)?;
+        super::buffers::write_buffer(self, handle, &buf, offset)
+    }
+
+    fn pipe_into(
+        &mut self,
+        child: Resource<ChildHandle>,
+        cmd: Command,
+    ) -> wasmtime::Result<Result<Resource<ChildHandle>, Error>> {
+        let handle = self.child_handle(&child)?;
+        if self.spawn.children.get(handle).is_ok_and(|entry| entry.taken[1]) {
+            let message = format!("the stdout of pipeline source `{handle}` was taken as a stream");
+            return Ok(Err(self.wit_fail(ErrorCode::NotPiped, message)));
+        }
+        let request = match self.request_of(&cmd, Some(handle)) {
+            Ok(request) => request,
+            Err(err) => return Ok(Err(err)),
+        };
+        let ret = spawn::spawn_request(self, &request)?;
+        self.child_resource(ret)
+    }
+
+    fn drop(&mut self, child: Resource<ChildHandle>) -> wasmtime::Result<()> {
+        let handle = self.ctx().table.delete(child)?.0;
+        control::release_handle(self, handle)?;
+        self.last_error.clear();
+        Ok(())
+    }
+}

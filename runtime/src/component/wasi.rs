@@ -1,0 +1,32 @@
+//! The WASI 0.2 context of a component, in the guest's store.
+
+use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxView, WasiView};
+
+use crate::state::GuestState;
+
+/// The most resources (streams, pollables, children, buffers, descriptors) a component holds
+/// at once: a guest that leaks handles gets an error, not the host's memory.
+pub(crate) const MAX_RESOURCES: usize = 1 << 16;
+
+/// A component's WASI context and the table of its resources.
+pub(crate) struct P2 {
+    pub(crate) ctx: WasiCtx,
+    pub(crate) table: ResourceTable,
+}
+
+impl P2 {
+    pub(crate) fn new(ctx: WasiCtx) -> Self {
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_RESOURCES);
+        Self { ctx, table }
+    }
+}
+
+impl WasiView for GuestState {
+    /// A component always has a context; the fallback (empty: no arguments, environment, files
+    /// or stdio) keeps even a broken invariant from panicking.
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        let p2 = self.p2.get_or_insert_with(|| P2::new(WasiCtx::builder().build()));
+        WasiCtxView { ctx: &mut p2.ctx, table: &mut p2.table }
+    }
+}
