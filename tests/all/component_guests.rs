@@ -1,75 +1,58 @@
-//! What the Python and JavaScript component guests (`py`, `js`) share: each is compiled once per
-//! test binary (a component of 10-20 MB takes seconds to compile), and its world is checked
-//! against what wrt provides.
+//! What the Python and JavaScript component guests (`py`, `js`) share: running them with `wrt`,
+//! each compiled at most once per test binary (a component of 12-18 MB takes seconds to compile,
+//! and `wrt`'s compile cache serves the runs after the first), and the output of `ls -l`.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::Output;
+use std::sync::{Arc, Mutex};
 
-use wrt_runtime::wasmtime::component::Component;
-use wrt_runtime::wasmtime::{Config, Engine};
+use crate::util::run;
 
-/// The interfaces a component may import: wrt's `wrt:process` and the WASI 0.2 interfaces that
-/// wasmtime-wasi provides (`wasi:http` is not among them).
-const PROVIDED: &[&str] = &[
-    "wrt:process/types@0.1.",
-    "wrt:process/buffers@0.1.",
-    "wrt:process/process@0.1.",
-    "wasi:io/",
-    "wasi:clocks/",
-    "wasi:random/",
-    "wasi:cli/",
-    "wasi:filesystem/",
-    "wasi:sockets/",
-];
-
-/// The import and export names of a component guest.
-pub(crate) struct World {
-    pub(crate) imports: Vec<String>,
-    pub(crate) exports: Vec<String>,
-}
-
-impl World {
-    /// Asserts that the guest is a `wrt:process` command: it imports `wrt:process/process`,
-    /// exports `wasi:cli/run`, and imports nothing wrt does not provide.
-    #[track_caller]
-    pub(crate) fn assert_process_command(&self) {
-        assert!(self.imports.iter().any(|i| i == "wrt:process/process@0.1.0"), "imports: {:?}", self.imports);
-        assert!(self.exports.iter().any(|e| e.starts_with("wasi:cli/run@0.2.")), "exports: {:?}", self.exports);
-        let unprovided: Vec<&String> =
-            self.imports.iter().filter(|i| !PROVIDED.iter().any(|p| i.starts_with(p))).collect();
-        assert!(unprovided.is_empty(), "imports that wrt does not provide: {unprovided:?}");
-    }
-}
-
-/// The world of the component at `path`, compiled at most once per test binary (tests of other
-/// components compile theirs meanwhile).
-pub(crate) fn world(path: &'static str) -> Arc<World> {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    /// A component's world, once compiled.
-    type Slot = Arc<OnceLock<Arc<World>>>;
-    static WORLDS: Mutex<Vec<(&str, Slot)>> = Mutex::new(Vec::new());
+/// `wrt run <flags> <component> <args>`. The first run of a component compiles it into the test
+/// cache while other runs of it wait, so it is compiled once, not once per test.
+pub(crate) fn run_component(component: &'static str, flags: &[&str], args: &[&str]) -> Output {
+    /// Whether a component was compiled; held while its first run compiles it.
+    type Compiled = Arc<Mutex<bool>>;
+    static COMPILED: Mutex<Vec<(&str, Compiled)>> = Mutex::new(Vec::new());
     let slot = {
-        let mut worlds = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
-        match worlds.iter().find(|(p, _)| *p == path) {
+        let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+        match compiled.iter().find(|(c, _)| *c == component) {
             Some((_, slot)) => Arc::clone(slot),
             None => {
-                let slot = Arc::new(OnceLock::new());
-                worlds.push((path, Arc::clone(&slot)));
+                let slot = Arc::new(Mutex::new(false));
+                compiled.push((component, Arc::clone(&slot)));
                 slot
             }
         }
     };
-    let world = slot.get_or_init(|| {
-        let engine = ENGINE.get_or_init(|| {
-            let mut config = Config::new();
-            config.wasm_component_model(true);
-            Engine::new(&config).expect("engine")
-        });
-        let component = Component::from_file(engine, path).unwrap_or_else(|e| panic!("compile `{path}`: {e:#}"));
-        let ty = component.component_type();
-        Arc::new(World {
-            imports: ty.imports(engine).map(|(name, _)| name.to_owned()).collect(),
-            exports: ty.exports(engine).map(|(name, _)| name.to_owned()).collect(),
-        })
-    });
-    Arc::clone(world)
+    let mut argv = vec!["run"];
+    argv.extend(flags);
+    argv.push(component);
+    argv.extend(args);
+    let mut compiled = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if *compiled {
+        drop(compiled);
+        return run(argv);
+    }
+    let out = run(argv);
+    *compiled = true;
+    out
+}
+
+/// Asserts that `stdout` is what an `ls` guest prints for `ls -l /`: the header, `ls`'s lines
+/// (one per entry of the host's `/`) and the exit status.
+#[track_caller]
+pub(crate) fn assert_ls_root(stdout: &str) {
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some("`ls -l /` on the host printed:"), "{stdout}");
+    assert!(lines.next().is_some_and(|l| l.starts_with("total ")), "{stdout}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.starts_with("exit code 0, in ") && last.contains(" ms (user "), "{stdout}");
+    let entries = std::fs::read_dir("/").expect("read /");
+    for name in entries.map(|e| e.expect("entry of /").file_name().into_string().expect("UTF-8 name")) {
+        if name.starts_with('.') {
+            continue;
+        }
+        let listed = stdout.lines().any(|l| l.ends_with(&format!(" {name}")) || l.contains(&format!(" {name} -> ")));
+        assert!(listed, "`{name}` missing:\n{stdout}");
+    }
 }
