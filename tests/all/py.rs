@@ -26,11 +26,9 @@ fn py_ls_denied() {
     assert_eq!(stdout(&out), "");
     let err = stderr(&out);
     let guest_line = err.lines().find(|l| l.starts_with("py_ls: ")).unwrap_or_else(|| panic!("{err}"));
-    assert_eq!(
-        guest_line,
-        "py_ls: the sandbox did not allow it: spawning `ls` is denied: no allow rule names `/usr/bin/ls`; \
-         allow it with `--allow-run ls`"
-    );
+    // The host's message, whose resolved path depends on the host's layout.
+    assert!(guest_line.starts_with("py_ls: the sandbox did not allow it: spawning `ls` is denied: "), "{err}");
+    assert!(guest_line.ends_with("; allow it with `--allow-run ls`"), "{err}");
 }
 
 /// `ls` runs and fails: the guest prints its stderr and exit code, and exits with 1.
