@@ -60,6 +60,11 @@ pub(crate) struct ExternalState {
     pub(crate) guest_gc: Option<Option<TypedFunc<i32, ()>>>,
     /// Where `read_buffer` reads before the bytes become a buffer.
     pub(crate) scratch: Vec<u8>,
+    /// The collection the policy asks of a component, until it pulls it
+    /// (`buffers.collection-due`).
+    pub(crate) due: Option<crate::external::accountant::Kind>,
+    /// The collection a component pulled and runs now, and when it pulled it.
+    pub(crate) pulled: Option<(crate::external::accountant::Kind, Instant)>,
 }
 
 impl ExternalState {
@@ -73,6 +78,8 @@ impl ExternalState {
             buffers: Handles::for_buffers(),
             guest_gc: None,
             scratch: Vec::new(),
+            due: None,
+            pulled: None,
         }
     }
 }

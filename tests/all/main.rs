@@ -10,6 +10,7 @@ mod bench_guests;
 mod buffer;
 mod cli;
 mod component_guests;
+mod component_run;
 mod containment;
 mod embed;
 mod fs;

@@ -2,9 +2,9 @@
 //! and memory accounting as the core ABI's buffer handles. A `buffer` resource is a buffer
 //! handle of the core ABI; dropping it releases the handle.
 //!
-//! Limit: a component's buffers are made room for by giving back empty slabs only. The
-//! `collector` export is not called yet, so a component that keeps unreachable buffers in its
-//! own heap gets `no-memory` at the memory limit instead of a collection.
+//! Collections: the same accountant and policy as the core ABI decide when a collection is due,
+//! but the host cannot call into a running component, so the component pulls it
+//! (`collection-due`): see `external::collector::allocate_uncollected`.
 
 use wasmtime::component::Resource;
 use wasmtime_wasi::WasiView;
@@ -13,18 +13,20 @@ use wrt_abi::consts::MAX_READ_BUFFER;
 
 use super::process::bindings::wrt::process::buffers::{Host, HostBuffer};
 use super::process::bindings::wrt::process::process::OutputSource;
-use super::process::bindings::wrt::process::types::Error;
+use super::process::bindings::wrt::process::types::{Collection, Error};
 use crate::abi::buffers::refused;
 use crate::abi::host::io::{read_child, write_child};
+use crate::external::accountant::Kind;
 use crate::external::buffer::BufferView;
-use crate::external::collector::allocate_uncollected;
+use crate::external::collector::{allocate_uncollected, take_due};
 use crate::state::GuestState;
 
 /// A `buffer` resource: a buffer handle of the core ABI.
 #[derive(Debug)]
 pub struct BufferHandle(pub(crate) i32);
 
-/// The most bytes one `read-buffer` takes from the child, as for the core ABI.
+/// The most bytes one `read-buffer` takes from the child (as for the core ABI), and one `read`
+/// returns.
 const MAX_CHUNK: usize = 1 << 20;
 
 type Made = wasmtime::Result<Result<Resource<BufferHandle>, Error>>;
@@ -69,7 +71,14 @@ impl GuestState {
     }
 }
 
-impl Host for GuestState {}
+impl Host for GuestState {
+    fn collection_due(&mut self) -> wasmtime::Result<Option<Collection>> {
+        Ok(take_due(self).map(|kind| match kind {
+            Kind::Young => Collection::Young,
+            Kind::Full => Collection::Full,
+        }))
+    }
+}
 
 impl HostBuffer for GuestState {
     fn from_bytes(&mut self, bytes: Vec<u8>) -> Made {
@@ -112,7 +121,9 @@ impl HostBuffer for GuestState {
             let message = format!("offset {offset} is past the buffer's {} bytes", view.len());
             return Ok(Err(self.wit_fail(ErrorCode::OutOfRange, message)));
         }
-        let mut bytes = vec![0; (len as usize).min(view.len() - offset)];
+        // The host copies what it returns: at most one chunk a call, so a guest cannot make it
+        // hold a second copy of a large buffer.
+        let mut bytes = vec![0; (len as usize).min(view.len() - offset).min(MAX_CHUNK)];
         view.read(offset, &mut bytes);
         Ok(Ok(bytes))
     }

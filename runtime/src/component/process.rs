@@ -329,3 +329,64 @@ impl HostChild for GuestState {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One fact, one definition: the WIT enum lists the core ABI's codes in its order, and
+    /// `wit_code` maps each to its namesake.
+    #[test]
+    fn wit_error_codes_are_the_core_abi_codes() {
+        for (index, code) in ErrorCode::ALL.into_iter().enumerate() {
+            let wit = wit_code(code);
+            assert_eq!(wit as usize, index, "{code:?}");
+            let name = format!("{wit:?}").rsplit("::").next().unwrap().to_lowercase();
+            assert_eq!(name, code.name().replace('_', "").to_lowercase(), "{code:?}");
+        }
+        let wit = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit/process.wit")).unwrap();
+        let cases = wit.split("enum error-code {").nth(1).unwrap().split('}').next().unwrap();
+        let cases: Vec<&str> = cases
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with("///"))
+            .map(|line| line.trim_end_matches(','))
+            .collect();
+        let names: Vec<String> =
+            ErrorCode::ALL.iter().map(|code| code.name().to_lowercase().replace('_', "-")).collect();
+        assert_eq!(cases, names);
+    }
+}
+
+#[cfg(test)]
+mod deps_tests {
+    /// The WASI interfaces in `wit/deps` are the ones wasmtime-wasi implements, byte for byte:
+    /// guests bind to what the host links.
+    #[test]
+    fn wit_deps_are_the_wasi_interfaces_wasmtime_wasi_implements() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let out = std::process::Command::new(cargo)
+            .args(["metadata", "--format-version", "1", "--offline", "--locked"])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let metadata = String::from_utf8(out.stdout).unwrap();
+        let manifest = metadata
+            .split("\"manifest_path\":\"")
+            .skip(1)
+            .map(|rest| rest.split('"').next().unwrap())
+            .find(|path| path.contains("/wasmtime-wasi-48.") && path.ends_with("Cargo.toml"))
+            .expect("wasmtime-wasi 48 in the dependency graph");
+        let theirs = std::path::Path::new(manifest).parent().unwrap().join("src/p2/wit/deps");
+        let ours = std::path::Path::new(root).join("wit/deps");
+        let mut names: Vec<_> = std::fs::read_dir(&ours).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert_eq!(names.len(), 6, "{names:?}");
+        for name in names {
+            let (a, b) = (std::fs::read(ours.join(&name)).unwrap(), std::fs::read(theirs.join(&name)).unwrap());
+            assert!(a == b, "wit/deps/{} differs from wasmtime-wasi's copy", name.to_string_lossy());
+        }
+    }
+}

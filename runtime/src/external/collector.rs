@@ -218,19 +218,25 @@ pub(crate) fn new_storage(state: &mut GuestState, len: usize) -> Result<Storage,
     }
 }
 
-/// A storage of `len` bytes for a component's buffer: room is made by giving back empty slabs,
-/// never by a collection (a component's collector is not driven yet), and the buffer handle
-/// limit holds as for the core ABI.
+/// A storage of `len` bytes for a component's buffer. The component model does not let the
+/// host call into a running component, so the policy's collections are not run here but made
+/// due ([`take_due`]); at the limit the buffer is refused and a full collection made due, and
+/// the guest retries after collecting. Room is also made by giving back empty slabs.
 ///
 /// # Errors
 ///
-/// As [`reserve`] when the bytes or a handle do not fit, [`AllocError::MapFailed`] when the
-/// host cannot map them.
+/// [`AllocError::TooLarge`] past 1 GiB, [`AllocError::NoRoom`] when the bytes or a handle do
+/// not fit, [`AllocError::MapFailed`] when the host cannot map them.
 pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result<Storage, AllocError> {
     if len > MAX_BUFFER {
         return Err(AllocError::TooLarge { bytes: len });
     }
+    settle_pulled(state);
+    if let Some(kind) = state.external.accountant.before_alloc(len as u64) {
+        make_due(state, kind);
+    }
     if !state.external.buffers.has_room(MAX_LIVE_BUFFERS) {
+        make_due(state, Kind::Full);
         return Err(AllocError::NoRoom {
             shortfall: Shortfall::Handles { max: MAX_LIVE_BUFFERS },
             full_collections: 0,
@@ -241,11 +247,37 @@ pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result
     }
     let room = state.buffer_room();
     if state.external.pool.growth_for(len) > room {
+        make_due(state, Kind::Full);
         let (live, footprint) = (state.external.accountant.ledger.live(), state.external.pool.footprint());
-        return Err(AllocError::NoRoom {
-            shortfall: Shortfall::Full { bytes: len, live, footprint, room },
-            full_collections: 0,
-        });
+        let shortfall = Shortfall::Full { bytes: len, live, footprint, room };
+        return Err(AllocError::NoRoom { shortfall, full_collections: 0 });
     }
     new_storage(state, len)
+}
+
+/// Makes a collection of `kind` due (a full one covers a young one).
+fn make_due(state: &mut GuestState, kind: Kind) {
+    let due = &mut state.external.due;
+    if *due != Some(Kind::Full) {
+        *due = Some(kind);
+    }
+}
+
+/// The collection due for a component, which it runs now: it counts as running until the
+/// component's next buffer call.
+pub(crate) fn take_due(state: &mut GuestState) -> Option<Kind> {
+    settle_pulled(state);
+    let kind = state.external.due.take()?;
+    state.external.accountant.collecting = true;
+    state.external.pulled = Some((kind, Instant::now()));
+    Some(kind)
+}
+
+/// Records the collection a component pulled as finished.
+fn settle_pulled(state: &mut GuestState) {
+    if let Some((kind, since)) = state.external.pulled.take() {
+        let accountant = &mut state.external.accountant;
+        accountant.collecting = false;
+        accountant.collected(kind, since.elapsed());
+    }
 }

@@ -1,0 +1,124 @@
+//! Issue 12 part 1: `wasi:cli/command` components run like core modules: exit codes, traps,
+//! timeout, fuel, memory limit, cache, and refusals. These guests are components written in
+//! WebAssembly text, so each test shows exactly what the guest does; guests built from Rust,
+//! Python and JavaScript are in `component.rs`, `py.rs` and `js.rs`.
+
+use std::time::Duration;
+
+use wrt_runtime::{InstantiateError, Outcome, RunOptions, Runtime};
+
+use crate::util::{assert_code, run, stderr, wrt_lines};
+
+/// A command component whose `run` executes `body` (core wasm returning the `result`
+/// discriminant: 0 ok, 1 err), with one page of memory.
+fn command(body: &str) -> String {
+    format!(
+        r#"(component
+  (core module $m
+    (memory (export "memory") 1)
+    (func (export "run") (result i32) {body}))
+  (core instance $i (instantiate $m))
+  (func $run (result (result)) (canon lift (core func $i "run")))
+  (instance $run (export "run" (func $run)))
+  (export "wasi:cli/run@0.2.12" (instance $run)))"#
+    )
+}
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn issue_12_run_ok_and_err_exit_0_and_1() {
+    let runtime = Runtime::new().unwrap();
+    for (body, code) in [("i32.const 0", 0), ("i32.const 1", 1)] {
+        let guest = runtime.load_bytes("cmd.wat", command(body).as_bytes()).unwrap();
+        assert!(guest.is_component());
+        let report = guest.run(&RunOptions::new()).unwrap();
+        assert_eq!(report.outcome, Outcome::Exited(code), "{body}");
+    }
+}
+
+#[test]
+fn issue_12_trap_timeout_and_fuel_end_a_component_as_they_end_a_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let trap = write(&dir, "trap.wat", &command("unreachable"));
+    let out = run(["run".as_ref(), trap.as_os_str()]);
+    assert_code(&out, 134);
+    assert!(stderr(&out).contains("wasm `unreachable` instruction executed"), "{}", stderr(&out));
+
+    let spin = write(&dir, "spin.wat", &command("(loop (br 0)) i32.const 0"));
+    let started = std::time::Instant::now();
+    let out = run(["run", "--timeout", "300ms", spin.to_str().unwrap()]);
+    assert_code(&out, 124);
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let out = run(["run", "--fuel", "100000", spin.to_str().unwrap()]);
+    assert_code(&out, 134);
+    assert!(wrt_lines(&out).iter().any(|l| l.contains("ran out of fuel")), "{}", stderr(&out));
+}
+
+#[test]
+fn issue_12_the_memory_limit_holds_for_every_memory_of_a_component() {
+    // Two core instances, each with 2 MiB of memory: 4 MiB in all.
+    let text = r#"(component
+  (core module $a (memory (export "memory") 32))
+  (core module $m
+    (memory (export "memory") 32)
+    (func (export "run") (result i32) (i32.const 0)))
+  (core instance $ia (instantiate $a))
+  (core instance $i (instantiate $m))
+  (func $run (result (result)) (canon lift (core func $i "run")))
+  (instance $run (export "run" (func $run)))
+  (export "wasi:cli/run@0.2.12" (instance $run)))"#;
+    let runtime = Runtime::new().unwrap();
+    let guest = runtime.load_bytes("two.wat", text.as_bytes()).unwrap();
+    assert_eq!(guest.run(&RunOptions::new().max_memory(4 << 20)).unwrap().outcome, Outcome::Exited(0));
+    let err = guest.run(&RunOptions::new().max_memory(3 << 20)).unwrap_err();
+    assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::MemoryLimit { .. })), "{err:#}");
+}
+
+#[test]
+fn issue_12_a_component_that_is_no_command_and_invoke_are_refused_by_name() {
+    let runtime = Runtime::new().unwrap();
+    let err = runtime.load_bytes("lib.wat", b"(component)").unwrap_err();
+    assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::NotACommand { .. })), "{err:#}");
+    assert!(err.to_string().starts_with("component `lib.wat` is not a command: "), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let ok = write(&dir, "ok.wat", &command("i32.const 0"));
+    let out = run(["run", "--invoke", "run", ok.to_str().unwrap()]);
+    assert_code(&out, 2);
+    assert_eq!(wrt_lines(&out), ["wrt: guest `ok.wat` is a component: `--invoke` calls exports of core modules only"]);
+}
+
+#[test]
+fn issue_12_an_unknown_layer_is_neither_module_nor_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("layer2.wasm");
+    std::fs::write(&path, b"\0asm\x0d\0\x02\0").unwrap();
+    let out = run(["run".as_ref(), path.as_os_str()]);
+    assert_code(&out, 2);
+    assert_eq!(
+        wrt_lines(&out),
+        [
+            "wrt: `layer2.wasm` is not a WebAssembly module or component (no `\\0asm` header with a known layer, and not WebAssembly text)"
+        ]
+    );
+}
+
+#[test]
+fn issue_12_components_are_cached_and_loaded_back_as_components() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = wrt_runtime::CacheMode::Dir(dir.path().join("cache"));
+    let runtime = Runtime::builder().cache(cache.clone()).build().unwrap();
+    let text = command("i32.const 1");
+    let first = runtime.load_bytes("c.wat", text.as_bytes()).unwrap();
+    assert!(!first.from_cache());
+    assert_eq!(cache.usage().unwrap().entries, 1);
+    let second = runtime.load_bytes("c.wat", text.as_bytes()).unwrap();
+    assert!(second.from_cache() && second.is_component());
+    assert_eq!(second.run(&RunOptions::new()).unwrap().outcome, Outcome::Exited(1));
+}
