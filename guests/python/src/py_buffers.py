@@ -3,13 +3,15 @@
 
 Python frees an object when its last reference goes, except in a reference cycle: that waits for
 the cycle collector, which runs after enough *objects* were allocated, blind to the megabytes of
-host memory a small `Buffer` object holds. This guest exports `collector`, so the host's
-external-memory policy runs Python's collector when host buffers pile up.
+host memory a small `Buffer` object holds. So the host's external-memory policy decides: after
+making a buffer, the guest asks `collection_due()` and runs Python's collector when a collection
+is due; after a `no-memory` error it does the same and retries. It also exports `collector`, for
+embedders that call it between calls into the guest.
 
 `py_buffers basic` checks the buffer API. `py_buffers cycles COUNT SIZE` allocates COUNT
 buffers of SIZE bytes, each in a reference cycle that is garbage at once; `py_buffers live COUNT
-SIZE` keeps them all. Both print one JSON line (the buffers made, their bytes, the collections the
-host asked for); a failed allocation prints the host's error and exits with 1.
+SIZE` keeps them all. Both print one JSON line (the buffers made, their bytes, the collections
+run); a failed allocation prints the host's error and exits with 1.
 """
 
 import gc
@@ -18,22 +20,48 @@ import sys
 
 from componentize_py_types import Err
 from wit_world import exports
-from wit_world.exports.collector import Collection
-from wit_world.imports.buffers import Buffer
-from wit_world.imports.types import ErrorCode
+from wit_world.imports.buffers import Buffer, collection_due
+from wit_world.imports.types import Collection, ErrorCode
 
-# Collections the host asked for, by kind.
+# Collections run, by kind.
 COLLECTIONS = {"young": 0, "full": 0}
+
+
+def collect(kind: Collection) -> None:
+    """Runs Python's collector: the youngest generation, or all of them."""
+    if kind == Collection.YOUNG:
+        COLLECTIONS["young"] += 1
+        gc.collect(0)
+    else:
+        COLLECTIONS["full"] += 1
+        gc.collect()
+
+
+def collect_if_due() -> bool:
+    """Runs the collection the host's policy asks for, if any; says whether there was one."""
+    due = collection_due()
+    if due is None:
+        return False
+    collect(due)
+    return True
+
+
+def alloc(size: int) -> Buffer:
+    """A new buffer, collecting when the host says a collection is due: after a `no-memory`
+    error a full collection is due, and the allocation is retried once after it."""
+    try:
+        buf = Buffer.alloc(size)
+    except Err as err:
+        if err.value.code != ErrorCode.NO_MEMORY or not collect_if_due():
+            raise
+        buf = Buffer.alloc(size)
+    collect_if_due()
+    return buf
 
 
 class Collector(exports.Collector):
     def collect(self, kind: Collection) -> None:
-        if kind == Collection.YOUNG:
-            COLLECTIONS["young"] += 1
-            gc.collect(0)
-        else:
-            COLLECTIONS["full"] += 1
-            gc.collect()
+        collect(kind)
 
 
 class Node:
@@ -73,7 +101,7 @@ def allocate(count: int, size: int, keep: bool) -> None:
     total = 0
     for i in range(count):
         try:
-            buf = Buffer.alloc(size)
+            buf = alloc(size)
         except Err as err:
             code = err.value.code.name.lower().replace("_", "-")
             print(f"py_buffers: buffer {i} of {size} bytes: {code}: {err.value.message}", file=sys.stderr)
