@@ -2,9 +2,10 @@
 //! own target directory under `OUT_DIR`, so it never waits on the outer build's lock), the
 //! component guests in `guests/components` to wasm32-wasip2 (`build/components.rs`), compiles
 //! the AssemblyScript guest in `guests/assemblyscript` with its pinned `asc` (installed by
-//! `npm ci` on first use), and writes `gen.rs`: one `pub const <NAME>: &str` path and one `<NAME>_BYTES` per guest (Rust
-//! bins, `guests/wat/*.wat` and `asc_buffers` alike) and a `foreach_<suite>!` macro per name
-//! prefix.
+//! `npm ci` on first use), builds the Python and JavaScript components in `guests/python` and
+//! `guests/js` (`build/python.rs`, `build/js.rs`), and writes `gen.rs`: one `pub const <NAME>: &str`
+//! path and one `<NAME>_BYTES` per guest (Rust bins, `guests/wat/*.wat`, `asc_buffers` and the
+//! components alike) and a `foreach_<suite>!` macro per name prefix.
 
 use std::collections::BTreeMap;
 use std::env;
@@ -14,11 +15,32 @@ use std::process::Command;
 
 #[path = "build/components.rs"]
 mod components;
+#[path = "build/js.rs"]
+mod js;
+#[path = "build/python.rs"]
+mod python;
+#[path = "build/stamp.rs"]
+mod stamp;
 
 /// Name prefixes of guests. A guest whose prefix is not listed fails the build, so every guest
 /// belongs to a suite whose tests call `foreach_<suite>!(assert_test_exists)`.
-const SUITES: &[&str] =
-    &["bench", "abi", "cli", "fs", "trap", "limits", "mem", "spawn", "buffer", "ref", "asc", "contain", "component"];
+const SUITES: &[&str] = &[
+    "bench",
+    "abi",
+    "cli",
+    "fs",
+    "trap",
+    "limits",
+    "mem",
+    "spawn",
+    "buffer",
+    "ref",
+    "asc",
+    "contain",
+    "component",
+    "py",
+    "js",
+];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -70,6 +92,8 @@ fn main() {
     let asc_wasm = build_assemblyscript(&guests.join("assemblyscript"), &out_dir);
     let previous = guests_by_name.insert(ASC_GUEST.to_owned(), asc_wasm);
     assert!(previous.is_none(), "guest `{ASC_GUEST}` exists both as Rust or WAT and as AssemblyScript");
+    add_guests(&mut guests_by_name, python::build(&guests, &out_dir), "Python");
+    add_guests(&mut guests_by_name, js::build(&guests, &out_dir), "JavaScript");
 
     let mut generated = String::new();
     let mut suites: BTreeMap<&str, Vec<&str>> = SUITES.iter().map(|s| (*s, Vec::new())).collect();
@@ -131,6 +155,23 @@ fn build_assemblyscript(dir: &Path, out_dir: &Path) -> PathBuf {
     assert!(status.success(), "compiling the AssemblyScript guest in {} failed", dir.display());
     assert!(wasm.is_file(), "guest `{ASC_GUEST}` was not built at {}", wasm.display());
     wasm
+}
+
+/// Adds guests built in another language, refusing a name that is taken.
+fn add_guests(guests_by_name: &mut BTreeMap<String, PathBuf>, built: Vec<(String, PathBuf)>, language: &str) {
+    for (name, path) in built {
+        assert!(path.is_file(), "{language} guest `{name}` was not built at {}", path.display());
+        let previous = guests_by_name.insert(name.clone(), path);
+        assert!(previous.is_none(), "guest `{name}` exists both in {language} and in another language");
+    }
+}
+
+/// The WIT world a component guest's source asks for on a line `<comment> world: NAME`, or
+/// `command`.
+fn world_of(source: &Path, comment: &str) -> String {
+    let text = std::fs::read_to_string(source).unwrap_or_else(|e| panic!("read {}: {e}", source.display()));
+    let world = text.lines().find_map(|line| line.strip_prefix(comment)?.trim().strip_prefix("world:"));
+    world.map_or("command", str::trim).to_owned()
 }
 
 fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {

@@ -322,7 +322,9 @@ impl Instance {
     }
 
     /// Ends the instance and returns the report of a run that ended with `outcome`.
-    pub fn into_report(self, outcome: Outcome) -> Report {
+    pub fn into_report(mut self, outcome: Outcome) -> Report {
+        // A collection a component pulled last has ended with the run.
+        crate::external::collector::settle_pulled(self.store.data_mut());
         let take = |capture: &Option<Capture>| capture.as_ref().map(Capture::contents).unwrap_or_default();
         let truncated = |capture: &Option<Capture>| capture.as_ref().is_some_and(Capture::truncated);
         let captured = &self.captured;

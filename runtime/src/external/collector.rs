@@ -273,8 +273,9 @@ pub(crate) fn take_due(state: &mut GuestState) -> Option<Kind> {
     Some(kind)
 }
 
-/// Records the collection a component pulled as finished.
-fn settle_pulled(state: &mut GuestState) {
+/// Records the collection a component pulled as finished: at its next buffer call, or when the
+/// run ends.
+pub(crate) fn settle_pulled(state: &mut GuestState) {
     if let Some((kind, since)) = state.external.pulled.take() {
         let accountant = &mut state.external.accountant;
         accountant.collecting = false;
