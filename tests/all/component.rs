@@ -247,3 +247,50 @@ fn component_pty() {
     }
     assert_eq!(processes_with(&token), Vec::<u32>::new(), "a terminal's processes outlived the guest");
 }
+
+/// Resident KiB of `wrt run [flags] component_hold.wasm MIB`'s mappings with and without `dc`
+/// (`MADV_DONTFORK`) in `VmFlags`, while the component holds its memory.
+fn held_rss_kib(flags: &[&str], mib: u32) -> (u64, u64) {
+    use std::io::BufRead;
+    let mut child = wrt()
+        .arg("run")
+        .args(flags)
+        .args([COMPONENT_HOLD, &mib.to_string()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("failed to start wrt");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line, format!("holding {mib} MiB\n"));
+    let smaps = std::fs::read_to_string(format!("/proc/{}/smaps", child.id())).unwrap();
+    let (mut dc, mut other, mut rss) = (0, 0, 0);
+    for line in smaps.lines() {
+        if let Some(kib) = line.strip_prefix("Rss:") {
+            rss = kib.trim().trim_end_matches("kB").trim().parse::<u64>().unwrap();
+        } else if let Some(flags) = line.strip_prefix("VmFlags:") {
+            // VmFlags is the last field of each mapping.
+            if flags.split_whitespace().any(|f| f == "dc") {
+                dc += rss;
+            } else {
+                other += rss;
+            }
+            rss = 0;
+        }
+    }
+    drop(child.stdin.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    (dc, other)
+}
+
+/// Issue 12: a component's linear memories come from wrt's memory creator, marked
+/// `MADV_DONTFORK` like a core module's; with `--dontfork off` the same bytes are not.
+#[test]
+fn component_hold() {
+    let (dc, other) = held_rss_kib(&[], 64);
+    assert!(dc >= 64 << 10, "only {dc} KiB resident in `dc` mappings ({other} KiB elsewhere)");
+    assert!(other < 64 << 10, "{other} KiB resident outside `dc` mappings");
+    let (dc, other) = held_rss_kib(&["--dontfork", "off"], 64);
+    assert!(dc < 64 << 10, "{dc} KiB resident in `dc` mappings with --dontfork off");
+    assert!(other >= 64 << 10, "only {other} KiB resident outside `dc` mappings with --dontfork off");
+}
