@@ -153,10 +153,18 @@ fn component_denied() {
 #[test]
 fn component_timeout() {
     let started = Instant::now();
+    let core = run_guest(&["sleep"], SPAWN_TIMEOUT, &[]);
     let out = run_guest(&["sleep"], COMPONENT_TIMEOUT, &[]);
+    assert_code(&core, 0);
     assert_code(&out, 0);
     assert!(stdout(&out).ends_with("timeout ok\n"), "{}", stdout(&out));
     assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
+    // The same statuses through both ABIs, but for how long each child ran.
+    let statuses = |out: &Output| -> Vec<String> {
+        stdout(out).lines().map(|line| line.split(" after ").next().unwrap().to_owned()).collect()
+    };
+    assert_eq!(statuses(&out), statuses(&core));
+    assert_eq!(statuses(&out).len(), 4, "{}", stdout(&out));
 }
 
 #[test]

@@ -122,3 +122,27 @@ fn issue_12_components_are_cached_and_loaded_back_as_components() {
     assert!(second.from_cache() && second.is_component());
     assert_eq!(second.run(&RunOptions::new()).unwrap().outcome, Outcome::Exited(1));
 }
+
+/// A core module's start function runs while the component is instantiated: under the same
+/// timeout and fuel as `run`.
+#[test]
+fn issue_12_a_start_function_that_spins_is_stopped_by_the_timeout_and_fuel() {
+    let text = r#"(component
+  (core module $m
+    (func $spin (loop (br 0)))
+    (start $spin)
+    (func (export "run") (result i32) (i32.const 0)))
+  (core instance $i (instantiate $m))
+  (func $run (result (result)) (canon lift (core func $i "run")))
+  (instance $run (export "run" (func $run)))
+  (export "wasi:cli/run@0.2.12" (instance $run)))"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, "start.wat", text);
+    let started = std::time::Instant::now();
+    let out = run(["run", "--timeout", "300ms", path.to_str().unwrap()]);
+    assert_code(&out, 124);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let out = run(["run", "--fuel", "100000", path.to_str().unwrap()]);
+    assert_code(&out, 134);
+    assert!(wrt_lines(&out).iter().any(|l| l.contains("ran out of fuel")), "{}", stderr(&out));
+}
