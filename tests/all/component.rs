@@ -302,3 +302,18 @@ fn component_hold() {
     assert!(dc < 64 << 10, "{dc} KiB resident in `dc` mappings with --dontfork off");
     assert!(other >= 64 << 10, "only {other} KiB resident outside `dc` mappings with --dontfork off");
 }
+
+/// Issue 12: the sandbox's deadline stops a component blocked on a child's stdout stream, its
+/// stdin stream (pipe full), its exit pollable, or a clock sleep; the child ends with it.
+#[test]
+fn component_blocked() {
+    for how in ["read", "write", "exit", "sleep"] {
+        let started = Instant::now();
+        let out =
+            wrt().args(["run", "--allow-run", "sleep", "--timeout", "1s", COMPONENT_BLOCKED, how]).output().unwrap();
+        assert_code(&out, 124);
+        assert_eq!(stdout(&out), format!("blocking on {how}\n"), "{how}");
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(10), "{how}: took {took:?}");
+    }
+}
