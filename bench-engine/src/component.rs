@@ -69,6 +69,33 @@ fn spawns_only(with: Duration, without: Duration) -> Duration {
     with.saturating_sub(without)
 }
 
+/// Which ABI a spawn loop goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpawnAbi {
+    /// `wrt:process`, from the component `component_bench_spawn`.
+    Component,
+    /// `wrt_v1`, from the core module `bench_spawn_loop`.
+    Core,
+}
+
+/// `n` spawns + waits of `/bin/true` in the guest of `abi` (compiled once per process): the
+/// time of a run with `n` less that of a run with 0, so that instantiation and exit are not
+/// counted.
+///
+/// # Errors
+///
+/// When the guest cannot be loaded, fails, or a spawn does.
+pub fn spawn_loop(abi: SpawnAbi, n: u32) -> Result<Duration, BenchError> {
+    let (component, core) = spawn_guests()?;
+    let guest = match abi {
+        SpawnAbi::Component => component,
+        SpawnAbi::Core => core,
+    };
+    let with = run_spawn_guest(guest, n)?;
+    Ok(spawns_only(with, run_spawn_guest(guest, 0)?))
+}
+
 /// One round: the component's loop, the core module's loop and the floor, `p.n` spawns each, one
 /// after the other; then each guest with 0 spawns, whose time is subtracted from its loop's.
 pub(crate) fn spawn_once(p: &ComponentSpawnParams) -> Result<Sample, BenchError> {
