@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use wrt_runtime::wrt_host_spawn::Policy;
@@ -97,15 +98,26 @@ pub fn spawn_loop(abi: SpawnAbi, n: u32) -> Result<Duration, BenchError> {
 }
 
 /// One round: the component's loop, the core module's loop and the floor, `p.n` spawns each, one
-/// after the other; then each guest with 0 spawns, whose time is subtracted from its loop's.
+/// after the other, in an order that rotates from round to round (so that no side always runs
+/// first, after the previous round's last); then each guest with 0 spawns, whose time is
+/// subtracted from its loop's.
 pub(crate) fn spawn_once(p: &ComponentSpawnParams) -> Result<Sample, BenchError> {
+    static ROUND: AtomicUsize = AtomicUsize::new(0);
     let (component, core) = spawn_guests()?;
     let floor = floor::PosixSpawnWait::new(TRUE)?;
-    let component_n = run_spawn_guest(component, p.n)?;
-    let core_n = run_spawn_guest(core, p.n)?;
-    let start = Instant::now();
-    floor.run(p.n)?;
-    let floor_elapsed = start.elapsed();
+    let (mut component_n, mut core_n, mut floor_elapsed) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let first = ROUND.fetch_add(1, Ordering::Relaxed);
+    for side in (first..first + 3).map(|i| i % 3) {
+        match side {
+            0 => component_n = run_spawn_guest(component, p.n)?,
+            1 => core_n = run_spawn_guest(core, p.n)?,
+            _ => {
+                let start = Instant::now();
+                floor.run(p.n)?;
+                floor_elapsed = start.elapsed();
+            }
+        }
+    }
     let component_0 = run_spawn_guest(component, 0)?;
     let core_0 = run_spawn_guest(core, 0)?;
     let us = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(p.n);
