@@ -199,7 +199,7 @@ pub struct InstantiateParams {
 /// Parameters of `wrt bench component-spawn`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComponentSpawnParams {
-    /// Spawns per run, in each guest and in the floor.
+    /// Spawns per run, in each guest and in the floor, at least 2 (the first is not counted).
     pub n: u32,
 }
 
@@ -441,6 +441,8 @@ impl Params {
         let out_of_range = |reason: &str| bad(setting.key(), &setting.value(), reason);
         match (&mut *self, setting) {
             (_, Setting::N(0)) => return Err(out_of_range("must be at least 1")),
+            // A run with one spawn is subtracted from each loop.
+            (Params::ComponentSpawn(_), Setting::N(1)) => return Err(out_of_range("must be at least 2")),
             (Params::Spawn(p), Setting::N(n)) => p.n = n,
             (Params::Buffer(p), Setting::N(n)) => p.n = n,
             (Params::Startup(p) | Params::ComponentStartup(p), Setting::N(n)) => p.n = n,

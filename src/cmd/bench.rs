@@ -222,9 +222,9 @@ struct PipelineArgs {
 #[derive(Debug, Args)]
 #[command(after_help = COMPONENT_SPAWN_EXAMPLES)]
 struct ComponentSpawnArgs {
-    /// Spawns per run, in each guest and in the floor (each guest's run with 0 spawns, its
-    /// instantiation and exit, is subtracted)
-    #[arg(short = 'n', long = "spawns", value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Spawns per run, in each guest and in the floor; the first is not counted (each guest's
+    /// run with 1 spawn is subtracted: instantiation, exit and what a run pays once for spawning)
+    #[arg(short = 'n', long = "spawns", value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(2..))]
     n: u32,
     #[command(flatten)]
     common: Common,
