@@ -1,5 +1,5 @@
 //! `wrt-bench` is the one benchmark engine of the workspace. It drives `wrt bench`: spawn,
-//! buffer, startup, instantiate and pipeline workloads that run anywhere the `wrt` binary runs (their
+//! buffer, startup, instantiate, pipeline and component workloads that run anywhere the `wrt` binary runs (their
 //! guests are built into it), each measured against its floor in the same process and run,
 //! compared between two configurations with Welch's t-test, and reported as a table, JSON or a
 //! plot. The criterion benches in `benches/` are thin drivers over the same pieces: the floors
