@@ -20,10 +20,24 @@ pub const CLI_HELLO: &[u8] = include_bytes!("../guests/cli_hello.wasm");
 /// `guests/programs/src/bin/bench_pipeline.rs`, compiled: `head | tr | wc` child to child.
 pub const BENCH_PIPELINE: &[u8] = include_bytes!("../guests/bench_pipeline.wasm");
 
+/// `guests/programs/src/bin/bench_spawn_loop.rs`, compiled: spawns `/bin/true` N times through
+/// `wrt_v1`.
+pub const BENCH_SPAWN_LOOP: &[u8] = include_bytes!("../guests/bench_spawn_loop.wasm");
+
+/// `guests/components/src/bin/component_bench_spawn.rs`, compiled for wasm32-wasip2: spawns
+/// `/bin/true` N times through `wrt:process`.
+pub const COMPONENT_BENCH_SPAWN: &[u8] = include_bytes!("../guests/component_bench_spawn.wasm");
+
+/// `guests/components/src/bin/component_hello.rs`, compiled for wasm32-wasip2: prints `hello`.
+pub const COMPONENT_HELLO: &[u8] = include_bytes!("../guests/component_hello.wasm");
+
 /// The compiled guests committed under `bench-engine/guests/`: file name and bytes.
-pub const COMMITTED: [(&str, &[u8]); 4] = [
+pub const COMMITTED: [(&str, &[u8]); 7] = [
     ("buffer_burst.wasm", BUFFER_BURST),
     ("asc_buffers.wasm", ASC_BUFFERS),
     ("cli_hello.wasm", CLI_HELLO),
     ("bench_pipeline.wasm", BENCH_PIPELINE),
+    ("bench_spawn_loop.wasm", BENCH_SPAWN_LOOP),
+    ("component_bench_spawn.wasm", COMPONENT_BENCH_SPAWN),
+    ("component_hello.wasm", COMPONENT_HELLO),
 ];

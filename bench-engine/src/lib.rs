@@ -1,12 +1,13 @@
 //! `wrt-bench` is the one benchmark engine of the workspace. It drives `wrt bench`: spawn,
-//! buffer, startup, instantiate and pipeline workloads that run anywhere the `wrt` binary runs (their
-//! guests are built into it), each measured against its floor in the same process and run,
-//! compared between two configurations with Welch's t-test, and reported as a table, JSON or a
-//! plot. The criterion benches in `benches/` are thin drivers over the same pieces: the floors
-//! ([`floor`]), the spawn guest ([`SpawnGuest`]), the host's ways to spawn ([`host_spawn`]),
-//! paired timing ([`paired`]), instantiate + run in process against plain wasmtime
-//! ([`instantiate`]), child processes with their peak RSS ([`child`]), the Node and wasmtime
-//! peers ([`peers`]) and, with the `gc-experiments` feature, the buffer suite (`buffer_suite`).
+//! buffer, startup, instantiate, pipeline and component workloads that run anywhere the `wrt`
+//! binary runs (their guests are built into it), each measured against its floor in the same
+//! process and run, compared between two configurations with Welch's t-test, and reported as a
+//! table, JSON or a plot. The criterion benches in `benches/` are thin drivers over the same
+//! pieces: the floors ([`floor`]), the spawn guest ([`SpawnGuest`]), the host's ways to spawn
+//! ([`host_spawn`]), paired timing ([`paired`]), instantiate + run in process against plain
+//! wasmtime ([`instantiate`]), the component workloads of issue 12 ([`component`]), child
+//! processes with their peak RSS ([`child`]), the Node and wasmtime peers ([`peers`]) and, with
+//! the `gc-experiments` feature, the buffer suite (`buffer_suite`).
 //!
 //! # Examples
 //!
@@ -35,6 +36,7 @@ mod buffer;
 #[cfg(feature = "gc-experiments")]
 pub mod buffer_suite;
 pub mod child;
+pub mod component;
 pub mod floor;
 pub mod guests;
 pub mod host_spawn;
@@ -53,8 +55,8 @@ mod sys;
 
 pub use params::PipelineParams;
 pub use params::{
-    BufferGuest, BufferParams, InstantiateGuest, InstantiateParams, Method, ParamError, Params, RunConfig, Setting,
-    SpawnParams, StartupParams, Strategy,
+    BufferGuest, BufferParams, ComponentSpawnParams, InstantiateGuest, InstantiateParams, Method, ParamError, Params,
+    RunConfig, Setting, SpawnParams, StartupParams, Strategy,
 };
 pub use runner::{Bench, CompareResult, ConfigResult, Sample};
 pub use spawn::SpawnGuest;

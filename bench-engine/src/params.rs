@@ -196,6 +196,13 @@ pub struct InstantiateParams {
     pub threads: u32,
 }
 
+/// Parameters of `wrt bench component-spawn`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComponentSpawnParams {
+    /// Spawns per run, in each guest and in the floor, at least 2 (the first is not counted).
+    pub n: u32,
+}
+
 /// Parameters of `wrt bench pipeline`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PipelineParams {
@@ -217,6 +224,10 @@ pub enum Params {
     Instantiate(InstantiateParams),
     /// `wrt bench pipeline`
     Pipeline(PipelineParams),
+    /// `wrt bench component-spawn`
+    ComponentSpawn(ComponentSpawnParams),
+    /// `wrt bench component-startup`
+    ComponentStartup(StartupParams),
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
@@ -347,6 +358,8 @@ impl Params {
             Params::Startup(_) => "startup",
             Params::Instantiate(_) => "instantiate",
             Params::Pipeline(_) => "pipeline",
+            Params::ComponentSpawn(_) => "component-spawn",
+            Params::ComponentStartup(_) => "component-startup",
         }
     }
 
@@ -355,7 +368,7 @@ impl Params {
         match self {
             Params::Spawn(_) => &["n", "heap", "external", "strategy", "dontfork", "method"],
             Params::Buffer(_) => &["n", "body-size", "guest", "gc", "gc-young", "gc-soft-limit", "gc-growth"],
-            Params::Startup(_) => &["n"],
+            Params::Startup(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) => &["n"],
             Params::Instantiate(_) => &["n", "guest", "config", "threads"],
             Params::Pipeline(_) => &["bytes"],
         }
@@ -376,7 +389,8 @@ impl Params {
         let key = match (self, key) {
             (Params::Spawn(_), "spawns")
             | (Params::Buffer(_), "iterations")
-            | (Params::Startup(_), "processes")
+            | (Params::Startup(_) | Params::ComponentStartup(_), "processes")
+            | (Params::ComponentSpawn(_), "spawns")
             | (Params::Instantiate(_), "instantiations") => "n",
             (Params::Pipeline(_), "n") => "bytes",
             _ => key,
@@ -427,9 +441,12 @@ impl Params {
         let out_of_range = |reason: &str| bad(setting.key(), &setting.value(), reason);
         match (&mut *self, setting) {
             (_, Setting::N(0)) => return Err(out_of_range("must be at least 1")),
+            // A run with one spawn is subtracted from each loop.
+            (Params::ComponentSpawn(_), Setting::N(1)) => return Err(out_of_range("must be at least 2")),
             (Params::Spawn(p), Setting::N(n)) => p.n = n,
             (Params::Buffer(p), Setting::N(n)) => p.n = n,
-            (Params::Startup(p), Setting::N(n)) => p.n = n,
+            (Params::Startup(p) | Params::ComponentStartup(p), Setting::N(n)) => p.n = n,
+            (Params::ComponentSpawn(p), Setting::N(n)) => p.n = n,
             (Params::Instantiate(p), Setting::N(n)) => p.n = n,
             (Params::Instantiate(p), Setting::InstantiateGuest(g)) => p.guest = g,
             (Params::Instantiate(p), Setting::Config(c)) => p.config = c,
@@ -499,7 +516,8 @@ impl Params {
         let setting = match (self, key) {
             (Params::Spawn(p), "n") => Setting::N(p.n),
             (Params::Buffer(p), "n") => Setting::N(p.n),
-            (Params::Startup(p), "n") => Setting::N(p.n),
+            (Params::Startup(p) | Params::ComponentStartup(p), "n") => Setting::N(p.n),
+            (Params::ComponentSpawn(p), "n") => Setting::N(p.n),
             (Params::Instantiate(p), "n") => Setting::N(p.n),
             (Params::Instantiate(p), "guest") => Setting::InstantiateGuest(p.guest),
             (Params::Instantiate(p), "config") => Setting::Config(p.config),

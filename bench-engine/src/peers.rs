@@ -163,8 +163,9 @@ pub fn run(params: &Params) -> Result<Option<PeerResult>, BenchError> {
             ]);
             PeerResult { name, rate: number(&peer.json, "ops_per_s")?, extra }
         }
-        // No peer instantiates in process.
-        Params::Instantiate(_) => return Ok(None),
+        // No peer instantiates in process; the component workloads measure their baselines
+        // (the core ABI, `wasmtime run`) in every run.
+        Params::Instantiate(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) => return Ok(None),
         Params::Startup(p) => {
             let start = Instant::now();
             for _ in 0..p.n {

@@ -11,9 +11,9 @@ use crate::stats::{LEVELS, Summary};
 /// The unit of a workload's rate.
 pub fn unit(params: &Params) -> &'static str {
     match params {
-        Params::Spawn(_) => "spawns/s",
+        Params::Spawn(_) | Params::ComponentSpawn(_) => "spawns/s",
         Params::Buffer(_) => "ops/s",
-        Params::Startup(_) | Params::Instantiate(_) => "runs/s",
+        Params::Startup(_) | Params::Instantiate(_) | Params::ComponentStartup(_) => "runs/s",
         Params::Pipeline(_) => "MiB/s",
     }
 }
@@ -38,15 +38,26 @@ fn extra_columns(params: &Params) -> &'static [(&'static str, &'static str)] {
             ("ondemand_us_per_run", "on-demand µs"),
         ],
         Params::Pipeline(_) => &[("stream_bytes", "stream bytes")],
+        Params::ComponentSpawn(_) => &[
+            ("us_per_spawn", "µs/spawn"),
+            ("core_us_per_spawn", "core µs"),
+            ("floor_us_per_spawn", "floor µs"),
+            ("time_of_core", "time/core"),
+            ("time_of_floor", "time/floor"),
+        ],
+        Params::ComponentStartup(_) => {
+            &[("ms_per_run", "ms/run"), ("wasmtime_ms_per_run", "wasmtime ms"), ("time_of_wasmtime", "time/wasmtime")]
+        }
     }
 }
 
 /// The value of the extra figure `key` in a table row: the median over the runs for the
-/// instantiate workload (its runs are batches, reported as the median batch), the mean for the
-/// others.
+/// instantiate workload (its runs are batches, reported as the median batch) and the component
+/// workloads (a run's ratios are read against a goal: one run spiking on a shared machine does
+/// not move the median), the mean for the others.
 fn extra_value(result: &ConfigResult, key: &str) -> Option<f64> {
     match result.params {
-        Params::Instantiate(_) => {
+        Params::Instantiate(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) => {
             let values: Vec<f64> = result.samples.iter().filter_map(|s| s.extra.get(key).copied()).collect();
             (!values.is_empty()).then(|| Summary::median(&values))
         }
@@ -139,7 +150,36 @@ pub fn results_table(results: &[ConfigResult]) -> String {
             rows.push(row);
         }
     }
-    format!("{}\n{}{}", common_line(&all), layout(&rows), costs(results))
+    format!("{}\n{}{}{}", common_line(&all), layout(&rows), costs(results), goals(results))
+}
+
+/// For the component workloads: each goal of issue 12, the median ratio over the runs, and
+/// whether it is met (or why it was not measured).
+fn goals(results: &[ConfigResult]) -> String {
+    use crate::component::{GOAL_OF_CORE, GOAL_OF_FLOOR, GOAL_OF_WASMTIME, NO_WASMTIME};
+    let mut out = String::new();
+    for r in results {
+        let label = short_label(&r.params, &results.iter().map(|r| r.params.clone()).collect::<Vec<_>>());
+        let checks: &[(&str, &str, f64)] = match r.params {
+            Params::ComponentSpawn(_) => {
+                &[("time_of_core", "component/core", GOAL_OF_CORE), ("time_of_floor", "component/floor", GOAL_OF_FLOOR)]
+            }
+            Params::ComponentStartup(_) => &[("time_of_wasmtime", "wrt/wasmtime", GOAL_OF_WASMTIME)],
+            _ => continue,
+        };
+        for (key, name, goal) in checks {
+            let _ = match extra_value(r, key) {
+                Some(ratio) => writeln!(
+                    out,
+                    "{label}: goal {name} ≤ {goal:.2}×: {ratio:.2}× (median of {} runs): {}",
+                    r.samples.len(),
+                    if ratio <= *goal { "met" } else { "not met" }
+                ),
+                None => writeln!(out, "{label}: goal {name} ≤ {goal:.2}×: not measured: {NO_WASMTIME}"),
+            };
+        }
+    }
+    if out.is_empty() { out } else { format!("\n{out}") }
 }
 
 /// For the instantiate workload: what a timeout and a spawn policy add to a run (median µs of

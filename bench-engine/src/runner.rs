@@ -108,6 +108,8 @@ impl Bench {
             Params::Startup(p) => startup::run_once(p),
             Params::Instantiate(p) => instantiate::run_once(p),
             Params::Pipeline(p) => crate::pipeline::run_once(p),
+            Params::ComponentSpawn(p) => crate::component::spawn_once(p),
+            Params::ComponentStartup(p) => crate::component::startup_once(p),
         }
     }
 

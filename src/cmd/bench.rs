@@ -1,4 +1,4 @@
-//! `wrt bench`: the spawn, buffer, startup, instantiate and pipeline workloads of `wrt-bench`, with their guests built
+//! `wrt bench`: the spawn, buffer, startup, instantiate, pipeline and component workloads of `wrt-bench`, with their guests built
 //! into the binary. Flags given several values make a grid of configurations; `--compare`
 //! runs two configurations interleaved and tests the difference.
 
@@ -8,17 +8,18 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use wrt_bench::PipelineParams;
 use wrt_bench::report::{self, JsonReport};
 use wrt_bench::{
     Bench, BufferGuest, BufferParams, InstantiateGuest, InstantiateParams, Method, Params, RunConfig, Setting,
     SpawnParams, StartupParams, Strategy,
 };
+use wrt_bench::{ComponentSpawnParams, PipelineParams};
 use wrt_runtime::GcPolicy;
 
 use super::OnOff;
 
-/// Measure spawn, buffer, startup, instantiate and pipeline workloads against their floors
+/// Measure spawn, buffer, startup, instantiate, pipeline and component workloads against their
+/// floors
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     #[command(subcommand)]
@@ -41,6 +42,12 @@ enum Workload {
     /// `head -c SIZE /dev/zero | tr '\0' a | wc -c` run by a guest child to child, against the
     /// same pipeline run by sh -c in the same run
     Pipeline(PipelineArgs),
+    /// A component spawning /bin/true through wrt:process, against the same loop in a core
+    /// module through wrt_v1 and against posix_spawn + waitpid, interleaved in each run
+    ComponentSpawn(ComponentSpawnArgs),
+    /// `wrt run` of a hello component as a new process, against `wasmtime run` of the same
+    /// component (both caches warm) and posix_spawn + waitpid of /bin/true
+    ComponentStartup(ComponentStartupArgs),
 }
 
 const SPAWN_EXAMPLES: &str = "\
@@ -71,6 +78,16 @@ Examples:
   wrt bench pipeline --runs 3
   wrt bench pipeline -n 64MiB,256MiB --runs 2 --json
   wrt bench pipeline --runs 4 --compare bytes=256MiB bytes=1GiB";
+
+const COMPONENT_SPAWN_EXAMPLES: &str = "\
+Examples:
+  wrt bench component-spawn
+  wrt bench component-spawn -n 500 --runs 10 --json";
+
+const COMPONENT_STARTUP_EXAMPLES: &str = "\
+Examples:
+  wrt bench component-startup
+  wrt bench component-startup -n 50 --runs 3 --plot component-startup.svg";
 
 /// `--plot FILE`: a PNG or SVG file in an existing directory.
 fn plot_path(value: &str) -> Result<PathBuf, String> {
@@ -202,6 +219,27 @@ struct PipelineArgs {
     common: Common,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = COMPONENT_SPAWN_EXAMPLES)]
+struct ComponentSpawnArgs {
+    /// Spawns per run, in each guest and in the floor; the first is not counted (each guest's
+    /// run with 1 spawn is subtracted: instantiation, exit and what a run pays once for spawning)
+    #[arg(short = 'n', long = "spawns", value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(2..))]
+    n: u32,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = COMPONENT_STARTUP_EXAMPLES)]
+struct ComponentStartupArgs {
+    /// `wrt run` processes per run (and as many `wasmtime run`s, alternating)
+    #[arg(short = 'n', long = "processes", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    n: u32,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// One axis of the grid: each value of a flag as a typed setting.
 fn axis<T: Copy>(values: &[T], setting: impl Fn(T) -> Setting) -> Vec<Setting> {
     values.iter().copied().map(setting).collect()
@@ -298,6 +336,14 @@ impl BenchArgs {
                 let base = Params::Pipeline(PipelineParams { bytes: 1 << 30 });
                 (base.grid(&[axis(&a.bytes, Setting::Bytes)])?, a.common)
             }
+            Workload::ComponentSpawn(a) => {
+                no_peers(&a.common, "component-spawn", "the core ABI and posix_spawn")?;
+                (vec![Params::ComponentSpawn(ComponentSpawnParams { n: a.n })], a.common)
+            }
+            Workload::ComponentStartup(a) => {
+                no_peers(&a.common, "component-startup", "`wasmtime run` and posix_spawn")?;
+                (vec![Params::ComponentStartup(StartupParams { n: a.n })], a.common)
+            }
         };
         let pair = match &common.compare {
             Some(pair) => {
@@ -317,6 +363,15 @@ impl BenchArgs {
         };
         Ok(Plan { configs, pair, common })
     }
+}
+
+/// Rejects `--peers` for a workload whose baselines run in every run.
+fn no_peers(common: &Common, workload: &str, baselines: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !common.peers,
+        "`wrt bench {workload}` has no Node peer: its baselines are {baselines}, in the same run"
+    );
+    Ok(())
 }
 
 /// Rejects a collection policy the runtime would reject, before any run.
@@ -390,7 +445,15 @@ mod tests {
     /// configurations (`tests/all/bench_cmd.rs` runs them).
     #[test]
     fn issue_16_help_examples_make_valid_plans() {
-        for examples in [SPAWN_EXAMPLES, BUFFER_EXAMPLES, STARTUP_EXAMPLES, INSTANTIATE_EXAMPLES, PIPELINE_EXAMPLES] {
+        for examples in [
+            SPAWN_EXAMPLES,
+            BUFFER_EXAMPLES,
+            STARTUP_EXAMPLES,
+            INSTANTIATE_EXAMPLES,
+            PIPELINE_EXAMPLES,
+            COMPONENT_SPAWN_EXAMPLES,
+            COMPONENT_STARTUP_EXAMPLES,
+        ] {
             for line in examples.lines().filter_map(|l| l.trim().strip_prefix("wrt ")) {
                 let argv = std::iter::once("wrt").chain(line.split_whitespace());
                 let Top::Bench(args) = Wrt::try_parse_from(argv).unwrap_or_else(|e| panic!("{line}: {e}")).command;

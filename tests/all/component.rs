@@ -317,3 +317,33 @@ fn component_blocked() {
         assert!(took < Duration::from_secs(10), "{how}: took {took:?}");
     }
 }
+
+/// The component guest of `wrt bench component-spawn` and its core-module twin
+/// (`bench_spawn_loop`): N spawns of `/bin/true`; both fail alike, saying why, on bad
+/// arguments, a denied program and a program that fails.
+#[test]
+fn component_bench_spawn() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    twins(&["/bin/true"], BENCH_SPAWN_LOOP, COMPONENT_BENCH_SPAWN, &["5"]);
+    for (allow, args, expected) in [
+        ("/bin/true", &["many"][..], "`many` is not a number of spawns"),
+        ("/bin/true", &[], "usage: component_bench_spawn N [PROGRAM]"),
+        ("/bin/true", &["2", "/bin/false"], "spawn 0 of `/bin/false` failed"),
+        ("/bin/false", &["2", "/bin/false"], "spawn 0 of `/bin/false` ended with exit status: 1"),
+    ] {
+        let out = run_guest(&[allow], COMPONENT_BENCH_SPAWN, args);
+        assert_code(&out, 1);
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+    }
+}
+
+/// The guest of `wrt bench component-startup`: a line on stdout, exit 0, and nothing but WASI
+/// imported, so that `wasmtime run` runs it too.
+#[test]
+fn component_hello() {
+    let out = run(["run", COMPONENT_HELLO]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "hello\n");
+    let imports = imports(COMPONENT_HELLO_BYTES);
+    assert!(imports.iter().all(|i| i.starts_with("wasi:")), "{imports:?}");
+}

@@ -123,6 +123,8 @@ fn floor_name(params: &Params) -> &'static str {
         Params::Startup(_) => "floor: posix_spawn + waitpid of /bin/true",
         Params::Instantiate(_) => "floor: wasmtime pooling + copy-on-write, InstancePre, a store per run",
         Params::Pipeline(_) => "baseline: the same pipeline run natively by sh -c",
+        Params::ComponentSpawn(_) => "floor: posix_spawn + waitpid in the bench process",
+        Params::ComponentStartup(_) => "floor: posix_spawn + waitpid of /bin/true",
     }
 }
 

