@@ -93,6 +93,96 @@ pub fn run_lengths(record: &[u8; RUN_STATUS_LEN]) -> (u32, u32) {
     (at(48), at(52))
 }
 
+/// How a child ended, with what the host measured (a [`StatusRecord`]), as both guest SDKs
+/// (`wrt-guest`, `wrt-process`) give it: like `std::process::ExitStatus`, plus
+/// the timeout and truncation flags, duration, peak memory and CPU times.
+///
+/// A child killed by its timeout ended by a signal (`SIGTERM`, or `SIGKILL` after the grace
+/// period) or by its own exit after `SIGTERM`; [`timed_out`](Self::timed_out) tells which
+/// children the host stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExitStatus(StatusRecord);
+
+impl ExitStatus {
+    /// Whether the child exited with code 0 (and was not stopped by its timeout).
+    pub fn success(&self) -> bool {
+        self.code() == Some(0) && !self.timed_out()
+    }
+
+    /// The exit code, if the child exited (rather than being killed by a signal).
+    pub fn code(&self) -> Option<i32> {
+        (self.0.how == EXITED).then_some(self.0.value)
+    }
+
+    /// The number of the signal that killed the child (a Linux signal number: 9 is `SIGKILL`,
+    /// 15 `SIGTERM`), if one did.
+    pub fn signal(&self) -> Option<i32> {
+        (self.0.how == SIGNALED).then_some(self.0.value)
+    }
+
+    /// Whether the host stopped the child because its timeout passed: the command's, the
+    /// policy's, or the time the sandbox itself has left (a child never outlives the
+    /// sandbox's `--timeout`).
+    pub fn timed_out(&self) -> bool {
+        self.0.flags & FLAG_TIMED_OUT != 0
+    }
+
+    /// Whether stdout passed its output limit, or (for the SDKs' `Command::output`) the capture
+    /// buffer, and the rest was dropped.
+    pub fn stdout_truncated(&self) -> bool {
+        self.0.flags & FLAG_STDOUT_TRUNCATED != 0
+    }
+
+    /// Whether stderr passed its output limit, or the capture buffer, and the rest was dropped.
+    pub fn stderr_truncated(&self) -> bool {
+        self.0.flags & FLAG_STDERR_TRUNCATED != 0
+    }
+
+    /// Wall-clock time from spawn to exit.
+    pub fn duration(&self) -> core::time::Duration {
+        core::time::Duration::from_nanos(self.0.duration_ns)
+    }
+
+    /// The child's peak resident set size, in bytes.
+    pub fn peak_rss(&self) -> u64 {
+        self.0.peak_rss
+    }
+
+    /// CPU time the child spent in user mode.
+    pub fn user_time(&self) -> core::time::Duration {
+        core::time::Duration::from_nanos(self.0.user_ns)
+    }
+
+    /// CPU time the child spent in the kernel.
+    pub fn system_time(&self) -> core::time::Duration {
+        core::time::Duration::from_nanos(self.0.system_ns)
+    }
+}
+
+impl core::fmt::Display for ExitStatus {
+    /// Like `std`'s: `exit status: 3`, `signal: 15 (SIGTERM)`, then `, timed out` when it did.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match (self.code(), self.signal()) {
+            (Some(code), _) => write!(f, "exit status: {code}")?,
+            (_, Some(signal)) => match signal_name(signal) {
+                Some(name) => write!(f, "signal: {signal} ({name})")?,
+                None => write!(f, "signal: {signal}")?,
+            },
+            _ => write!(f, "unknown status {} ({})", self.0.how, self.0.value)?,
+        }
+        if self.timed_out() {
+            f.write_str(", timed out")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<StatusRecord> for ExitStatus {
+    fn from(record: StatusRecord) -> Self {
+        Self(record)
+    }
+}
+
 /// The name of the Linux signal `signal` (`15` is `"SIGTERM"`), or `None` outside 1 to 31.
 pub fn signal_name(signal: i32) -> Option<&'static str> {
     const NAMES: [&str; 31] = [

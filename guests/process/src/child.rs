@@ -94,7 +94,7 @@ impl Child {
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
         drop(self.stdin.take());
         match self.resource.wait(None) {
-            Ok(status) => Ok(ExitStatus::from_wit(&status)),
+            Ok(status) => Ok(crate::status::from_wit(&status)),
             Err(err) => Err(from_wit(err, || format!("cannot wait for child {}", self.id()))),
         }
     }
@@ -107,7 +107,7 @@ impl Child {
     /// As [`wait`](Self::wait).
     pub fn wait_timeout(&mut self, timeout: Duration) -> io::Result<Option<ExitStatus>> {
         match self.resource.wait(timeout_ms(Some(timeout))) {
-            Ok(status) => Ok(Some(ExitStatus::from_wit(&status))),
+            Ok(status) => Ok(Some(crate::status::from_wit(&status))),
             Err(err) if is(&err, ErrorCode::Timeout) => Ok(None),
             Err(err) => Err(from_wit(err, || format!("cannot wait for child {}", self.id()))),
         }
@@ -120,7 +120,7 @@ impl Child {
     /// As [`wait`](Self::wait).
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
         match self.resource.try_wait() {
-            Ok(status) => Ok(status.as_ref().map(ExitStatus::from_wit)),
+            Ok(status) => Ok(status.as_ref().map(crate::status::from_wit)),
             Err(err) => Err(from_wit(err, || format!("cannot wait for child {}", self.id()))),
         }
     }

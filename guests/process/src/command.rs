@@ -266,7 +266,7 @@ impl Command {
         let capture = self.output_limit.unwrap_or(DEFAULT_CAPTURE).min(u64::from(u32::MAX));
         let output = sys::wrt::process::process::run(&cmd, input, capture as u32)
             .map_err(|e| from_wit(e, || self.context("run")))?;
-        let status = ExitStatus::from_wit(&output.status);
+        let status = crate::status::from_wit(&output.status);
         Ok(Output { status, stdout: output.stdout, stderr: output.stderr })
     }
 

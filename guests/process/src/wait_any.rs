@@ -50,7 +50,7 @@ pub fn wait_any<C: BorrowMut<Child>>(
                 let message = format!("wait-any returned index {index} for {} children", children.len());
                 return Err(io::Error::new(io::ErrorKind::InvalidData, message));
             }
-            Ok(Some((index, ExitStatus::from_wit(&status))))
+            Ok(Some((index, crate::status::from_wit(&status))))
         }
         Err(err) if is(&err, ErrorCode::Timeout) => Ok(None),
         Err(err) => Err(from_wit(err, || format!("cannot wait for any of {} children", resources.len()))),

@@ -130,7 +130,7 @@ impl Child {
             return Ok(None);
         }
         check(ret, || format!("cannot wait for child {}", self.id()))?;
-        Ok(Some(ExitStatus::from_record(&record)))
+        Ok(Some(crate::status::from_record(&record)))
     }
 
     /// Kills the child with `SIGKILL` (sent to its process group). Killing a child that has

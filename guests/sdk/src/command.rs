@@ -295,7 +295,7 @@ impl Command {
         check(ret, || format!("cannot run `{}`", self.program.display()))?;
         stdout.shrink_to_fit();
         stderr.shrink_to_fit();
-        Ok(Output { status: ExitStatus::from_record(&status), stdout, stderr })
+        Ok(Output { status: crate::status::from_record(&status), stdout, stderr })
     }
 
     fn request(&self, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> Request<'_> {

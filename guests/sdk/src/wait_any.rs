@@ -55,5 +55,5 @@ pub fn wait_any<C: BorrowMut<Child>>(
         let message = format!("wait_any returned index {index} for {} children", children.len());
         return Err(io::Error::new(io::ErrorKind::InvalidData, message));
     }
-    Ok(Some((index, ExitStatus::from_record(&record))))
+    Ok(Some((index, crate::status::from_record(&record))))
 }
