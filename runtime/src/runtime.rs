@@ -49,8 +49,9 @@ pub struct Runtime {
 pub(crate) struct Inner {
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<GuestState>,
-    /// The linker of components: WASI 0.2 and `wrt:process`.
-    pub(crate) components: wasmtime::component::Linker<GuestState>,
+    /// The linker of components: WASI 0.2 and `wrt:process`, built when the first component
+    /// is loaded (a runtime that runs core modules only never pays for it).
+    pub(crate) components: OnceLock<wasmtime::component::Linker<GuestState>>,
     pub(crate) settings: RuntimeBuilder,
     /// Advances the engine's epoch while a guest runs under a timeout.
     pub(crate) ticker: Arc<EpochTicker>,
@@ -192,9 +193,15 @@ impl RuntimeBuilder {
         crate::abi::host::add_to_linker(&mut linker)?;
         let ticker = Arc::new(EpochTicker::new(&engine));
         let slabs = MemoryPool::new(!self.allow_fork_copies, self.slab_pool());
-        let components = crate::component::link::linker(&engine)?;
-        let inner =
-            Inner { engine, linker, components, settings: self, ticker, poll_trampoline: Arc::default(), slabs };
+        let inner = Inner {
+            engine,
+            linker,
+            components: OnceLock::new(),
+            settings: self,
+            ticker,
+            poll_trampoline: Arc::default(),
+            slabs,
+        };
         Ok(Runtime { inner: Arc::new(inner) })
     }
 }
@@ -282,7 +289,14 @@ impl Runtime {
         name: &str,
         component: &wasmtime::component::Component,
     ) -> crate::Result<CommandPre<GuestState>> {
-        let base = &self.inner.components;
+        let base = match self.inner.components.get() {
+            Some(linker) => linker,
+            None => {
+                let linker = crate::component::link::linker(&self.inner.engine)?;
+                // Another thread may have built it meanwhile: either copy serves.
+                self.inner.components.get_or_init(|| linker)
+            }
+        };
         let mut stubbed = None;
         if self.inner.settings.unknown_imports_trap {
             let mut linker = base.clone();
