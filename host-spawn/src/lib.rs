@@ -41,8 +41,10 @@
 //!
 //! Linux only (glibc or musl). `posix_spawn` needs `posix_spawn_file_actions_addchdir_np` and
 //! `posix_spawn_file_actions_addclosefrom_np` (glibc ≥ 2.34); with an older libc every spawn
-//! uses fork-exec, or fails in strict mode. Exits are watched with pidfds (Linux ≥ 5.3) and
-//! otherwise by polling `waitid`.
+//! uses fork-exec, or fails in strict mode. A wait without a deadline of its own blocks in
+//! `waitid` while a watchdog thread (one per process, started on first use) carries out the
+//! child's timeout; other waits and polls watch exits with pidfds (Linux ≥ 5.3), and otherwise
+//! poll `waitid`.
 #![cfg(unix)]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
@@ -67,6 +69,7 @@ mod spawner;
 mod strategy;
 #[allow(unsafe_code, reason = "posix_spawn file actions, fork-exec, wait4 and pidfd_open need libc")]
 mod sys;
+mod watchdog;
 
 pub use nix::sys::signal::Signal;
 

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -147,6 +147,16 @@ impl Shared {
         }
     }
 
+    /// A pidfd for the child `id` while it is not reaped (a zombie still holds its pid, so the
+    /// pidfd names this very child); `None` once reaped, or if it cannot be opened.
+    pub(crate) fn open_pidfd(&self, id: ChildId) -> Option<OwnedFd> {
+        let registry = self.lock();
+        match registry.children.get(&id) {
+            Some(&(pid, Slot::Running)) => crate::sys::pidfd_open(pid).ok(),
+            _ => None,
+        }
+    }
+
     /// Reaps `pid` if it has exited; `Ok(None)` while it runs.
     ///
     /// The exit is checked with `waitid(WNOWAIT)` even when the caller has just seen it: that
@@ -276,7 +286,8 @@ impl Wait for Leader<'_> {
                 Err(errno) => Err(errno.into()),
             };
         }
-        // Without a pidfd (Linux < 5.3): block in waitid, or poll it with short sleeps.
+        // Without a pidfd (none was needed, or Linux < 5.3): block in waitid, or poll it with
+        // short sleeps when the wait has a time limit.
         let exited_flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
         let Some(timeout) = timeout else {
             return match waitid(Id::Pid(self.pid), exited_flags) {

@@ -63,6 +63,9 @@ pub struct Spawner {
     strategy: Strategy,
     strict: bool,
     null: OnceLock<OwnedFd>,
+    /// The `posix_spawn` file actions of the last spawn, for the next one with the same stdio
+    /// descriptors and working directory.
+    actions: sys::ActionsCache,
     /// How many records of refused requests are written.
     refusals: Mutex<RateLimit>,
 }
@@ -277,6 +280,7 @@ impl Spawner {
             strategy: Strategy::PosixSpawn,
             strict: false,
             null: OnceLock::new(),
+            actions: sys::ActionsCache::default(),
             refusals: Mutex::new(RateLimit::default()),
         }
     }
@@ -495,7 +499,7 @@ impl Spawner {
         let gate = crate::containment::spawn_gate();
         let started = Instant::now();
         let spawned = match strategy {
-            Strategy::PosixSpawn => sys::posix_spawn(&exec),
+            Strategy::PosixSpawn => sys::posix_spawn(&exec, &self.actions),
             Strategy::ForkExec => sys::fork_exec(&exec, &grant.rlimits.to_sys()),
         };
         let StdioSetup { parent, owned, pty, .. } = setup;
@@ -516,7 +520,6 @@ impl Spawner {
             id,
             path: path.clone(),
             strategy,
-            pidfd: sys::pidfd_open(pid).ok(),
             stdio: parent,
             pty: pty.map(|(master, _, _)| master),
             output_limit: grant.output_limit,

@@ -35,7 +35,7 @@ cfg_select! {
 pub(crate) use self::exec::{CStringArray, Exec, PtyExec};
 pub(crate) use self::fd::{above_stdio, write_no_sigpipe};
 pub(crate) use self::fork_exec::{Rlimit, fork_exec};
-pub(crate) use self::posix_spawn::posix_spawn;
+pub(crate) use self::posix_spawn::{ActionsCache, posix_spawn};
 pub(crate) use self::probe::{PosixSpawnSupport, posix_spawn_support};
 pub(crate) use self::pty::{open_pty, set_window_size};
 pub(crate) use self::wait::{RawExit, wait4_nohang};

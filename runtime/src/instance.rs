@@ -128,6 +128,7 @@ impl Instance {
             deadline_cell: deadline_cell.clone(),
             spawn,
             last_error: String::new(),
+            memory: None,
             external,
             wasi_poll: None,
         };
@@ -163,6 +164,10 @@ impl Instance {
         };
         match instantiated {
             Ok(Ok(ready)) => {
+                if let State::Ready(instance) = &ready {
+                    let memory = instance.get_memory(&mut this.store, "memory");
+                    this.store.data_mut().memory = memory;
+                }
                 this.state = ready;
                 this.carried = true;
             }

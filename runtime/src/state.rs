@@ -36,6 +36,10 @@ pub(crate) struct GuestState {
     pub(crate) external: ExternalState,
     /// WASI's own `poll_oneoff`, which the deadline-aware wrapper calls (with a timeout only).
     pub(crate) wasi_poll: Option<crate::wasi_deadline::PollOneoff>,
+    /// A core module's exported `memory`, once instantiation has finished (host calls from its
+    /// start function look it up by name): exports never change afterwards, and every host
+    /// call that reads or writes guest memory would otherwise look it up again.
+    pub(crate) memory: Option<wasmtime::Memory>,
 }
 
 impl GuestState {

@@ -60,6 +60,9 @@ impl Child {
 
             let timeout = self.timer.next_due().map(|due| due.saturating_duration_since(Instant::now()));
             let watch_exit = !self.leader_exited;
+            if watch_exit {
+                self.open_pidfd();
+            }
             let (stdin_ready, stdout_ready, stderr_ready, exited) = {
                 let mut fds = Vec::with_capacity(4);
                 let mut slots = [None; 4];

@@ -75,6 +75,9 @@ impl Child {
                 (a, b) => a.or(b),
             };
             let watch_exit = interest.exit && !ready.exit;
+            if watch_exit {
+                self.open_pidfd();
+            }
             let pidfd = self.pidfd.as_ref().filter(|_| watch_exit).map(AsFd::as_fd);
             let mut wait =
                 if ready.is_empty() { due.map(|d| d.saturating_duration_since(now)) } else { Some(Duration::ZERO) };

@@ -52,6 +52,9 @@ pub fn wait_any(
             return Ok(None);
         }
         let mut wake = until;
+        for child in children.iter_mut() {
+            child.open_pidfd();
+        }
         let mut fds = Vec::with_capacity(children.len());
         for child in children.iter() {
             wake = [wake, child.timer.next_due()].into_iter().flatten().min();

@@ -1,9 +1,11 @@
 //! The default strategy: `posix_spawn` with RAII wrappers around its file actions and
 //! attributes.
 
-use std::ffi::{CStr, c_int};
+use std::ffi::{CStr, CString, c_int};
+use std::fmt;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Mutex, TryLockError};
 
 use nix::errno::Errno;
 use nix::sys::signal::SigSet;
@@ -75,6 +77,99 @@ impl Drop for FileActions {
         // SAFETY: `self.0` was initialised by `new` and is destroyed exactly once.
         unsafe { libc::posix_spawn_file_actions_destroy(&mut self.0) };
     }
+}
+
+// SAFETY: the C object is a counter and a pointer to an array that glibc (or musl) allocated
+// with `malloc` for it alone; nothing in it is tied to the thread that made it, so it may be
+// used, and freed, on another. (It is not `Sync`: the cache below shares it behind a mutex.)
+unsafe impl Send for FileActions {}
+
+/// What the file actions of a spawn depend on when it has no pseudo-terminal and no pinned
+/// program: the descriptors `dup2`ed to 0, 1 and 2, and the working directory. Equal plans
+/// give identical file actions (they hold descriptor numbers, never the files behind them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Plan {
+    stdio: [Option<RawFd>; 3],
+    cwd: CString,
+}
+
+impl Plan {
+    /// Whether the file actions of `exec` may be kept for the next spawn.
+    fn applies(exec: &Exec<'_>) -> bool {
+        exec.pty.is_none() && exec.fd.is_none()
+    }
+
+    fn stdio(exec: &Exec<'_>) -> [Option<RawFd>; 3] {
+        exec.stdio.map(|fd| fd.map(|fd| fd.as_raw_fd()))
+    }
+
+    /// The plan of `exec` (for which [`Plan::applies`]).
+    fn of(exec: &Exec<'_>) -> Self {
+        Self { stdio: Self::stdio(exec), cwd: exec.cwd.to_owned() }
+    }
+
+    /// Whether `exec` (for which [`Plan::applies`]) has this plan.
+    fn is_of(&self, exec: &Exec<'_>) -> bool {
+        self.stdio == Self::stdio(exec) && self.cwd.as_c_str() == exec.cwd
+    }
+}
+
+/// The file actions of the last spawn, kept for the next spawn with the same [`Plan`]: a
+/// spawner's children usually have the same stdio descriptors and working directory, and
+/// building the actions costs as much as a few system calls (glibc checks each `dup2` and
+/// `closefrom` against `RLIMIT_NOFILE`, seven `prlimit64` calls for three streams).
+///
+/// A spawn that finds the cache in use by another thread builds its own actions.
+#[derive(Default)]
+pub(crate) struct ActionsCache(Mutex<Option<(Plan, FileActions)>>);
+
+impl fmt::Debug for ActionsCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plan = match self.0.try_lock() {
+            Ok(guard) => guard.as_ref().map(|(plan, _)| plan.clone()),
+            Err(_) => None,
+        };
+        f.debug_struct("ActionsCache").field("plan", &plan).finish()
+    }
+}
+
+/// The file actions `exec` asks for: stdio by `dup2`, the pseudo-terminal's slave opened
+/// (the controlling terminal), every other descriptor closed, and `chdir`.
+fn file_actions(exec: &Exec<'_>) -> Result<FileActions, SpawnFailure> {
+    let mut actions = FileActions::new().map_err(SpawnFailure::at(SpawnStep::Setup))?;
+    for (target, fd) in (0..).zip(exec.stdio) {
+        if let Some(fd) = fd {
+            debug_assert!(fd.as_raw_fd() > 2, "stdio sources must not collide with 0, 1, 2");
+            actions.add_dup2(fd.as_raw_fd(), target).map_err(SpawnFailure::at(SpawnStep::Stdio))?;
+        }
+    }
+    if let Some(pty) = &exec.pty {
+        // After `setsid` (glibc runs the file actions after the attributes), opening the slave
+        // without O_NOCTTY makes it the child's controlling terminal.
+        let first = pty.first();
+        actions.add_open(first, pty.path, libc::O_RDWR).map_err(SpawnFailure::at(SpawnStep::Session))?;
+        for (target, is_pty) in (0..).zip(pty.targets) {
+            if is_pty && target != first {
+                actions.add_dup2(first, target).map_err(SpawnFailure::at(SpawnStep::Stdio))?;
+            }
+        }
+    }
+    let close_fds = SpawnFailure::at(SpawnStep::CloseFds);
+    match exec.fd {
+        None => actions.add_closefrom(3).map_err(close_fds)?,
+        // Keep the program's descriptor for the exec of `/proc/self/fd/N`: it is close-on-exec,
+        // so the kernel closes it once it has opened the program, and the child still sees
+        // only 0, 1 and 2.
+        Some(fd) => {
+            let keep = fd.as_raw_fd();
+            for other in 3..keep {
+                actions.add_close(other).map_err(close_fds)?;
+            }
+            actions.add_closefrom(keep + 1).map_err(close_fds)?;
+        }
+    }
+    actions.add_chdir(exec.cwd).map_err(SpawnFailure::at(SpawnStep::Chdir))?;
+    Ok(actions)
 }
 
 /// An initialised `posix_spawnattr_t`, destroyed on drop.
@@ -157,41 +252,26 @@ fn every_signal() -> libc::sigset_t {
 ///
 /// glibc ≥ 2.24 creates the child with `clone(CLONE_VM | CLONE_VFORK)` and reports a failed
 /// `execve` (or file action) as the return value.
-pub(crate) fn posix_spawn(exec: &Exec<'_>) -> Result<Pid, SpawnFailure> {
+///
+/// The file actions are `cache`'s when the last spawn through it had the same [`Plan`].
+pub(crate) fn posix_spawn(exec: &Exec<'_>, cache: &ActionsCache) -> Result<Pid, SpawnFailure> {
     let setup = SpawnFailure::at(SpawnStep::Setup);
-    let mut actions = FileActions::new().map_err(setup)?;
-    for (target, fd) in (0..).zip(exec.stdio) {
-        if let Some(fd) = fd {
-            debug_assert!(fd.as_raw_fd() > 2, "stdio sources must not collide with 0, 1, 2");
-            actions.add_dup2(fd.as_raw_fd(), target).map_err(SpawnFailure::at(SpawnStep::Stdio))?;
+    let mut cached = match cache.0.try_lock() {
+        _ if !Plan::applies(exec) => None,
+        Ok(guard) => Some(guard),
+        // A panic cannot leave the actions half-built: they are replaced whole.
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    };
+    let fresh;
+    let actions = match cached.as_deref_mut() {
+        Some(Some((kept, actions))) if kept.is_of(exec) => &*actions,
+        Some(slot) => &slot.insert((Plan::of(exec), file_actions(exec)?)).1,
+        None => {
+            fresh = file_actions(exec)?;
+            &fresh
         }
-    }
-    if let Some(pty) = &exec.pty {
-        // After `setsid` (glibc runs the file actions after the attributes), opening the slave
-        // without O_NOCTTY makes it the child's controlling terminal.
-        let first = pty.first();
-        actions.add_open(first, pty.path, libc::O_RDWR).map_err(SpawnFailure::at(SpawnStep::Session))?;
-        for (target, is_pty) in (0..).zip(pty.targets) {
-            if is_pty && target != first {
-                actions.add_dup2(first, target).map_err(SpawnFailure::at(SpawnStep::Stdio))?;
-            }
-        }
-    }
-    let close_fds = SpawnFailure::at(SpawnStep::CloseFds);
-    match exec.fd {
-        None => actions.add_closefrom(3).map_err(close_fds)?,
-        // Keep the program's descriptor for the exec of `/proc/self/fd/N`: it is close-on-exec,
-        // so the kernel closes it once it has opened the program, and the child still sees
-        // only 0, 1 and 2.
-        Some(fd) => {
-            let keep = fd.as_raw_fd();
-            for other in 3..keep {
-                actions.add_close(other).map_err(close_fds)?;
-            }
-            actions.add_closefrom(keep + 1).map_err(close_fds)?;
-        }
-    }
-    actions.add_chdir(exec.cwd).map_err(SpawnFailure::at(SpawnStep::Chdir))?;
+    };
 
     let mut attr = SpawnAttr::new().map_err(setup)?;
     // A new session for a terminal (its process group's id is the child's pid, as with

@@ -51,6 +51,46 @@ fn sigkill_follows_an_ignored_sigterm_after_the_grace_period() {
     assert_eq!(survivors(pgid), Vec::<u32>::new(), "the grandchild {grandchild} is in the group");
 }
 
+/// Issue 14: a plain `wait` blocks in `waitid` without a pidfd, and the watchdog thread
+/// carries out the child's timeout meanwhile: `SIGTERM` at the deadline, `SIGKILL` after the
+/// grace period, and the outcome says the timeout ended the child.
+#[test]
+fn issue_14_a_blocking_wait_gets_its_timeout_from_the_watchdog() {
+    let _lock = lock();
+    let spawner = spawner(Duration::from_millis(300));
+    let script = "trap '' TERM; while :; do sleep 1; done";
+    let mut child = spawner.spawn(Command::new("sh").args(["-c", script]).timeout(Duration::from_millis(500))).unwrap();
+    let outcome = child.wait().unwrap();
+    assert!(outcome.timed_out, "{outcome:?}");
+    assert_eq!(outcome.status, ExitStatus::Signaled { signal: 9, core_dumped: false });
+    assert!(outcome.duration >= Duration::from_millis(800), "{:?}", outcome.duration);
+    assert!(outcome.duration < Duration::from_secs(10), "{:?}", outcome.duration);
+}
+
+/// Issue 14: the watchdog sleeps until the earliest signal it knows of; a child whose
+/// timeout comes sooner, watched later, must wake it (or it would be ended only when the
+/// first child's timeout comes, 30 s later).
+#[test]
+fn issue_14_a_sooner_timeout_wakes_the_watchdog() {
+    let _lock = lock();
+    let spawner = std::sync::Arc::new(spawner(Duration::from_millis(200)));
+    let mut long = spawner.spawn(Command::new("sleep").arg("100").timeout(Duration::from_secs(30))).unwrap();
+    let long_pid = long.pid();
+    let waiter = std::thread::spawn(move || long.wait().unwrap());
+    // The first waiter is blocked by now, its timeout watched.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut short = spawner.spawn(Command::new("sleep").arg("100").timeout(Duration::from_millis(300))).unwrap();
+    let outcome = short.wait().unwrap();
+    assert!(outcome.timed_out, "{outcome:?}");
+    assert_eq!(outcome.status.signal(), Some(Signal::SIGTERM as i32));
+    assert!(outcome.duration < Duration::from_secs(10), "{:?}", outcome.duration);
+    // The other waiter is still blocked; ending its child ends its wait, not as a timeout.
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(long_pid.cast_signed()), Signal::SIGKILL).unwrap();
+    let outcome = waiter.join().unwrap();
+    assert!(!outcome.timed_out, "{outcome:?}");
+    assert_eq!(outcome.status.signal(), Some(Signal::SIGKILL as i32));
+}
+
 #[test]
 fn try_wait_drives_the_timeout_without_blocking() {
     let _lock = lock();

@@ -50,6 +50,9 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
 
 /// The guest's exported memory, or an `OUT_OF_BOUNDS` return when it has none.
 pub(super) fn guest_memory(caller: &mut Caller<'_, GuestState>) -> std::result::Result<Memory, i32> {
+    if let Some(memory) = caller.data().memory {
+        return Ok(memory);
+    }
     match caller.get_export("memory").and_then(|e| e.into_memory()) {
         Some(memory) => Ok(memory),
         None => Err(caller.data_mut().fail(ErrorCode::OutOfBounds, "the guest exports no `memory`")),
