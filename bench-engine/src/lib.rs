@@ -41,6 +41,7 @@ pub mod floor;
 pub mod guests;
 pub mod host_spawn;
 pub mod instantiate;
+mod overhead;
 pub mod paired;
 pub mod params;
 pub mod peers;
@@ -56,7 +57,7 @@ mod sys;
 pub use params::PipelineParams;
 pub use params::{
     BufferGuest, BufferParams, ComponentSpawnParams, InstantiateGuest, InstantiateParams, Method, ParamError, Params,
-    RunConfig, Setting, SpawnParams, StartupParams, Strategy,
+    RunConfig, Setting, SpawnOverheadParams, SpawnParams, StartupParams, Strategy,
 };
 pub use runner::{Bench, CompareResult, ConfigResult, Sample};
 pub use spawn::SpawnGuest;

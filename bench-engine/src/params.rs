@@ -203,6 +203,13 @@ pub struct ComponentSpawnParams {
     pub n: u32,
 }
 
+/// Parameters of `wrt bench spawn-overhead`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpawnOverheadParams {
+    /// Spawns per run, by each side (the guest, host-spawn, the floor).
+    pub n: u32,
+}
+
 /// Parameters of `wrt bench pipeline`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PipelineParams {
@@ -228,6 +235,8 @@ pub enum Params {
     ComponentSpawn(ComponentSpawnParams),
     /// `wrt bench component-startup`
     ComponentStartup(StartupParams),
+    /// `wrt bench spawn-overhead`
+    SpawnOverhead(SpawnOverheadParams),
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
@@ -360,6 +369,7 @@ impl Params {
             Params::Pipeline(_) => "pipeline",
             Params::ComponentSpawn(_) => "component-spawn",
             Params::ComponentStartup(_) => "component-startup",
+            Params::SpawnOverhead(_) => "spawn-overhead",
         }
     }
 
@@ -368,7 +378,9 @@ impl Params {
         match self {
             Params::Spawn(_) => &["n", "heap", "external", "strategy", "dontfork", "method"],
             Params::Buffer(_) => &["n", "body-size", "guest", "gc", "gc-young", "gc-soft-limit", "gc-growth"],
-            Params::Startup(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) => &["n"],
+            Params::Startup(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) | Params::SpawnOverhead(_) => {
+                &["n"]
+            }
             Params::Instantiate(_) => &["n", "guest", "config", "threads"],
             Params::Pipeline(_) => &["bytes"],
         }
@@ -390,7 +402,7 @@ impl Params {
             (Params::Spawn(_), "spawns")
             | (Params::Buffer(_), "iterations")
             | (Params::Startup(_) | Params::ComponentStartup(_), "processes")
-            | (Params::ComponentSpawn(_), "spawns")
+            | (Params::ComponentSpawn(_) | Params::SpawnOverhead(_), "spawns")
             | (Params::Instantiate(_), "instantiations") => "n",
             (Params::Pipeline(_), "n") => "bytes",
             _ => key,
@@ -447,6 +459,7 @@ impl Params {
             (Params::Buffer(p), Setting::N(n)) => p.n = n,
             (Params::Startup(p) | Params::ComponentStartup(p), Setting::N(n)) => p.n = n,
             (Params::ComponentSpawn(p), Setting::N(n)) => p.n = n,
+            (Params::SpawnOverhead(p), Setting::N(n)) => p.n = n,
             (Params::Instantiate(p), Setting::N(n)) => p.n = n,
             (Params::Instantiate(p), Setting::InstantiateGuest(g)) => p.guest = g,
             (Params::Instantiate(p), Setting::Config(c)) => p.config = c,
@@ -518,6 +531,7 @@ impl Params {
             (Params::Buffer(p), "n") => Setting::N(p.n),
             (Params::Startup(p) | Params::ComponentStartup(p), "n") => Setting::N(p.n),
             (Params::ComponentSpawn(p), "n") => Setting::N(p.n),
+            (Params::SpawnOverhead(p), "n") => Setting::N(p.n),
             (Params::Instantiate(p), "n") => Setting::N(p.n),
             (Params::Instantiate(p), "guest") => Setting::InstantiateGuest(p.guest),
             (Params::Instantiate(p), "config") => Setting::Config(p.config),

@@ -166,6 +166,8 @@ pub fn run(params: &Params) -> Result<Option<PeerResult>, BenchError> {
         // No peer instantiates in process; the component workloads measure their baselines
         // (the core ABI, `wasmtime run`) in every run.
         Params::Instantiate(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) => return Ok(None),
+        // Its sides are wrt's own layers and the floor, in every run.
+        Params::SpawnOverhead(_) => return Ok(None),
         Params::Startup(p) => {
             let start = Instant::now();
             for _ in 0..p.n {

@@ -12,6 +12,7 @@ use crate::stats::{LEVELS, Summary};
 pub fn unit(params: &Params) -> &'static str {
     match params {
         Params::Spawn(_) | Params::ComponentSpawn(_) => "spawns/s",
+        Params::SpawnOverhead(_) => "spawns/CPU-s",
         Params::Buffer(_) => "ops/s",
         Params::Startup(_) | Params::Instantiate(_) | Params::ComponentStartup(_) => "runs/s",
         Params::Pipeline(_) => "MiB/s",
@@ -48,6 +49,15 @@ fn extra_columns(params: &Params) -> &'static [(&'static str, &'static str)] {
         Params::ComponentStartup(_) => {
             &[("ms_per_run", "ms/run"), ("wasmtime_ms_per_run", "wasmtime ms"), ("time_of_wasmtime", "time/wasmtime")]
         }
+        Params::SpawnOverhead(_) => &[
+            ("cpu_us_per_spawn", "CPU µs"),
+            ("own_us_per_spawn", "wrt µs"),
+            ("host_own_us_per_spawn", "host-spawn µs"),
+            ("floor_own_us_per_spawn", "floor µs"),
+            ("time_of_floor", "CPU/floor"),
+            ("host_time_of_floor", "host-spawn/floor"),
+            ("wall_time_of_floor", "wall/floor"),
+        ],
     }
 }
 
@@ -57,7 +67,7 @@ fn extra_columns(params: &Params) -> &'static [(&'static str, &'static str)] {
 /// not move the median), the mean for the others.
 fn extra_value(result: &ConfigResult, key: &str) -> Option<f64> {
     match result.params {
-        Params::Instantiate(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) => {
+        Params::Instantiate(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) | Params::SpawnOverhead(_) => {
             let values: Vec<f64> = result.samples.iter().filter_map(|s| s.extra.get(key).copied()).collect();
             (!values.is_empty()).then(|| Summary::median(&values))
         }
@@ -66,7 +76,7 @@ fn extra_value(result: &ConfigResult, key: &str) -> Option<f64> {
 }
 
 fn extra_cell(key: &str, value: f64) -> String {
-    if key.starts_with("time_of") {
+    if key.contains("time_of") {
         format!("{value:.2}×")
     } else if key.ends_with("us_per_run") {
         format!("{value:.2}")
@@ -165,6 +175,7 @@ fn goals(results: &[ConfigResult]) -> String {
                 &[("time_of_core", "component/core", GOAL_OF_CORE), ("time_of_floor", "component/floor", GOAL_OF_FLOOR)]
             }
             Params::ComponentStartup(_) => &[("time_of_wasmtime", "wrt/wasmtime", GOAL_OF_WASMTIME)],
+            Params::SpawnOverhead(_) => &[("time_of_floor", "guest CPU/floor", crate::overhead::GOAL_OF_FLOOR)],
             _ => continue,
         };
         for (key, name, goal) in checks {

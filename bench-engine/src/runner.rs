@@ -110,6 +110,7 @@ impl Bench {
             Params::Pipeline(p) => crate::pipeline::run_once(p),
             Params::ComponentSpawn(p) => crate::component::spawn_once(p),
             Params::ComponentStartup(p) => crate::component::startup_once(p),
+            Params::SpawnOverhead(p) => crate::overhead::round(p),
         }
     }
 

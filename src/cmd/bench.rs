@@ -1,4 +1,4 @@
-//! `wrt bench`: the spawn, buffer, startup, instantiate, pipeline and component workloads of `wrt-bench`, with their guests built
+//! `wrt bench`: the spawn, buffer, startup, instantiate, pipeline, component and spawn-overhead workloads of `wrt-bench`, with their guests built
 //! into the binary. Flags given several values make a grid of configurations; `--compare`
 //! runs two configurations interleaved and tests the difference.
 
@@ -13,7 +13,7 @@ use wrt_bench::{
     Bench, BufferGuest, BufferParams, InstantiateGuest, InstantiateParams, Method, Params, RunConfig, Setting,
     SpawnParams, StartupParams, Strategy,
 };
-use wrt_bench::{ComponentSpawnParams, PipelineParams};
+use wrt_bench::{ComponentSpawnParams, PipelineParams, SpawnOverheadParams};
 use wrt_runtime::GcPolicy;
 
 use super::OnOff;
@@ -48,6 +48,9 @@ enum Workload {
     /// `wrt run` of a hello component as a new process, against `wasmtime run` of the same
     /// component (both caches warm) and posix_spawn + waitpid of /bin/true
     ComponentStartup(ComponentStartupArgs),
+    /// The CPU time of a guest's spawn + wait of /bin/true through wrt_v1, and of host-spawn's
+    /// alone, against posix_spawn + waitpid, interleaved in each run
+    SpawnOverhead(SpawnOverheadArgs),
 }
 
 const SPAWN_EXAMPLES: &str = "\
@@ -83,6 +86,11 @@ const COMPONENT_SPAWN_EXAMPLES: &str = "\
 Examples:
   wrt bench component-spawn
   wrt bench component-spawn -n 500 --runs 10 --json";
+
+const SPAWN_OVERHEAD_EXAMPLES: &str = "\
+Examples:
+  wrt bench spawn-overhead --runs 40
+  wrt bench spawn-overhead -n 200 --runs 20 --json";
 
 const COMPONENT_STARTUP_EXAMPLES: &str = "\
 Examples:
@@ -231,6 +239,17 @@ struct ComponentSpawnArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = SPAWN_OVERHEAD_EXAMPLES)]
+struct SpawnOverheadArgs {
+    /// Spawns per run, by the guest, by host-spawn and by the floor, one side after the other
+    /// in an order that rotates from run to run
+    #[arg(short = 'n', long = "spawns", value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    n: u32,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Args)]
 #[command(after_help = COMPONENT_STARTUP_EXAMPLES)]
 struct ComponentStartupArgs {
     /// `wrt run` processes per run (and as many `wasmtime run`s, alternating)
@@ -343,6 +362,10 @@ impl BenchArgs {
             Workload::ComponentStartup(a) => {
                 no_peers(&a.common, "component-startup", "`wasmtime run` and posix_spawn")?;
                 (vec![Params::ComponentStartup(StartupParams { n: a.n })], a.common)
+            }
+            Workload::SpawnOverhead(a) => {
+                no_peers(&a.common, "spawn-overhead", "host-spawn and posix_spawn")?;
+                (vec![Params::SpawnOverhead(SpawnOverheadParams { n: a.n })], a.common)
             }
         };
         let pair = match &common.compare {

@@ -79,6 +79,38 @@ fn issue_12_component_spawn_measures_the_core_abi_and_the_floor() {
     }
 }
 
+/// Issue 14, part 3: the guest, host-spawn and the floor each spawn, every run; the report
+/// gives each side's CPU time per spawn and the ratios (numbers; never asserted), and the goal.
+#[test]
+fn issue_14_spawn_overhead_measures_the_guest_host_spawn_and_the_floor() {
+    let report = json(&["spawn-overhead", "-n", "3", "--runs", "2"]);
+    assert_eq!(report["workload"], "spawn-overhead");
+    assert_eq!(report["results"][0]["samples"].as_array().unwrap().len(), 2);
+    for key in [
+        "cpu_us_per_spawn",
+        "floor_cpu_us_per_spawn",
+        "own_us_per_spawn",
+        "host_own_us_per_spawn",
+        "floor_own_us_per_spawn",
+        "time_of_floor",
+        "host_time_of_floor",
+        "wall_time_of_floor",
+    ] {
+        ratio(&report, key);
+    }
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["bench", "spawn-overhead", "-n", "2", "--runs", "1"]);
+    assert_code(&out, 0);
+    let table = stdout(&out);
+    assert!(table.starts_with("wrt bench spawn-overhead: n=2\n"), "{table}");
+    for column in ["CPU µs", "wrt µs", "host-spawn µs", "floor µs", "CPU/floor", "host-spawn/floor", "wall/floor"] {
+        assert!(table.contains(column), "{column}: {table}");
+    }
+    let goal = "goal guest CPU/floor ≤ 1.05×: ";
+    let line = table.lines().find(|l| l.contains(goal)).unwrap_or_else(|| panic!("{goal}: {table}"));
+    assert!(line.ends_with(": met") || line.ends_with(": not met"), "{line}");
+}
+
 /// Issue 12, part 5: `wrt run` of the hello component against `wasmtime run` of the same
 /// component, when the wasmtime CLI is installed; without it the report says so.
 #[test]
@@ -311,6 +343,8 @@ fn bad_arguments_are_named() {
         (&["component-spawn", "-n", "1"], "1 is not in 2.."),
         (&["component-spawn", "-n", "5", "--compare", "n=1", "n=5"], "invalid value `1` for `n`: must be at least 2"),
         (&["component-startup", "--peers"], "`wrt bench component-startup` has no Node peer"),
+        (&["spawn-overhead", "--peers"], "`wrt bench spawn-overhead` has no Node peer"),
+        (&["spawn-overhead", "-n", "0"], "0 is not in 1.."),
         (&["pipeline", "--bytes", "1000"], "a size needs a unit"),
         (&["pipeline", "--bytes", "0"], "invalid value `0` for `bytes`: must be at least 1 byte"),
         (&["pipeline", "-n", "1MiB", "--compare", "bytes=0", "bytes=1MiB"], "must be at least 1 byte"),
@@ -396,7 +430,16 @@ fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn issue_16_every_help_example_runs() {
     let dir = tempfile::tempdir().unwrap();
-    for workload in ["spawn", "buffer", "startup", "instantiate", "pipeline", "component-spawn", "component-startup"] {
+    for workload in [
+        "spawn",
+        "buffer",
+        "startup",
+        "instantiate",
+        "pipeline",
+        "component-spawn",
+        "component-startup",
+        "spawn-overhead",
+    ] {
         let examples = help_examples(workload);
         assert!(examples.len() >= 2, "`bench {workload} --help` has no examples: {examples:?}");
         for example in examples {
@@ -411,7 +454,9 @@ fn issue_16_every_help_example_runs() {
 /// Issue 16: `-n` showed as `-n, --n <N>`.
 #[test]
 fn issue_16_n_has_a_proper_long_name() {
-    for workload in ["spawn", "buffer", "startup", "instantiate", "component-spawn", "component-startup"] {
+    for workload in
+        ["spawn", "buffer", "startup", "instantiate", "component-spawn", "component-startup", "spawn-overhead"]
+    {
         let text = help(workload);
         assert!(!text.contains("--n "), "`bench {workload} --help`:\n{text}");
         let line = text.lines().find(|l| l.trim_start().starts_with("-n, --")).unwrap_or_else(|| panic!("{text}"));

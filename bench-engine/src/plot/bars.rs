@@ -125,6 +125,7 @@ fn floor_name(params: &Params) -> &'static str {
         Params::Pipeline(_) => "baseline: the same pipeline run natively by sh -c",
         Params::ComponentSpawn(_) => "floor: posix_spawn + waitpid in the bench process",
         Params::ComponentStartup(_) => "floor: posix_spawn + waitpid of /bin/true",
+        Params::SpawnOverhead(_) => "floor: posix_spawn + waitpid in the bench process, CPU time",
     }
 }
 

@@ -1,0 +1,137 @@
+//! `wrt bench spawn-overhead` (issue 14): what a spawn + wait of `/bin/true` costs in CPU time,
+//! by a guest through the `wrt_v1` ABI and by host-spawn alone, against a bare `posix_spawn` +
+//! `waitpid` (the floor), all three in every run.
+//!
+//! A run is one round: `n` spawns by each side, one side after the other in an order that
+//! rotates from round to round. Each side's cost is the CPU time it took, this process's and
+//! its reaped children's (`getrusage`), so that another job on a shared machine, which takes
+//! wall-clock time from every side unevenly, moves the ratios much less than it moves times.
+//! The guest is instantiated before the round and holds no memory besides its own; its time
+//! is that of the one call that spawns `n` times (no instantiation, no exit, no sweep).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use nix::sys::resource::{UsageWho, getrusage};
+use nix::sys::time::TimeVal;
+
+use crate::host_spawn::HostSpawn;
+use crate::params::{Method, SpawnOverheadParams, SpawnParams, Strategy};
+use crate::runner::Sample;
+use crate::spawn::SpawnGuest;
+use crate::{BenchError, floor};
+
+/// The goal of issue 14: a guest's spawn + wait of `/bin/true` at most this many times the
+/// floor's (CPU time, median over the runs).
+pub const GOAL_OF_FLOOR: f64 = 1.05;
+
+/// CPU time so far: this process's, and that of its children it has reaped.
+#[derive(Debug, Clone, Copy)]
+struct Cpu {
+    own: Duration,
+    children: Duration,
+}
+
+fn duration(tv: TimeVal) -> Duration {
+    let secs = u64::try_from(tv.tv_sec()).unwrap_or(0);
+    let micros = u32::try_from(tv.tv_usec()).unwrap_or(0);
+    Duration::new(secs, micros.saturating_mul(1000))
+}
+
+impl Cpu {
+    fn now() -> Result<Self, BenchError> {
+        let usage = |who| {
+            getrusage(who)
+                .map(|u| duration(u.user_time()) + duration(u.system_time()))
+                .map_err(|e| BenchError::Floor(format!("getrusage: {e}")))
+        };
+        Ok(Self { own: usage(UsageWho::RUSAGE_SELF)?, children: usage(UsageWho::RUSAGE_CHILDREN)? })
+    }
+
+    /// CPU time since `earlier`: (this process's, in all).
+    fn since(self, earlier: Cpu) -> (Duration, Duration) {
+        let own = self.own.saturating_sub(earlier.own);
+        (own, own + self.children.saturating_sub(earlier.children))
+    }
+}
+
+/// What one side of a round cost.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cost {
+    /// CPU time of this process.
+    own: Duration,
+    /// CPU time of this process and the children.
+    total: Duration,
+    wall: Duration,
+}
+
+fn measure(side: impl FnOnce() -> Result<(), BenchError>) -> Result<Cost, BenchError> {
+    let (cpu, start) = (Cpu::now()?, Instant::now());
+    side()?;
+    let wall = start.elapsed();
+    let (own, total) = Cpu::now()?.since(cpu);
+    Ok(Cost { own, total, wall })
+}
+
+/// One round (see the module's documentation).
+pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static ROUND: AtomicUsize = AtomicUsize::new(0);
+    let n = p.n.max(1);
+    let params =
+        SpawnParams { n, heap: 0, external: 0, strategy: Strategy::PosixSpawn, dontfork: true, method: Method::Spawn };
+    let mut guest = SpawnGuest::new(&params)?;
+    let host = HostSpawn::new()?;
+    let floor = floor::PosixSpawnWait::new("/bin/true")?;
+    // One of each first, untimed: the first spawn of a guest opens `/dev/null`, and so on.
+    guest.spawn(Method::Spawn, 1)?;
+    host.host_spawn();
+    floor.run(1)?;
+    let mut costs = [Cost::default(); 3];
+    let first = ROUND.fetch_add(1, Ordering::Relaxed);
+    for side in (first..first + 3).map(|i| i % 3) {
+        costs[side] = match side {
+            0 => measure(|| guest.spawn(Method::Spawn, u64::from(n)).map(drop))?,
+            1 => measure(|| {
+                for _ in 0..n {
+                    host.host_spawn();
+                }
+                Ok(())
+            })?,
+            _ => measure(|| floor.run(n))?,
+        };
+    }
+    let [guest, host, floor] = costs;
+    let us = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(n);
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    let extra = BTreeMap::from([
+        ("cpu_us_per_spawn".to_owned(), us(guest.total)),
+        ("floor_cpu_us_per_spawn".to_owned(), us(floor.total)),
+        ("own_us_per_spawn".to_owned(), us(guest.own)),
+        ("floor_own_us_per_spawn".to_owned(), us(floor.own)),
+        ("host_own_us_per_spawn".to_owned(), us(host.own)),
+        ("time_of_floor".to_owned(), ratio(guest.total, floor.total)),
+        ("host_time_of_floor".to_owned(), ratio(host.total, floor.total)),
+        ("wall_time_of_floor".to_owned(), ratio(guest.wall, floor.wall)),
+    ]);
+    let rate = |d: Duration| f64::from(n) / d.as_secs_f64().max(1e-9);
+    Ok(Sample { rate: rate(guest.total), floor_rate: rate(floor.total), extra })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_measures_all_three_sides() {
+        let sample = round(&SpawnOverheadParams { n: 3 }).unwrap();
+        for key in ["time_of_floor", "host_time_of_floor", "wall_time_of_floor"] {
+            let ratio = sample.extra[key];
+            assert!(ratio.is_finite() && ratio > 0.0, "{key}: {ratio}");
+        }
+        // Every side spawned: CPU time was counted for the children too.
+        assert!(sample.extra["cpu_us_per_spawn"] > sample.extra["own_us_per_spawn"]);
+        assert!(sample.extra["floor_cpu_us_per_spawn"] > 0.0);
+        assert!(sample.rate > 0.0 && sample.floor_rate > 0.0);
+    }
+}
