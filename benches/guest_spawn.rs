@@ -5,12 +5,19 @@
 //! run; and, when `node` is on PATH, Node spawning from a process that holds a touched
 //! WebAssembly.Memory of the same size (`bench-engine/peers/spawn_heap.js`). The guest, the
 //! floor and the peer are `wrt_bench`'s.
+//!
+//! `guest_spawn_cpu` measures CPU time instead of wall-clock time (this process's and its
+//! reaped children's): the guest's spawn + wait, host-spawn's, and the floor's, each side's
+//! iterations in a row (issue 14; `wrt bench spawn-overhead` runs the same sides interleaved
+//! round by round and prints the ratios).
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use wrt_bench::floor::PosixSpawnWait;
+use wrt_bench::host_spawn::HostSpawn;
+use wrt_bench::overhead::cpu_time;
 use wrt_bench::peers::{self, Script};
 use wrt_bench::{Method, SpawnGuest, SpawnParams, Strategy};
 
@@ -74,5 +81,32 @@ fn node_peer() {
     }
 }
 
-criterion_group!(benches, guest_spawn);
+/// CPU time per spawn + wait of `/bin/true`: the guest (0 MiB), host-spawn and the floor, each
+/// measured over a sample's iterations in a row (as the guest runs its loop), so that every
+/// side is measured in its steady state.
+fn guest_spawn_cpu(c: &mut Criterion) {
+    let mut group = c.benchmark_group("guest_spawn_cpu");
+    group.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
+    let floor = PosixSpawnWait::new("/bin/true").unwrap();
+    let host = HostSpawn::new().unwrap();
+    let mut guest = guest(0, 0);
+    let spawns = |iters: u64| u32::try_from(iters).expect("fewer than 2^32 iterations");
+    group.bench_function("guest/spawn_wait", |b| {
+        b.iter_custom(|iters| cpu_time(|| guest.spawn(Method::Spawn, iters).map(drop)).expect("guest spawns"))
+    });
+    group.bench_function("host_spawn", |b| {
+        b.iter_custom(|iters| {
+            cpu_time(|| {
+                (0..iters).for_each(|_| host.host_spawn());
+                Ok(())
+            })
+            .unwrap()
+        })
+    });
+    group
+        .bench_function("floor/posix_spawn", |b| b.iter_custom(|iters| cpu_time(|| floor.run(spawns(iters))).unwrap()));
+    group.finish();
+}
+
+criterion_group!(benches, guest_spawn, guest_spawn_cpu);
 criterion_main!(benches);

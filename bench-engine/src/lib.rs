@@ -41,7 +41,7 @@ pub mod floor;
 pub mod guests;
 pub mod host_spawn;
 pub mod instantiate;
-mod overhead;
+pub mod overhead;
 pub mod paired;
 pub mod params;
 pub mod peers;

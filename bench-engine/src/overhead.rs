@@ -73,6 +73,16 @@ fn measure(side: impl FnOnce() -> Result<(), BenchError>) -> Result<Cost, BenchE
     Ok(Cost { own, total, wall })
 }
 
+/// The CPU time `side` takes, this process's and that of the children it reaps meanwhile:
+/// what the criterion driver (`benches/guest_spawn.rs`, `guest_spawn_cpu`) measures.
+///
+/// # Errors
+///
+/// `side`'s error, or `getrusage`'s.
+pub fn cpu_time(side: impl FnOnce() -> Result<(), BenchError>) -> Result<Duration, BenchError> {
+    measure(side).map(|cost| cost.total)
+}
+
 /// One round (see the module's documentation).
 pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
     use std::sync::atomic::{AtomicUsize, Ordering};
