@@ -187,3 +187,60 @@ fn a_stale_handle_never_reaches_a_child_that_reused_its_pid() {
     let outcome = new.wait_timeout(Duration::from_secs(10)).unwrap().expect("the kill reached the new child");
     assert_eq!(outcome.status, ExitStatus::Signaled { signal: 9, core_dumped: false });
 }
+
+/// Issue 14: a spawner keeps the `posix_spawn` file actions of its last spawn for the next one
+/// with the same stdio descriptors and directory. Spawns that differ in either, one after the
+/// other and from several threads at once, each get their own.
+#[test]
+fn issue_14_kept_file_actions_follow_each_spawns_stdio_and_directory() {
+    let _lock = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let here = canonical(dir.path().to_str().unwrap());
+    let spawner =
+        std::sync::Arc::new(Spawner::new(Policy::deny_all().allow_program("sh").cwd_allow(dir.path())).unwrap());
+    let script = |s: &str| {
+        let mut command = Command::new("sh");
+        command.args(["-c", s]);
+        command
+    };
+    for round in 0..3 {
+        let output = spawner.output(&script("echo out; echo err >&2; pwd"), None).unwrap();
+        assert_eq!(output.stdout, b"out\n/\n", "round {round}");
+        assert_eq!(output.stderr, b"err\n", "round {round}");
+        let output = spawner.output(script("pwd").cwd(dir.path()), None).unwrap();
+        assert_eq!(String::from_utf8(output.stdout).unwrap(), format!("{}\n", here.display()), "round {round}");
+        let file = fs::File::create(dir.path().join("out")).unwrap();
+        let output = spawner.output(script("echo to file; echo err >&2").stdout(file), None).unwrap();
+        assert!(output.stdout.is_empty(), "round {round}");
+        assert_eq!(output.stderr, b"err\n", "round {round}");
+        assert_eq!(fs::read(dir.path().join("out")).unwrap(), b"to file\n", "round {round}");
+        let output =
+            spawner.output(script("echo out; echo err >&2").stdout(Stdio::Null).stderr(Stdio::Piped), None).unwrap();
+        assert!(output.stdout.is_empty(), "round {round}");
+        assert_eq!(output.stderr, b"err\n", "round {round}");
+        let output = spawner.output(script("echo merged >&2").stderr(Stdio::MergeWithStdout), None).unwrap();
+        assert_eq!(output.stdout, b"merged\n", "round {round}");
+    }
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let spawner = std::sync::Arc::clone(&spawner);
+            std::thread::spawn(move || {
+                for i in 0..10 {
+                    let line = format!("{t}-{i}");
+                    let mut command = Command::new("sh");
+                    command.args(["-c", &format!("echo {line}; echo {line} >&2")]);
+                    if i % 2 == 1 {
+                        command.stderr(Stdio::Null);
+                    }
+                    let output = spawner.output(&command, None).unwrap();
+                    assert_eq!(output.stdout, format!("{line}\n").as_bytes());
+                    let err = if i % 2 == 1 { String::new() } else { format!("{line}\n") };
+                    assert_eq!(output.stderr, err.as_bytes());
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+}
