@@ -30,7 +30,7 @@ use crate::reap::{self, SystemClock, Timer, Wait};
 use crate::registry::{ChildId, Leader, Shared, poll_timeout};
 use crate::strategy::Strategy;
 use crate::sys::{RawExit, set_window_size, write_no_sigpipe};
-use crate::watchdog::Watchdog;
+use crate::watchdog::{Ticket, Watchdog};
 
 /// A host program started by [`Spawner::spawn`](crate::Spawner::spawn).
 ///
@@ -81,7 +81,11 @@ pub struct Child {
     pty: Option<OwnedFd>,
     started: Instant,
     timeout: Option<Duration>,
+    /// The timeout's progress: a copy of the watchdog's while `watch` is set (refreshed by
+    /// [`Child::drive_timer`]), the timer itself otherwise.
     timer: Timer,
+    /// The watchdog that carries out the timeout, from the spawn until the child is reaped.
+    watch: Option<(&'static Watchdog, Ticket)>,
     /// The leader's exit was seen and its group killed; the pidfd need not be polled again.
     leader_exited: bool,
     outcome: Option<ChildOutcome>,
@@ -107,6 +111,12 @@ pub(crate) struct ChildParts {
 impl Child {
     pub(crate) fn new(parts: ChildParts) -> Self {
         let [stdin, stdout, stderr] = parts.stdio;
+        // A timeout too long to represent as an instant is no timeout.
+        let timer = Timer::new(parts.timeout.and_then(|t| parts.started.checked_add(t)), parts.grace);
+        let watch = match timer.next_due() {
+            Some(_) => Watchdog::get().map(|w| (w, w.watch(parts.pid, parts.id, &parts.shared, timer))),
+            None => None,
+        };
         Self {
             pid: parts.pid,
             id: parts.id,
@@ -120,8 +130,8 @@ impl Child {
             pty: parts.pty,
             started: parts.started,
             timeout: parts.timeout,
-            // A timeout too long to represent as an instant is no timeout.
-            timer: Timer::new(parts.timeout.and_then(|t| parts.started.checked_add(t)), parts.grace),
+            timer,
+            watch,
             leader_exited: false,
             outcome: None,
             shared: parts.shared,
@@ -159,7 +169,6 @@ impl Child {
         (leader, &mut self.timer)
     }
 
-    /// Sends whatever timeout signal is due, without blocking.
     /// Opens the leader's pidfd if a poll or a wait with a time limit is about to need it, and
     /// it is not open yet.
     ///
@@ -175,16 +184,53 @@ impl Child {
         }
     }
 
+    /// Sends whatever timeout signal is due, without blocking (through the watchdog when it
+    /// watches the child), and refreshes [`Child::timer`].
     fn drive_timer(&mut self) -> io::Result<()> {
+        if let Some((watchdog, ticket)) = &self.watch {
+            self.timer = watchdog.drive(ticket)?;
+            return Ok(());
+        }
         let (mut leader, timer) = self.parts();
         timer.poll(&mut leader, Instant::now())
+    }
+
+    /// Blocks until the leader exits or `until` passes, the timeout's signals sent on the way;
+    /// whether it exited. With the watchdog, the steps are its, taken here when they are due.
+    fn wait_leader(&mut self, until: Option<Instant>) -> io::Result<bool> {
+        if self.watch.is_none() {
+            let (mut leader, timer) = self.parts();
+            return reap::wait_until(&mut leader, timer, &SystemClock, until);
+        }
+        loop {
+            self.drive_timer()?;
+            let step = match (self.timer.next_due(), until) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            // No steps of its own: it waits up to the next step or `until`, whichever is first.
+            let mut idle = Timer::new(None, Duration::ZERO);
+            let (mut leader, _) = self.parts();
+            if reap::wait_until(&mut leader, &mut idle, &SystemClock, step)? {
+                return Ok(true);
+            }
+            if until.is_some_and(|u| Instant::now() >= u) {
+                return Ok(false);
+            }
+        }
     }
 
     /// Finishes a timeout: blocks until the leader has exited (`SIGKILL` after the grace).
     fn finish_termination(&mut self) -> io::Result<()> {
         self.open_pidfd();
-        let (mut leader, timer) = self.parts();
-        reap::wait_until(&mut leader, timer, &SystemClock, None).map(drop)
+        self.wait_leader(None).map(drop)
+    }
+
+    /// Ends the watch, if any, and keeps the timer as the watchdog left it.
+    fn unwatch(&mut self) {
+        if let Some((watchdog, ticket)) = self.watch.take() {
+            self.timer = watchdog.unwatch(ticket);
+        }
     }
 
     /// The leader has exited: kill what is left of its group while the zombie pins the pgid.
@@ -220,7 +266,7 @@ impl Child {
     /// [`WriteError::NotPiped`] if stdin is not an open pipe; [`WriteError::Io`] with
     /// [`io::ErrorKind::BrokenPipe`] once the child has closed its stdin (never `SIGPIPE` in
     /// the host); [`WriteError::TimedOut`] if the deadline passes first (the child is then
-    /// terminated).
+    /// terminated), also when the timeout ended the child before the call.
     pub fn write_stdin(&mut self, buf: &[u8]) -> Result<usize, WriteError> {
         self.write_stdin_inner(buf, true).map(|n| n.unwrap_or(0))
     }
@@ -246,6 +292,9 @@ impl Child {
                 Ok(n) => return Ok(Some(n)),
                 Err(Errno::EAGAIN) if !block => return Ok(None),
                 Err(Errno::EAGAIN) => {}
+                // The watchdog's timeout ended the child while the write waited (or before it):
+                // the timeout, not the broken pipe it caused, is what this write reports.
+                Err(Errno::EPIPE) if block && self.timer.timed_out() => {}
                 Err(errno) => return Err(io_err(errno.into())),
             }
             if self.timer.timed_out() {
@@ -337,7 +386,8 @@ impl Child {
     /// [`ReadError::NotPiped`]; [`ReadError::OutputLimit`] once the child wrote more than the
     /// limit (the pipe is then closed); [`ReadError::TimedOut`] if the deadline passes first
     /// (the child is then terminated, and later reads return what is still buffered, then
-    /// `TimedOut` again instead of blocking); [`ReadError::Io`].
+    /// `TimedOut` again instead of blocking), also when the timeout ended the child before the
+    /// call; [`ReadError::Io`].
     pub fn read_stdout(&mut self, buf: &mut [u8]) -> Result<usize, ReadError> {
         self.read(Stream::Stdout, buf, true).map(|n| n.unwrap_or(0))
     }
@@ -382,9 +432,13 @@ impl Child {
         let io_err = |source| ReadError::Io { pid, stream, source };
         loop {
             self.drive_timer().map_err(io_err)?;
+            let timed_out = self.timer.timed_out();
             let reader = self.reader(stream);
             match reader.try_read(buf).map_err(io_err)? {
                 ReadStep::Data(n) => return Ok(Some(n)),
+                // The watchdog's timeout ended the child while the read waited (or before it):
+                // the timeout, not the end of file it caused, is what this read reports.
+                ReadStep::Eof if block && timed_out => {}
                 ReadStep::Eof => return Ok(Some(0)),
                 ReadStep::Limit => {
                     return Err(ReadError::OutputLimit { pid, stream, limit: reader.limit() });
@@ -464,13 +518,12 @@ impl Child {
         }
         let pid = self.pid();
         let io_err = |source| WaitError::Io { pid, source };
-        let exited = match self.wait_watched(until).map_err(io_err)? {
+        let exited = match self.wait_blocking(until).map_err(io_err)? {
             Some(exited) => exited,
             None => {
                 // A wait with a deadline of its own polls the pidfd with a timeout.
                 self.open_pidfd();
-                let (mut leader, timer) = self.parts();
-                reap::wait_until(&mut leader, timer, &SystemClock, until).map_err(io_err)?
+                self.wait_leader(until).map_err(io_err)?
             }
         };
         if !exited {
@@ -489,35 +542,26 @@ impl Child {
     }
 
     /// Waits for the leader to exit by blocking in `waitid`, without a pidfd, when the wait has
-    /// no deadline of its own (`until` is `None`): the child's timeout, if it has one, is
-    /// carried out by the [`Watchdog`] meanwhile. `None` when the wait has a deadline, a
-    /// pidfd is already open (a poll opened it, so polling it costs nothing more), or the
-    /// watchdog cannot run: the caller then polls the pidfd.
-    fn wait_watched(&mut self, until: Option<Instant>) -> io::Result<Option<bool>> {
+    /// no deadline of its own (`until` is `None`) and the child's timeout, if it has one, is the
+    /// [`Watchdog`]'s to carry out: its signals end the `waitid`. `None` when the wait has a
+    /// deadline, a pidfd is already open (a poll opened it, so polling it costs nothing more),
+    /// or the timeout is this handle's to drive (no watchdog): the caller then polls the pidfd.
+    fn wait_blocking(&mut self, until: Option<Instant>) -> io::Result<Option<bool>> {
         if until.is_some() || self.pidfd.is_some() {
             return Ok(None);
         }
         // A step already due is taken here, before blocking.
         self.drive_timer()?;
-        let watchdog = match self.timer.next_due() {
-            None => None,
-            Some(_) => match Watchdog::get() {
-                Some(watchdog) => Some(watchdog),
-                None => return Ok(None),
-            },
-        };
-        let ticket = watchdog.map(|w| w.watch(self.pid, self.id, &self.shared, self.timer));
+        if self.watch.is_none() && self.timer.next_due().is_some() {
+            return Ok(None);
+        }
         let mut leader = Leader { pid: self.pid, id: self.id, pidfd: None, shared: &self.shared };
-        let exited = loop {
+        loop {
             match leader.wait_exit(None) {
                 Ok(false) => {}
-                other => break other,
+                other => return other.map(Some),
             }
-        };
-        if let (Some(watchdog), Some(ticket)) = (watchdog, ticket) {
-            self.timer = watchdog.unwatch(ticket);
         }
-        exited.map(Some)
     }
 
     /// Records the outcome of the reaped child and writes its audit record.
@@ -526,6 +570,8 @@ impl Child {
         // Reaped: the pidfd has nothing more to say, and a handle kept for its output should
         // not hold one more descriptor.
         self.pidfd = None;
+        // Whatever step the watchdog took before the reap is in the outcome.
+        self.unwatch();
         let mut outcome = ChildOutcome::from_raw(self.pid(), raw, self.strategy, self.started.elapsed());
         outcome.timed_out = self.timer.timed_out();
         outcome.truncated = Truncated { stdout: self.stdout.truncated(), stderr: self.stderr.truncated() };
@@ -613,6 +659,9 @@ impl Drop for Child {
                 }
             }
         }
+        // Never reaped here (it could not be signalled), or reaped by the spawner: no timeout
+        // to carry out any more.
+        self.unwatch();
         self.shared.release(self.id);
     }
 }

@@ -41,10 +41,10 @@
 //!
 //! Linux only (glibc or musl). `posix_spawn` needs `posix_spawn_file_actions_addchdir_np` and
 //! `posix_spawn_file_actions_addclosefrom_np` (glibc ≥ 2.34); with an older libc every spawn
-//! uses fork-exec, or fails in strict mode. A wait without a deadline of its own blocks in
-//! `waitid` while a watchdog thread (one per process, started on first use) carries out the
-//! child's timeout; other waits and polls watch exits with pidfds (Linux ≥ 5.3), and otherwise
-//! poll `waitid`.
+//! uses fork-exec, or fails in strict mode. Children's timeouts are carried out by a watchdog
+//! thread (one per process, started by the first spawn with a timeout) from the spawn until
+//! the child is reaped. A wait without a deadline of its own blocks in `waitid`; other waits
+//! and polls watch exits with pidfds (Linux ≥ 5.3), and otherwise poll `waitid`.
 #![cfg(unix)]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]

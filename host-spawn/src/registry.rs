@@ -147,6 +147,28 @@ impl Shared {
         }
     }
 
+    /// Whether the child `id` (leader `pid`) has exited: reaped, gone from the registry, or a
+    /// zombie now. Looked at under the registry lock, where nothing reaps it meanwhile.
+    pub(crate) fn has_exited(&self, id: ChildId, pid: Pid) -> bool {
+        let registry = self.lock();
+        match registry.children.get(&id) {
+            Some(&(_, Slot::Running)) => {
+                let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+                loop {
+                    match waitid(Id::Pid(pid), flags) {
+                        Ok(WaitStatus::StillAlive) => return false,
+                        // Exited, or reaped behind the registry's back.
+                        Ok(_) | Err(Errno::ECHILD) => return true,
+                        Err(Errno::EINTR) => {}
+                        // Not known to have exited: its timeout goes on.
+                        Err(_) => return false,
+                    }
+                }
+            }
+            _ => true,
+        }
+    }
+
     /// A pidfd for the child `id` while it is not reaped (a zombie still holds its pid, so the
     /// pidfd names this very child); `None` once reaped, or if it cannot be opened.
     pub(crate) fn open_pidfd(&self, id: ChildId) -> Option<OwnedFd> {

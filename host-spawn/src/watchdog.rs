@@ -1,36 +1,39 @@
-//! The watchdog: one thread per process that carries out the timeouts of children whose
-//! waiters are blocked in `waitid`.
+//! The watchdog: one thread per process that carries out children's timeouts, from the spawn
+//! until the child is reaped, whatever the holder of its [`Child`](crate::Child) is doing.
 //!
-//! A wait that must end by a deadline cannot block in `waitid`, which only a change of the
-//! child's state ends; it polls the child's pidfd with a timeout instead. Opening that pidfd
-//! (a pidfs inode on Linux ≥ 6.9), polling it and closing it cost a spawn of `/bin/true`
-//! about a fifth of the host's own time. Most waits have no deadline of their own, only the
-//! child's timeout (the policy's default is 30 s), and what that timeout does is signal the
-//! child, which ends the `waitid` too. So a waiter without a deadline of its own hands the
-//! child's [`Timer`] to this thread and blocks in `waitid`; the thread sends the timer's
-//! signals when they are due (`SIGTERM` and `SIGCONT` at the deadline, `SIGKILL` after the
-//! grace period), the child ends, and the waiter takes the timer back to report whether the
-//! timeout ended it.
+//! A child's [`Timer`] lives here while the child is watched, and only this module takes its
+//! steps (`SIGTERM` and `SIGCONT` at the deadline, `SIGKILL` after the grace period), under
+//! one lock: either this thread, when a step is due, or a call on the child
+//! ([`Watchdog::drive`]), which takes a due step at once and reads the timer. So a timeout
+//! ends a child on time even while its holder never looks at it (a guest computing, or
+//! sleeping), and a wait without a deadline of its own can block in `waitid`, which only the
+//! child's end ends, instead of polling a pidfd with a timeout: opening that pidfd (a pidfs
+//! inode on Linux ≥ 6.9), polling it and closing it cost a spawn of `/bin/true` about a fifth
+//! of the host's own time.
 //!
-//! The thread wakes only when a signal is due or a watch is due before the time it would
-//! wake anyway: waiters that come and go within their children's timeouts (the usual case)
-//! neither wake it nor wait for it. It signals through the registry, which reaches a group
-//! only while its leader is not reaped, like every other signal of this crate.
+//! The thread wakes only when a step is due, or when a new child's deadline comes before the
+//! time it would wake anyway: children that end within their timeouts (the usual case) neither
+//! wake it nor wait for it. It signals through the registry, which reaches a group only while
+//! its leader is not reaped, like every other signal of this crate.
 //!
-//! If the thread cannot be started, [`Watchdog::get`] returns `None` and waits poll a pidfd
-//! as before.
+//! If the thread cannot be started, [`Watchdog::get`] returns `None` and each child's holder
+//! drives its timer itself, as it waits, reads or writes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread;
 use std::time::Instant;
 
+use std::io;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use crate::reap::Timer;
-use crate::registry::{ChildId, Leader, Shared};
+use crate::reap::{Kill, Timer, Wait};
+use crate::registry::{ChildId, Shared};
 
-/// A child whose waiter is blocked, and its timer.
+/// A watched child, and its timer.
 struct Entry {
     pid: Pid,
     id: ChildId,
@@ -50,6 +53,12 @@ struct Board {
 pub(crate) struct Watchdog {
     board: Mutex<Board>,
     wake: Condvar,
+}
+
+impl std::fmt::Debug for Watchdog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watchdog").finish_non_exhaustive()
+    }
 }
 
 /// A watched child: hand it back with [`Watchdog::unwatch`] to get its timer.
@@ -73,8 +82,7 @@ impl Watchdog {
     }
 
     /// Takes over `timer` of the child `pid` (registry `id` of `shared`) until
-    /// [`Watchdog::unwatch`]: its signals are sent when they are due. The child must not be
-    /// reaped before then.
+    /// [`Watchdog::unwatch`]: its signals are sent when they are due.
     pub(crate) fn watch(&self, pid: Pid, id: ChildId, shared: &Arc<Shared>, timer: Timer) -> Ticket {
         let due = timer.next_due();
         let mut board = self.lock();
@@ -91,7 +99,19 @@ impl Watchdog {
         Ticket(ticket)
     }
 
-    /// Ends the watch and returns the timer, with every signal the watchdog sent recorded.
+    /// Takes the step of the child's timer that is due now, if any, and returns the timer.
+    ///
+    /// # Errors
+    ///
+    /// A signal failed (`EPERM`: the child changed its uid); the timer has advanced anyway.
+    pub(crate) fn drive(&self, ticket: &Ticket) -> io::Result<Timer> {
+        let mut board = self.lock();
+        let entry = board.entries.get_mut(&ticket.0).expect("every ticket is watched until unwatched");
+        let result = entry.step(Instant::now());
+        result.map(|()| entry.timer)
+    }
+
+    /// Ends the watch and returns the timer, with every step taken recorded.
     pub(crate) fn unwatch(&self, ticket: Ticket) -> Timer {
         let entry = self.lock().entries.remove(&ticket.0).expect("every ticket is watched until unwatched");
         entry.timer
@@ -102,12 +122,9 @@ impl Watchdog {
         loop {
             let now = Instant::now();
             for entry in board.entries.values_mut() {
-                if entry.timer.next_due().is_some_and(|due| due <= now) {
-                    let mut leader = Leader { pid: entry.pid, id: entry.id, pidfd: None, shared: &entry.shared };
-                    // A signal that fails (EPERM: the child changed its uid) still advances
-                    // the timer; the waiter sees the child end or not, as with its own timer.
-                    let _ = entry.timer.poll(&mut leader, now);
-                }
+                // A signal that fails (EPERM: the child changed its uid) still advances the
+                // timer; the holder sees the child end or not, as with a timer of its own.
+                let _ = entry.step(now);
             }
             let next = board.entries.values().filter_map(|entry| entry.timer.next_due()).min();
             board.wakes_at = next;
@@ -119,5 +136,38 @@ impl Watchdog {
                 }
             };
         }
+    }
+}
+
+impl Entry {
+    /// Takes the step of the timer that is due at `now`, if any.
+    fn step(&mut self, now: Instant) -> io::Result<()> {
+        if self.timer.next_due().is_none_or(|due| due > now) {
+            return Ok(());
+        }
+        let mut leader = Watched { pid: self.pid, id: self.id, shared: &self.shared };
+        self.timer.poll(&mut leader, now)
+    }
+}
+
+/// A watched child's leader, as its timer sees it: whether it has exited is asked of the
+/// registry, which knows when the holder has reaped it (and a reaped pid may be another
+/// process's by now).
+struct Watched<'a> {
+    pid: Pid,
+    id: ChildId,
+    shared: &'a Shared,
+}
+
+impl Wait for Watched<'_> {
+    fn wait_exit(&mut self, _timeout: Option<Duration>) -> io::Result<bool> {
+        // The timer only ever looks without blocking.
+        Ok(self.shared.has_exited(self.id, self.pid))
+    }
+}
+
+impl Kill for Watched<'_> {
+    fn kill_group(&mut self, signal: Signal) -> io::Result<()> {
+        self.shared.signal_group(self.id, signal).map_err(io::Error::from)
     }
 }

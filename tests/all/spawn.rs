@@ -196,6 +196,40 @@ fn spawn_hang() {
     assert_eq!(processes_with(&format!("1000.{token}")), Vec::<u32>::new(), "the child outlived the sandbox");
 }
 
+/// Issue 14: a child's own timeout (300 ms) ends it while the guest sleeps and never looks at
+/// it; before, the timer moved only while the guest waited, read, wrote or polled, so the child
+/// ran until the guest touched it or ended.
+#[test]
+fn spawn_unwatched() {
+    use std::io::{BufRead, BufReader};
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = format!("1000.{}", token());
+    let mut child = wrt()
+        .args(["run", "--allow-run", "sleep", SPAWN_UNWATCHED, &mark])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "started\n");
+    let started = Instant::now();
+    let sleeper = format!("sleep {mark}");
+    while !processes_with(&sleeper).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_millis(2500),
+            "the child outlived its timeout while the guest slept"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}: {rest}");
+    assert!(rest.contains("signal: 15 (SIGTERM), timed out"), "{rest}");
+}
+
 #[test]
 fn spawn_too_many() {
     let out = run_guest(&["sleep"], SPAWN_TOO_MANY, &["16"]);

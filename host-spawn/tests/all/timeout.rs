@@ -67,6 +67,27 @@ fn issue_14_a_blocking_wait_gets_its_timeout_from_the_watchdog() {
     assert!(outcome.duration < Duration::from_secs(10), "{:?}", outcome.duration);
 }
 
+/// Issue 14: a child's timeout holds while nobody looks at the child (a guest computing or
+/// sleeping): the watchdog ends it at its deadline, and the later wait reports the timeout.
+/// Before, the timer moved only when its holder waited, read, wrote or polled.
+#[test]
+fn issue_14_a_timeout_ends_a_child_nobody_waits_for() {
+    let _lock = lock();
+    let spawner = spawner(Duration::from_millis(200));
+    let script = "trap '' TERM; while :; do sleep 1; done";
+    let mut child = spawner.spawn(Command::new("sh").args(["-c", script]).timeout(Duration::from_millis(300))).unwrap();
+    let start = std::time::Instant::now();
+    // Nobody touches the child: it must become a zombie (SIGKILL after the grace) on its own.
+    while proc_stat(child.pid()).is_some_and(|(state, _)| state != 'Z') {
+        assert!(start.elapsed() < Duration::from_secs(10), "the timeout did not end the child");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(start.elapsed() >= Duration::from_millis(450), "{:?}", start.elapsed());
+    let outcome = child.try_wait().unwrap().expect("a zombie is reaped at once");
+    assert!(outcome.timed_out, "{outcome:?}");
+    assert_eq!(outcome.status, ExitStatus::Signaled { signal: 9, core_dumped: false });
+}
+
 /// Issue 14: the watchdog sleeps until the earliest signal it knows of; a child whose
 /// timeout comes sooner, watched later, must wake it (or it would be ended only when the
 /// first child's timeout comes, 30 s later).
