@@ -188,7 +188,11 @@ impl Child {
     /// watches the child), and refreshes [`Child::timer`].
     fn drive_timer(&mut self) -> io::Result<()> {
         if let Some((watchdog, ticket)) = &self.watch {
-            self.timer = watchdog.drive(ticket)?;
+            // The watchdog takes a step only once it is due, so until then its timer is this
+            // copy: no need to ask.
+            if self.timer.next_due().is_some_and(|due| due <= Instant::now()) {
+                self.timer = watchdog.drive(ticket)?;
+            }
             return Ok(());
         }
         let (mut leader, timer) = self.parts();

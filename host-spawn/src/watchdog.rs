@@ -19,7 +19,7 @@
 //! If the thread cannot be started, [`Watchdog::get`] returns `None` and each child's holder
 //! drives its timer itself, as it waits, reads or writes.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread;
 use std::time::Instant;
@@ -43,7 +43,7 @@ struct Entry {
 
 #[derive(Default)]
 struct Board {
-    entries: HashMap<u64, Entry>,
+    entries: BTreeMap<u64, Entry>,
     next_ticket: u64,
     /// When the thread wakes next on its own; `None` while it sleeps until notified.
     wakes_at: Option<Instant>,
