@@ -173,8 +173,9 @@ impl Child {
     /// it is not open yet.
     ///
     /// Most children never need one: a wait without a time limit blocks in `waitid` instead,
-    /// which spares every such spawn a `pidfd_open` (a new pidfs inode on Linux ≥ 6.9) and its
-    /// `close`, about a tenth of the host's own time per spawn of `/bin/true`. Opening it late is
+    /// which spares every such spawn a `pidfd_open` (a new pidfs inode on Linux ≥ 6.9), a `poll`
+    /// and a `close`: about 10 µs of the host's CPU per spawn of `/bin/true` on the development
+    /// VM, an eighth of its own time (docs/benchmarks.md). Opening it late is
     /// as safe as at the spawn: the registry opens it only while the child is not reaped, so the
     /// pid is still this child's (a zombie holds it).
     fn open_pidfd(&mut self) {

@@ -8,8 +8,8 @@
 //! ends a child on time even while its holder never looks at it (a guest computing, or
 //! sleeping), and a wait without a deadline of its own can block in `waitid`, which only the
 //! child's end ends, instead of polling a pidfd with a timeout: opening that pidfd (a pidfs
-//! inode on Linux ≥ 6.9), polling it and closing it cost a spawn of `/bin/true` about a fifth
-//! of the host's own time.
+//! inode on Linux ≥ 6.9), polling it and closing it cost a spawn of `/bin/true` about 10 µs of
+//! the host's CPU, an eighth of its own time (docs/benchmarks.md).
 //!
 //! The thread wakes only when a step is due, or when a new child's deadline comes before the
 //! time it would wake anyway: children that end within their timeouts (the usual case) neither
