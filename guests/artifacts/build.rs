@@ -52,20 +52,9 @@ fn main() {
         println!("cargo:rerun-if-changed={}", guests.join(watched).display());
     }
 
-    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(&guests)
+    let status = plain_cargo(&guests, &target_dir)
         .args(["build", "--release", "--locked", "--target=wasm32-wasip1", "--workspace", "--bins"])
         .args(components::PACKAGES.iter().flat_map(|package| ["--exclude", package]))
-        .env("CARGO_TARGET_DIR", &target_dir)
-        // Plain rustc, whatever drives the outer build: under `cargo clippy` the wrapper would
-        // compile the guests too, and their bytes would differ from a plain build's.
-        .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .env_remove("RUSTC_WRAPPER")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_TARGET")
-        .env_remove("CARGO_BUILD_RUSTFLAGS")
         .status()
         .expect("failed to run cargo for the guests");
     assert!(
@@ -172,6 +161,25 @@ fn world_of(source: &Path, comment: &str) -> String {
     let text = std::fs::read_to_string(source).unwrap_or_else(|e| panic!("read {}: {e}", source.display()));
     let world = text.lines().find_map(|line| line.strip_prefix(comment)?.trim().strip_prefix("world:"));
     world.map_or("command", str::trim).to_owned()
+}
+
+/// A nested cargo in `guests` building into `target_dir` with plain rustc, whatever drives the
+/// outer build: under `cargo clippy` the wrapper would compile the guests too, and their bytes
+/// would differ from a plain build's; the outer build's flags and target are not the guests'.
+fn plain_cargo(guests: &Path, target_dir: &Path) -> Command {
+    let mut command = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(guests).env("CARGO_TARGET_DIR", target_dir);
+    for inherited in [
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_WRAPPER",
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_TARGET",
+        "CARGO_BUILD_RUSTFLAGS",
+    ] {
+        command.env_remove(inherited);
+    }
+    command
 }
 
 fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {

@@ -152,19 +152,13 @@ impl Shared {
     pub(crate) fn has_exited(&self, id: ChildId, pid: Pid) -> bool {
         let registry = self.lock();
         match registry.children.get(&id) {
-            Some(&(_, Slot::Running)) => {
-                let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-                loop {
-                    match waitid(Id::Pid(pid), flags) {
-                        Ok(WaitStatus::StillAlive) => return false,
-                        // Exited, or reaped behind the registry's back.
-                        Ok(_) | Err(Errno::ECHILD) => return true,
-                        Err(Errno::EINTR) => {}
-                        // Not known to have exited: its timeout goes on.
-                        Err(_) => return false,
-                    }
-                }
-            }
+            Some(&(_, Slot::Running)) => match is_zombie(pid) {
+                Ok(exited) => exited,
+                // Reaped behind the registry's back.
+                Err(Errno::ECHILD) => true,
+                // Not known to have exited: its timeout goes on.
+                Err(_) => false,
+            },
             _ => true,
         }
     }
@@ -194,14 +188,8 @@ impl Shared {
             Some(&(pid, Slot::Running)) => pid,
             None => return Err(Errno::ECHILD),
         };
-        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-        loop {
-            match waitid(Id::Pid(pid), flags) {
-                Ok(WaitStatus::StillAlive) => return Ok(None),
-                Ok(_) => break,
-                Err(Errno::EINTR) => {}
-                Err(errno) => return Err(errno),
-            }
+        if !is_zombie(pid)? {
+            return Ok(None);
         }
         // The zombie leader still holds the pgid, so this reaches only its own group.
         let _ = killpg(pid, Signal::SIGKILL);
@@ -248,10 +236,23 @@ impl Shared {
     }
 }
 
+/// Whether the unreaped child `pid` has exited (is a zombie), without reaping it:
+/// `waitid(WEXITED | WNOHANG | WNOWAIT)`, retried on `EINTR`. `ECHILD` means it was reaped
+/// behind the registry's back (its pid, and pgid, may be another process's by now).
+pub(crate) fn is_zombie(pid: Pid) -> Result<bool, Errno> {
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    loop {
+        match waitid(Id::Pid(pid), flags) {
+            Ok(status) => return Ok(status != WaitStatus::StillAlive),
+            Err(Errno::EINTR) => {}
+            Err(errno) => return Err(errno),
+        }
+    }
+}
+
 /// Reaps every registered child that has exited, as [`Shared::try_reap`] does (the group is
 /// killed first, while the zombie pins the pgid).
 fn reap_exited(registry: &mut Registry) {
-    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
     let running: Vec<(ChildId, Pid)> = registry
         .children
         .iter()
@@ -259,7 +260,7 @@ fn reap_exited(registry: &mut Registry) {
         .map(|(&id, &(pid, _))| (id, pid))
         .collect();
     for (id, pid) in running {
-        if !matches!(waitid(Id::Pid(pid), flags), Ok(status) if status != WaitStatus::StillAlive) {
+        if is_zombie(pid) != Ok(true) {
             continue;
         }
         let _ = killpg(pid, Signal::SIGKILL);

@@ -3,9 +3,7 @@
 //! target directory as the core-module guests (another target, so its own subdirectory).
 
 use std::collections::BTreeMap;
-use std::env;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The packages built for wasm32-wasip2 only; the wasm32-wasip1 build excludes them.
 pub const PACKAGES: &[&str] = &["wrt-process", "components"];
@@ -16,18 +14,8 @@ pub fn add(guests: &Path, target_dir: &Path, guests_by_name: &mut BTreeMap<Strin
     for watched in ["process", "components", "../wit"] {
         println!("cargo:rerun-if-changed={}", guests.join(watched).display());
     }
-    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(guests)
+    let status = super::plain_cargo(guests, target_dir)
         .args(["build", "--release", "--locked", "--target=wasm32-wasip2", "-p", "components", "--bins"])
-        .env("CARGO_TARGET_DIR", target_dir)
-        // Plain rustc, whatever drives the outer build (as for the wasm32-wasip1 guests).
-        .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .env_remove("RUSTC_WRAPPER")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_TARGET")
-        .env_remove("CARGO_BUILD_RUSTFLAGS")
         .status()
         .expect("failed to run cargo for the component guests");
     assert!(

@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, poll};
-use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 
 use super::Child;
 use crate::error::PollError;
@@ -110,13 +109,8 @@ impl Child {
             ready.stdin |= stdin;
             ready.stdout |= stdout;
             ready.stderr |= stderr;
-            let exited = exited
-                || (watch_exit
-                    && self.pidfd.is_none()
-                    && matches!(
-                        waitid(Id::Pid(self.pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT),
-                        Ok(status) if status != WaitStatus::StillAlive
-                    ));
+            let exited =
+                exited || (watch_exit && self.pidfd.is_none() && crate::registry::is_zombie(self.pid) == Ok(true));
             if exited {
                 self.on_leader_exit();
                 ready.exit = true;
