@@ -360,18 +360,30 @@ mod tests {
 
 #[cfg(test)]
 mod deps_tests {
-    /// The WASI interfaces in `wit/deps` are the ones wasmtime-wasi implements, byte for byte:
-    /// guests bind to what the host links.
-    #[test]
-    fn wit_deps_are_the_wasi_interfaces_wasmtime_wasi_implements() {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    /// The host's target triple, as the compiler that built this test reports it.
+    fn host_triple() -> String {
+        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+        let out = Command::new(&rustc).arg("-vV").output().expect("run `rustc -vV`");
+        assert!(out.status.success(), "`{rustc} -vV` failed: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let host = text.lines().find_map(|line| line.strip_prefix("host: "));
+        host.expect("`rustc -vV` names the host").trim().to_owned()
+    }
+
+    /// The source directory of wasmtime-wasi 48 that this build compiled.
+    ///
+    /// `cargo metadata` is filtered to the host platform: without the filter it needs every
+    /// package of the lock file, Windows-only ones included, which a Linux build never downloads,
+    /// so on a fresh machine it would fail offline whatever the build itself had fetched.
+    fn wasmtime_wasi_source(root: &Path) -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-        let out = std::process::Command::new(cargo)
-            .args(["metadata", "--format-version", "1", "--offline", "--locked"])
-            .current_dir(root)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let host = host_triple();
+        let args = ["metadata", "--format-version", "1", "--offline", "--locked", "--filter-platform", &host];
+        let out = Command::new(&cargo).args(args).current_dir(root).output().expect("run `cargo metadata`");
+        assert!(out.status.success(), "`cargo {}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
         let metadata = String::from_utf8(out.stdout).unwrap();
         let manifest = metadata
             .split("\"manifest_path\":\"")
@@ -379,14 +391,35 @@ mod deps_tests {
             .map(|rest| rest.split('"').next().unwrap())
             .find(|path| path.contains("/wasmtime-wasi-48.") && path.ends_with("Cargo.toml"))
             .expect("wasmtime-wasi 48 in the dependency graph");
-        let theirs = std::path::Path::new(manifest).parent().unwrap().join("src/p2/wit/deps");
-        let ours = std::path::Path::new(root).join("wit/deps");
+        Path::new(manifest).parent().unwrap().to_owned()
+    }
+
+    /// The WASI interfaces in `wit/deps` are the ones wasmtime-wasi implements, byte for byte:
+    /// guests bind to what the host links.
+    #[test]
+    fn wit_deps_are_the_wasi_interfaces_wasmtime_wasi_implements() {
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+        let theirs = wasmtime_wasi_source(root).join("src/p2/wit/deps");
+        let ours = root.join("wit/deps");
         let mut names: Vec<_> = std::fs::read_dir(&ours).unwrap().map(|e| e.unwrap().file_name()).collect();
         names.sort();
         assert_eq!(names.len(), 6, "{names:?}");
         for name in names {
             let (a, b) = (std::fs::read(ours.join(&name)).unwrap(), std::fs::read(theirs.join(&name)).unwrap());
-            assert!(a == b, "wit/deps/{} differs from wasmtime-wasi's copy", name.to_string_lossy());
+            if a != b {
+                let (a, b) = (String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+                let line = a
+                    .lines()
+                    .zip(b.lines())
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(a.lines().count().min(b.lines().count()));
+                panic!(
+                    "wit/deps/{} differs from wasmtime-wasi's copy ({}) from line {}: copy theirs over ours",
+                    name.to_string_lossy(),
+                    theirs.join(&name).display(),
+                    line + 1
+                );
+            }
         }
     }
 }
