@@ -91,7 +91,10 @@ fn output_returns_at_the_deadline_while_an_escaped_process_holds_stdout() {
     let mark = format!("1000.{}", std::process::id());
     let policy = Policy::deny_all().allow_program("sh").timeout(Some(Duration::from_millis(500)));
     let spawner = Spawner::new(policy).unwrap();
-    let script = format!("setsid sleep {mark} & echo $!");
+    // The shell exits only once the sleeper has its own session, out of the shell's group.
+    let script = format!(
+        "setsid sleep {mark} & p=$!; until [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = \"$p\" ]; do sleep 0.01; done; echo $p"
+    );
     let started = Instant::now();
     let (sent, received) = std::sync::mpsc::channel();
     let run = std::thread::spawn(move || {
