@@ -176,7 +176,10 @@ pub fn is_containing() -> bool {
 /// The runtime calls it whenever a guest ends. Orphans cannot be told apart by guest: with
 /// several guests in one process, the end of any guest ends them all.
 ///
-/// Returns how many processes it killed.
+/// Works without a free descriptor, as [`end_all_descendants`] does.
+///
+/// Returns how many times it sent `SIGKILL` (a process still dying in a later round of the
+/// cleanup counts again).
 pub fn sweep() -> usize {
     if !is_containing() {
         return 0;
@@ -200,7 +203,8 @@ pub fn sweep() -> usize {
 /// process gets back and kills their children in turn. Without the subreaper, a descendant
 /// whose parent is killed before it is reached escapes when no descriptor is left.
 ///
-/// Returns how many processes it sent `SIGKILL`.
+/// Returns how many times it sent `SIGKILL` (a process still dying in a later round of the
+/// cleanup counts again).
 pub fn end_all_descendants() -> usize {
     let gate = GATE.write().unwrap_or_else(PoisonError::into_inner);
     // Never released: nothing may start after the last sweep.
