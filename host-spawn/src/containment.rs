@@ -29,7 +29,7 @@
 //!
 //! Cleanup holds when the process is out of descriptors, as when a guest has opened files
 //! until `EMFILE`: the walk above needs a descriptor per process, but what it cannot reach is
-//! ended by [`direct`]'s rounds, which need none: `/proc` is opened once, up front, the buffer
+//! ended by rounds that need none: `/proc` is opened once, up front, the buffer
 //! for its entries is static, and each direct child of the process is signalled by pid, which
 //! it holds until it is reaped. As the subreaper, the process gets back the children of each
 //! child it kills, so round after round ends every descendant. With [`contain_descendants`],
