@@ -59,6 +59,13 @@ impl Cli {
         })
     }
 
+    /// Whether wrt may make itself the subreaper of every descendant, which kills every child
+    /// no spawner tracks when a guest ends and reaps such children as they exit: not for
+    /// `wrt bench`, which starts and waits for host programs of its own (the floors).
+    pub(crate) fn contains_descendants(&self) -> bool {
+        !matches!(self.command, Some(Command::Bench(_)))
+    }
+
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Some(Command::Run(args)) => args.run(),

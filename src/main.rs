@@ -6,8 +6,9 @@ mod cmd;
 mod process;
 
 fn main() -> ExitCode {
-    // First, while wrt has one thread: the process-wide settings that only the CLI may choose.
-    match process::own().and_then(|()| cmd::Cli::parse_or_exit().run()) {
+    let cli = cmd::Cli::parse_or_exit();
+    // Then, while wrt has one thread: the process-wide settings that only the CLI may choose.
+    match process::own(cli.contains_descendants()).and_then(|()| cli.run()) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("wrt: {err:#}");

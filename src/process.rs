@@ -5,14 +5,16 @@ use anyhow::Context;
 use wrt_runtime::containment;
 use wrt_runtime::wrt_host_spawn::raise_open_files_limit;
 
-/// Makes wrt the subreaper of every descendant (orphans of children are swept when the guest
-/// ends) and makes `SIGTERM`, `SIGINT` and `SIGHUP` end every descendant and exit with 128 +
-/// the signal; raises the soft open-files limit to the hard one. Must run before any other
-/// thread starts.
-pub(crate) fn own() -> anyhow::Result<()> {
+/// With `contain`, makes wrt the subreaper of every descendant (orphans of children are reaped
+/// as they exit and swept when the guest ends); makes `SIGTERM`, `SIGINT` and `SIGHUP` end
+/// every descendant and exit with 128 + the signal; raises the soft open-files limit to the hard
+/// one. Must run before any other thread starts.
+pub(crate) fn own(contain: bool) -> anyhow::Result<()> {
     // Children hold pipes: use all the descriptors the hard limit allows (spawns stay within a
     // budget of what is left).
     let _ = raise_open_files_limit();
-    containment::contain_descendants().context("failed to become the subreaper of guests' children")?;
+    if contain {
+        containment::contain_descendants().context("failed to become the subreaper of guests' children")?;
+    }
     containment::end_on_signals().context("failed to set up signal handling")
 }

@@ -27,6 +27,15 @@
 //! The spawn path pays for none of this: it takes a read lock that only a sweep holds for
 //! writing, and records the pid. The `/proc` walks run when a guest ends and on signals.
 //!
+//! Cleanup holds when the process is out of descriptors, as when a guest has opened files
+//! until `EMFILE`: the walk above needs a descriptor per process, but what it cannot reach is
+//! ended by rounds that need none: `/proc` is opened once, up front, the buffer
+//! for its entries is static, and each direct child of the process is signalled by pid, which
+//! it holds until it is reaped. As the subreaper, the process gets back the children of each
+//! child it kills, so round after round ends every descendant. With [`contain_descendants`],
+//! a thread started up front also reaps adopted orphans as they exit (every
+//! [`REAP_EVERY`]), so that a guest's children cannot pile up zombies holding pids.
+//!
 //! # Platform-specific behavior
 //!
 //! Linux only: `PR_SET_CHILD_SUBREAPER` (Linux ≥ 3.4), pidfds (Linux ≥ 5.3) and `/proc`.
@@ -39,11 +48,15 @@ use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal};
-use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
-use crate::sys::{is_ignored, pidfd_open, pidfd_send_signal};
+use crate::sys::{RawExit, is_ignored, pidfd_open, pidfd_send_signal, wait4_nohang};
+
+mod direct;
+
+use self::direct::Scope;
 
 /// Held for reading from just before a child is created until its pid is tracked; held for
 /// writing by a sweep, which therefore never mistakes a child being spawned for an orphan.
@@ -66,6 +79,9 @@ const MAX_ROUNDS: usize = 64;
 /// How long a sweep waits for a process it sent `SIGSTOP` to stop.
 const STOP_LIMIT: Duration = Duration::from_millis(200);
 
+/// How often the reaper thread of [`contain_descendants`] reaps the orphans that have exited.
+pub const REAP_EVERY: Duration = Duration::from_millis(50);
+
 /// Taken by a spawn around the creation of the child.
 pub(crate) fn spawn_gate() -> RwLockReadGuard<'static, ()> {
     GATE.read().unwrap_or_else(PoisonError::into_inner)
@@ -76,7 +92,21 @@ pub(crate) fn track(pid: Pid) {
     TRACKED.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(HashSet::new).insert(pid.as_raw());
 }
 
-/// Forgets a reaped child.
+/// Reaps the tracked child `pid` if it has exited (`wait4` with `WNOHANG`), and forgets it once
+/// reaped. Under the tracked set's lock, where [`direct`] looks at a child before it signals it
+/// by pid: the pid it saw is not reaped (and reused) in between.
+pub(crate) fn reap_tracked(pid: Pid) -> Result<Option<RawExit>, Errno> {
+    let mut tracked = TRACKED.lock().unwrap_or_else(PoisonError::into_inner);
+    let raw = wait4_nohang(pid)?;
+    if raw.is_some()
+        && let Some(set) = tracked.as_mut()
+    {
+        set.remove(&pid.as_raw());
+    }
+    Ok(raw)
+}
+
+/// Forgets a child that is not reaped (its handle is gone).
 pub(crate) fn untrack(pid: Pid) {
     if let Some(set) = TRACKED.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
         set.remove(&pid.as_raw());
@@ -92,20 +122,46 @@ fn tracked() -> HashSet<i32> {
 /// and lets [`sweep`] kill and reap every child of the process that no
 /// [`Spawner`](crate::Spawner) started.
 ///
+/// It also starts a thread that reaps, every [`REAP_EVERY`], the adopted orphans that have
+/// exited (children a [`Spawner`](crate::Spawner) tracks are its own to reap), and opens
+/// `/proc` once, for cleanups that must work when the process has no descriptor left.
+///
 /// This is a setting of the whole process, and it stays on. Call it only if every child the
-/// process has is wrt's to kill: the `wrt` CLI does; a program embedding wrt that starts
-/// children of its own must not, or a sweep ends them too. Without it, the descendants of a
-/// child that exited are reparented to init (or the nearest subreaper above this process)
-/// and escape.
+/// process has is wrt's to kill and reap: the `wrt` CLI does; a program embedding wrt that
+/// starts children of its own must not, or a sweep ends them too and the reaper takes their
+/// exit status. Without it, the descendants of a child that exited are reparented to init (or
+/// the nearest subreaper above this process) and escape.
 ///
 /// # Errors
 ///
-/// The `prctl` error (none is expected on Linux ≥ 3.4).
+/// The `prctl` error (none is expected on Linux ≥ 3.4), or the reaper thread could not start.
 #[doc(alias = "PR_SET_CHILD_SUBREAPER")]
 pub fn contain_descendants() -> io::Result<()> {
+    let mut contained = CONTAINED.lock().unwrap_or_else(PoisonError::into_inner);
+    if *contained {
+        return Ok(());
+    }
     nix::sys::prctl::set_child_subreaper(true)?;
-    *CONTAINED.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    direct::reserve();
+    start_reaper()?;
+    *contained = true;
     Ok(())
+}
+
+/// Starts the thread that reaps adopted orphans as they exit. It starts with every signal
+/// blocked, so that it never takes one meant for [`end_on_signals`]' thread, whichever of the
+/// two is set up first.
+fn start_reaper() -> io::Result<()> {
+    let mask = SigSet::thread_get_mask()?;
+    SigSet::all().thread_block()?;
+    let started = thread::Builder::new().name("wrt-reaper".into()).spawn(|| {
+        loop {
+            thread::sleep(REAP_EVERY);
+            direct::reap_adopted();
+        }
+    });
+    mask.thread_set_mask()?;
+    started.map(drop)
 }
 
 /// Whether [`contain_descendants`] ran in this process.
@@ -120,7 +176,10 @@ pub fn is_containing() -> bool {
 /// The runtime calls it whenever a guest ends. Orphans cannot be told apart by guest: with
 /// several guests in one process, the end of any guest ends them all.
 ///
-/// Returns how many processes it killed.
+/// Works without a free descriptor, as [`end_all_descendants`] does.
+///
+/// Returns how many times it sent `SIGKILL` (a process still dying in a later round of the
+/// cleanup counts again).
 pub fn sweep() -> usize {
     if !is_containing() {
         return 0;
@@ -128,9 +187,10 @@ pub fn sweep() -> usize {
     let _gate = GATE.write().unwrap_or_else(PoisonError::into_inner);
     let keep = tracked();
     let me = Pid::this();
+    // The walk stops each subtree before it kills it; what it could not reach (no descriptor
+    // left), the rounds of `direct` end, and they reap every orphan.
     let killed = kill_below(me, &keep);
-    reap_orphans(&keep);
-    killed
+    killed + direct::collapse(Scope::Untracked, REAP_LIMIT)
 }
 
 /// Kills every descendant of this process, tracked children included, reaps those that are not
@@ -138,14 +198,19 @@ pub fn sweep() -> usize {
 /// [`sweep`] of the process blocks forever (a guest that ends meanwhile waits there instead of
 /// reporting how it ended). For a process about to exit (a termination signal).
 ///
-/// Returns how many processes it killed.
+/// With [`contain_descendants`] (or [`end_on_signals`]) called before, it works without a free
+/// descriptor: every child is killed by pid, its process group too, and as the subreaper the
+/// process gets back and kills their children in turn. Without the subreaper, a descendant
+/// whose parent is killed before it is reached escapes when no descriptor is left.
+///
+/// Returns how many times it sent `SIGKILL` (a process still dying in a later round of the
+/// cleanup counts again).
 pub fn end_all_descendants() -> usize {
     let gate = GATE.write().unwrap_or_else(PoisonError::into_inner);
     // Never released: nothing may start after the last sweep.
     std::mem::forget(gate);
     let killed = kill_below(Pid::this(), &HashSet::new());
-    reap_orphans(&tracked());
-    killed
+    killed + direct::collapse(Scope::All, REAP_LIMIT)
 }
 
 /// Kills every process below `root` (not `root` itself), in any session or group. Used before
@@ -163,7 +228,11 @@ const TERMINATION: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHU
 /// A signal that is ignored when this is called (`SIG_IGN` inherited, as under `nohup` or for
 /// a background job of a non-interactive shell) stays ignored. The others are blocked in the
 /// calling thread; threads started afterwards inherit the mask, so call this first in `main`,
-/// before any other thread exists. Children never see the mask: every spawn resets it.
+/// before any other thread exists (the reaper thread of [`contain_descendants`] blocks every
+/// signal, so it may exist already). Children never see the mask: every spawn resets it.
+///
+/// What the cleanup needs is taken now: the thread, and `/proc` opened once, so that it works
+/// when the signal finds the descriptor table full.
 ///
 /// This is a setting of the whole process; the `wrt` CLI opts in, a library should not.
 ///
@@ -180,6 +249,8 @@ pub fn end_on_signals() -> io::Result<()> {
     if set.iter().next().is_none() {
         return Ok(());
     }
+    // Taken now: when the signal comes, the descriptor table may be full.
+    direct::reserve();
     set.thread_block()?;
     thread::Builder::new().name("wrt-signals".into()).spawn(move || {
         loop {
@@ -290,30 +361,6 @@ fn wait_stopped(pids: &[i32]) {
                 _ => break,
             }
         }
-    }
-}
-
-/// Reaps every child of this process that is not in `keep`, until none is left or
-/// [`REAP_LIMIT`] passes. Killed processes' children arrive here (as zombies or still dying)
-/// when this process is their subreaper.
-fn reap_orphans(keep: &HashSet<i32>) {
-    let me = Pid::this().as_raw();
-    let end = Instant::now() + REAP_LIMIT;
-    loop {
-        let links = parents();
-        let orphans: Vec<i32> =
-            links.iter().filter(|&(pid, ppid)| *ppid == me && !keep.contains(pid)).map(|(&pid, _)| pid).collect();
-        if orphans.is_empty() {
-            return;
-        }
-        for pid in orphans {
-            // Reaped, still dying (reaped on the next round), or not ours to wait for.
-            let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
-        }
-        if Instant::now() >= end {
-            return;
-        }
-        thread::sleep(Duration::from_millis(1));
     }
 }
 

@@ -21,7 +21,7 @@ use nix::unistd::Pid;
 
 use crate::audit::AuditLog;
 use crate::reap::{Kill, Wait};
-use crate::sys::{RawExit, wait4_nohang};
+use crate::sys::RawExit;
 
 #[derive(Debug, Clone, Copy)]
 enum Slot {
@@ -193,10 +193,9 @@ impl Shared {
         }
         // The zombie leader still holds the pgid, so this reaches only its own group.
         let _ = killpg(pid, Signal::SIGKILL);
-        let raw = wait4_nohang(pid)?;
+        let raw = crate::containment::reap_tracked(pid)?;
         if let Some(raw) = raw {
             registry.children.insert(id, (pid, Slot::Reaped(raw)));
-            crate::containment::untrack(pid);
         }
         Ok(raw)
     }
@@ -264,9 +263,8 @@ fn reap_exited(registry: &mut Registry) {
             continue;
         }
         let _ = killpg(pid, Signal::SIGKILL);
-        if let Ok(Some(raw)) = wait4_nohang(pid) {
+        if let Ok(Some(raw)) = crate::containment::reap_tracked(pid) {
             registry.children.insert(id, (pid, Slot::Reaped(raw)));
-            crate::containment::untrack(pid);
         }
     }
 }

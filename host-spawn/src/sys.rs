@@ -1,5 +1,5 @@
 //! Every `unsafe` operation of the crate: `posix_spawn`, the fork-exec child, `wait4`,
-//! `pidfd_open`, `close_range`, a `SIGPIPE`-free `write` and pseudo-terminals.
+//! `pidfd_open`, `close_range`, `getdents64`, a `SIGPIPE`-free `write` and pseudo-terminals.
 //!
 //! Callers see safe functions. nix 0.32 wraps `posix_spawn`, but not
 //! `posix_spawn_file_actions_addchdir_np` or `posix_spawn_file_actions_addclosefrom_np`, and its
@@ -39,7 +39,7 @@ pub(crate) use self::posix_spawn::{ActionsCache, posix_spawn};
 pub(crate) use self::probe::{PosixSpawnSupport, posix_spawn_support};
 pub(crate) use self::pty::{open_pty, set_window_size};
 pub(crate) use self::wait::{RawExit, wait4_nohang};
-pub(crate) use imp::{is_ignored, pidfd_open, pidfd_send_signal};
+pub(crate) use imp::{getdents64, is_ignored, pidfd_open, pidfd_send_signal};
 
 /// `-1` and `errno` to `Err`.
 fn cvt(ret: c_int) -> Result<c_int, Errno> {

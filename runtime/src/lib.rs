@@ -114,14 +114,15 @@
 //!
 //! - [`containment::contain_descendants`] makes the process a child subreaper, so that the
 //!   orphans a child leaves (a `setsid` daemon, a double fork whose middle process exited)
-//!   are reparented to it and swept when a guest ends. Only a process whose children are all
-//!   wrt's may opt in: a sweep ends every child no spawner tracks.
+//!   are reparented to it, reaped by a thread as they exit, and swept when a guest ends. Only a
+//!   process whose children are all wrt's may opt in: a sweep ends every child no spawner
+//!   tracks, and the thread reaps every such child that exits.
 //! - [`containment::end_on_signals`] makes `SIGTERM`, `SIGINT` and `SIGHUP` kill and reap every
 //!   descendant and exit with 128 + the signal; signals ignored at startup stay ignored. It
 //!   must run in `main` before any thread starts.
 //!
-//! The `wrt` CLI does both. An embedder that handles signals itself calls
-//! [`containment::end_all_descendants`] from its own handler thread.
+//! The `wrt` CLI does both (`wrt bench` only the second). An embedder that handles signals
+//! itself calls [`containment::end_all_descendants`] from its own handler thread.
 //!
 //! # Platform-specific behavior
 //!

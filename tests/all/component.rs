@@ -167,6 +167,13 @@ fn component_timeout() {
     assert_eq!(statuses(&out).len(), 4, "{}", stdout(&out));
 }
 
+/// `process.run` ends at the sandbox's deadline while a process the child started in a new
+/// session holds its stdout, as the core ABI's `run` does.
+#[test]
+fn component_run_ends_at_deadline() {
+    crate::containment::run_ends_at_the_deadline(COMPONENT_RUN_ENDS_AT_DEADLINE);
+}
+
 #[test]
 fn component_kill() {
     let token = token();

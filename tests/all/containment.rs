@@ -281,3 +281,243 @@ fn contain_deadline_eof() {
     let out = run(["run", "--timeout", "300ms", "--allow-run", "sleep", CONTAIN_DEADLINE_EOF]);
     assert_code(&out, 124);
 }
+
+/// Runs `wrt` with `args` (under `sh -c 'ulimit -n <open_files>'` when given), its stdout in
+/// a file (no process left holding a pipe can block the test), and waits up to `limit` for it
+/// to exit; kills it if it has not. Returns its exit code (`None`: it did not exit in time),
+/// its stdout and how long it ran.
+pub(crate) fn run_bounded(args: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out_path = out_dir.path().join("stdout");
+    let mut child = wrt_command(args, None).stdout(std::fs::File::create(&out_path).unwrap()).spawn().unwrap();
+    let started = Instant::now();
+    let status = exit_within(&mut child, limit);
+    let took = started.elapsed();
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    (status.and_then(|s| s.code()), std::fs::read_to_string(&out_path).unwrap(), took)
+}
+
+/// `wrt <args>`, run through `sh -c 'ulimit -n N; exec wrt …'` when `open_files` is given
+/// (wrt raises its soft limit to the hard one, which `ulimit -n` lowers too).
+fn wrt_command(args: &[&str], open_files: Option<u32>) -> std::process::Command {
+    let mut cmd = match open_files {
+        None => wrt(),
+        Some(n) => {
+            let mut sh = std::process::Command::new("sh");
+            sh.args(["-c", &format!("ulimit -n {n} && exec \"$0\" \"$@\""), env!("CARGO_BIN_EXE_wrt")]);
+            sh.env("XDG_CACHE_HOME", crate::util::cache_dir()).stdin(Stdio::null());
+            sh
+        }
+    };
+    cmd.args(args).stderr(Stdio::null());
+    cmd
+}
+
+/// Whether `pid` is alive (not a zombie) and still runs a command line containing `mark`.
+fn alive_with(pid: i32, mark: &str) -> bool {
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')));
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    !zombie && String::from_utf8_lossy(&cmdline).contains(mark)
+}
+
+/// Of `pids` (each marked with `mark`), those still alive after up to 5 s; kills them.
+fn alive_after_a_while(pids: &[i32], mark: &str) -> Vec<i32> {
+    let end = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|&pid| alive_with(pid, mark)) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let alive: Vec<i32> = pids.iter().copied().filter(|&pid| alive_with(pid, mark)).collect();
+    for &pid in &alive {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    alive
+}
+
+/// The number after `key ` on a line of `text`.
+fn number_after(text: &str, key: &str) -> Option<i32> {
+    text.lines().find_map(|line| line.strip_prefix(key)?.trim().parse().ok())
+}
+
+/// Starts `contain_fds_exhausted` with `mode` under a low descriptor limit: its shell starts
+/// `setsid sleep <mark>` (the grandchild, in a new session) and becomes `sleep <mark>1`, and
+/// the guest opens files until no descriptor is left. Returns wrt, the pids of the child and
+/// the grandchild, and the guest's stdout so far.
+fn start_exhausted(mark: &str, mode: &str) -> (Child, [i32; 2], String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file"), "x").unwrap();
+    let spec = format!("{}::/data", dir.path().display());
+    let script = format!("setsid sleep {mark} & echo grandchild $!; echo child $$; exec sleep {mark}1");
+    let out_path = dir.path().join("stdout");
+    let args = ["run", "--allow-run", "sh", "--ro-dir", &spec, CONTAIN_FDS_EXHAUSTED, &script, "/data/file", mode];
+    let mut child = wrt_command(&args, Some(256)).stdout(std::fs::File::create(&out_path).unwrap()).spawn().unwrap();
+    let end = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(&out_path).unwrap();
+        if let (Some(pid), Some(grandchild), true) =
+            (number_after(&text, "child"), number_after(&text, "grandchild"), text.contains("full after"))
+        {
+            return (child, [pid, grandchild], text, dir);
+        }
+        if Instant::now() >= end || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = survivors(mark);
+            panic!("the guest never filled the descriptor table: {text}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// With the descriptor table full (the guest opened files until `EMFILE`), `signal` to wrt
+/// still ends the child and its grandchild in another session. Before, the cleanup walked
+/// `/proc` with a descriptor per process, got none, and left both running.
+fn signal_with_descriptors_exhausted(signal: Signal) {
+    if !have_setsid() {
+        return;
+    }
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = format!("1000.{}", token());
+    let (mut wrt, pids, _text, _dir) = start_exhausted(&mark, "hang");
+    kill(Pid::from_raw(wrt.id().cast_signed()), signal).unwrap();
+    let status = exit_within(&mut wrt, Duration::from_secs(10));
+    if status.is_none() {
+        let _ = wrt.kill();
+        let _ = wrt.wait();
+    }
+    let alive = alive_after_a_while(&pids, &mark);
+    let left = survivors(&mark);
+    assert_eq!(status.expect("wrt did not exit").code(), Some(128 + signal as i32));
+    assert_eq!(alive, Vec::<i32>::new(), "of the child and grandchild {pids:?}, these outlived wrt");
+    assert_eq!(left, Vec::<i32>::new(), "a descendant outlived wrt");
+}
+
+#[test]
+fn sigterm_ends_every_descendant_with_descriptors_exhausted() {
+    signal_with_descriptors_exhausted(Signal::SIGTERM);
+}
+
+#[test]
+fn sigint_ends_every_descendant_with_descriptors_exhausted() {
+    signal_with_descriptors_exhausted(Signal::SIGINT);
+}
+
+/// The end of a run whose guest exits with the descriptor table full still ends the child and
+/// its grandchild in another session.
+#[test]
+fn contain_fds_exhausted() {
+    if !have_setsid() {
+        return;
+    }
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = format!("1000.{}", token());
+    let (mut wrt, pids, _text, _dir) = start_exhausted(&mark, "exit");
+    let status = exit_within(&mut wrt, Duration::from_secs(10));
+    if status.is_none() {
+        let _ = wrt.kill();
+        let _ = wrt.wait();
+    }
+    let alive = alive_after_a_while(&pids, &mark);
+    let left = survivors(&mark);
+    assert_eq!(status.expect("wrt did not exit").code(), Some(3));
+    assert_eq!(alive, Vec::<i32>::new(), "of the child and grandchild {pids:?}, these outlived the run");
+    assert_eq!(left, Vec::<i32>::new(), "a descendant outlived the run");
+}
+
+/// A script that starts `setsid sleep <mark>`, waits until it has its own session (so that the
+/// shell's exit cannot take it along with the shell's group), and prints `hi`.
+fn escaped_then_hi(mark: &str) -> String {
+    format!(
+        "setsid sleep {mark} & p=$!; until [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = \"$p\" ]; do sleep 0.01; done; echo hi"
+    )
+}
+
+/// `run` of a child that exits while a process it started in a new session holds its stdout:
+/// the sandbox's `--timeout` ends the run (124) at the deadline, and the escaped process is
+/// killed when the guest ends. Before, the run waited for end-of-file, as long as the process
+/// lived.
+pub(crate) fn run_ends_at_the_deadline(guest: &str) {
+    if !have_setsid() {
+        return;
+    }
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = format!("1000.{}", token());
+    let script = escaped_then_hi(&mark);
+    let args = ["run", "--timeout", "2s", "--allow-run", "sh", guest, &script, "sandbox"];
+    let (code, out, took) = run_bounded(&args, Duration::from_secs(20));
+    let left = survivors(&mark);
+    assert_eq!(code, Some(124), "{out} after {took:?}");
+    assert!(took < Duration::from_secs(10), "the run ended after {took:?}");
+    assert_eq!(left, Vec::<i32>::new(), "the escaped process outlived the guest");
+
+    // The command's own timeout ends the wait for end-of-file the same way, and `run` returns
+    // the output and the child's own exit.
+    let mark = format!("1000.{}", token());
+    let script = escaped_then_hi(&mark);
+    let args = ["run", "--allow-run", "sh", guest, &script, "own"];
+    let (code, out, took) = run_bounded(&args, Duration::from_secs(20));
+    let left = survivors(&mark);
+    assert_eq!(code, Some(0), "{out} after {took:?}");
+    assert_eq!(out, "run returned: exit status: 0, hi\n");
+    assert!(took < Duration::from_secs(10), "the run ended after {took:?}");
+    assert_eq!(left, Vec::<i32>::new(), "the escaped process outlived the guest");
+}
+
+#[test]
+fn contain_run_ends_at_deadline() {
+    run_ends_at_the_deadline(CONTAIN_RUN_ENDS_AT_DEADLINE);
+}
+
+/// Zombie children of `pid` (its adopted orphans that exited and were not reaped).
+fn zombie_children(pid: u32) -> usize {
+    let mut count = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let mut fields = rest.split_ascii_whitespace();
+        if fields.next() == Some("Z") && fields.next().and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// Orphans that wrt adopts as the subreaper are reaped as they exit, while the guest runs.
+/// Before, each stayed a zombie (holding its pid) until the guest ended.
+#[test]
+fn adopted_orphans_are_reaped_while_the_guest_runs() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = format!("1000.{}", token());
+    // 100 short-lived orphans: each subshell exits at once, leaving its `true` to wrt.
+    let script = format!("i=0; while [ $i -lt 100 ]; do (true &); i=$((i+1)); done; exec sleep {mark}1");
+    let mut child = wrt_command(&["run", "--allow-run", "sh", CONTAIN_SH, &script, "hang"], None)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let start = Instant::now();
+    while processes_with(&format!("sleep {mark}1")).is_empty() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let started = !processes_with(&format!("sleep {mark}1")).is_empty();
+    let end = Instant::now() + Duration::from_secs(5);
+    let mut zombies = zombie_children(pid);
+    while zombies > 0 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+        zombies = zombie_children(pid);
+    }
+    kill(Pid::from_raw(pid.cast_signed()), Signal::SIGTERM).unwrap();
+    let status = exit_within(&mut child, Duration::from_secs(10));
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let left = survivors(&mark);
+    assert!(started, "the shell never finished its loop");
+    assert_eq!(zombies, 0, "zombie children of wrt 5 s after their exit");
+    assert_eq!(status.expect("wrt did not exit").code(), Some(143));
+    assert_eq!(left, Vec::<i32>::new());
+}

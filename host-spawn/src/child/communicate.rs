@@ -27,6 +27,12 @@ impl Child {
     /// empty vectors. At the deadline the child is
     /// terminated and whatever it wrote until then is returned.
     ///
+    /// The deadline also bounds the wait for end-of-file: once the child has exited, a process
+    /// that left its process group (a `setsid` daemon) may still hold the pipes open; at the
+    /// deadline the host closes its ends and returns what was read, with the child's own exit
+    /// status (not timed out: the timeout did not end it). Without a timeout, it waits for
+    /// end-of-file.
+    ///
     /// # Errors
     ///
     /// [`CommunicateError::Io`] if `poll`, a read or a write fails (other than the child
@@ -41,15 +47,20 @@ impl Child {
         if input.is_empty() {
             self.close_stdin();
         }
+        // The timer forgets the deadline when it finds the child already exited there: kept
+        // here, it still bounds the wait for end-of-file.
+        let deadline = self.timeout.and_then(|timeout| self.started.checked_add(timeout));
 
         loop {
             self.drive_timer().map_err(io_err)?;
             if self.stdin.is_none() && !self.stdout.is_open() && !self.stderr.is_open() {
                 break;
             }
-            if self.timer.timed_out() && self.try_wait()?.is_some() {
-                // Terminated: take what is buffered, and do not wait for end-of-file from
-                // processes that escaped the group.
+            let past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
+            if (self.timer.timed_out() || past_deadline) && self.try_wait()?.is_some() {
+                // Terminated, or exited with its output still held open at the deadline: take
+                // what is buffered, and do not wait for end-of-file from processes that escaped
+                // the group.
                 self.drain(Stream::Stdout, &mut buf, &mut stdout).map_err(io_err)?;
                 self.drain(Stream::Stderr, &mut buf, &mut stderr).map_err(io_err)?;
                 self.close_stdin();
@@ -58,7 +69,11 @@ impl Child {
                 break;
             }
 
-            let timeout = self.timer.next_due().map(|due| due.saturating_duration_since(Instant::now()));
+            let wake = match (self.timer.next_due(), deadline.filter(|_| !past_deadline)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let timeout = wake.map(|at| at.saturating_duration_since(Instant::now()));
             let watch_exit = !self.leader_exited;
             if watch_exit {
                 self.open_pidfd();

@@ -1,5 +1,5 @@
-//! Linux-only system calls: `pidfd_open`, `pidfd_send_signal`, `close_range`, `prctl` and a
-//! read-only `sigaction`.
+//! Linux-only system calls: `pidfd_open`, `pidfd_send_signal`, `close_range`, `prctl`,
+//! `getdents64` and a read-only `sigaction`.
 
 use std::ffi::{c_int, c_long, c_uint, c_void};
 use std::io;
@@ -76,6 +76,20 @@ pub(crate) fn pidfd_send_signal(pidfd: BorrowedFd<'_>, signal: Signal) -> Result
         libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), signal as c_int, ptr::null::<c_void>(), 0)
     };
     if ret == -1 { Err(Errno::last()) } else { Ok(()) }
+}
+
+/// Reads directory entries of `dir` into `buf` (`struct linux_dirent64` records), see
+/// [getdents64(2)](https://man7.org/linux/man-pages/man2/getdents64.2.html); `Ok(0)` at the end
+/// of the directory. Unlike `readdir`, it opens nothing and allocates nothing: the caller's
+/// descriptor and buffer are all it uses.
+pub(crate) fn getdents64(dir: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
+    // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`, which is valid and
+    // exclusively borrowed for the duration of the call.
+    let ret = unsafe { libc::syscall(libc::SYS_getdents64, dir.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+    if ret == -1 {
+        return Err(Errno::last());
+    }
+    usize::try_from(ret).map_err(|_| Errno::EINVAL)
 }
 
 /// Asks the kernel to send `SIGKILL` to the calling process when its parent thread exits, see

@@ -78,3 +78,44 @@ fn issue_10_kill_all_kills_stopped_and_term_ignoring_descendants() {
     assert!(!ignoring_alive, "the grandchild ignoring SIGTERM survived");
     assert!(!stopped_alive, "the stopped grandchild survived");
 }
+
+/// `output` of a child that exits while a process it started in a new session holds its
+/// stdout returns at the child's timeout, with what was read and the child's own exit status.
+/// Before, it waited for end of file, as long as that process lived.
+#[test]
+fn output_returns_at_the_deadline_while_an_escaped_process_holds_stdout() {
+    if !have_setsid() {
+        return;
+    }
+    let _lock = lock();
+    let mark = format!("1000.{}", std::process::id());
+    let policy = Policy::deny_all().allow_program("sh").timeout(Some(Duration::from_millis(500)));
+    let spawner = Spawner::new(policy).unwrap();
+    // The shell exits only once the sleeper has its own session, out of the shell's group.
+    let script = format!(
+        "setsid sleep {mark} & p=$!; until [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = \"$p\" ]; do sleep 0.01; done; echo $p"
+    );
+    let started = Instant::now();
+    let (sent, received) = std::sync::mpsc::channel();
+    let run = std::thread::spawn(move || {
+        let output = spawner.output(Command::new("sh").args(["-c", &script]), None);
+        let _ = sent.send(());
+        output
+    });
+    // Bounded: if `output` waits for the escaped process, killing it ends the wait.
+    let returned = received.recv_timeout(Duration::from_secs(15)).is_ok();
+    let took = started.elapsed();
+    if !returned {
+        for pid in crate::live_members_with(&mark) {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid.cast_signed()), nix::sys::signal::SIGKILL);
+        }
+    }
+    let output = run.join().unwrap().unwrap();
+    let grandchild: u32 = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap();
+    let escaped = still_alive(grandchild);
+    assert!(returned, "`output` waited for the escaped process");
+    assert!(took < Duration::from_secs(10), "`output` returned after {took:?}");
+    assert!(output.outcome.success() && !output.outcome.timed_out, "{:?}", output.outcome);
+    // Nothing in this process contains it (no subreaper): `still_alive` killed it.
+    assert!(escaped, "the escaped process {grandchild} died with the child");
+}
