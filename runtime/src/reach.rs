@@ -288,7 +288,8 @@ pub(crate) fn pseudo_fs(dir: &Path, mounts: &[Mount]) -> Option<Pseudo> {
 /// The mount that holds the canonical path `path`: the last mounted of those whose point is
 /// a prefix of it.
 fn holding<'m>(mounts: &'m [Mount], path: &Path) -> Option<&'m Mount> {
-    mounts.iter().rev().filter(|m| path.starts_with(&m.point)).max_by_key(|m| m.point.as_os_str().as_bytes().len())
+    // `max_by_key` returns the last of equal keys: the mount on top.
+    mounts.iter().filter(|m| path.starts_with(&m.point)).max_by_key(|m| m.point.as_os_str().as_bytes().len())
 }
 
 #[cfg(test)]
