@@ -10,7 +10,7 @@ mod pattern;
 mod tests;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use self::compiled::CompiledPolicy;
@@ -80,6 +80,7 @@ pub struct Policy {
     rlimits: Rlimits,
     max_children: usize,
     audit_only: bool,
+    source: Option<PathBuf>,
 }
 
 /// An allow rule for one program, with optional argument patterns and limits that replace
@@ -203,6 +204,7 @@ impl Policy {
             rlimits: Rlimits::none(),
             max_children: 16,
             audit_only: false,
+            source: None,
         }
     }
 
@@ -330,6 +332,11 @@ impl Policy {
     pub fn audit_only(mut self, audit_only: bool) -> Self {
         self.audit_only = audit_only;
         self
+    }
+
+    /// The file the policy was read from ([`Policy::from_file`]), if any.
+    pub fn source(&self) -> Option<&Path> {
+        self.source.as_deref()
     }
 
     /// Whether the policy is in audit-only mode.

@@ -4,6 +4,7 @@ use std::ffi::OsStr;
 use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use nix::unistd::AccessFlags;
@@ -19,15 +20,25 @@ pub(crate) enum ResolveError {
     NotExecutable(PathBuf),
 }
 
-/// Resolves `program` to a canonical absolute path.
+/// A file's identity: its device and inode. Every hard link of a file has the same one, and a
+/// bind mount shows a directory's under another path.
+pub(crate) type FileId = (u64, u64);
+
+/// Resolves `program` to a canonical absolute path: [`resolve_id`] without the identity.
+pub(crate) fn resolve(program: &OsStr, search_path: &[PathBuf]) -> Result<PathBuf, ResolveError> {
+    resolve_id(program, search_path).map(|(path, _)| path)
+}
+
+/// Resolves `program` to a canonical absolute path and the identity of the file there.
 ///
 /// - A bare name (no `/`) is looked up in `search_path` only, in order, as `execvp` does with
 ///   `PATH`: the first executable regular file wins; a non-executable match is skipped.
 /// - A path must be absolute. It is canonicalised (`realpath`: symlinks and `..` resolved by
 ///   the kernel's rules), so a symlink to a program resolves to that program.
 ///
-/// The canonical path is what the policy checks and what is executed.
-pub(crate) fn resolve(program: &OsStr, search_path: &[PathBuf]) -> Result<PathBuf, ResolveError> {
+/// The canonical path is what the policy checks and what is executed; the identity comes from
+/// the same `stat` that checks it is a regular file, so it costs no further system call.
+pub(crate) fn resolve_id(program: &OsStr, search_path: &[PathBuf]) -> Result<(PathBuf, FileId), ResolveError> {
     if !program.as_bytes().contains(&b'/') {
         let mut not_executable = None;
         for dir in search_path {
@@ -50,7 +61,7 @@ pub(crate) fn resolve(program: &OsStr, search_path: &[PathBuf]) -> Result<PathBu
 }
 
 /// Canonicalises `path` and checks it is an executable regular file.
-fn check(path: &Path) -> Result<PathBuf, ResolveError> {
+fn check(path: &Path) -> Result<(PathBuf, FileId), ResolveError> {
     let canonical = match fs::canonicalize(path) {
         Ok(canonical) => canonical,
         Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
@@ -58,11 +69,14 @@ fn check(path: &Path) -> Result<PathBuf, ResolveError> {
         }
         Err(_) => return Err(ResolveError::NotFound),
     };
-    let is_file = fs::metadata(&canonical).is_ok_and(|m| m.is_file());
-    if !is_file || nix::unistd::access(&canonical, AccessFlags::X_OK).is_err() {
+    let id = match fs::metadata(&canonical) {
+        Ok(meta) if meta.is_file() => (meta.dev(), meta.ino()),
+        _ => return Err(ResolveError::NotExecutable(canonical)),
+    };
+    if nix::unistd::access(&canonical, AccessFlags::X_OK).is_err() {
         return Err(ResolveError::NotExecutable(canonical));
     }
-    Ok(canonical)
+    Ok((canonical, id))
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use crate::pin::Sha256;
 use crate::policy::{CompiledPolicy, Grant, Policy};
 use crate::rate_limit::{RateLimit, Verdict};
 use crate::registry::Shared;
-use crate::resolve::{ResolveError, resolve};
+use crate::resolve::{ResolveError, resolve_id};
 use crate::strategy::{self, Strategy};
 use crate::sys::{self, CStringArray, Exec, PtyExec};
 
@@ -382,8 +382,8 @@ impl Spawner {
                 return Err(self.refuse(command, None, None, SpawnError::InvalidRequest { program, reason }));
             }
         };
-        let path = match resolve(command.get_program(), &self.policy.search_path) {
-            Ok(path) => path,
+        let (path, id) = match resolve_id(command.get_program(), &self.policy.search_path) {
+            Ok(found) => found,
             Err(err) => {
                 let err = match err {
                     ResolveError::Relative => {
@@ -404,7 +404,7 @@ impl Spawner {
                 return Err(self.refuse(command, None, None, err));
             }
         };
-        let grant = match self.policy.check(&path, command) {
+        let grant = match self.policy.check(&path, id, command) {
             Ok(grant) => grant,
             Err((reason, rule)) => {
                 // A request by path that no rule names as written learns nothing about what

@@ -155,7 +155,7 @@ pub enum ConfigError {
     /// An allowed program lies inside a directory the guest may write: the guest could
     /// replace it between the policy's check and the `execve`.
     #[error(
-        "allow rule `{}` resolves to `{}`, inside the guest-writable directory `{}` (preopened as `{guest}`); \
+        "allow rule `{}` resolves to `{}`, inside the guest-writable directory `{}` (`--dir`, preopened as `{guest}`); \
          preopen it read-only or allow a program outside it",
         .rule.display(),
         .path.display(),
@@ -170,6 +170,118 @@ pub enum ConfigError {
         preopen: PathBuf,
         /// Where the guest sees that directory.
         guest: String,
+    },
+    /// An allowed program is a file with more than one hard link that the host user may write,
+    /// on the file system of a directory the guest may write: a link inside that directory
+    /// would let the guest rewrite the program (links are not searched for).
+    #[error(
+        "allow rule `{}` resolves to `{}`, a file with {links} hard links on the file system of the guest-writable directory `{}` (`--dir`, preopened as `{guest}`): a link inside it would let the guest rewrite the program; \
+         allow a program with one link, or preopen the directory read-only",
+        .rule.display(),
+        .path.display(),
+        .preopen.display()
+    )]
+    LinkedProgram {
+        /// The allow rule as written.
+        rule: PathBuf,
+        /// The canonical path it resolves to.
+        path: PathBuf,
+        /// The file's hard links.
+        links: u64,
+        /// The read-write preopen's host directory, as given.
+        preopen: PathBuf,
+        /// Where the guest sees that directory.
+        guest: String,
+    },
+    /// A directory of the spawn policy's search path lies inside a directory the guest may
+    /// write: the guest could plant programs there, or symlinks that probe the host's files.
+    #[error(
+        "search directory `{}` of the spawn policy {how} the guest-writable directory `{}` (`--dir`, preopened as `{guest}`); \
+         remove it from the policy's `search_path`, or preopen the directory read-only",
+        .dir.display(),
+        .preopen.display()
+    )]
+    WritableSearchDir {
+        /// The search directory, as the policy lists it.
+        dir: PathBuf,
+        /// How the preopen reaches it.
+        how: crate::reach::Reach,
+        /// The read-write preopen's host directory, as given.
+        preopen: PathBuf,
+        /// Where the guest sees that directory.
+        guest: String,
+    },
+    /// The audit log lies inside a directory the guest may write: the guest could truncate it
+    /// or forge records.
+    #[error(
+        "audit log `{}` (`--audit-log`) {how} the guest-writable directory `{}` (`--dir`, preopened as `{guest}`); \
+         write the log elsewhere, or preopen the directory read-only",
+        .path.display(),
+        .preopen.display()
+    )]
+    WritableAuditLog {
+        /// The audit log, as given.
+        path: PathBuf,
+        /// How the preopen reaches it.
+        how: crate::reach::Reach,
+        /// The read-write preopen's host directory, as given.
+        preopen: PathBuf,
+        /// Where the guest sees that directory.
+        guest: String,
+    },
+    /// The spawn policy's file lies inside a directory the guest may write: the guest could
+    /// rewrite the policy of the next run.
+    #[error(
+        "policy file `{}` (`--policy`) {how} the guest-writable directory `{}` (`--dir`, preopened as `{guest}`); \
+         keep the policy elsewhere, or preopen the directory read-only",
+        .path.display(),
+        .preopen.display()
+    )]
+    WritablePolicyFile {
+        /// The policy file, as given.
+        path: PathBuf,
+        /// How the preopen reaches it.
+        how: crate::reach::Reach,
+        /// The read-write preopen's host directory, as given.
+        preopen: PathBuf,
+        /// Where the guest sees that directory.
+        guest: String,
+    },
+    /// The runtime's compile cache lies inside a directory the guest may write: the guest
+    /// could plant compiled code that a later load runs natively.
+    #[error(
+        "compile cache `{}` lies inside the guest-writable directory `{}` (`--dir`, preopened as `{guest}`); \
+         use a runtime without the cache (`CacheMode::Disabled`, `--no-cache`), or preopen the directory read-only",
+        .dir.display(),
+        .preopen.display()
+    )]
+    WritableCache {
+        /// The cache directory.
+        dir: PathBuf,
+        /// The read-write preopen's host directory, as given.
+        preopen: PathBuf,
+        /// Where the guest sees that directory.
+        guest: String,
+    },
+    /// A preopen is, lies inside or contains a kernel pseudo-filesystem (`/proc`, `/sys`,
+    /// devices, cgroups, …) and pseudo-filesystems were not allowed.
+    #[error(
+        "directory `{}` for the guest {} the {fs_type} file system at `{}`, which exposes the host's processes, \
+         kernel or devices (wrt's own environment and memory among them); allow it with `--allow-pseudo-fs` \
+         (`RunOptions::allow_pseudo_fs`)",
+        .preopen.display(),
+        if *.contains { "contains" } else { "lies on" },
+        .mount.display()
+    )]
+    PseudoFs {
+        /// The preopen's host directory, as given.
+        preopen: PathBuf,
+        /// The pseudo-filesystem's type (`proc`, `sysfs`, `devpts`, …).
+        fs_type: String,
+        /// Where it is mounted.
+        mount: PathBuf,
+        /// Whether the preopen contains the mount (rather than lying on it).
+        contains: bool,
     },
     /// The audit log cannot be opened for appending.
     #[error("failed to open audit log `{}`: {reason}", .path.display())]

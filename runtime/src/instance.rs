@@ -86,8 +86,8 @@ impl std::fmt::Debug for Instance {
 
 impl Instance {
     pub(crate) fn new(guest: &Guest, options: &RunOptions) -> crate::Result<Self> {
-        options.check()?;
         let runtime = &guest.runtime.inner;
+        options.check(runtime.settings.cache.dir().as_deref())?;
         if options.fuel.is_some() && !runtime.settings.fuel {
             let reason = "the runtime was built without fuel metering (`RuntimeBuilder::fuel`)".into();
             return Err(ConfigError::BadLimit { what: "fuel", reason }.into());

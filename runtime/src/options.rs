@@ -20,8 +20,8 @@ use crate::stdio::{GuestOutput, GuestStdin};
 ///
 /// Defaults: no arguments, an empty environment, no preopened directories, stdin at end of
 /// file, stdout and stderr inherited, no memory limit beyond wasm's own, no fuel limit, no
-/// timeout; for host programs: a policy that denies every spawn, no audit log, the
-/// `posix_spawn` strategy with fallback to fork-exec.
+/// timeout, no preopen of a kernel pseudo-filesystem; for host programs: a policy that denies
+/// every spawn, no audit log, the `posix_spawn` strategy with fallback to fork-exec.
 ///
 /// # Examples
 ///
@@ -61,6 +61,7 @@ pub struct RunOptions {
     pub(crate) strict_strategy: bool,
     pub(crate) denials: DenialReporting,
     pub(crate) gc_policy: GcPolicy,
+    pub(crate) allow_pseudo_fs: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -82,6 +83,7 @@ impl std::fmt::Debug for RunOptions {
             .field("strict_strategy", &self.strict_strategy)
             .field("denials", &self.denials)
             .field("gc_policy", &self.gc_policy)
+            .field("allow_pseudo_fs", &self.allow_pseudo_fs)
             .finish()
     }
 }
@@ -105,6 +107,7 @@ impl Default for RunOptions {
             strict_strategy: false,
             denials: DenialReporting::default(),
             gc_policy: GcPolicy::default(),
+            allow_pseudo_fs: false,
         }
     }
 }
@@ -206,6 +209,38 @@ impl RunOptions {
     pub fn preopen_spec(mut self, preopen: Preopen) -> Self {
         self.preopens.push(preopen);
         self
+    }
+
+    /// Lets a preopen be, lie inside or contain a kernel pseudo-filesystem: `/proc`, `/sys`, a
+    /// device file system (`devtmpfs`, `devpts`), cgroups, `debugfs`, `tracefs`,
+    /// `securityfs`, … (a preopen of `/` contains them all). Without it such a run is refused
+    /// with [`ConfigError::PseudoFs`]. Default: refused.
+    ///
+    /// # Ambient authority
+    ///
+    /// Through `/proc` the guest reads the environment, memory maps and open files of every
+    /// process of the host user, wrt's own included (and, read-write, writes wrt's memory
+    /// through `/proc/self/mem`); through `/sys` and device directories, the kernel's settings
+    /// and devices, as far as the host user may.
+    pub fn allow_pseudo_fs(mut self, allow: bool) -> Self {
+        self.allow_pseudo_fs = allow;
+        self
+    }
+
+    /// The read-write preopen through which the guest could write `path`, if one does: `path`
+    /// lies inside it (compared by device and inode of every directory on the way, so a bind
+    /// mount, a symlink or a parent counts), or it is a file with more than one hard link
+    /// that the host user may write, on the preopen's file system. `path` need not exist yet:
+    /// the directory that would hold it is checked. The run makes the same check for the
+    /// compile cache, the audit log, the policy file, the policy's programs and its search
+    /// path; an embedder uses it for files of its own.
+    ///
+    /// # Ambient authority
+    ///
+    /// Reads the file system's metadata and `/proc/self/mountinfo`.
+    pub fn writable_preopen_reaching(&self, path: impl AsRef<Path>) -> Option<&Preopen> {
+        let mounts = crate::reach::mounts();
+        crate::reach::WritableRoots::of(&self.preopens, &mounts).reaching(path.as_ref()).map(|(preopen, _)| preopen)
     }
 
     /// The guest's standard input. Default: end of file.
@@ -329,9 +364,10 @@ impl RunOptions {
         self
     }
 
-    /// Checks the options before a run: no zero limit, and no program the policy allows inside
-    /// a read-write preopen.
-    pub(crate) fn check(&self) -> Result<(), ConfigError> {
+    /// Checks the options before a run of a runtime caching compiled code in `cache`: no zero
+    /// limit, no preopen of a pseudo-filesystem unless allowed, and nothing the host keeps
+    /// reachable through a read-write preopen.
+    pub(crate) fn check(&self, cache: Option<&Path>) -> Result<(), ConfigError> {
         if self.fuel == Some(0) {
             return Err(ConfigError::BadLimit { what: "fuel", reason: "must be at least 1".into() });
         }
@@ -341,7 +377,75 @@ impl RunOptions {
         if self.timeout == Some(Duration::ZERO) {
             return Err(ConfigError::BadLimit { what: "timeout", reason: "must be longer than zero".into() });
         }
-        crate::preopen::check_programs_outside(&self.preopens, self.policy.allowed_programs())
+        if self.preopens.is_empty() {
+            return Ok(());
+        }
+        let mounts = crate::reach::mounts();
+        if !self.allow_pseudo_fs {
+            for preopen in &self.preopens {
+                if let Some(found) = crate::reach::pseudo_fs(&preopen.host, &mounts) {
+                    return Err(ConfigError::PseudoFs {
+                        preopen: preopen.host.clone(),
+                        fs_type: found.fs_type,
+                        mount: found.point,
+                        contains: found.contains,
+                    });
+                }
+            }
+        }
+        self.check_unreachable(&crate::reach::WritableRoots::of(&self.preopens, &mounts), cache)
+    }
+
+    /// Refuses what the host keeps when a read-write preopen reaches it.
+    fn check_unreachable(
+        &self,
+        roots: &crate::reach::WritableRoots<'_>,
+        cache: Option<&Path>,
+    ) -> Result<(), ConfigError> {
+        use crate::reach::Reach;
+        if roots.is_empty() {
+            return Ok(());
+        }
+        let owned = |preopen: &Preopen| (preopen.host.clone(), preopen.guest.clone());
+        for (rule, path) in self.policy.allowed_programs() {
+            let (rule, path) = (rule.to_owned(), path.to_owned());
+            match roots.reaching(&path) {
+                None => {}
+                Some((preopen, Reach::Inside)) => {
+                    let (preopen, guest) = owned(preopen);
+                    return Err(ConfigError::WritableProgram { rule, path, preopen, guest });
+                }
+                Some((preopen, Reach::Linked(links))) => {
+                    let (preopen, guest) = owned(preopen);
+                    return Err(ConfigError::LinkedProgram { rule, path, links, preopen, guest });
+                }
+            }
+        }
+        for dir in self.policy.search_path() {
+            if let Some((preopen, how)) = roots.reaching(dir) {
+                let (preopen, guest) = owned(preopen);
+                return Err(ConfigError::WritableSearchDir { dir: dir.clone(), how, preopen, guest });
+            }
+        }
+        if let Some(path) = &self.audit_log
+            && let Some((preopen, how)) = roots.reaching(path)
+        {
+            let (preopen, guest) = owned(preopen);
+            return Err(ConfigError::WritableAuditLog { path: path.clone(), how, preopen, guest });
+        }
+        if let Some(path) = self.policy.source()
+            && let Some((preopen, how)) = roots.reaching(path)
+        {
+            let (preopen, guest) = owned(preopen);
+            return Err(ConfigError::WritablePolicyFile { path: path.to_owned(), how, preopen, guest });
+        }
+        if let Some(dir) = cache
+            && let Some((preopen, _)) = roots.reaching(dir)
+        {
+            let (preopen, guest) = owned(preopen);
+            return Err(ConfigError::WritableCache { dir: dir.to_owned(), preopen, guest });
+        }
+        Ok(())
     }
 
     /// The spawner of one guest instance.

@@ -1,6 +1,6 @@
 //! Host directories given to the guest.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::error::ConfigError;
 
@@ -57,33 +57,6 @@ impl Preopen {
         }
         Ok(Self { host: PathBuf::from(host), guest: guest.to_owned(), access })
     }
-}
-
-/// Refuses every allowed program (`(rule as written, canonical path)`) that lies inside a
-/// read-write preopen: the guest could replace it, or a directory on its path, between the
-/// policy's check and the `execve`. Paths are compared canonically, so a preopen reached
-/// through a symlink, or a parent of the program's directory, counts too. A preopen that
-/// cannot be canonicalised is left to fail when it is opened.
-pub(crate) fn check_programs_outside<'a>(
-    preopens: &[Preopen],
-    programs: impl IntoIterator<Item = (&'a Path, &'a Path)> + Clone,
-) -> Result<(), ConfigError> {
-    for preopen in preopens.iter().filter(|p| p.access == DirAccess::ReadWrite) {
-        let Ok(dir) = std::fs::canonicalize(&preopen.host) else { continue };
-        for (rule, path) in programs.clone() {
-            // Every directory from the program's own up to `/` holds an entry the kernel
-            // follows at `execve`; the guest may rename or replace entries anywhere below `dir`.
-            if path.parent().is_some_and(|parent| parent.starts_with(&dir)) {
-                return Err(ConfigError::WritableProgram {
-                    rule: rule.to_owned(),
-                    path: path.to_owned(),
-                    preopen: preopen.host.clone(),
-                    guest: preopen.guest.clone(),
-                });
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -34,6 +34,13 @@ pub(crate) struct RunArgs {
     #[arg(long = "ro-dir", value_name = "HOST[::GUEST]")]
     ro_dirs: Vec<String>,
 
+    /// Allow a --dir or --ro-dir that is, lies inside or contains a kernel pseudo-filesystem
+    /// (/proc, /sys, /dev, cgroups; `/` contains them all): the guest then reads the
+    /// environment, memory and open files of the user's processes, wrt's own included, and
+    /// reaches the kernel's settings and devices
+    #[arg(long)]
+    allow_pseudo_fs: bool,
+
     /// Set an environment variable of the guest; `NAME` alone passes the host's value (the
     /// guest sees no host variable otherwise)
     #[arg(long = "env", value_name = "NAME[=VALUE]")]
@@ -220,6 +227,7 @@ impl RunArgs {
                 builder = builder.preopen_spec(Preopen::parse(spec, access)?);
             }
         }
+        builder = builder.allow_pseudo_fs(self.allow_pseudo_fs);
         if wasmtime.inherit_env {
             builder = builder.inherit_env();
         }
@@ -240,6 +248,18 @@ impl RunArgs {
         #[cfg(unix)]
         {
             builder = self.spawn_settings(builder)?;
+        }
+        // Compiled code the guest could write would run natively in the next `wrt run`.
+        if !self.no_cache
+            && let Some(dir) = CacheMode::User.dir()
+            && let Some(preopen) = builder.writable_preopen_reaching(&dir)
+        {
+            eprintln!(
+                "wrt: not using the compile cache `{}`: it lies inside `--dir {}`, which the guest can write",
+                dir.display(),
+                preopen.host.display()
+            );
+            runtime = runtime.cache(CacheMode::Disabled);
         }
         Ok((runtime, builder))
     }

@@ -23,6 +23,7 @@ mod py;
 mod refs;
 mod spawn;
 mod trap;
+mod trust;
 mod util;
 
 /// Fails to compile unless a test function named after the guest exists in the module.

@@ -14,7 +14,7 @@ use crate::command::Command;
 use crate::error::{Denial, PolicyError};
 use crate::limits::Rlimits;
 use crate::pin::Sha256;
-use crate::resolve::{ResolveError, resolve};
+use crate::resolve::{FileId, ResolveError, resolve, resolve_id};
 
 impl Policy {
     /// Validates the policy and resolves every rule to a canonical path, once: share the result
@@ -117,8 +117,9 @@ impl Policy {
 
         // A deny rule by name covers every file that name resolves to on the search path (not
         // only the first, which is what runs): another copy further down the path, with an
-        // allow rule of its own, is denied as well. A deny rule that can never match is an
-        // error, so a typo cannot leave the program it meant allowed.
+        // allow rule of its own, is denied as well. Each file is kept with its identity (device
+        // and inode), so every hard link of it is denied too, whatever its name. A deny rule
+        // that can never match is an error, so a typo cannot leave the program it meant allowed.
         let mut deny = Vec::new();
         for (index, rule) in self.deny.iter().enumerate() {
             let paths = resolve_all(rule.as_os_str(), &self.search_path);
@@ -132,7 +133,7 @@ impl Policy {
                 Err(ResolveError::NotExecutable(_)) => {
                     return Err(PolicyError::DenyNotExecutable { index, program: rule.clone() });
                 }
-                Ok(paths) => deny.extend(paths.into_iter().map(|path| (path, rule.clone()))),
+                Ok(paths) => deny.extend(paths.into_iter().map(|(path, id)| (path, id, rule.clone()))),
             }
         }
 
@@ -164,6 +165,7 @@ impl Policy {
             rlimits: self.rlimits,
             max_children: self.max_children,
             audit_only: self.audit_only,
+            source: self.source.clone(),
         })
     }
 
@@ -185,17 +187,17 @@ impl Policy {
     }
 }
 
-/// Every canonical path `program` resolves to: for a bare name, the executable in each search
-/// directory that has one; for an absolute path, that path.
-fn resolve_all(program: &OsStr, search_path: &[PathBuf]) -> Result<Vec<PathBuf>, ResolveError> {
+/// Every canonical path `program` resolves to, with the file's identity: for a bare name, the
+/// executable in each search directory that has one; for an absolute path, that path.
+fn resolve_all(program: &OsStr, search_path: &[PathBuf]) -> Result<Vec<(PathBuf, FileId)>, ResolveError> {
     if program.as_bytes().contains(&b'/') {
-        return resolve(program, search_path).map(|path| vec![path]);
+        return resolve_id(program, search_path).map(|found| vec![found]);
     }
     let mut found = Vec::new();
     let mut first_err = None;
     for dir in search_path {
-        match resolve(program, std::slice::from_ref(dir)) {
-            Ok(path) if !found.contains(&path) => found.push(path),
+        match resolve_id(program, std::slice::from_ref(dir)) {
+            Ok(file) if !found.contains(&file) => found.push(file),
             Ok(_) => {}
             Err(err) => {
                 first_err.get_or_insert(err);
@@ -268,8 +270,8 @@ pub(super) struct CompiledRule {
 pub struct CompiledPolicy {
     pub(crate) search_path: Vec<PathBuf>,
     pub(super) allow: HashMap<PathBuf, CompiledRule>,
-    /// (canonical path, rule as written)
-    pub(super) deny: Vec<(PathBuf, PathBuf)>,
+    /// (canonical path, the file's identity when compiled, rule as written)
+    pub(super) deny: Vec<(PathBuf, FileId, PathBuf)>,
     env_passthrough: Vec<OsString>,
     env_allow: HashSet<OsString>,
     cwd_allow: Vec<PathBuf>,
@@ -280,6 +282,7 @@ pub struct CompiledPolicy {
     rlimits: Rlimits,
     pub(crate) max_children: usize,
     pub(crate) audit_only: bool,
+    source: Option<PathBuf>,
 }
 
 /// What the policy lets a request do.
@@ -319,8 +322,14 @@ impl CompiledPolicy {
     /// Whether `--allow-run`-style advice helps a request for `program`: it resolves to an
     /// executable that no allow rule and no deny rule covers.
     pub(crate) fn allow_rule_would_help(&self, program: &OsStr) -> bool {
-        resolve(program, &self.search_path)
-            .is_ok_and(|path| !self.allow.contains_key(&path) && !self.deny.iter().any(|(denied, _)| *denied == path))
+        resolve_id(program, &self.search_path)
+            .is_ok_and(|(path, id)| !self.allow.contains_key(&path) && self.deny_rule(&path, id).is_none())
+    }
+
+    /// The deny rule (as written) that covers the file at canonical `path` with identity `id`:
+    /// one that resolved to this path, or to another hard link of the same file.
+    fn deny_rule(&self, path: &Path, id: FileId) -> Option<&PathBuf> {
+        self.deny.iter().find(|(denied, denied_id, _)| denied == path || *denied_id == id).map(|(_, _, rule)| rule)
     }
 
     /// Every program the policy allows: the rule as written and the canonical path it
@@ -329,8 +338,18 @@ impl CompiledPolicy {
         self.allow.iter().map(|(path, rule)| (rule.written.as_path(), path.as_path()))
     }
 
-    /// Checks a validated request whose program resolved to `path`.
-    pub(crate) fn check(&self, path: &Path, command: &Command) -> Result<Grant, (Denial, Option<PathBuf>)> {
+    /// The directories searched for bare program names, as the policy lists them.
+    pub fn search_path(&self) -> &[PathBuf] {
+        &self.search_path
+    }
+
+    /// The file the policy was read from ([`Policy::from_file`]), if any.
+    pub fn source(&self) -> Option<&Path> {
+        self.source.as_deref()
+    }
+
+    /// Checks a validated request whose program resolved to `path`, a file with identity `id`.
+    pub(crate) fn check(&self, path: &Path, id: FileId, command: &Command) -> Result<Grant, (Denial, Option<PathBuf>)> {
         let mut env = BTreeMap::new();
         for name in &self.env_passthrough {
             if let Some(value) = std::env::var_os(name) {
@@ -342,7 +361,7 @@ impl CompiledPolicy {
         }
         let requested_cwd = command.get_cwd();
 
-        match self.decide(path, command) {
+        match self.decide(path, id, command) {
             Ok((rule, cwd)) => {
                 // The rule's own variables win over the host's and the request's.
                 env.extend(rule.env.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -381,8 +400,13 @@ impl CompiledPolicy {
 
     /// The matching allow rule and the canonical working directory, or the first denial with
     /// the rule (deny or allow, as written) that decided it, if one did.
-    fn decide(&self, path: &Path, command: &Command) -> Result<(&CompiledRule, PathBuf), (Denial, Option<PathBuf>)> {
-        if let Some((_, rule)) = self.deny.iter().find(|(denied, _)| denied == path) {
+    fn decide(
+        &self,
+        path: &Path,
+        id: FileId,
+        command: &Command,
+    ) -> Result<(&CompiledRule, PathBuf), (Denial, Option<PathBuf>)> {
+        if let Some(rule) = self.deny_rule(path, id) {
             // Named by the request's spelling: what a symlink resolves to stays the host's secret.
             let denial = Denial::DenyRule { path: PathBuf::from(command.get_program()), rule: rule.clone() };
             return Err((denial, Some(rule.clone())));

@@ -10,7 +10,7 @@ use super::Policy;
 use crate::command::Command;
 use crate::error::{Denial, PolicyError};
 use crate::limits::Rlimits;
-use crate::resolve::{ResolveError, resolve};
+use crate::resolve::{ResolveError, resolve_id};
 use crate::strategy::Strategy;
 
 /// The decision a request would get from a [`Spawner`](crate::Spawner) with this policy, and
@@ -78,8 +78,8 @@ impl Policy {
             explanation.reason = format!("invalid request: {reason}");
             return Ok(explanation);
         }
-        let path = match resolve(program, &policy.search_path) {
-            Ok(path) => path,
+        let (path, id) = match resolve_id(program, &policy.search_path) {
+            Ok(found) => found,
             Err(ResolveError::Relative) => {
                 explanation.decision = "deny";
                 explanation.reason = Denial::RelativeProgram.to_string();
@@ -96,7 +96,7 @@ impl Policy {
             }
         };
         explanation.path = Some(path.clone());
-        let grant = match policy.check(&path, command) {
+        let grant = match policy.check(&path, id, command) {
             Ok(grant) => grant,
             Err((denial, rule)) => {
                 explanation.decision = "deny";

@@ -364,7 +364,9 @@ impl Policy {
         let path = path.as_ref();
         let text =
             fs::read_to_string(path).map_err(|source| PolicyFileError::Read { path: path.to_owned(), source })?;
-        Self::parse(&text, path)
+        let mut policy = Self::parse(&text, path)?;
+        policy.source = Some(path.to_owned());
+        Ok(policy)
     }
 
     fn parse(text: &str, path: &Path) -> Result<Self, PolicyFileError> {

@@ -178,7 +178,7 @@ fn report(policy: &Policy, compiled: &CompiledPolicy) -> PolicyReport {
     }
     let mut deny: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
     for written in &policy.deny {
-        let paths = compiled.deny.iter().filter(|(_, w)| w == written).map(|(p, _)| p.clone()).collect();
+        let paths = compiled.deny.iter().filter(|(_, _, w)| w == written).map(|(p, _, _)| p.clone()).collect();
         deny.push((written.clone(), paths));
     }
     PolicyReport { allow, deny, warnings }

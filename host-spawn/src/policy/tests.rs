@@ -6,7 +6,7 @@ use std::path::Path;
 use super::*;
 use crate::command::Command;
 use crate::error::{Denial, PolicyFileError};
-use crate::resolve::resolve;
+use crate::resolve::{resolve, resolve_id};
 
 fn canonical(program: &str) -> PathBuf {
     resolve(OsStr::new(program), &[PathBuf::from("/usr/bin"), PathBuf::from("/bin")]).unwrap()
@@ -14,8 +14,8 @@ fn canonical(program: &str) -> PathBuf {
 
 fn check(policy: &Policy, command: &Command) -> Result<Grant, Denial> {
     let compiled = policy.compile().unwrap();
-    let path = resolve(command.get_program(), &compiled.search_path).unwrap();
-    compiled.check(&path, command).map_err(|(denial, _)| denial)
+    let (path, id) = resolve_id(command.get_program(), &compiled.search_path).unwrap();
+    compiled.check(&path, id, command).map_err(|(denial, _)| denial)
 }
 
 #[test]
@@ -252,4 +252,22 @@ fn toml_errors_have_lines() {
     let err = Policy::from_toml_str("[env]\nallow = [\"LANG\",\n  \"LD_PRELOAD\"]\n").unwrap_err();
     let PolicyFileError::Invalid { line, .. } = &err else { panic!("{err:?}") };
     assert_eq!(*line, 3);
+}
+
+/// A deny rule matched only the path it resolved to, so another hard link of the same file,
+/// allowed by its own path, ran (`--deny-run perl` and `perl5.36.0`).
+#[test]
+fn deny_rule_covers_every_hard_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = fs::canonicalize(dir.path()).unwrap();
+    let (denied, link) = (dir.join("tool"), dir.join("tool-1.0"));
+    fs::copy(canonical("true"), &denied).unwrap();
+    fs::hard_link(&denied, &link).unwrap();
+    let policy = Policy::deny_all().allow_program(&link).deny_program(&denied);
+    let denial = check(&policy, &Command::new(&link)).unwrap_err();
+    assert_eq!(denial, Denial::DenyRule { path: link.clone(), rule: denied.clone() });
+    // A copy is another file: the deny rule does not cover it.
+    let copy = dir.join("tool-copy");
+    fs::copy(&denied, &copy).unwrap();
+    assert!(check(&Policy::deny_all().allow_program(&copy).deny_program(&denied), &Command::new(&copy)).is_ok());
 }
