@@ -2,6 +2,9 @@
 
 use std::process::ExitCode;
 
+#[macro_use]
+mod say;
+
 mod cmd;
 mod process;
 
@@ -10,7 +13,7 @@ fn main() -> ExitCode {
     match process::own().and_then(|()| cmd::Cli::parse_or_exit().run()) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("wrt: {err:#}");
+            say!("wrt: {err:#}");
             ExitCode::from(2)
         }
     }
