@@ -52,7 +52,7 @@ impl Cli {
     pub(crate) fn parse_or_exit() -> Self {
         Self::try_parse().unwrap_or_else(|err| match unknown_option(&err) {
             Some(message) => {
-                eprintln!("{message}");
+                say!("{message}");
                 std::process::exit(2);
             }
             None => err.exit(),

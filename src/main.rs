@@ -2,6 +2,9 @@
 
 use std::process::ExitCode;
 
+#[macro_use]
+mod say;
+
 mod cmd;
 mod process;
 
@@ -11,7 +14,7 @@ fn main() -> ExitCode {
     match process::own(cli.contains_descendants()).and_then(|()| cli.run()) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("wrt: {err:#}");
+            say!("wrt: {err:#}");
             ExitCode::from(2)
         }
     }

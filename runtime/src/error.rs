@@ -3,6 +3,10 @@
 
 use std::path::PathBuf;
 
+use wrt_host_spawn::Shown;
+
+use crate::shown_text::{shown_line, shown_text};
+
 /// Loading a guest failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -15,21 +19,45 @@ pub enum LoadError {
         /// Why.
         reason: std::io::Error,
     },
+    /// The path is not a file wrt reads a guest from: a directory or a device.
+    #[error("`{}` is {kind}, not a WebAssembly file", .path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is (`a directory`, `a character device`, `a block device`).
+        kind: &'static str,
+    },
+    /// The file is larger than [`MAX_MODULE_BYTES`](crate::MAX_MODULE_BYTES).
+    #[error("`{}` is larger than {}, the most wrt reads as a guest", .path.display(), bytes(*limit))]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// The limit.
+        limit: u64,
+    },
     /// The bytes are neither a binary WebAssembly module or component nor WebAssembly text.
     #[error(
-        "`{name}` is not a WebAssembly module or component (no `\\0asm` header with a known layer, and not WebAssembly text)"
+        "`{}` is not a WebAssembly module or component (no `\\0asm` header with a known layer, and not WebAssembly text)",
+        Shown::new(.name)
     )]
     NotWasm {
         /// The file name, or `<bytes>`.
         name: String,
     },
     /// The module does not compile (or its WebAssembly text does not parse).
-    #[error("failed to compile guest `{name}`: {reason}")]
+    #[error(
+        "failed to compile guest `{}`: {}",
+        Shown::new(.name),
+        if *.syntax { shown_text(.reason) } else { shown_line(.reason) }
+    )]
     Compile {
         /// The file name, or the name given with the bytes.
         name: String,
         /// wasmtime's message, with its causes.
         reason: String,
+        /// Whether `reason` is a syntax error of WebAssembly text, shown over several lines
+        /// (the file, line and column, and the line with a caret); other reasons are one line.
+        syntax: bool,
     },
 }
 
@@ -39,7 +67,7 @@ pub enum LoadError {
 pub enum InstantiateError {
     /// Creating the instance failed in the host (not in guest code): for example, its memory
     /// or tables could not be mapped.
-    #[error("failed to instantiate guest `{guest}`: {reason}")]
+    #[error("failed to instantiate guest `{}`: {}", Shown::new(.guest), shown_line(.reason))]
     Failed {
         /// The guest's name.
         guest: String,
@@ -47,7 +75,7 @@ pub enum InstantiateError {
         reason: String,
     },
     /// The guest is a component that does not export `wasi:cli/run` (a command's entry point).
-    #[error("component `{guest}` is not a command: {reason}")]
+    #[error("component `{}` is not a command: {}", Shown::new(.guest), shown_line(.reason))]
     NotACommand {
         /// The guest's name.
         guest: String,
@@ -55,13 +83,13 @@ pub enum InstantiateError {
         reason: String,
     },
     /// `invoke` was asked of a component, which has no core exports to call.
-    #[error("guest `{guest}` is a component: `--invoke` calls exports of core modules only")]
+    #[error("guest `{}` is a component: `--invoke` calls exports of core modules only", Shown::new(.guest))]
     InvokeComponent {
         /// The guest's name.
         guest: String,
     },
     /// The guest imports something wrt does not provide.
-    #[error("guest `{guest}` imports `{module}::{name}`, which wrt does not provide")]
+    #[error("guest `{}` imports `{}::{}`, which wrt does not provide", Shown::new(.guest), Shown::new(.module), Shown::new(.name))]
     UnknownImport {
         /// The guest's name.
         guest: String,
@@ -71,7 +99,12 @@ pub enum InstantiateError {
         name: String,
     },
     /// The export to run does not exist or is not a function.
-    #[error("guest `{guest}` has no exported function `{export}`; {}", list_functions(functions))]
+    #[error(
+        "guest `{}` has no exported function `{}`; {}",
+        Shown::new(.guest),
+        Shown::new(.export),
+        list_functions(.functions)
+    )]
     NoSuchExport {
         /// The guest's name.
         guest: String,
@@ -81,17 +114,26 @@ pub enum InstantiateError {
         functions: Vec<String>,
     },
     /// The guest's own minimum memory is larger than the sandbox's memory limit.
-    #[error("guest `{guest}` needs {} of memory to start (its declared minimum), more than the memory limit of {}", bytes(*minimum), bytes(*limit))]
+    #[error(
+        "guest `{}` needs {} of memory to start ({}), more than the memory limit of {}",
+        Shown::new(.guest),
+        bytes(*minimum),
+        declared(*memories),
+        bytes(*limit)
+    )]
     MemoryLimit {
         /// The guest's name.
         guest: String,
-        /// The bytes the guest asked for when its memory was created.
+        /// The bytes the guest's memories need when they are created: the declared minimums of
+        /// all of them, up to the one the limit refused (and tables past their allowance).
         minimum: u64,
+        /// How many memories that is.
+        memories: usize,
         /// The sandbox's memory limit.
         limit: u64,
     },
     /// The arguments given for an invoked export do not match its parameters.
-    #[error("export `{export}` of guest `{guest}`: {reason}")]
+    #[error("export `{}` of guest `{}`: {}", Shown::new(.export), Shown::new(.guest), shown_line(.reason))]
     BadInvokeArgs {
         /// The guest's name.
         guest: String,
@@ -102,7 +144,8 @@ pub enum InstantiateError {
     },
     /// The guest exports its collector hook with the wrong type.
     #[error(
-        "guest `{guest}` exports `wrt_gc` as {found}; the collector hook must be `(func (param i32))` (docs/abi.md, \"Collections\")"
+        "guest `{}` exports `wrt_gc` as {found}; the collector hook must be `(func (param i32))` (docs/abi.md, \"Collections\")",
+        Shown::new(.guest)
     )]
     BadCollectorHook {
         /// The guest's name.
@@ -311,16 +354,25 @@ fn list_functions(functions: &[String]) -> String {
     if functions.is_empty() {
         return "it exports no functions".into();
     }
-    let mut list = functions.iter().take(SHOWN).map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
+    let mut list = functions.iter().take(SHOWN).map(|f| format!("`{}`", Shown::new(f))).collect::<Vec<_>>().join(", ");
     if functions.len() > SHOWN {
         list.push_str(&format!(" and {} more", functions.len() - SHOWN));
     }
     format!("its exported functions: {list}")
 }
 
-/// `64 MiB`, `12 KiB` or `1000 bytes`.
+/// Where a start's memory need comes from.
+fn declared(memories: usize) -> String {
+    match memories {
+        0 | 1 => "its declared minimum".into(),
+        n => format!("the declared minimums of its {n} memories together"),
+    }
+}
+
+/// `1 GiB`, `64 MiB`, `12 KiB` or `1000 bytes`.
 fn bytes(n: u64) -> String {
     match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
         n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
         n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
         n => format!("{n} bytes"),

@@ -176,10 +176,14 @@ impl Instance {
                 this.state = State::Ended(outcome);
             }
             Err(err) => {
-                return Err(match (this.store.data().limiter.refused_minimum, options.max_memory) {
-                    (Some(minimum), Some(limit)) if !err.is::<Trap>() => {
-                        InstantiateError::MemoryLimit { guest: guest.name.clone(), minimum, limit }.into()
+                return Err(match (this.store.data().limiter.refused_start, options.max_memory) {
+                    (Some(refused), Some(limit)) if !err.is::<Trap>() => InstantiateError::MemoryLimit {
+                        guest: guest.name.clone(),
+                        minimum: refused.needed,
+                        memories: refused.memories,
+                        limit,
                     }
+                    .into(),
                     _ => InstantiateError::Failed { guest: guest.name.clone(), reason: format!("{err:#}") }.into(),
                 });
             }
@@ -421,7 +425,7 @@ impl Instance {
         let message = match (trap, fault) {
             (Some(trap), Some(fault)) => format!("{trap}: {fault}"),
             (Some(trap), None) => trap.to_string(),
-            (None, _) => format!("{:#}", err.root_cause()),
+            (None, _) => crate::shown_text::shown_line(&format!("{:#}", err.root_cause())),
         };
         let backtrace = backtrace.filter(|bt| !bt.frames().is_empty()).map(format_backtrace);
         Ok(Outcome::Trapped(TrapInfo { trap, message, backtrace }))
@@ -431,10 +435,41 @@ impl Instance {
 /// `wasm backtrace:` and one line a frame, innermost first: index, module offset, module and
 /// demangled function name, as wasmtime prints them, without its notes about environment
 /// variables.
+///
+/// Module and function names come from the module's name section: a line break in one would
+/// start a line of the module's choosing, so every line that does not start the next frame
+/// (`N:`) or give a frame's source location (`at …`) is joined to the line before it, and every
+/// line is escaped and capped.
 fn format_backtrace(backtrace: &WasmBacktrace) -> String {
     let text = backtrace.to_string();
-    let frames = text.lines().filter(|line| line.starts_with(' ') && !line.trim_start().starts_with("note:"));
-    std::iter::once("wasm backtrace:").chain(frames).collect::<Vec<_>>().join("\n")
+    let mut lines: Vec<String> = vec!["wasm backtrace:".into()];
+    let mut next_frame = 0usize;
+    let mut in_frames = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let frame_start = trimmed
+            .split_once(':')
+            .is_some_and(|(index, _)| line.starts_with(' ') && index.parse::<usize>() == Ok(next_frame));
+        if frame_start {
+            next_frame += 1;
+            in_frames = true;
+            lines.push(line.to_owned());
+        } else if !in_frames || (line.starts_with(' ') && trimmed.starts_with("note:")) {
+            // wasmtime's header and notes.
+        } else if line.starts_with(' ') && trimmed.starts_with("at ") {
+            lines.push(line.to_owned());
+        } else if let Some(last) = lines.last_mut() {
+            last.push('\n');
+            last.push_str(line);
+        }
+    }
+    let shown: Vec<String> =
+        lines.iter().take(crate::shown_text::MAX_LINES).map(|l| crate::shown_text::shown_line(l)).collect();
+    let mut shown = shown.join("\n");
+    if lines.len() > crate::shown_text::MAX_LINES {
+        shown.push_str(&format!("\n  … ({} more lines)", lines.len() - crate::shown_text::MAX_LINES));
+    }
+    shown
 }
 
 /// Parses an `--invoke` argument as a value of `ty`. Decimal integers must fit the signed type;

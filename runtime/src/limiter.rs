@@ -14,6 +14,15 @@ const TABLE_ELEMENT: u64 = 8;
 /// ordinary function table never takes room from its linear memory.
 const TABLE_ALLOWANCE: u64 = 1 << 20;
 
+/// What a guest needed to start when the limit refused one of its memories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RefusedStart {
+    /// Bytes of all its memories (and tables past their allowance) up to the refused one.
+    pub(crate) needed: u64,
+    /// How many memories those are.
+    pub(crate) memories: usize,
+}
+
 #[derive(Debug)]
 pub(crate) struct Limiter {
     max_memory: Option<u64>,
@@ -24,8 +33,12 @@ pub(crate) struct Limiter {
     tables: u64,
     /// The most `linear` has been.
     pub(crate) peak_linear: u64,
-    /// The size of a memory the limit refused to create (grown from nothing), if any.
-    pub(crate) refused_minimum: Option<u64>,
+    /// When the limit refused to create a memory (grow it from nothing): the bytes that memory
+    /// and every memory and table created before it need together, and how many memories
+    /// that is. A module's start needs them all.
+    pub(crate) refused_start: Option<RefusedStart>,
+    /// Memories created so far.
+    memories: usize,
     /// How many core instances the guest may have.
     instances: usize,
 }
@@ -40,7 +53,7 @@ pub(crate) const COMPONENT_INSTANCES: usize = 10_000;
 
 impl Limiter {
     pub(crate) fn new(max_memory: Option<u64>, buffers: Arc<BufferPool>, instances: usize) -> Self {
-        Self { max_memory, buffers, linear: 0, tables: 0, peak_linear: 0, refused_minimum: None, instances }
+        Self { max_memory, buffers, linear: 0, tables: 0, peak_linear: 0, refused_start: None, memories: 0, instances }
     }
 
     /// The sandbox's memory limit.
@@ -69,9 +82,13 @@ impl ResourceLimiter for Limiter {
         let growth = desired.saturating_sub(current) as u64;
         if !self.fits(growth, 0) {
             if current == 0 {
-                self.refused_minimum = Some(desired as u64);
+                let needed = self.wasm_bytes().saturating_add(desired as u64);
+                self.refused_start = Some(RefusedStart { needed, memories: self.memories + 1 });
             }
             return Ok(false);
+        }
+        if current == 0 {
+            self.memories += 1;
         }
         self.linear = self.linear.saturating_add(growth);
         self.peak_linear = self.peak_linear.max(self.linear);
@@ -127,5 +144,17 @@ mod tests {
         assert!(limiter.memory_growing(1 << 20, 2 << 20, None).unwrap());
         assert_eq!(limiter.peak_linear, 2 << 20);
         assert!(!limiter.memory_growing(0, 80, Some(75)).unwrap(), "the memory's own maximum");
+    }
+
+    /// A module with two memories that fit the limit one by one but not together: the refusal
+    /// names what both need (before, it named the second memory's minimum alone, smaller than
+    /// the limit).
+    #[test]
+    fn a_refused_start_counts_every_memory_created_before() {
+        let pool = BufferPool::new(crate::sys::memory_pool::MemoryPool::new(true, crate::PoolLimits::SLABS), 0);
+        let mut limiter = Limiter::new(Some(64 << 20), pool, MODULE_INSTANCES);
+        assert!(limiter.memory_growing(0, 40 << 20, None).unwrap());
+        assert!(!limiter.memory_growing(0, 40 << 20, None).unwrap());
+        assert_eq!(limiter.refused_start, Some(RefusedStart { needed: 80 << 20, memories: 2 }));
     }
 }

@@ -237,12 +237,13 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// [`LoadError`] when the file cannot be read or is not a WebAssembly module or component; a
+    /// [`LoadError`] when the file cannot be read, is not a regular file or pipe, is larger than
+    /// [`MAX_MODULE_BYTES`](crate::MAX_MODULE_BYTES), or is not a WebAssembly module or component; a
     /// compile error when the module is invalid; [`InstantiateError`] when it imports
     /// something wrt does not provide or exports a malformed collector hook.
     pub fn load_file(&self, path: impl AsRef<Path>) -> crate::Result<Guest> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|reason| LoadError::Read { path: path.to_owned(), reason })?;
+        let bytes = crate::module_file::read(path)?;
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         self.load(&name, Some(path), &bytes)
     }
@@ -262,7 +263,11 @@ impl Runtime {
         }
         let settings = &self.inner.settings;
         let engine = &self.inner.engine;
-        let failed = |e: wasmtime::Error| LoadError::Compile { name: name.to_owned(), reason: format!("{e:#}") };
+        let failed = |e: wasmtime::Error| LoadError::Compile {
+            name: name.to_owned(),
+            reason: format!("{e:#}"),
+            syntax: e.chain().any(|cause| cause.is::<wat::Error>()),
+        };
         let compile = || crate::guest::compile(engine, name, path, bytes, settings.on_slow_compile.as_ref());
         let (compiled, from_cache) = match settings.cache.dir() {
             Some(dir) => crate::cache::load_or_compile(engine, &dir, bytes, compile).map_err(failed)?,

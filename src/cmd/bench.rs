@@ -411,10 +411,7 @@ impl Plan {
     fn run(self) -> anyhow::Result<ExitCode> {
         let Plan { configs, pair, common: this } = self;
         if pair.is_some() && this.runs < 2 {
-            eprintln!(
-                "wrt: warning: --compare with --runs {} cannot test the difference; use --runs 2 or more",
-                this.runs
-            );
+            say!("wrt: warning: --compare with --runs {} cannot test the difference; use --runs 2 or more", this.runs);
         }
         let bench = Bench::new(this.runs).peers(this.peers);
         let workload = configs[0].workload();
@@ -437,11 +434,11 @@ impl Plan {
             results
         };
         if this.peers && wrt_bench::peers::node_version().is_none() {
-            eprintln!("wrt: --peers: `node` is not on PATH; no peer was run");
+            say!("wrt: --peers: `node` is not on PATH; no peer was run");
         }
         if let Some(path) = &this.plot {
             wrt_bench::plot::draw(&results, path).with_context(|| format!("failed to plot `{}`", path.display()))?;
-            eprintln!("wrt: wrote the plot to `{}`", path.display());
+            say!("wrt: wrote the plot to `{}`", path.display());
         }
         Ok(ExitCode::SUCCESS)
     }

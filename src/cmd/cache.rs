@@ -28,14 +28,14 @@ impl CacheArgs {
         let cache = CacheMode::User;
         let dir = cache.dir().context("no cache directory: neither `XDG_CACHE_HOME` nor `HOME` is set")?;
         match self.action {
-            Action::Dir => println!("{}", dir.display()),
+            Action::Dir => out!("{}", dir.display()),
             Action::Size => {
                 let usage = cache.usage().with_context(|| format!("failed to read `{}`", dir.display()))?;
-                println!("{} in {} entries ({})", megabytes(usage.bytes), usage.entries, dir.display());
+                out!("{} in {} entries ({})", megabytes(usage.bytes), usage.entries, dir.display());
             }
             Action::Clean => {
                 let removed = cache.clean().with_context(|| format!("failed to clean `{}`", dir.display()))?;
-                println!("removed {} entries, {} ({})", removed.entries, megabytes(removed.bytes), dir.display());
+                out!("removed {} entries, {} ({})", removed.entries, megabytes(removed.bytes), dir.display());
             }
         }
         Ok(ExitCode::SUCCESS)

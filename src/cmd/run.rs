@@ -209,7 +209,7 @@ impl RunArgs {
             runtime = runtime.on_slow_compile(wrt_runtime::SLOW_COMPILE, |name, bytes| {
                 let mb = bytes as f64 / 1e6;
                 let precision = if mb < 10.0 { 1 } else { 0 };
-                eprintln!("wrt: compiling {name} ({mb:.precision$} MB)…");
+                say!("wrt: compiling {name} ({mb:.precision$} MB)…");
             });
         }
         let mut builder = RunOptions::new().stdin(match self.stdin {
@@ -305,8 +305,8 @@ impl RunArgs {
                 let program = Shown::new(&denied.program);
                 let hint = denied.allow_rule_would_help.then(|| format!("allow it with `--allow-run {program}`"));
                 match &hint {
-                    Some(hint) => eprintln!("wrt: {}; {hint}", denied.reason),
-                    None => eprintln!("wrt: {}", denied.reason),
+                    Some(hint) => say!("wrt: {}; {hint}", denied.reason),
+                    None => say!("wrt: {}", denied.reason),
                 }
                 // The guest sees the hint only for a bare name: for a path, it would say which
                 // files exist on the host.
@@ -315,7 +315,7 @@ impl RunArgs {
             .on_spawn_denials_suppressed(|guest, count| {
                 use wrt_runtime::wrt_host_spawn::Shown;
                 let guest = Shown::new(guest);
-                eprintln!("wrt: {count} more denied spawns of guest `{guest}` not shown (rate limit)");
+                say!("wrt: {count} more denied spawns of guest `{guest}` not shown (rate limit)");
             });
         if let Some(path) = &self.audit_log {
             builder = builder.audit_log(path);
@@ -347,19 +347,19 @@ impl RunArgs {
                 ExitCode::SUCCESS
             }
             Outcome::Trapped(trap) => {
-                eprintln!("wrt: guest `{name}` trapped: {trap}");
+                say!("wrt: guest `{name}` trapped: {trap}");
                 ExitCode::from(EXIT_TRAP)
             }
             Outcome::TimedOut(after) => {
-                eprintln!("wrt: guest `{name}` timed out after {after:?}");
+                say!("wrt: guest `{name}` timed out after {after:?}");
                 ExitCode::from(EXIT_TIMEOUT)
             }
             Outcome::OutOfFuel(fuel) => {
-                eprintln!("wrt: guest `{name}` ran out of fuel (all {fuel} units used)");
+                say!("wrt: guest `{name}` ran out of fuel (all {fuel} units used)");
                 ExitCode::from(EXIT_TRAP)
             }
             _ => {
-                eprintln!("wrt: guest `{name}` ended in an unknown way");
+                say!("wrt: guest `{name}` ended in an unknown way");
                 ExitCode::from(EXIT_TRAP)
             }
         })
@@ -398,20 +398,20 @@ fn print_stats(stats: &Stats, format: StatsFormat) {
     let gc_seconds = stats.gc_time.as_secs_f64();
     match format {
         StatsFormat::Json => match serde_json::to_string(stats) {
-            Ok(json) => eprintln!("{json}"),
-            Err(err) => eprintln!("wrt: failed to write the stats as JSON: {err}"),
+            Ok(json) => say!("{json}"),
+            Err(err) => say!("wrt: failed to write the stats as JSON: {err}"),
         },
         StatsFormat::Text => {
             let mib = |bytes: u64| format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20));
-            eprintln!("wrt: stats: peak linear memory   {}", mib(stats.peak_linear_memory));
-            eprintln!("wrt: stats: peak host buffers    {}", mib(stats.peak_external));
-            eprintln!("wrt: stats: peak buffer memory   {}", mib(stats.peak_buffer_memory));
-            eprintln!("wrt: stats: final host buffers   {}", mib(stats.final_external));
-            eprintln!("wrt: stats: young collections    {}", stats.young_collections);
-            eprintln!("wrt: stats: full collections     {}", stats.full_collections);
-            eprintln!("wrt: stats: time in collections  {:.1} ms", gc_seconds * 1e3);
-            eprintln!("wrt: stats: spawns               {}", stats.spawns);
-            eprintln!("wrt: stats: child stream bytes   {}", stats.stream_bytes);
+            say!("wrt: stats: peak linear memory   {}", mib(stats.peak_linear_memory));
+            say!("wrt: stats: peak host buffers    {}", mib(stats.peak_external));
+            say!("wrt: stats: peak buffer memory   {}", mib(stats.peak_buffer_memory));
+            say!("wrt: stats: final host buffers   {}", mib(stats.final_external));
+            say!("wrt: stats: young collections    {}", stats.young_collections);
+            say!("wrt: stats: full collections     {}", stats.full_collections);
+            say!("wrt: stats: time in collections  {:.1} ms", gc_seconds * 1e3);
+            say!("wrt: stats: spawns               {}", stats.spawns);
+            say!("wrt: stats: child stream bytes   {}", stats.stream_bytes);
         }
     }
 }

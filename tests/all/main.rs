@@ -15,6 +15,7 @@ mod component_run;
 mod containment;
 mod embed;
 mod fs;
+mod hostile_module;
 mod js;
 mod limits;
 mod mem;
