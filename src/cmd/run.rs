@@ -254,7 +254,7 @@ impl RunArgs {
             && let Some(dir) = CacheMode::User.dir()
             && let Some(preopen) = builder.writable_preopen_reaching(&dir)
         {
-            eprintln!(
+            say!(
                 "wrt: not using the compile cache `{}`: it lies inside `--dir {}`, which the guest can write",
                 dir.display(),
                 preopen.host.display()
