@@ -269,6 +269,21 @@ fn issue_10_concat_of_one_range_stays_within_the_memory_limit() {
     assert!(rss <= (128 << 20) + (64 << 20), "peak RSS {rss}");
 }
 
+/// At the limit, a `buffer_concat` whose 1 MiB of sources must be saved before a collection got
+/// `NO_MEMORY` without one, though the saved bytes fit the host's overhead allowance: now it
+/// saves them, collects, and makes the buffer, and the host stays within the limit plus the
+/// overhead.
+#[test]
+fn concat_at_the_limit_saves_within_the_overhead_and_collects() {
+    let args = |garbage| ["run", "--max-memory", "64MiB", "--invoke", "concat", MEM_CONCAT_SAVE, "1", garbage];
+    let Some((idle, idle_rss)) = peak_rss(&args("0")) else { return };
+    assert_eq!(crate::util::stdout(&idle), "0\n");
+    let (out, rss) = peak_rss(&args("-1")).unwrap();
+    crate::util::assert_code(&out, 0);
+    assert_eq!(crate::util::stdout(&out), "0\n", "a buffer of the bytes saved before the collection");
+    assert!(rss <= idle_rss + (64 << 20) + HOST_SLACK, "peak RSS {rss} vs {idle_rss} before any buffer");
+}
+
 /// The memory limit of the property test.
 const OPS_LIMIT: u64 = 48 << 20;
 
