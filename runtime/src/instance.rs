@@ -20,7 +20,7 @@ use crate::outcome::{Outcome, TrapInfo, WasmValue};
 use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
 use crate::wasi_ctx::{self, Captured};
-use crate::wasi_deadline;
+use crate::wasi_original;
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.
 #[derive(Debug, Clone)]
@@ -130,14 +130,14 @@ impl Instance {
             last_error: String::new(),
             memory: None,
             external,
-            wasi_poll: None,
+            wasi_originals: None,
         };
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.limiter);
         deadline::install(&mut store);
         if let Code::Module { wasi: true, .. } = guest.code {
-            let trampoline = Arc::clone(&runtime.poll_trampoline);
-            store.data_mut().wasi_poll = wasi_deadline::PollOneoff::new(&runtime.linker, &mut store, trampoline)?;
+            let trampoline = Arc::clone(&runtime.wasi_trampoline);
+            store.data_mut().wasi_originals = wasi_original::Originals::new(&runtime.linker, &mut store, trampoline);
         }
         let mut this = Self {
             store,

@@ -154,6 +154,8 @@ mod units;
 mod wasi_ctx;
 mod wasi_deadline;
 mod wasi_exit;
+mod wasi_limits;
+mod wasi_original;
 
 pub use abi::spawn_state::DeniedSpawn;
 pub use cache::{CacheMode, CacheUsage};
