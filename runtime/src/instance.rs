@@ -10,7 +10,7 @@ use wasmtime_wasi::p2::bindings::sync::Command;
 use crate::abi::spawn_state::SpawnState;
 use crate::capture::Capture;
 use crate::component::wasi::P2;
-use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker};
+use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker, Ticking};
 use crate::error::{ConfigError, InstantiateError};
 use crate::external::accountant::Accountant;
 use crate::guest::{Code, Guest};
@@ -373,13 +373,19 @@ impl Instance {
             }
             self.budget_deadline = self.timeout.map(|timeout| Instant::now() + timeout);
         }
-        let _ticking = match self.budget_deadline {
-            Some(_) => Some(self.ticker.tick()?),
+        let ticking = match self.budget_deadline {
+            Some(deadline) => Some(self.ticker.tick(deadline)?),
             None => None,
         };
         self.set_deadline(self.budget_deadline);
         let result = f(&mut self.store);
+        // No signal may reach this thread once the call has returned.
+        let interrupted = ticking.is_some_and(Ticking::finish);
         self.set_deadline(None);
+        if interrupted {
+            // A system call failed at the deadline: what the guest made of it is no result.
+            return Ok(Err(Outcome::TimedOut(self.timeout.unwrap_or_default())));
+        }
         match result {
             Ok(value) => Ok(Ok(value)),
             Err(err) => self.outcome_of(err).map(Err),

@@ -148,7 +148,7 @@ mod runtime;
 mod state;
 mod stats;
 mod stdio;
-#[allow(unsafe_code, reason = "maps guest memory and implements wasmtime's unsafe memory traits")]
+#[allow(unsafe_code, reason = "maps guest memory and installs a signal handler")]
 mod sys;
 mod units;
 mod wasi_ctx;

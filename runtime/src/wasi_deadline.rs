@@ -12,10 +12,13 @@
 //!   most until the deadline, and writes no more than fits without blocking (one page), so a
 //!   reader that stops reading cannot hold the guest past it.
 //!
+//! Files need nothing here: WASI runs their calls on the guest's thread, which the ticker
+//! interrupts from the deadline on (`deadline`), so a FIFO's open that waits for the other end
+//! or a character device that blocks ends there; WASI reads files at an offset, which fails on
+//! a FIFO at once (`ESPIPE`).
+//!
 //! Limits: a `poll_oneoff` that waits only on absolute-time clocks still waits for them (the
-//! guest stops when it returns). Files need nothing: wasmtime-wasi opens a FIFO without waiting
-//! for a writer and reads files at an offset, which fails on a FIFO (`ESPIPE`); regular files
-//! and terminals are written as they are.
+//! guest stops when it returns).
 
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
@@ -287,6 +290,10 @@ impl<S: AsFd + Send + Sync + 'static> OutputStream for DeadlineWriter<S> {
         while !rest.is_empty() {
             match nix::unistd::write(self.out.as_fd(), rest) {
                 Ok(n) => rest = &rest[n..],
+                // Past the deadline, the ticker interrupts this thread until the guest stops.
+                Err(nix::errno::Errno::EINTR) if self.deadline.passed() => {
+                    return Err(StreamError::Trap(DeadlineExceeded.into()));
+                }
                 Err(nix::errno::Errno::EINTR) => {}
                 Err(nix::errno::Errno::EPIPE) => return Err(StreamError::Closed),
                 Err(errno) => return Err(StreamError::LastOperationFailed(std::io::Error::from(errno).into())),
