@@ -6,6 +6,8 @@
 ;;       collector releases the garbage and then reuses the source bytes (fills them with 'Z'),
 ;;       so a host that copied after running it would hand out 'Z's. Returns 0 for a buffer of
 ;;       'A's, 1 for a wrong one, or the error code (`-NO_MEMORY` when it does not fit).
+;;       With `garbage_mib` -1 it holds 1 MiB buffers until the limit refuses one, so that the
+;;       concatenation finds no room left and must save its sources before the collection.
 (module
   (import "wrt_v1" "buffer_alloc" (func $alloc (param i32) (result i32)))
   (import "wrt_v1" "buffer_concat" (func $concat (param i32 i32) (result i32)))
@@ -41,7 +43,10 @@
       (loop $next
         (br_if $held (i32.ge_u (global.get $garbage) (local.get $garbage_mib)))
         (local.set $h (call $alloc (i32.const 0x100000)))
-        (if (i32.lt_s (local.get $h) (i32.const 0)) (then (return (local.get $h))))
+        (if (i32.lt_s (local.get $h) (i32.const 0))
+          (then
+            (br_if $held (i32.eq (local.get $garbage_mib) (i32.const -1)))
+            (return (local.get $h))))
         (i32.store (i32.add (i32.const 0x4000) (i32.shl (global.get $garbage) (i32.const 2))) (local.get $h))
         (global.set $garbage (i32.add (global.get $garbage) (i32.const 1)))
         (br $next)))

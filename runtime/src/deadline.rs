@@ -2,13 +2,21 @@
 //! its guests runs under a deadline, and each store's epoch callback stops its guest once the
 //! deadline has passed. Host calls that block outside wasm (the `wrt_v1` ABI, stdin, clock
 //! sleeps in `poll_oneoff`) read the same deadline and stop there too.
+//!
+//! A system call that knows no deadline (opening a FIFO, reading or writing a character device
+//! in a preopened directory) is interrupted instead: from the deadline on, the ticker sends the
+//! guest's thread a signal every tick until the call that runs under the deadline returns
+//! (`sys::interrupt`). The blocked call fails with `EINTR`, and the guest stops with the timeout
+//! as soon as it runs wasm again, or when the call returns, whatever the guest made of the error.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use nix::sys::pthread::Pthread;
 use wasmtime::{Engine, EngineWeak, UpdateDeadline};
 
 use crate::state::GuestState;
+use crate::sys::interrupt;
 
 /// How often the epoch advances while a call with a deadline runs.
 const TICK: Duration = Duration::from_millis(5);
@@ -65,12 +73,27 @@ struct Shared {
 struct TickerState {
     /// Calls running under a deadline.
     active: usize,
+    /// The calls running under a deadline whose thread may be interrupted.
+    calls: Vec<Call>,
+    /// The id of the next guard.
+    next_id: u64,
     started: bool,
     stopped: bool,
     /// The thread waits with no timeout (nothing ticks): only then does a new call wake it.
     /// Waking a thread that ticks anyway would make it bump the epoch early, which costs every
     /// guest of the engine an epoch callback.
     idle: bool,
+}
+
+/// A call running under a deadline, on `thread`.
+#[derive(Debug)]
+struct Call {
+    /// The id of its guard.
+    id: u64,
+    thread: Pthread,
+    deadline: Instant,
+    /// Whether the ticker has sent the thread the signal.
+    interrupted: bool,
 }
 
 impl Shared {
@@ -90,12 +113,15 @@ impl EpochTicker {
         Self { shared: Arc::default(), engine: engine.weak() }
     }
 
-    /// Ticks until the returned guard is dropped.
+    /// Ticks until the returned guard is dropped, and from `deadline` on interrupts the calling
+    /// thread's system calls until then. Drop the guard on the same thread, as soon as the call
+    /// under the deadline returns.
     ///
     /// # Errors
     ///
     /// The ticker thread could not be started.
-    pub(crate) fn tick(&self) -> std::io::Result<Ticking> {
+    pub(crate) fn tick(&self, deadline: Instant) -> std::io::Result<Ticking> {
+        let interrupts = interrupt::install();
         let mut state = self.shared.lock();
         if !state.started {
             let shared = Arc::clone(&self.shared);
@@ -104,10 +130,15 @@ impl EpochTicker {
             state.started = true;
         }
         state.active += 1;
+        let id = state.next_id;
+        state.next_id += 1;
+        if interrupts {
+            state.calls.push(Call { id, thread: interrupt::current(), deadline, interrupted: false });
+        }
         if state.active == 1 && state.idle {
             self.shared.wake.notify_one();
         }
-        Ok(Ticking { shared: Arc::clone(&self.shared) })
+        Ok(Ticking { shared: Arc::clone(&self.shared), id })
     }
 }
 
@@ -137,6 +168,14 @@ fn run(shared: &Shared, engine: &EngineWeak) {
                 Some(engine) => engine.increment_epoch(),
                 None => return,
             }
+            // Each thread is inside its call: its guard, which removes it, waits for the lock.
+            let now = Instant::now();
+            for call in &mut state.calls {
+                if now >= call.deadline {
+                    interrupt::interrupt(call.thread);
+                    call.interrupted = true;
+                }
+            }
         }
     }
 }
@@ -145,11 +184,24 @@ fn run(shared: &Shared, engine: &EngineWeak) {
 #[derive(Debug)]
 pub(crate) struct Ticking {
     shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Ticking {
+    /// Ends the guard, and says whether the call's thread was interrupted: then a system call
+    /// may have failed with `EINTR` because of the deadline, and the guest ran past it.
+    pub(crate) fn finish(self) -> bool {
+        let state = self.shared.lock();
+        let interrupted = state.calls.iter().any(|call| call.id == self.id && call.interrupted);
+        drop(state);
+        interrupted
+    }
 }
 
 impl Drop for Ticking {
     fn drop(&mut self) {
         let mut state = self.shared.lock();
         state.active = state.active.saturating_sub(1);
+        state.calls.retain(|call| call.id != self.id);
     }
 }

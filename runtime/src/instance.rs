@@ -10,7 +10,7 @@ use wasmtime_wasi::p2::bindings::sync::Command;
 use crate::abi::spawn_state::SpawnState;
 use crate::capture::Capture;
 use crate::component::wasi::P2;
-use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker};
+use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker, Ticking};
 use crate::error::{ConfigError, InstantiateError};
 use crate::external::accountant::Accountant;
 use crate::guest::{Code, Guest};
@@ -20,7 +20,7 @@ use crate::outcome::{Outcome, TrapInfo, WasmValue};
 use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
 use crate::wasi_ctx::{self, Captured};
-use crate::wasi_deadline;
+use crate::wasi_original;
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.
 #[derive(Debug, Clone)]
@@ -130,14 +130,14 @@ impl Instance {
             last_error: String::new(),
             memory: None,
             external,
-            wasi_poll: None,
+            wasi_originals: None,
         };
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.limiter);
         deadline::install(&mut store);
         if let Code::Module { wasi: true, .. } = guest.code {
-            let trampoline = Arc::clone(&runtime.poll_trampoline);
-            store.data_mut().wasi_poll = wasi_deadline::PollOneoff::new(&runtime.linker, &mut store, trampoline)?;
+            let trampoline = Arc::clone(&runtime.wasi_trampoline);
+            store.data_mut().wasi_originals = wasi_original::Originals::new(&runtime.linker, &mut store, trampoline);
         }
         let mut this = Self {
             store,
@@ -377,13 +377,19 @@ impl Instance {
             }
             self.budget_deadline = self.timeout.map(|timeout| Instant::now() + timeout);
         }
-        let _ticking = match self.budget_deadline {
-            Some(_) => Some(self.ticker.tick()?),
+        let ticking = match self.budget_deadline {
+            Some(deadline) => Some(self.ticker.tick(deadline)?),
             None => None,
         };
         self.set_deadline(self.budget_deadline);
         let result = f(&mut self.store);
+        // No signal may reach this thread once the call has returned.
+        let interrupted = ticking.is_some_and(Ticking::finish);
         self.set_deadline(None);
+        if interrupted {
+            // A system call failed at the deadline: what the guest made of it is no result.
+            return Ok(Err(Outcome::TimedOut(self.timeout.unwrap_or_default())));
+        }
         match result {
             Ok(value) => Ok(Ok(value)),
             Err(err) => self.outcome_of(err).map(Err),

@@ -152,12 +152,14 @@ mod shown_text;
 mod state;
 mod stats;
 mod stdio;
-#[allow(unsafe_code, reason = "maps guest memory and implements wasmtime's unsafe memory traits")]
+#[allow(unsafe_code, reason = "maps guest memory and installs a signal handler")]
 mod sys;
 mod units;
 mod wasi_ctx;
 mod wasi_deadline;
 mod wasi_exit;
+mod wasi_limits;
+mod wasi_original;
 
 pub use abi::spawn_state::DeniedSpawn;
 pub use cache::{CacheMode, CacheUsage};

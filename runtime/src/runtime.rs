@@ -55,8 +55,9 @@ pub(crate) struct Inner {
     pub(crate) settings: RuntimeBuilder,
     /// Advances the engine's epoch while a guest runs under a timeout.
     pub(crate) ticker: Arc<EpochTicker>,
-    /// The module through which `poll_oneoff` reaches WASI's own, compiled on first use.
-    pub(crate) poll_trampoline: Arc<OnceLock<Module>>,
+    /// The module through which the wrappers of WASI functions reach WASI's own, compiled on
+    /// first use.
+    pub(crate) wasi_trampoline: Arc<OnceLock<Module>>,
     /// Slabs of host-buffer memory, recycled across runs.
     pub(crate) slabs: Arc<MemoryPool>,
 }
@@ -190,6 +191,7 @@ impl RuntimeBuilder {
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, wasi_of)?;
         crate::wasi_exit::add_to_linker(&mut linker)?;
         crate::wasi_deadline::add_to_linker(&mut linker)?;
+        crate::wasi_limits::add_to_linker(&mut linker)?;
         crate::abi::host::add_to_linker(&mut linker)?;
         let ticker = Arc::new(EpochTicker::new(&engine));
         let slabs = MemoryPool::new(!self.allow_fork_copies, self.slab_pool());
@@ -199,7 +201,7 @@ impl RuntimeBuilder {
             components: OnceLock::new(),
             settings: self,
             ticker,
-            poll_trampoline: Arc::default(),
+            wasi_trampoline: Arc::default(),
             slabs,
         };
         Ok(Runtime { inner: Arc::new(inner) })
@@ -277,7 +279,7 @@ impl Runtime {
             Compiled::Module(module) => {
                 crate::guest::check_collector_hook(name, &module)?;
                 let pre = self.link(name, &module)?;
-                let wasi = module.imports().any(|import| import.module() == crate::wasi_deadline::WASI);
+                let wasi = module.imports().any(|import| import.module() == crate::wasi_original::WASI);
                 let entry = ["_start", ""].map(|name| module.get_export_index(name));
                 Code::Module { pre, wasi, entry }
             }
@@ -332,7 +334,7 @@ impl Runtime {
             module: module.to_owned(),
             name: field.to_owned(),
         };
-        if let Some(import) = module.imports().find(|import| crate::wasi_deadline::is_internal(import.module())) {
+        if let Some(import) = module.imports().find(|import| crate::wasi_original::is_internal(import.module())) {
             return Err(unknown(import.module(), import.name()).into());
         }
         linker.instantiate_pre(module).map_err(|err| match err.downcast_ref::<wasmtime::UnknownImportError>() {

@@ -34,8 +34,8 @@ pub(crate) struct GuestState {
     pub(crate) last_error: String,
     /// The guest's host buffers and their accountant.
     pub(crate) external: ExternalState,
-    /// WASI's own `poll_oneoff`, which the deadline-aware wrapper calls (with a timeout only).
-    pub(crate) wasi_poll: Option<crate::wasi_deadline::PollOneoff>,
+    /// WASI's own functions, which their wrappers call (`wasi_original`).
+    pub(crate) wasi_originals: Option<crate::wasi_original::Originals>,
     /// A core module's exported `memory`, once instantiation has finished (host calls from its
     /// start function look it up by name): exports never change afterwards, and every host
     /// call that reads or writes guest memory would otherwise look it up again.

@@ -1,7 +1,9 @@
 //! The only place in `wrt-runtime` that runs `unsafe` code: virtual-memory mappings and the
-//! wasmtime traits that hand them to compiled guest code.
+//! wasmtime traits that hand them to compiled guest code, and the signal handler that
+//! interrupts a blocked guest thread.
 
 pub(crate) mod buffer_memory;
+pub(crate) mod interrupt;
 pub(crate) mod mapping;
 pub(crate) mod memory_creator;
 pub(crate) mod memory_pool;

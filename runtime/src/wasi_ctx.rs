@@ -67,6 +67,11 @@ pub(crate) fn builder(
     captured: &Captured,
 ) -> wasmtime::Result<WasiCtxBuilder> {
     let mut wasi = WasiCtxBuilder::new();
+    // Files are read and written on the guest's thread, straight between the file and linear
+    // memory: no copy of the guest's buffer in host memory (`wasi_limits`), and a call blocked
+    // past the deadline is interrupted there (`deadline`).
+    wasi.allow_blocking_current_thread(true);
+    wasi.max_random_size(u64::from(crate::wasi_limits::MAX_HOST_COPY));
     wasi.arg(settings.argv0.as_deref().unwrap_or(guest_name));
     wasi.args(&settings.args);
     for (name, value) in &settings.env {

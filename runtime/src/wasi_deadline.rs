@@ -12,27 +12,25 @@
 //!   most until the deadline, and writes no more than fits without blocking (one page), so a
 //!   reader that stops reading cannot hold the guest past it.
 //!
+//! Files need nothing here: WASI runs their calls on the guest's thread, which the ticker
+//! interrupts from the deadline on (`deadline`), so a FIFO's open that waits for the other end
+//! or a character device that blocks ends there; WASI reads files at an offset, which fails on
+//! a FIFO at once (`ESPIPE`).
+//!
 //! Limits: a `poll_oneoff` that waits only on absolute-time clocks still waits for them (the
-//! guest stops when it returns). Files need nothing: wasmtime-wasi opens a FIFO without waiting
-//! for a writer and reads files at an offset, which fails on a FIFO (`ESPIPE`); regular files
-//! and terminals are written as they are.
+//! guest stops when it returns).
 
 use std::os::fd::AsFd;
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use wasmtime::{Caller, Func, Linker, Module, Store, TypedFunc};
+use wasmtime::{Caller, Linker, Val};
 use wasmtime_wasi::cli::{IsTerminal, StdinStream, StdoutStream};
 use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
 
 use crate::deadline::{DeadlineCell, DeadlineExceeded};
 use crate::state::GuestState;
-
-/// Where WASI's own `poll_oneoff` stays reachable for the wrapper. Guests cannot import from
-/// it (see [`is_internal`]).
-const ORIGINAL: &str = "wrt internal: wasi_snapshot_preview1";
-pub(crate) const WASI: &str = "wasi_snapshot_preview1";
+use crate::{wasi_limits, wasi_original};
 
 /// Size of a WASI preview 1 `subscription`, and offsets in it.
 const SUBSCRIPTION: u64 = 48;
@@ -44,77 +42,9 @@ const ABSTIME: u16 = 1;
 /// Past the deadline by this much when a shortened sleep wakes.
 const MARGIN: Duration = Duration::from_millis(1);
 
-/// Whether an import names the module that holds WASI's own functions for the wrappers.
-pub(crate) fn is_internal(module: &str) -> bool {
-    module == ORIGINAL
-}
-
 /// Wraps WASI's `poll_oneoff` in `linker`, which already holds the WASI functions.
 pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
-    linker.alias(WASI, "poll_oneoff", ORIGINAL, "poll_oneoff")?;
-    linker.allow_shadowing(true);
-    let defined = linker.func_wrap(WASI, "poll_oneoff", poll_oneoff).map(|_| ());
-    linker.allow_shadowing(false);
-    defined
-}
-
-/// WASI's own `poll_oneoff` for one store, reached through a trampoline instance that shares
-/// the guest's memory (WASI's functions find guest memory through their caller's `memory`
-/// export, which a call from the host does not have).
-pub(crate) struct PollOneoff {
-    original: Func,
-    trampoline: Arc<OnceLock<Module>>,
-    bound: Option<TypedFunc<(i32, i32, i32, i32), i32>>,
-}
-
-/// The trampoline: calls WASI's `poll_oneoff` with the guest's memory as its own.
-const TRAMPOLINE: &str = r#"(module
-  (import "env" "memory" (memory 0))
-  (import "env" "poll_oneoff" (func $poll (param i32 i32 i32 i32) (result i32)))
-  (export "memory" (memory 0))
-  (func (export "poll") (param i32 i32 i32 i32) (result i32)
-    (call $poll (local.get 0) (local.get 1) (local.get 2) (local.get 3))))"#;
-
-impl PollOneoff {
-    /// WASI's own `poll_oneoff` for a store of `linker`; `trampoline` is shared by the stores
-    /// of a runtime and compiled on first use.
-    pub(crate) fn new(
-        linker: &Linker<GuestState>,
-        store: &mut Store<GuestState>,
-        trampoline: Arc<OnceLock<Module>>,
-    ) -> wasmtime::Result<Option<Self>> {
-        match linker.get(&mut *store, ORIGINAL, "poll_oneoff") {
-            Ok(wasmtime::Extern::Func(original)) => Ok(Some(Self { original, trampoline, bound: None })),
-            _ => Ok(None),
-        }
-    }
-}
-
-/// The trampoline's `poll`, bound to the caller's memory.
-fn bound_poll(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<TypedFunc<(i32, i32, i32, i32), i32>> {
-    let Some(shim) = &caller.data().wasi_poll else {
-        return Err(wasmtime::Error::msg("`poll_oneoff` is not available"));
-    };
-    if let Some(bound) = &shim.bound {
-        return Ok(bound.clone());
-    }
-    let (original, trampoline) = (shim.original, Arc::clone(&shim.trampoline));
-    let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else {
-        return Err(wasmtime::Error::msg("missing required memory export"));
-    };
-    let module = match trampoline.get() {
-        Some(module) => module.clone(),
-        None => {
-            let module = Module::new(caller.engine(), TRAMPOLINE)?;
-            trampoline.get_or_init(|| module).clone()
-        }
-    };
-    let instance = wasmtime::Instance::new(&mut *caller, &module, &[memory.into(), original.into()])?;
-    let bound = instance.get_typed_func::<(i32, i32, i32, i32), i32>(&mut *caller, "poll")?;
-    if let Some(shim) = &mut caller.data_mut().wasi_poll {
-        shim.bound = Some(bound.clone());
-    }
-    Ok(bound)
+    wasi_original::shadow(linker, "poll_oneoff", poll_oneoff)
 }
 
 fn poll_oneoff(
@@ -124,17 +54,19 @@ fn poll_oneoff(
     count: i32,
     event_count: i32,
 ) -> wasmtime::Result<i32> {
-    let original = bound_poll(&mut caller)?;
-    let args = (subscriptions, events, count, event_count);
+    if let Some(errno) = wasi_limits::check_subscriptions(count) {
+        return Ok(errno);
+    }
+    let args = [subscriptions, events, count, event_count].map(Val::I32);
     let Some(deadline) = caller.data().deadline else {
-        return original.call(&mut caller, args);
+        return wasi_original::call(&mut caller, "poll_oneoff", &args);
     };
     let Some(remaining) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
         return Err(DeadlineExceeded.into());
     };
     let limit = u64::try_from((remaining + MARGIN).as_nanos()).unwrap_or(u64::MAX);
     let shortened = shorten_sleeps(&mut caller, subscriptions, count, limit);
-    let result = original.call(&mut caller, args);
+    let result = wasi_original::call(&mut caller, "poll_oneoff", &args);
     restore(&mut caller, &shortened);
     let errno = result?;
     if Instant::now() >= deadline {
@@ -358,6 +290,10 @@ impl<S: AsFd + Send + Sync + 'static> OutputStream for DeadlineWriter<S> {
         while !rest.is_empty() {
             match nix::unistd::write(self.out.as_fd(), rest) {
                 Ok(n) => rest = &rest[n..],
+                // Past the deadline, the ticker interrupts this thread until the guest stops.
+                Err(nix::errno::Errno::EINTR) if self.deadline.passed() => {
+                    return Err(StreamError::Trap(DeadlineExceeded.into()));
+                }
                 Err(nix::errno::Errno::EINTR) => {}
                 Err(nix::errno::Errno::EPIPE) => return Err(StreamError::Closed),
                 Err(errno) => return Err(StreamError::LastOperationFailed(std::io::Error::from(errno).into())),

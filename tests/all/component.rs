@@ -354,3 +354,39 @@ fn component_hello() {
     let imports = imports(COMPONENT_HELLO_BYTES);
     assert!(imports.iter().all(|i| i.starts_with("wasi:")), "{imports:?}");
 }
+
+#[test]
+fn component_open_fifo() {
+    // With a writer holding the FIFO open, the component's read-only open returns at once.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let _writer = std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap();
+    let spec = format!("{}::/data", dir.path().display());
+    let out = run(["run", "--timeout", "10s", "--ro-dir", &spec, COMPONENT_OPEN_FIFO, "/data/fifo"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "opened\n");
+}
+
+/// A component's read-only open of a FIFO with no writer waited in `openat` for good, past
+/// `--timeout`: it is interrupted at the deadline, and the component stops there.
+#[test]
+fn component_fifo_open_stops_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    nix::unistd::mkfifo(&dir.path().join("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let spec = format!("{}::/data", dir.path().display());
+    let start = Instant::now();
+    let mut child = wrt()
+        .args(["run", "--timeout", "1s", "--ro-dir", &spec, COMPONENT_OPEN_FIFO, "/data/fifo"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert_code(&out, 124);
+    assert!(start.elapsed() < Duration::from_secs(8), "took {:?}", start.elapsed());
+}

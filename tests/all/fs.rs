@@ -80,3 +80,44 @@ fn fs_read_fifo() {
         assert!(start.elapsed() < std::time::Duration::from_secs(8), "writer {writer}: took {:?}", start.elapsed());
     }
 }
+
+#[test]
+fn fs_open_fifo() {
+    // With the other end held open (read-write, which waits for nobody), both opens return.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let _other_end = std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap();
+    let spec = format!("{}::/", dir.path().display());
+    for (preopen, write) in [("--ro-dir", "0"), ("--dir", "1")] {
+        let out = run(["run", "--timeout", "10s", preopen, &spec, "--invoke", "open", FS_OPEN_FIFO, write]);
+        assert_code(&out, 0);
+        assert_eq!(stdout(&out), "0\n", "{preopen}");
+    }
+}
+
+/// A FIFO opened for reading only (every open in a `--ro-dir`) or for writing only waits in
+/// `openat` for the other end: it kept the guest past `--timeout` for good. From the deadline on
+/// the open is interrupted, and the guest stops with the timeout's exit code.
+#[test]
+fn fifo_opens_stop_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    nix::unistd::mkfifo(&dir.path().join("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let spec = format!("{}::/", dir.path().display());
+    for (preopen, write) in [("--ro-dir", "0"), ("--dir", "1")] {
+        let start = std::time::Instant::now();
+        let mut child = crate::util::wrt()
+            .args(["run", "--timeout", "1s", preopen, &spec, "--invoke", "open", FS_OPEN_FIFO, write])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        while child.try_wait().unwrap().is_none() && start.elapsed() < std::time::Duration::from_secs(30) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        assert_code(&out, 124);
+        assert!(start.elapsed() < std::time::Duration::from_secs(8), "{preopen}: took {:?}", start.elapsed());
+    }
+}

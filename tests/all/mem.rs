@@ -269,6 +269,107 @@ fn issue_10_concat_of_one_range_stays_within_the_memory_limit() {
     assert!(rss <= (128 << 20) + (64 << 20), "peak RSS {rss}");
 }
 
+/// At the limit, a `buffer_concat` whose 1 MiB of sources must be saved before a collection got
+/// `NO_MEMORY` without one, though the saved bytes fit the host's overhead allowance: now it
+/// saves them, collects, and makes the buffer, and the host stays within the limit plus the
+/// overhead.
+#[test]
+fn concat_at_the_limit_saves_within_the_overhead_and_collects() {
+    let args = |garbage| ["run", "--max-memory", "64MiB", "--invoke", "concat", MEM_CONCAT_SAVE, "1", garbage];
+    let Some((idle, idle_rss)) = peak_rss(&args("0")) else { return };
+    assert_eq!(crate::util::stdout(&idle), "0\n");
+    let (out, rss) = peak_rss(&args("-1")).unwrap();
+    crate::util::assert_code(&out, 0);
+    assert_eq!(crate::util::stdout(&out), "0\n", "a buffer of the bytes saved before the collection");
+    assert!(rss <= idle_rss + (64 << 20) + HOST_SLACK, "peak RSS {rss} vs {idle_rss} before any buffer");
+}
+
+/// The bytes the WASI-call tests ask for, near their 64 MiB memory limit (`mem_wasi_calls` has
+/// 50 MiB of linear memory).
+const WASI_LEN: u32 = 48 << 20;
+
+/// Runs `call` (an export of `mem_wasi_calls` and its arguments) under `--max-memory 64MiB`
+/// with `dir` preopened, checks that the host's peak RSS stays within the limit plus the fixed
+/// overhead of an idle run, and returns what the call returned; `None` without GNU time.
+fn wasi_call_within_limit(dir: &std::path::Path, call: &[&str]) -> Option<String> {
+    let spec = format!("{}::/", dir.display());
+    let args = |call: &[&str]| {
+        let mut args = vec!["run", "--max-memory", "64MiB", "--dir", &spec, "--invoke", call[0], MEM_WASI_CALLS];
+        args.extend_from_slice(&call[1..]);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let (idle, idle_rss) = peak_rss(&args(&["random", "0"]))?;
+    assert_eq!(crate::util::stdout(&idle), "0\n");
+    let (out, rss) = peak_rss(&args(call)).unwrap();
+    crate::util::assert_code(&out, 0);
+    assert!(rss <= idle_rss + (64 << 20) + HOST_SLACK, "{call:?}: peak RSS {rss} vs {idle_rss} idle");
+    Some(crate::util::stdout(&out).trim().to_owned())
+}
+
+#[test]
+fn mem_wasi_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big"), b"0123456789").unwrap();
+    let spec = format!("{}::/", dir.path().display());
+    let call = |export: &str, args: &[&str]| {
+        let out = crate::util::run(
+            ["run", "--max-memory", "64MiB", "--dir", &spec, "--invoke", export, MEM_WASI_CALLS].iter().chain(args),
+        );
+        crate::util::assert_code(&out, 0);
+        crate::util::stdout(&out).trim().to_owned()
+    };
+    assert_eq!(call("random", &["16"]), "0");
+    assert_eq!(call("poll", &["2"]), "0");
+    assert_eq!(call("path", &["1", "8"]), "44", "ENOENT: no file `aaaaaaaa`");
+    assert_eq!(call("path", &["0", "4096"]), "37", "ENAMETOOLONG from the kernel: a 4096-byte name");
+    assert_eq!(call("read", &["64"]), "10");
+    assert_eq!(call("write", &["10"]), "10");
+    assert_eq!(std::fs::read(dir.path().join("out")).unwrap(), b"wwwwwwwwww");
+}
+
+/// `random_get` of 48 MiB made the host hold the 48 MiB beside the guest's own: WASI made the
+/// bytes in host memory before copying them.
+#[test]
+fn random_get_stays_within_the_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(errno) = wasi_call_within_limit(dir.path(), &["random", &WASI_LEN.to_string()]) else { return };
+    assert_eq!(errno, "0");
+}
+
+/// `poll_oneoff` with 500,000 subscriptions made the host hold about 280 MB while it polled.
+#[test]
+fn poll_oneoff_past_the_subscription_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(errno) = wasi_call_within_limit(dir.path(), &["poll", "500000"]) else { return };
+    assert_eq!(errno, "28", "EINVAL");
+    assert_eq!(wasi_call_within_limit(dir.path(), &["poll", "1025"]).unwrap(), "28");
+    assert_eq!(wasi_call_within_limit(dir.path(), &["poll", "1024"]).unwrap(), "0", "the most subscriptions");
+}
+
+/// A 48 MiB path to any WASI path function made the host copy it two or three times before the
+/// kernel refused it.
+#[test]
+fn long_paths_are_refused_before_they_are_copied() {
+    let dir = tempfile::tempdir().unwrap();
+    let len = WASI_LEN.to_string();
+    for which in 0..13 {
+        let Some(errno) = wasi_call_within_limit(dir.path(), &["path", &which.to_string(), &len]) else { return };
+        assert_eq!(errno, "37", "path function {which}: ENAMETOOLONG");
+    }
+}
+
+/// `fd_read` and `fd_write` of 48 MiB made the host hold a copy of the guest's buffer.
+#[test]
+fn file_reads_and_writes_stay_within_the_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big"), vec![7u8; WASI_LEN as usize]).unwrap();
+    let Some(read) = wasi_call_within_limit(dir.path(), &["read", &WASI_LEN.to_string()]) else { return };
+    assert_eq!(read, WASI_LEN.to_string());
+    let written = wasi_call_within_limit(dir.path(), &["write", &WASI_LEN.to_string()]).unwrap();
+    assert_eq!(written, WASI_LEN.to_string());
+    assert_eq!(std::fs::metadata(dir.path().join("out")).unwrap().len(), u64::from(WASI_LEN));
+}
+
 /// The memory limit of the property test.
 const OPS_LIMIT: u64 = 48 << 20;
 

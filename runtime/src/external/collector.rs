@@ -24,6 +24,17 @@ pub(crate) const GUEST_GC_EXPORT: &str = "wrt_gc";
 /// The footprint of host buffers allowed when the sandbox has no memory limit: 4 GiB.
 pub(crate) const DEFAULT_EXTERNAL_LIMIT: u64 = 4 << 30;
 
+/// Bytes of linear memory saved before a collection that may come out of the host's fixed
+/// overhead (docs/abi.md, "Memory limit") rather than out of the memory limit: 4 MiB. Saved
+/// bytes live only for one call, so a call at the limit whose sources fit here still gets its
+/// collection.
+pub(crate) const SAVE_ALLOWANCE: u64 = 4 << 20;
+
+/// The part of `saved` bytes that counts against the memory limit.
+fn charged(saved: u64) -> u64 {
+    saved.saturating_sub(SAVE_ALLOWANCE)
+}
+
 /// The guest's collector hook, looked up once per instance. An export of another type is not
 /// a collector.
 fn guest_gc(caller: &mut Caller<'_, GuestState>) -> Option<TypedFunc<i32, ()>> {
@@ -110,10 +121,12 @@ impl Room {
 /// once before the first so the caller can copy its sources out of linear memory.
 ///
 /// `save_len` is how many bytes `save` copies; they are host memory until the new buffer is
-/// filled, so they count against the limit like the buffer itself: nothing is saved unless
-/// the copy fits the room left now, and the buffer is made only when it fits beside the copy.
-/// A request that could not fit even if every buffer were freed (`len + save_len` over the
-/// limit less linear memory and tables) fails at once, before anything is saved or collected.
+/// filled, so past the first [`SAVE_ALLOWANCE`] bytes (which the fixed overhead covers) they
+/// count against the limit like the buffer itself: nothing is saved unless the copy fits the
+/// room left now plus the allowance, and the buffer is made only when it fits beside the copy.
+/// A request that could not fit even if every buffer were freed (`len` plus the charged part
+/// of `save_len` over the limit less linear memory and tables) fails at once, before anything
+/// is saved or collected.
 /// `Ok(Err(_))` says why the buffer was refused; the ABI layer maps it to the guest's code.
 ///
 /// # Errors
@@ -143,7 +156,7 @@ pub(crate) fn reserve(
         let needed = len.map_or(0, |len| state.external.pool.growth_for(len));
         let room = state.buffer_room();
         let handles_left = !handle || state.external.buffers.has_room(MAX_LIVE_BUFFERS);
-        if needed.saturating_add(saved) <= room && handles_left {
+        if needed.saturating_add(charged(saved)) <= room && handles_left {
             let pending = if full_collections > 0 { None } else { pending };
             return Ok(Ok(Room { pending }));
         }
@@ -163,10 +176,10 @@ pub(crate) fn reserve(
         } else {
             // Even with every buffer freed, the buffer and its saved sources must fit.
             let ceiling = ceiling(state);
-            if (bytes as u64).saturating_add(save_len) > ceiling {
+            if (bytes as u64).saturating_add(charged(save_len)) > ceiling {
                 return refuse(Shortfall::OverCeiling { bytes, save_len, ceiling });
             }
-            if full_collections == 0 && save_len > room {
+            if full_collections == 0 && charged(save_len) > room {
                 return refuse(Shortfall::SaveDoesNotFit { bytes, live, footprint, save_len, room });
             }
             if !collectable || !can_collect(caller) {

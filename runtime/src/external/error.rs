@@ -32,7 +32,8 @@ pub(crate) enum Shortfall {
     /// The sources to save before a collection do not fit the room left now.
     #[error(
         "{bytes} bytes: {live} bytes of buffers are live ({footprint} with the host's blocks), and the {save_len} \
-         bytes of linear memory to save before a collection do not fit the {room} bytes left under the memory limit"
+         bytes of linear memory to save before a collection do not fit the {room} bytes left under the memory limit \
+         and the 4 MiB the host's overhead allows for them"
     )]
     SaveDoesNotFit { bytes: usize, live: u64, footprint: u64, save_len: u64, room: u64 },
     /// The buffer does not fit, and no collection can free more.

@@ -1,0 +1,162 @@
+//! WASI preview 1's own functions, for the wrappers that shadow them in the linker
+//! (`wasi_deadline`, `wasi_limits`). Each shadowed function stays defined under an internal
+//! module name that guests cannot import (see [`is_internal`]), and a wrapper calls it through
+//! a trampoline instance that shares the guest's memory: WASI's functions find guest memory
+//! through their caller's `memory` export, which a call from the host does not have.
+
+use std::sync::{Arc, OnceLock};
+
+use wasmtime::{Caller, Func, FuncType, Instance, IntoFunc, Linker, Module, Store, Val, ValType};
+
+use crate::state::GuestState;
+
+pub(crate) const WASI: &str = "wasi_snapshot_preview1";
+/// Where WASI's own functions stay reachable for the wrappers.
+const ORIGINAL: &str = "wrt internal: wasi_snapshot_preview1";
+
+/// The shadowed functions and their parameter types; every one returns an errno (`i32`).
+const SHADOWED: &[(&str, &str)] = &[
+    ("poll_oneoff", "i32 i32 i32 i32"),
+    ("random_get", "i32 i32"),
+    ("path_create_directory", "i32 i32 i32"),
+    ("path_filestat_get", "i32 i32 i32 i32 i32"),
+    ("path_filestat_set_times", "i32 i32 i32 i32 i64 i64 i32"),
+    ("path_link", "i32 i32 i32 i32 i32 i32 i32"),
+    ("path_open", "i32 i32 i32 i32 i32 i64 i64 i32 i32"),
+    ("path_readlink", "i32 i32 i32 i32 i32 i32"),
+    ("path_remove_directory", "i32 i32 i32"),
+    ("path_rename", "i32 i32 i32 i32 i32 i32"),
+    ("path_symlink", "i32 i32 i32 i32 i32"),
+    ("path_unlink_file", "i32 i32 i32"),
+];
+
+/// Whether an import names the module that holds WASI's own functions for the wrappers.
+pub(crate) fn is_internal(module: &str) -> bool {
+    module == ORIGINAL
+}
+
+/// The parameter types of shadowed function `name`.
+fn params(name: &str) -> &'static str {
+    SHADOWED.iter().find(|(n, _)| *n == name).map(|(_, params)| *params).expect("a shadowed function")
+}
+
+/// The type of shadowed function `name`.
+pub(crate) fn func_type(linker: &Linker<GuestState>, name: &str) -> FuncType {
+    let params = params(name).split_whitespace().map(|p| if p == "i64" { ValType::I64 } else { ValType::I32 });
+    FuncType::new(linker.engine(), params, [ValType::I32])
+}
+
+/// Keeps WASI's own `name` reachable, then defines `func` in its place. `linker` already holds
+/// the WASI functions.
+pub(crate) fn shadow<Params, Results>(
+    linker: &mut Linker<GuestState>,
+    name: &str,
+    func: impl IntoFunc<GuestState, Params, Results>,
+) -> wasmtime::Result<()> {
+    debug_assert!(SHADOWED.iter().any(|(n, _)| *n == name), "`{name}` is not in SHADOWED");
+    linker.alias(WASI, name, ORIGINAL, name)?;
+    linker.allow_shadowing(true);
+    let defined = linker.func_wrap(WASI, name, func).map(|_| ());
+    linker.allow_shadowing(false);
+    defined
+}
+
+/// [`shadow`] for a wrapper that takes its parameters as a slice, of the type [`func_type`].
+pub(crate) fn shadow_new(
+    linker: &mut Linker<GuestState>,
+    name: &str,
+    func: impl Fn(Caller<'_, GuestState>, &[Val], &mut [Val]) -> wasmtime::Result<()> + Send + Sync + 'static,
+) -> wasmtime::Result<()> {
+    let ty = func_type(linker, name);
+    linker.alias(WASI, name, ORIGINAL, name)?;
+    linker.allow_shadowing(true);
+    let defined = linker.func_new(WASI, name, ty, func).map(|_| ());
+    linker.allow_shadowing(false);
+    defined
+}
+
+/// The trampoline: for each shadowed function, an export of the same name that calls WASI's
+/// own with the guest's memory as the trampoline's.
+fn trampoline_text() -> String {
+    let mut text =
+        String::from("(module\n  (import \"env\" \"memory\" (memory 0))\n  (export \"memory\" (memory 0))\n");
+    for (name, params) in SHADOWED {
+        text.push_str(&format!("  (import \"env\" \"{name}\" (func ${name} (param {params}) (result i32)))\n"));
+    }
+    for (name, params) in SHADOWED {
+        let args: String = (0..params.split_whitespace().count()).map(|i| format!(" (local.get {i})")).collect();
+        text.push_str(&format!("  (func (export \"{name}\") (param {params}) (result i32) (call ${name}{args}))\n"));
+    }
+    text.push(')');
+    text
+}
+
+/// WASI's own functions for one store, and the trampoline bound to the guest's memory once a
+/// wrapper first needs it.
+pub(crate) struct Originals {
+    originals: Vec<Func>,
+    trampoline: Arc<OnceLock<Module>>,
+    bound: Option<Instance>,
+}
+
+impl Originals {
+    /// WASI's own functions for a store of `linker`; `trampoline` is shared by the stores of a
+    /// runtime and compiled on first use.
+    pub(crate) fn new(
+        linker: &Linker<GuestState>,
+        store: &mut Store<GuestState>,
+        trampoline: Arc<OnceLock<Module>>,
+    ) -> Option<Self> {
+        let mut originals = Vec::with_capacity(SHADOWED.len());
+        for (name, _) in SHADOWED {
+            match linker.get(&mut *store, ORIGINAL, name) {
+                Ok(wasmtime::Extern::Func(original)) => originals.push(original),
+                _ => return None,
+            }
+        }
+        Some(Self { originals, trampoline, bound: None })
+    }
+}
+
+/// The trampoline instance, bound to the caller's memory.
+fn bound(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Instance> {
+    let Some(originals) = &caller.data().wasi_originals else {
+        return Err(wasmtime::Error::msg("WASI is not available"));
+    };
+    if let Some(bound) = originals.bound {
+        return Ok(bound);
+    }
+    let trampoline = Arc::clone(&originals.trampoline);
+    let mut imports: Vec<wasmtime::Extern> = originals.originals.iter().map(|f| (*f).into()).collect();
+    let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else {
+        return Err(wasmtime::Error::msg("missing required memory export"));
+    };
+    imports.insert(0, memory.into());
+    let module = match trampoline.get() {
+        Some(module) => module.clone(),
+        None => {
+            let module = Module::new(caller.engine(), trampoline_text())?;
+            trampoline.get_or_init(|| module).clone()
+        }
+    };
+    let instance = Instance::new(&mut *caller, &module, &imports)?;
+    if let Some(originals) = &mut caller.data_mut().wasi_originals {
+        originals.bound = Some(instance);
+    }
+    Ok(instance)
+}
+
+/// Calls WASI's own `name` with `params`, for the guest that called its wrapper.
+///
+/// # Errors
+///
+/// As the function: a trap, or the guest's exit.
+pub(crate) fn call(caller: &mut Caller<'_, GuestState>, name: &str, params: &[Val]) -> wasmtime::Result<i32> {
+    let instance = bound(caller)?;
+    let func = instance
+        .get_func(&mut *caller, name)
+        .ok_or_else(|| wasmtime::Error::msg(format!("the trampoline has no `{name}`")))?;
+    let mut result = [Val::I32(0)];
+    func.call(&mut *caller, params, &mut result)?;
+    Ok(result[0].unwrap_i32())
+}
