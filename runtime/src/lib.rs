@@ -148,7 +148,10 @@ mod runtime;
 mod state;
 mod stats;
 mod stdio;
-#[allow(unsafe_code, reason = "maps guest memory and implements wasmtime's unsafe memory traits")]
+#[allow(
+    unsafe_code,
+    reason = "maps guest memory, implements wasmtime's unsafe memory traits, loads compiled code, and reads extended attributes, which nix does not wrap"
+)]
 mod sys;
 mod units;
 mod wasi_ctx;
@@ -156,7 +159,7 @@ mod wasi_deadline;
 mod wasi_exit;
 
 pub use abi::spawn_state::DeniedSpawn;
-pub use cache::{CacheMode, CacheUsage};
+pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage};
 pub use error::{ConfigError, InstantiateError, LoadError};
 pub use external::policy::GcPolicy;
 pub use guest::Guest;
