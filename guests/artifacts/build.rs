@@ -27,6 +27,7 @@ mod stamp;
 const SUITES: &[&str] = &[
     "bench",
     "abi",
+    "cache",
     "cli",
     "fs",
     "trap",

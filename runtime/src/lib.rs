@@ -152,7 +152,10 @@ mod shown_text;
 mod state;
 mod stats;
 mod stdio;
-#[allow(unsafe_code, reason = "maps guest memory and installs a signal handler")]
+#[allow(
+    unsafe_code,
+    reason = "maps guest memory, implements wasmtime's unsafe memory traits, loads compiled code, reads extended attributes, which nix does not wrap, and installs a signal handler"
+)]
 mod sys;
 mod units;
 mod wasi_ctx;
@@ -162,7 +165,7 @@ mod wasi_limits;
 mod wasi_original;
 
 pub use abi::spawn_state::DeniedSpawn;
-pub use cache::{CacheMode, CacheUsage};
+pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage};
 pub use error::{ConfigError, InstantiateError, LoadError};
 pub use external::policy::GcPolicy;
 pub use guest::Guest;

@@ -4,13 +4,14 @@
 //! [`RunOptions`](crate::RunOptions).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use wasmtime::{Config, Engine, Linker, Module};
 use wasmtime_wasi::p2::bindings::sync::CommandPre;
 
-use crate::cache::CacheMode;
+use crate::cache::{CacheError, CacheMode};
 use crate::deadline::EpochTicker;
 use crate::error::{InstantiateError, LoadError};
 use crate::guest::{Code, Compiled, Format, Guest, sniff};
@@ -60,6 +61,8 @@ pub(crate) struct Inner {
     pub(crate) wasi_trampoline: Arc<OnceLock<Module>>,
     /// Slabs of host-buffer memory, recycled across runs.
     pub(crate) slabs: Arc<MemoryPool>,
+    /// Whether [`RuntimeBuilder::on_cache_unusable`] was called: it is, once per runtime.
+    pub(crate) cache_reported: AtomicBool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -70,7 +73,7 @@ impl std::fmt::Debug for Runtime {
 
 /// Settings of a [`Runtime`]. Defaults: guest memory marked `MADV_DONTFORK` and pooled
 /// ([`PoolLimits::default`]), no compile cache on disk, no fuel metering, guests with unknown
-/// imports refused, no slow-compile hook.
+/// imports refused, no slow-compile hook, no unusable-cache hook.
 #[derive(Clone, Default)]
 pub struct RuntimeBuilder {
     pub(crate) allow_fork_copies: bool,
@@ -78,6 +81,7 @@ pub struct RuntimeBuilder {
     pub(crate) fuel: bool,
     pub(crate) unknown_imports_trap: bool,
     pub(crate) on_slow_compile: Option<SlowCompileHook>,
+    pub(crate) on_cache_unusable: Option<Arc<CacheUnusableFn>>,
     pub(crate) pool: PoolLimits,
     pub(crate) slab_pool: Option<PoolLimits>,
 }
@@ -93,6 +97,9 @@ pub(crate) struct SlowCompileHook {
 /// The function of a [`SlowCompileHook`].
 pub(crate) type SlowCompileFn = dyn Fn(&str, u64) + Send + Sync;
 
+/// The function of [`RuntimeBuilder::on_cache_unusable`].
+pub(crate) type CacheUnusableFn = dyn Fn(&CacheError) + Send + Sync;
+
 impl std::fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RuntimeBuilder")
@@ -101,6 +108,7 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("fuel", &self.fuel)
             .field("unknown_imports_trap", &self.unknown_imports_trap)
             .field("on_slow_compile", &self.on_slow_compile.as_ref().map(|_| "Fn"))
+            .field("on_cache_unusable", &self.on_cache_unusable.as_ref().map(|_| "Fn"))
             .field("pool", &self.pool)
             .field("slab_pool", &self.slab_pool())
             .finish()
@@ -145,6 +153,15 @@ impl RuntimeBuilder {
     /// none.
     pub fn on_slow_compile(mut self, after: Duration, hook: impl Fn(&str, u64) + Send + Sync + 'static) -> Self {
         self.on_slow_compile = Some(SlowCompileHook { after, hook: Arc::new(hook) });
+        self
+    }
+
+    /// Called once per runtime, on the first load that finds the cache directory unusable
+    /// (another user's, writable by group or others, on a file system without user extended
+    /// attributes, or not creatable): that load and every later one compile without the cache.
+    /// `wrt run` prints the error. Default: none (the cache is skipped silently).
+    pub fn on_cache_unusable(mut self, hook: impl Fn(&CacheError) + Send + Sync + 'static) -> Self {
+        self.on_cache_unusable = Some(Arc::new(hook));
         self
     }
 
@@ -203,6 +220,7 @@ impl RuntimeBuilder {
             ticker,
             wasi_trampoline: Arc::default(),
             slabs,
+            cache_reported: AtomicBool::new(false),
         };
         Ok(Runtime { inner: Arc::new(inner) })
     }
@@ -272,7 +290,16 @@ impl Runtime {
         };
         let compile = || crate::guest::compile(engine, name, path, bytes, settings.on_slow_compile.as_ref());
         let (compiled, from_cache) = match settings.cache.dir() {
-            Some(dir) => crate::cache::load_or_compile(engine, &dir, bytes, compile).map_err(failed)?,
+            Some(dir) => {
+                let unusable = |err: CacheError| {
+                    if let Some(hook) = &settings.on_cache_unusable
+                        && !self.inner.cache_reported.swap(true, Ordering::Relaxed)
+                    {
+                        hook(&err);
+                    }
+                };
+                crate::cache::load_or_compile(engine, &dir, bytes, compile, unusable).map_err(failed)?
+            }
             None => (compile().map_err(failed)?, false),
         };
         let code = match compiled {

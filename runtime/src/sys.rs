@@ -1,5 +1,6 @@
 //! The only place in `wrt-runtime` that runs `unsafe` code: virtual-memory mappings and the
-//! wasmtime traits that hand them to compiled guest code, and the signal handler that
+//! wasmtime traits that hand them to compiled guest code, loading compiled code from the
+//! cache, the extended attribute that holds the cache's key, and the signal handler that
 //! interrupts a blocked guest thread.
 
 pub(crate) mod buffer_memory;
@@ -7,6 +8,7 @@ pub(crate) mod interrupt;
 pub(crate) mod mapping;
 pub(crate) mod memory_creator;
 pub(crate) mod memory_pool;
+pub(crate) mod xattr;
 
 /// Compiled code the cache holds: a core module or a component.
 pub(crate) trait Compiled: Sized {
@@ -42,14 +44,19 @@ impl Compiled for crate::guest::Compiled {
     }
 }
 
-/// Loads a module or component that [`crate::cache`] compiled, wrote earlier and read back.
-pub(crate) fn deserialize_cached<C: Compiled>(engine: &wasmtime::Engine, serialized: &[u8]) -> wasmtime::Result<C> {
-    // SAFETY: the bytes were produced by `serialize` in `cache::load_or_compile`, then
-    // compressed and renamed into place only once fully written and synced. They live in the
-    // user's own cache directory: a party able to replace them can already run code as this
-    // user. wasmtime checks the header, its version, the kind (module or component) and the
-    // engine's settings before using the contents.
-    unsafe { C::deserialize(engine, serialized) }
+/// Loads a module or component that [`crate::cache`] compiled, wrote earlier, read back and
+/// authenticated.
+pub(crate) fn deserialize_cached<C: Compiled>(
+    engine: &wasmtime::Engine,
+    serialized: &crate::cache::Verified,
+) -> wasmtime::Result<C> {
+    // SAFETY: only `cache::CacheDir::read` makes a `Verified`, once the entry's MAC matched: a
+    // keyed BLAKE3 of the entry's name and bytes whose key is an extended attribute of the
+    // cache directory, which no guest can read or set (WASI has no call for extended
+    // attributes). So the bytes are what `serialize` produced in `cache::load_or_compile` for
+    // this entry, by a wrt of this user. wasmtime also checks the header, its version, the
+    // kind (module or component) and the engine's settings before using the contents.
+    unsafe { C::deserialize(engine, serialized.bytes()) }
 }
 
 /// The `VmFlags` of the mapping of this process that holds `addr`, from `/proc/self/smaps`.

@@ -204,7 +204,16 @@ impl RunArgs {
         let mut runtime = Runtime::builder()
             .dontfork(self.dontfork == OnOff::On)
             .cache(if self.no_cache { CacheMode::Disabled } else { CacheMode::User })
-            .unknown_imports_trap(self.unknown_imports_trap || wasmtime.unknown_imports_trap);
+            .unknown_imports_trap(self.unknown_imports_trap || wasmtime.unknown_imports_trap)
+            .on_cache_unusable(|err| {
+                let mut message = err.to_string();
+                let mut source = std::error::Error::source(err);
+                while let Some(cause) = source {
+                    message = format!("{message}: {cause}");
+                    source = cause.source();
+                }
+                eprintln!("wrt: compile cache not used: {message}");
+            });
         if std::io::stderr().is_terminal() {
             runtime = runtime.on_slow_compile(wrt_runtime::SLOW_COMPILE, |name, bytes| {
                 let mb = bytes as f64 / 1e6;

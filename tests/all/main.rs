@@ -8,6 +8,7 @@ mod bench;
 mod bench_cmd;
 mod bench_guests;
 mod buffer;
+mod cache;
 mod cli;
 mod component;
 mod component_guests;
