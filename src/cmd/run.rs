@@ -212,7 +212,7 @@ impl RunArgs {
                     message = format!("{message}: {cause}");
                     source = cause.source();
                 }
-                eprintln!("wrt: compile cache not used: {message}");
+                say!("wrt: compile cache not used: {message}");
             });
         if std::io::stderr().is_terminal() {
             runtime = runtime.on_slow_compile(wrt_runtime::SLOW_COMPILE, |name, bytes| {
