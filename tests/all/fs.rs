@@ -99,6 +99,32 @@ fn fs_open_fifo() {
 /// A FIFO opened for reading only (every open in a `--ro-dir`) or for writing only waits in
 /// `openat` for the other end: it kept the guest past `--timeout` for good. From the deadline on
 /// the open is interrupted, and the guest stops with the timeout's exit code.
+/// Before, a read of a character device that waits for data (`/dev/kmsg`, once its records
+/// are read) in a preopened directory ran past `--timeout`: no wasm ran, so the epoch could not
+/// stop it. (A terminal or a pipe fails at once with `ESPIPE`: WASI preview 1 reads at an
+/// offset.)
+#[test]
+fn fs_read_device() {
+    if let Err(err) = std::fs::File::open("/dev/kmsg") {
+        eprintln!("SKIPPED fs_read_device: `/dev/kmsg` cannot be read here ({err}); it needs root");
+        return;
+    }
+    let start = std::time::Instant::now();
+    let mut child = crate::util::wrt()
+        .args(["run", "--timeout", "1s", "--allow-pseudo-fs", "--ro-dir", "/dev::/dev", FS_READ_DEVICE, "/dev/kmsg"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert_code(&out, 124);
+    assert!(start.elapsed() < std::time::Duration::from_secs(8), "took {:?}", start.elapsed());
+}
+
 #[test]
 fn fifo_opens_stop_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
