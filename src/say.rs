@@ -1,4 +1,4 @@
-//! wrt's own lines on stderr ([`say!`]) and stdout ([`out!`]), written so that a closed stream
+//! wrt's own lines on stderr (`say!`) and stdout (`out!`), written so that a closed stream
 //! changes nothing else: `eprintln!` and `println!` panic when a write fails (a closed pipe
 //! fails with `EPIPE`, since Rust ignores `SIGPIPE`), which turned wrt's documented exit code
 //! into a panic's 101.
