@@ -375,18 +375,10 @@ fn component_fifo_open_stops_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     nix::unistd::mkfifo(&dir.path().join("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let spec = format!("{}::/data", dir.path().display());
-    let start = Instant::now();
-    let mut child = wrt()
-        .args(["run", "--timeout", "1s", "--ro-dir", &spec, COMPONENT_OPEN_FIFO, "/data/fifo"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let out = child.wait_with_output().unwrap();
+    let (out, elapsed) = crate::util::output_within(
+        wrt().args(["run", "--timeout", "1s", "--ro-dir", &spec, COMPONENT_OPEN_FIFO, "/data/fifo"]),
+        Duration::from_secs(30),
+    );
     assert_code(&out, 124);
-    assert!(start.elapsed() < Duration::from_secs(8), "took {:?}", start.elapsed());
+    assert!(elapsed < Duration::from_secs(8), "took {elapsed:?}");
 }

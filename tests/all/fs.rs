@@ -64,20 +64,12 @@ fn fs_read_fifo() {
     for writer in [false, true] {
         // A silent writer (read-write, so opening it does not wait for a reader).
         let _writer = writer.then(|| std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap());
-        let start = std::time::Instant::now();
-        let mut child = crate::util::wrt()
-            .args(["run", "--timeout", "1s", "--dir", &spec, FS_READ_FIFO])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        while child.try_wait().unwrap().is_none() && start.elapsed() < std::time::Duration::from_secs(30) {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let out = child.wait_with_output().unwrap();
+        let (out, elapsed) = crate::util::output_within(
+            crate::util::wrt().args(["run", "--timeout", "1s", "--dir", &spec, FS_READ_FIFO]),
+            std::time::Duration::from_secs(30),
+        );
         assert_code(&out, 170);
-        assert!(start.elapsed() < std::time::Duration::from_secs(8), "writer {writer}: took {:?}", start.elapsed());
+        assert!(elapsed < std::time::Duration::from_secs(8), "writer {writer}: took {:?}", elapsed);
     }
 }
 
@@ -109,20 +101,21 @@ fn fs_read_device() {
         eprintln!("SKIPPED fs_read_device: `/dev/kmsg` cannot be read here ({err}); it needs root");
         return;
     }
-    let start = std::time::Instant::now();
-    let mut child = crate::util::wrt()
-        .args(["run", "--timeout", "1s", "--allow-pseudo-fs", "--ro-dir", "/dev::/dev", FS_READ_DEVICE, "/dev/kmsg"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    while child.try_wait().unwrap().is_none() && start.elapsed() < std::time::Duration::from_secs(30) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let out = child.wait_with_output().unwrap();
+    let (out, elapsed) = crate::util::output_within(
+        crate::util::wrt().args([
+            "run",
+            "--timeout",
+            "1s",
+            "--allow-pseudo-fs",
+            "--ro-dir",
+            "/dev::/dev",
+            FS_READ_DEVICE,
+            "/dev/kmsg",
+        ]),
+        std::time::Duration::from_secs(30),
+    );
     assert_code(&out, 124);
-    assert!(start.elapsed() < std::time::Duration::from_secs(8), "took {:?}", start.elapsed());
+    assert!(elapsed < std::time::Duration::from_secs(8), "took {:?}", elapsed);
 }
 
 #[test]
@@ -131,19 +124,21 @@ fn fifo_opens_stop_at_the_timeout() {
     nix::unistd::mkfifo(&dir.path().join("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let spec = format!("{}::/", dir.path().display());
     for (preopen, write) in [("--ro-dir", "0"), ("--dir", "1")] {
-        let start = std::time::Instant::now();
-        let mut child = crate::util::wrt()
-            .args(["run", "--timeout", "1s", preopen, &spec, "--invoke", "open", FS_OPEN_FIFO, write])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        while child.try_wait().unwrap().is_none() && start.elapsed() < std::time::Duration::from_secs(30) {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let out = child.wait_with_output().unwrap();
+        let (out, elapsed) = crate::util::output_within(
+            crate::util::wrt().args([
+                "run",
+                "--timeout",
+                "1s",
+                preopen,
+                &spec,
+                "--invoke",
+                "open",
+                FS_OPEN_FIFO,
+                write,
+            ]),
+            std::time::Duration::from_secs(30),
+        );
         assert_code(&out, 124);
-        assert!(start.elapsed() < std::time::Duration::from_secs(8), "{preopen}: took {:?}", start.elapsed());
+        assert!(elapsed < std::time::Duration::from_secs(8), "{preopen}: took {:?}", elapsed);
     }
 }

@@ -20,6 +20,19 @@ pub(crate) fn wrt() -> Command {
     cmd
 }
 
+/// Runs `cmd` with stdout and stderr piped, kills it if it has not exited after `limit`, and
+/// returns its output and how long it ran (for tests of deadlines that must not hang).
+pub(crate) fn output_within(cmd: &mut Command, limit: std::time::Duration) -> (Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("failed to start");
+    while child.try_wait().unwrap().is_none() && start.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    (out, start.elapsed())
+}
+
 /// Runs `wrt` with `args` and returns its output.
 pub(crate) fn run<I, S>(args: I) -> Output
 where
