@@ -21,6 +21,7 @@ fn guest_holding(mib: u64, dontfork: bool) -> Option<SpawnGuest> {
         strategy: Strategy::PosixSpawn,
         dontfork,
         method: Method::Spawn,
+        sandbox: false,
     };
     (mib > 0).then(|| SpawnGuest::new(&p).expect("spawn guest"))
 }

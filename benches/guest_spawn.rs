@@ -27,7 +27,15 @@ const METHODS: [Method; 3] = [Method::Spawn, Method::Run, Method::Shell];
 const EXTERNAL_MIB: u64 = 600;
 
 fn guest(heap: u64, external: u64) -> SpawnGuest {
-    let p = SpawnParams { n: 1, heap, external, strategy: Strategy::PosixSpawn, dontfork: true, method: Method::Spawn };
+    let p = SpawnParams {
+        n: 1,
+        heap,
+        external,
+        strategy: Strategy::PosixSpawn,
+        dontfork: true,
+        method: Method::Spawn,
+        sandbox: false,
+    };
     let guest = SpawnGuest::new(&p).expect("spawn guest");
     // The buffers are resident in this process, not just reserved.
     let rss = wrt_bench::child::own_rss().expect("VmRSS");

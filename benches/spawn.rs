@@ -23,6 +23,7 @@ fn spawn(c: &mut Criterion) {
     group
         .bench_function("posix_spawn_same_attrs", pair(HostSpawn::posix_spawn_same_attrs, HostSpawn::posix_spawn_bare));
     group.bench_function("host_spawn_fork_exec", pair(HostSpawn::host_spawn_fork_exec, HostSpawn::posix_spawn_bare));
+    group.bench_function("host_spawn_confined", pair(HostSpawn::host_spawn_confined, HostSpawn::posix_spawn_bare));
     group.finish();
 }
 

@@ -1,5 +1,6 @@
 //! Ways for the host to spawn `/bin/true` and wait for it, the criterion `spawn` bench's
-//! variants: `wrt-host-spawn` (posix_spawn and fork-exec), `std::process::Command`, and bare
+//! variants: `wrt-host-spawn` (posix_spawn and fork-exec unconfined, vfork-exec confined by the
+//! child sandbox), `std::process::Command`, and bare
 //! `posix_spawn` calls with and without the attributes host-spawn asks for.
 
 use std::ffi::CStr;
@@ -12,7 +13,7 @@ use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_s
 use nix::sys::signal::SigSet;
 use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
-use wrt_runtime::wrt_host_spawn::{Command, Policy, Spawner, Stdio, Strategy};
+use wrt_runtime::wrt_host_spawn::{ChildSandbox, Command, Policy, Spawner, Stdio, Strategy};
 
 use crate::BenchError;
 
@@ -25,6 +26,7 @@ pub struct HostSpawn {
     command: Command,
     spawner: Spawner,
     forked: Spawner,
+    confined: Spawner,
     bare: (PosixSpawnAttr, PosixSpawnFileActions),
     same_attrs: (PosixSpawnAttr, PosixSpawnFileActions),
     _null: File,
@@ -43,9 +45,11 @@ impl HostSpawn {
     pub fn new() -> Result<Self, BenchError> {
         let mut command = Command::new(TRUE);
         command.stdin(Stdio::Null).stdout(Stdio::Null).stderr(Stdio::Null);
-        let spawner = Spawner::new(Policy::deny_all().allow_program(TRUE)).map_err(floor_err)?;
-        let forked =
-            Spawner::new(Policy::deny_all().allow_program(TRUE)).map_err(floor_err)?.with_strategy(Strategy::ForkExec);
+        let policy = Policy::deny_all().allow_program(TRUE);
+        let unconfined = || Spawner::new(policy.clone()).map(|s| s.with_sandbox(ChildSandbox::off()));
+        let spawner = unconfined().map_err(floor_err)?;
+        let forked = unconfined().map_err(floor_err)?.with_strategy(Strategy::ForkExec);
+        let confined = Spawner::new(policy.clone()).map_err(floor_err)?.with_strategy(Strategy::VforkExec).strict(true);
         // The bare call: no attributes, no file actions, empty environment.
         let bare = (PosixSpawnAttr::init().map_err(floor_err)?, PosixSpawnFileActions::init().map_err(floor_err)?);
         // What host-spawn asks posix_spawn for (minus closefrom and chdir, which nix does not
@@ -65,10 +69,10 @@ impl HostSpawn {
         for fd in 0..3 {
             actions.add_dup2(null.as_raw_fd(), fd).map_err(floor_err)?;
         }
-        Ok(Self { command, spawner, forked, bare, same_attrs: (attr, actions), _null: null })
+        Ok(Self { command, spawner, forked, confined, bare, same_attrs: (attr, actions), _null: null })
     }
 
-    /// `wrt-host-spawn` with its default strategy (posix_spawn).
+    /// `wrt-host-spawn` with the child sandbox off and its default strategy (posix_spawn).
     ///
     /// # Panics
     ///
@@ -80,6 +84,12 @@ impl HostSpawn {
     /// `wrt-host-spawn` with the fork-exec strategy.
     pub fn host_spawn_fork_exec(&self) {
         black_box(self.forked.spawn(&self.command).expect("spawn").wait().expect("wait"));
+    }
+
+    /// `wrt-host-spawn` confining the child (the default sandbox: Landlock, seccomp, no new
+    /// privileges, no capabilities) under vfork-exec.
+    pub fn host_spawn_confined(&self) {
+        black_box(self.confined.spawn(&self.command).expect("spawn").wait().expect("wait"));
     }
 
     /// `std::process::Command` with stdio from /dev/null.

@@ -21,6 +21,7 @@
 //!     external: 0,
 //!     strategy: Strategy::PosixSpawn,
 //!     dontfork: true,
+//!     sandbox: false,
 //!     method: Method::Spawn,
 //! });
 //! let mut other = base.clone();

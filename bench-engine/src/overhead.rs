@@ -1,6 +1,7 @@
 //! `wrt bench spawn-overhead` (issue 14): what a spawn + wait of `/bin/true` costs in CPU time,
-//! by a guest through the `wrt_v1` ABI and by host-spawn alone, against a bare `posix_spawn` +
-//! `waitpid` (the floor), all three in every run.
+//! by a guest through the `wrt_v1` ABI (children unconfined, and confined by the child sandbox
+//! under vfork-exec) and by host-spawn alone, against a bare `posix_spawn` + `waitpid` (the
+//! floor), all four in every run.
 //!
 //! A run is one round: `n` spawns by each side, one side after the other in an order that
 //! rotates from round to round. Each side's cost is the CPU time it took, this process's and
@@ -89,17 +90,28 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
     static ROUND: AtomicUsize = AtomicUsize::new(0);
     let n = p.n.max(1);
     let params =
-        SpawnParams { n, heap: 0, external: 0, strategy: Strategy::PosixSpawn, dontfork: true, method: Method::Spawn };
+        SpawnParams {
+            n,
+            heap: 0,
+            external: 0,
+            strategy: Strategy::PosixSpawn,
+            dontfork: true,
+            method: Method::Spawn,
+            sandbox: false,
+        };
     let mut guest = SpawnGuest::new(&params)?;
+    let mut confined =
+        SpawnGuest::new(&SpawnParams { strategy: Strategy::VforkExec, sandbox: true, ..params.clone() })?;
     let host = HostSpawn::new()?;
     let floor = floor::PosixSpawnWait::new("/bin/true")?;
     // One of each first, untimed: the first spawn of a guest opens `/dev/null`, and so on.
     guest.spawn(Method::Spawn, 1)?;
+    confined.spawn(Method::Spawn, 1)?;
     host.host_spawn();
     floor.run(1)?;
-    let mut costs = [Cost::default(); 3];
+    let mut costs = [Cost::default(); 4];
     let first = ROUND.fetch_add(1, Ordering::Relaxed);
-    for side in (first..first + 3).map(|i| i % 3) {
+    for side in (first..first + 4).map(|i| i % 4) {
         costs[side] = match side {
             0 => measure(|| guest.spawn(Method::Spawn, u64::from(n)).map(drop))?,
             1 => measure(|| {
@@ -108,10 +120,11 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
                 }
                 Ok(())
             })?,
+            2 => measure(|| confined.spawn(Method::Spawn, u64::from(n)).map(drop))?,
             _ => measure(|| floor.run(n))?,
         };
     }
-    let [guest, host, floor] = costs;
+    let [guest, host, confined, floor] = costs;
     let us = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(n);
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
     let extra = BTreeMap::from([
@@ -122,6 +135,8 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
         ("host_own_us_per_spawn".to_owned(), us(host.own)),
         ("time_of_floor".to_owned(), ratio(guest.total, floor.total)),
         ("host_time_of_floor".to_owned(), ratio(host.total, floor.total)),
+        ("confined_time_of_floor".to_owned(), ratio(confined.total, floor.total)),
+        ("confined_cpu_us_per_spawn".to_owned(), us(confined.total)),
         ("wall_time_of_floor".to_owned(), ratio(guest.wall, floor.wall)),
     ]);
     let rate = |d: Duration| f64::from(n) / d.as_secs_f64().max(1e-9);
@@ -135,7 +150,7 @@ mod tests {
     #[test]
     fn a_round_measures_all_three_sides() {
         let sample = round(&SpawnOverheadParams { n: 3 }).unwrap();
-        for key in ["time_of_floor", "host_time_of_floor", "wall_time_of_floor"] {
+        for key in ["time_of_floor", "host_time_of_floor", "confined_time_of_floor", "wall_time_of_floor"] {
             let ratio = sample.extra[key];
             assert!(ratio.is_finite() && ratio > 0.0, "{key}: {ratio}");
         }

@@ -155,6 +155,8 @@ pub struct SpawnParams {
     pub dontfork: bool,
     /// What each spawn does.
     pub method: Method,
+    /// Whether children are confined by the child sandbox (needs `vfork-exec` or `fork-exec`).
+    pub sandbox: bool,
 }
 
 /// Parameters of `wrt bench buffer` (the readable-push-buffer-burst workload).
@@ -292,6 +294,8 @@ pub enum Setting {
     Strategy(Strategy),
     /// `dontfork` (spawn): `on` is true.
     Dontfork(bool),
+    /// `sandbox` (spawn): `on` is true.
+    Sandbox(bool),
     /// `method` (spawn).
     Method(Method),
     /// `body-size` (buffer): bytes, 1 to 64 MiB.
@@ -325,6 +329,7 @@ impl Setting {
             Setting::External(_) => "external",
             Setting::Strategy(_) => "strategy",
             Setting::Dontfork(_) => "dontfork",
+            Setting::Sandbox(_) => "sandbox",
             Setting::Method(_) => "method",
             Setting::BodySize(_) => "body-size",
             Setting::Guest(_) => "guest",
@@ -347,7 +352,7 @@ impl Setting {
             Setting::Heap(b) | Setting::External(b) | Setting::BodySize(b) => size(b),
             Setting::GcYoung(b) | Setting::GcSoftLimit(b) => size(b),
             Setting::Strategy(s) => s.flag_value().to_owned(),
-            Setting::Dontfork(b) | Setting::Gc(b) => on_off(b),
+            Setting::Dontfork(b) | Setting::Gc(b) | Setting::Sandbox(b) => on_off(b),
             Setting::Method(m) => m.name().to_owned(),
             Setting::Guest(g) => g.name().to_owned(),
             Setting::GcGrowth(f) => f.to_string(),
@@ -376,7 +381,7 @@ impl Params {
     /// The keys [`Params::apply`] knows for this workload.
     pub fn keys(&self) -> &'static [&'static str] {
         match self {
-            Params::Spawn(_) => &["n", "heap", "external", "strategy", "dontfork", "method"],
+            Params::Spawn(_) => &["n", "heap", "external", "strategy", "dontfork", "method", "sandbox"],
             Params::Buffer(_) => &["n", "body-size", "guest", "gc", "gc-young", "gc-soft-limit", "gc-growth"],
             Params::Startup(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) | Params::SpawnOverhead(_) => {
                 &["n"]
@@ -417,10 +422,11 @@ impl Params {
             "strategy" => Setting::Strategy(one_of(
                 key,
                 value,
-                &[Strategy::PosixSpawn, Strategy::ForkExec],
+                &[Strategy::PosixSpawn, Strategy::ForkExec, Strategy::VforkExec],
                 Strategy::flag_value,
             )?),
             "dontfork" => Setting::Dontfork(parse_on_off(key, value)?),
+            "sandbox" => Setting::Sandbox(parse_on_off(key, value)?),
             "method" => Setting::Method(one_of(key, value, &Method::ALL, Method::name)?),
             "body-size" => Setting::BodySize(parse_size(key, value)?),
             "guest" if matches!(self, Params::Instantiate(_)) => {
@@ -472,6 +478,7 @@ impl Params {
             (Params::Spawn(p), Setting::External(b)) => p.external = b,
             (Params::Spawn(p), Setting::Strategy(s)) => p.strategy = s,
             (Params::Spawn(p), Setting::Dontfork(on)) => p.dontfork = on,
+            (Params::Spawn(p), Setting::Sandbox(on)) => p.sandbox = on,
             (Params::Spawn(p), Setting::Method(m)) => p.method = m,
             (Params::Buffer(p), Setting::BodySize(b)) => {
                 p.body_size = u32::try_from(b)
@@ -540,6 +547,7 @@ impl Params {
             (Params::Spawn(p), "external") => Setting::External(p.external),
             (Params::Spawn(p), "strategy") => Setting::Strategy(p.strategy),
             (Params::Spawn(p), "dontfork") => Setting::Dontfork(p.dontfork),
+            (Params::Spawn(p), "sandbox") => Setting::Sandbox(p.sandbox),
             (Params::Spawn(p), "method") => Setting::Method(p.method),
             (Params::Buffer(p), "body-size") => Setting::BodySize(u64::from(p.body_size)),
             (Params::Buffer(p), "guest") => Setting::Guest(p.guest),
@@ -583,6 +591,7 @@ mod tests {
             external: 0,
             strategy: Strategy::PosixSpawn,
             dontfork: true,
+            sandbox: false,
             method: Method::Spawn,
         })
     }
@@ -595,7 +604,7 @@ mod tests {
             let (k, v) = kv.split_once('=').unwrap();
             assert_eq!(p.get(k).as_deref(), Some(v));
         }
-        assert_eq!(p.to_string(), "n=5 heap=600MiB external=1GiB strategy=fork-exec dontfork=off method=shell");
+        assert_eq!(p.to_string(), "n=5 heap=600MiB external=1GiB strategy=fork-exec dontfork=off method=shell sandbox=off");
     }
 
     #[test]

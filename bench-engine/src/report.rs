@@ -56,6 +56,7 @@ fn extra_columns(params: &Params) -> &'static [(&'static str, &'static str)] {
             ("floor_own_us_per_spawn", "floor µs"),
             ("time_of_floor", "CPU/floor"),
             ("host_time_of_floor", "host-spawn/floor"),
+            ("confined_time_of_floor", "confined/floor"),
             ("wall_time_of_floor", "wall/floor"),
         ],
     }
@@ -339,6 +340,7 @@ mod tests {
             external: 0,
             strategy: Strategy::PosixSpawn,
             dontfork: true,
+            sandbox: false,
             method: Method::Spawn,
         });
         let samples: Vec<Sample> = rates

@@ -43,7 +43,8 @@ impl SpawnGuest {
     pub fn new(p: &SpawnParams) -> Result<Self, BenchError> {
         let policy = Policy::deny_all().allow_program("/bin/true").allow_program("/bin/sh");
         let options = runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(Into::into))?
-            .spawn_strategy(p.strategy, true);
+            .spawn_strategy(p.strategy, true)
+            .child_sandbox(p.sandbox);
         let wrt = runtime("failed to create the runtime", Runtime::builder().dontfork(p.dontfork).build())?;
         let guest = runtime("failed to load the spawn guest", wrt.load_bytes("bench_spawn.wat", guests::BENCH_SPAWN))?;
         let mut instance = runtime("failed to instantiate the spawn guest", guest.instantiate(&options))?;

@@ -97,6 +97,9 @@ pub(crate) struct DecisionRecord {
     /// The SHA-256 of the file executed, for an allow rule that pins one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) sha256: Option<String>,
+    /// What the child sandbox lets a started child reach (started children only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sandbox: Option<crate::sandbox::Confinement>,
 }
 
 /// An `"exit"` record.

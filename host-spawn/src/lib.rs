@@ -65,6 +65,7 @@ mod rate_limit;
 mod reap;
 mod registry;
 mod resolve;
+mod sandbox;
 mod spawner;
 mod strategy;
 #[allow(unsafe_code, reason = "posix_spawn file actions, fork-exec, wait4 and pidfd_open need libc")]
@@ -89,5 +90,6 @@ pub use self::policy::{
     CompiledPolicy, DEFAULT_SEARCH_PATH, Explanation, Policy, PolicyReport, PolicyWarning, ProgramRule,
 };
 pub use self::rate_limit::{RateLimit, Verdict};
+pub use self::sandbox::{ChildSandbox, Confinement, MIN_LANDLOCK_ABI, SYSTEM_READ, SandboxUnavailable, landlock_abi};
 pub use self::spawner::Spawner;
 pub use self::strategy::{Strategy, Unsupported};

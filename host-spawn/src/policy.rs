@@ -80,7 +80,23 @@ pub struct Policy {
     rlimits: Rlimits,
     max_children: usize,
     audit_only: bool,
+    sandbox: SandboxSettings,
     source: Option<PathBuf>,
+}
+
+/// The policy's part of the child sandbox (its `[sandbox]` table): whether children are
+/// confined, and the locations they may reach besides the system's and the guest's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SandboxSettings {
+    pub(crate) enabled: bool,
+    pub(crate) read: Vec<PathBuf>,
+    pub(crate) write: Vec<PathBuf>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        Self { enabled: true, read: Vec::new(), write: Vec::new() }
+    }
 }
 
 /// An allow rule for one program, with optional argument patterns and limits that replace
@@ -96,6 +112,7 @@ pub struct ProgramRule {
     output_limit: Option<u64>,
     rlimits: Option<Rlimits>,
     pub(super) sha256: Option<Sha256>,
+    network: bool,
 }
 
 impl ProgramRule {
@@ -110,6 +127,7 @@ impl ProgramRule {
             output_limit: None,
             rlimits: None,
             sha256: None,
+            network: false,
         }
     }
 
@@ -178,6 +196,14 @@ impl ProgramRule {
         self.sha256 = Some(digest);
         self
     }
+
+    /// Lets this program (and what it starts) open sockets under the child sandbox, which
+    /// otherwise refuses them (see [`ChildSandbox`](crate::ChildSandbox)).
+    #[must_use]
+    pub fn network(mut self, allowed: bool) -> Self {
+        self.network = allowed;
+        self
+    }
 }
 
 impl Default for Policy {
@@ -204,6 +230,7 @@ impl Policy {
             rlimits: Rlimits::none(),
             max_children: 16,
             audit_only: false,
+            sandbox: SandboxSettings::default(),
             source: None,
         }
     }
@@ -331,6 +358,30 @@ impl Policy {
     #[must_use]
     pub fn audit_only(mut self, audit_only: bool) -> Self {
         self.audit_only = audit_only;
+        self
+    }
+
+    /// Whether children are confined by the child sandbox (default on). Turning it off
+    /// here turns it off for every spawner using this policy, whatever the spawner says.
+    #[must_use]
+    pub fn child_sandbox(mut self, enabled: bool) -> Self {
+        self.sandbox.enabled = enabled;
+        self
+    }
+
+    /// Lets confined children read (and execute) beneath `path` too, as they may the
+    /// system locations: a tool installed outside `/usr`, for example.
+    #[must_use]
+    pub fn sandbox_read(mut self, path: impl Into<PathBuf>) -> Self {
+        self.sandbox.read.push(path.into());
+        self
+    }
+
+    /// Lets confined children read and write beneath `dir` too: a scratch directory of the
+    /// host's, for example. Every guest's children share it.
+    #[must_use]
+    pub fn sandbox_write(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.sandbox.write.push(dir.into());
         self
     }
 

@@ -22,6 +22,7 @@ use crate::outcome::Output;
 use crate::pin::Sha256;
 use crate::policy::{CompiledPolicy, Grant, Policy};
 use crate::rate_limit::{RateLimit, Verdict};
+use crate::sandbox::{self, ChildSandbox, Confinement};
 use crate::registry::Shared;
 use crate::resolve::{ResolveError, resolve_id};
 use crate::strategy::{self, Strategy};
@@ -68,6 +69,10 @@ pub struct Spawner {
     actions: sys::ActionsCache,
     /// How many records of refused requests are written.
     refusals: Mutex<RateLimit>,
+    /// What children may reach (on by default).
+    sandbox: ChildSandbox,
+    /// The sandbox's ruleset and filters, built on the first confined spawn.
+    prepared: sandbox::Prepared,
 }
 
 /// The request, checked for malformed fields before any system call.
@@ -282,7 +287,28 @@ impl Spawner {
             null: OnceLock::new(),
             actions: sys::ActionsCache::default(),
             refusals: Mutex::new(RateLimit::default()),
+            sandbox: ChildSandbox::default(),
+            prepared: sandbox::Prepared::default(),
         }
+    }
+
+    /// Confines children with `sandbox` (default [`ChildSandbox::confined`]: the system
+    /// locations only). The policy can turn the sandbox off for all its spawners.
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: ChildSandbox) -> Self {
+        self.sandbox = sandbox;
+        self.prepared = sandbox::Prepared::default();
+        self
+    }
+
+    /// Whether children are confined: the spawner's sandbox and the policy's both on.
+    pub fn is_confined(&self) -> bool {
+        self.sandbox.is_enabled() && self.policy.sandbox.enabled
+    }
+
+    /// What a child gets from the sandbox, with or without network (its rule's `network`).
+    pub fn confinement(&self, network: bool) -> Confinement {
+        sandbox::describe(&self.sandbox, &self.policy, network)
     }
 
     /// Writes every decision and exit to `log`.
@@ -448,12 +474,30 @@ impl Spawner {
             }
         };
         let needs_rlimits = !grant.rlimits.is_empty();
-        let strategy = match strategy::choose(self.strategy, self.strict, needs_rlimits, sys::posix_spawn_support()) {
+        let confined = self.is_confined();
+        let strategy = match strategy::choose(
+            self.strategy,
+            self.strict,
+            needs_rlimits,
+            confined,
+            sys::posix_spawn_support(),
+        ) {
             Ok(strategy) => strategy,
             Err(reason) => {
                 let err = SpawnError::StrategyUnavailable { program: path.clone(), strategy: self.strategy, reason };
                 return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
             }
+        };
+        let confine = if confined {
+            match self.prepared.confine(&self.sandbox, &self.policy, grant.network) {
+                Ok(confine) => Some(confine),
+                Err(reason) => {
+                    let err = SpawnError::Sandbox { program: path.clone(), reason };
+                    return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
+                }
+            }
+        } else {
+            None
         };
 
         // The last check before any descriptor is opened for the child.
@@ -500,7 +544,8 @@ impl Spawner {
         let started = Instant::now();
         let spawned = match strategy {
             Strategy::PosixSpawn => sys::posix_spawn(&exec, &self.actions),
-            Strategy::ForkExec => sys::fork_exec(&exec, &grant.rlimits.to_sys()),
+            Strategy::ForkExec => sys::fork_exec(&exec, &grant.rlimits.to_sys(), confine),
+            Strategy::VforkExec => sys::vfork_exec(&exec, &grant.rlimits.to_sys(), confine),
         };
         let StdioSetup { parent, owned, pty, .. } = setup;
         drop(owned);
@@ -556,6 +601,7 @@ impl Spawner {
             strategy: Some(strategy.as_str()),
             pid: Some(pid),
             sha256: grant.sha256.map(|digest| digest.to_string()),
+            sandbox: Some(self.confinement(grant.network)),
         }
     }
 
@@ -582,6 +628,7 @@ impl Spawner {
             strategy: None,
             pid: None,
             sha256: None,
+            sandbox: None,
         };
         let verdict = self.refusals.lock().unwrap_or_else(std::sync::PoisonError::into_inner).check(Instant::now());
         // The request fails either way; a failed audit write cannot make it fail harder.
@@ -681,6 +728,7 @@ impl Spawner {
             strategy: None,
             pid: None,
             sha256: None,
+            sandbox: None,
         };
         self.shared.audit(|log| log.write(&record))
     }

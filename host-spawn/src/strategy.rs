@@ -25,32 +25,40 @@ pub enum Strategy {
     /// page tables (memory marked `MADV_DONTFORK` excepted).
     #[serde(rename = "fork-exec")]
     ForkExec,
+    /// `clone(CLONE_VM | CLONE_VFORK)` + `execve`, as glibc's `posix_spawn` is written, but
+    /// running the child sandbox's set-up (and resource limits) before `execve`. No page
+    /// tables are copied. The strategy of every confined child unless fork-exec is preferred.
+    #[serde(rename = "vfork-exec")]
+    VforkExec,
 }
 
 impl Strategy {
-    /// `"posix_spawn"` or `"fork-exec"`, as in audit records.
+    /// `"posix_spawn"`, `"fork-exec"` or `"vfork-exec"`, as in audit records.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::PosixSpawn => "posix_spawn",
             Self::ForkExec => "fork-exec",
+            Self::VforkExec => "vfork-exec",
         }
     }
 
-    /// `"posix-spawn"` or `"fork-exec"`, as command lines spell it (`--spawn-strategy`).
+    /// `"posix-spawn"`, `"fork-exec"` or `"vfork-exec"`, as command lines spell it
+    /// (`--spawn-strategy`).
     pub fn flag_value(self) -> &'static str {
         match self {
             Self::PosixSpawn => "posix-spawn",
             Self::ForkExec => "fork-exec",
+            Self::VforkExec => "vfork-exec",
         }
     }
 }
 
-/// `posix-spawn` and `fork-exec` as command-line values (the `clap` feature). The values carry
+/// `posix-spawn`, `fork-exec` and `vfork-exec` as command-line values (the `clap` feature). The values carry
 /// no help of their own: the flag that takes them explains them.
 #[cfg(feature = "clap")]
 impl clap::ValueEnum for Strategy {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Self::PosixSpawn, Self::ForkExec]
+        &[Self::PosixSpawn, Self::ForkExec, Self::VforkExec]
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
@@ -75,6 +83,8 @@ pub enum Unsupported {
     /// `posix_spawn_file_actions_addclosefrom_np` is missing (glibc < 2.34), so descriptors the
     /// host opened without `O_CLOEXEC` would leak into the child.
     CloseFrom,
+    /// The child sandbox: `posix_spawn` runs no code of ours before `execve`.
+    Sandbox,
 }
 
 impl fmt::Display for Unsupported {
@@ -83,21 +93,30 @@ impl fmt::Display for Unsupported {
             Self::Rlimits => "resource limits need the fork-exec strategy",
             Self::Chdir => "this libc has no `posix_spawn_file_actions_addchdir_np`",
             Self::CloseFrom => "this libc has no `posix_spawn_file_actions_addclosefrom_np`",
+            Self::Sandbox => {
+                "posix_spawn cannot confine a child (turn the child sandbox off, or let wrt pick the strategy)"
+            }
         })
     }
 }
 
 /// Picks the strategy for one request.
 ///
-/// `Err` only in strict mode: the preferred strategy cannot run the request.
+/// A confined child runs under fork-exec when that is preferred, else under vfork-exec (which
+/// also applies resource limits). `Err` only in strict mode: the preferred strategy cannot run
+/// the request.
 pub(crate) fn choose(
     preferred: Strategy,
     strict: bool,
     needs_rlimits: bool,
+    confined: bool,
     support: PosixSpawnSupport,
 ) -> Result<Strategy, Unsupported> {
-    if preferred == Strategy::ForkExec {
-        return Ok(Strategy::ForkExec);
+    match preferred {
+        Strategy::ForkExec | Strategy::VforkExec => return Ok(preferred),
+        Strategy::PosixSpawn if confined && strict => return Err(Unsupported::Sandbox),
+        Strategy::PosixSpawn if confined => return Ok(Strategy::VforkExec),
+        Strategy::PosixSpawn => {}
     }
     let missing = if needs_rlimits {
         Some(Unsupported::Rlimits)
@@ -123,28 +142,38 @@ mod tests {
 
     #[test]
     fn posix_spawn_by_default() {
-        assert_eq!(choose(Strategy::PosixSpawn, false, false, FULL), Ok(Strategy::PosixSpawn));
-        assert_eq!(choose(Strategy::PosixSpawn, true, false, FULL), Ok(Strategy::PosixSpawn));
+        assert_eq!(choose(Strategy::PosixSpawn, false, false, false, FULL), Ok(Strategy::PosixSpawn));
+        assert_eq!(choose(Strategy::PosixSpawn, true, false, false, FULL), Ok(Strategy::PosixSpawn));
     }
 
     #[test]
     fn rlimits_fall_back_unless_strict() {
-        assert_eq!(choose(Strategy::PosixSpawn, false, true, FULL), Ok(Strategy::ForkExec));
-        assert_eq!(choose(Strategy::PosixSpawn, true, true, FULL), Err(Unsupported::Rlimits));
+        assert_eq!(choose(Strategy::PosixSpawn, false, true, false, FULL), Ok(Strategy::ForkExec));
+        assert_eq!(choose(Strategy::PosixSpawn, true, true, false, FULL), Err(Unsupported::Rlimits));
     }
 
     #[test]
     fn old_libc_falls_back_unless_strict() {
         let no_chdir = PosixSpawnSupport { chdir: false, closefrom: true };
         let no_closefrom = PosixSpawnSupport { chdir: true, closefrom: false };
-        assert_eq!(choose(Strategy::PosixSpawn, false, false, no_chdir), Ok(Strategy::ForkExec));
-        assert_eq!(choose(Strategy::PosixSpawn, true, false, no_chdir), Err(Unsupported::Chdir));
-        assert_eq!(choose(Strategy::PosixSpawn, true, false, no_closefrom), Err(Unsupported::CloseFrom));
+        assert_eq!(choose(Strategy::PosixSpawn, false, false, false, no_chdir), Ok(Strategy::ForkExec));
+        assert_eq!(choose(Strategy::PosixSpawn, true, false, false, no_chdir), Err(Unsupported::Chdir));
+        assert_eq!(choose(Strategy::PosixSpawn, true, false, false, no_closefrom), Err(Unsupported::CloseFrom));
     }
 
     #[test]
     fn fork_exec_runs_everything() {
         let none = PosixSpawnSupport { chdir: false, closefrom: false };
-        assert_eq!(choose(Strategy::ForkExec, true, true, none), Ok(Strategy::ForkExec));
+        assert_eq!(choose(Strategy::ForkExec, true, true, false, none), Ok(Strategy::ForkExec));
+        assert_eq!(choose(Strategy::ForkExec, true, true, true, none), Ok(Strategy::ForkExec));
+    }
+
+    #[test]
+    fn confined_children_run_under_vfork_exec_unless_fork_exec_is_preferred() {
+        assert_eq!(choose(Strategy::PosixSpawn, false, false, true, FULL), Ok(Strategy::VforkExec));
+        assert_eq!(choose(Strategy::PosixSpawn, false, true, true, FULL), Ok(Strategy::VforkExec));
+        assert_eq!(choose(Strategy::PosixSpawn, true, false, true, FULL), Err(Unsupported::Sandbox));
+        assert_eq!(choose(Strategy::VforkExec, true, true, true, FULL), Ok(Strategy::VforkExec));
+        assert_eq!(choose(Strategy::ForkExec, true, false, true, FULL), Ok(Strategy::ForkExec));
     }
 }

@@ -1,25 +1,32 @@
-//! Every `unsafe` operation of the crate: `posix_spawn`, the fork-exec child, `wait4`,
-//! `pidfd_open`, `close_range`, `getdents64`, a `SIGPIPE`-free `write` and pseudo-terminals.
+//! Every `unsafe` operation of the crate: `posix_spawn`, the fork-exec and vfork-exec children,
+//! Landlock, seccomp, capabilities, `wait4`, `pidfd_open`, `close_range`, `getdents64`, a
+//! `SIGPIPE`-free `write` and pseudo-terminals.
 //!
 //! Callers see safe functions. nix 0.32 wraps `posix_spawn`, but not
 //! `posix_spawn_file_actions_addchdir_np` or `posix_spawn_file_actions_addclosefrom_np`, and its
 //! file-actions object does not expose the C object, so this module wraps the C objects itself
 //! (RAII newtypes with `Drop`, the way nix and std do).
 //!
-//! Laid out like std's `sys/process/unix`: `exec` (the request both strategies carry out),
-//! `posix_spawn` and `fork_exec` (the strategies), `probe` (what this libc's `posix_spawn` can
+//! Laid out like std's `sys/process/unix`: `exec` (the request every strategy carries out),
+//! `posix_spawn`, `fork_exec` and `vfork_exec` (the strategies), `child_setup` (what the
+//! hand-written children do before `execve`), `landlock` and `seccomp` (the confinement they
+//! apply), `probe` (what this libc's `posix_spawn` can
 //! do), `wait` (`wait4`), `fd` (descriptor helpers) and `linux` (Linux-only system calls).
 
 use std::ffi::c_int;
 
 use nix::errno::Errno;
 
+mod child_setup;
 mod exec;
 mod fd;
 mod fork_exec;
+pub(crate) mod landlock;
 mod posix_spawn;
 mod probe;
 mod pty;
+pub(crate) mod seccomp;
+mod vfork_exec;
 mod wait;
 
 cfg_select! {
@@ -34,10 +41,12 @@ cfg_select! {
 
 pub(crate) use self::exec::{CStringArray, Exec, PtyExec};
 pub(crate) use self::fd::{above_stdio, write_no_sigpipe};
-pub(crate) use self::fork_exec::{Rlimit, fork_exec};
+pub(crate) use self::child_setup::{Confine, Rlimit};
+pub(crate) use self::fork_exec::fork_exec;
 pub(crate) use self::posix_spawn::{ActionsCache, posix_spawn};
 pub(crate) use self::probe::{PosixSpawnSupport, posix_spawn_support};
 pub(crate) use self::pty::{open_pty, set_window_size};
+pub(crate) use self::vfork_exec::vfork_exec;
 pub(crate) use self::wait::{RawExit, wait4_nohang};
 pub(crate) use imp::{getdents64, is_ignored, pidfd_open, pidfd_send_signal};
 

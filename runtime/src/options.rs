@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use wrt_host_spawn::{CompiledPolicy, Policy, RateLimit, Spawner, Strategy};
+use wrt_host_spawn::{ChildSandbox, CompiledPolicy, Policy, RateLimit, Spawner, Strategy};
 
 use crate::abi::spawn_state::{DenialReporting, DeniedSpawn};
 use crate::error::ConfigError;
@@ -62,6 +62,7 @@ pub struct RunOptions {
     pub(crate) denials: DenialReporting,
     pub(crate) gc_policy: GcPolicy,
     pub(crate) allow_pseudo_fs: bool,
+    pub(crate) child_sandbox: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -84,6 +85,7 @@ impl std::fmt::Debug for RunOptions {
             .field("denials", &self.denials)
             .field("gc_policy", &self.gc_policy)
             .field("allow_pseudo_fs", &self.allow_pseudo_fs)
+            .field("child_sandbox", &self.child_sandbox)
             .finish()
     }
 }
@@ -108,6 +110,7 @@ impl Default for RunOptions {
             denials: DenialReporting::default(),
             gc_policy: GcPolicy::default(),
             allow_pseudo_fs: false,
+            child_sandbox: true,
         }
     }
 }
@@ -319,8 +322,21 @@ impl RunOptions {
         self
     }
 
+    /// Confines every program the guest starts to what the guest was given (default on): its
+    /// read-only preopens readable, its read-write preopens writable, the system locations a
+    /// program needs to start, no network unless the program's rule allows it, no new
+    /// privileges (see [`ChildSandbox`](wrt_host_spawn::ChildSandbox)). `false` runs them with
+    /// the host's authority, limited only by the policy; audit records say so. The policy's
+    /// `[sandbox] enabled = false` turns it off too.
+    pub fn child_sandbox(mut self, enabled: bool) -> Self {
+        self.child_sandbox = enabled;
+        self
+    }
+
     /// How host programs are started. Default: [`Strategy::PosixSpawn`], falling back to
-    /// fork-exec for requests it cannot express (rlimits) unless `strict`.
+    /// fork-exec for requests it cannot express (rlimits) unless `strict`; children confined by
+    /// the child sandbox start with [`Strategy::VforkExec`] (or fork-exec, if asked for), and
+    /// a strict [`Strategy::PosixSpawn`] refuses them.
     pub fn spawn_strategy(mut self, strategy: Strategy, strict: bool) -> Self {
         self.strategy = strategy;
         self.strict_strategy = strict;
@@ -450,14 +466,33 @@ impl RunOptions {
 
     /// The spawner of one guest instance.
     pub(crate) fn spawner(&self) -> Result<Spawner, ConfigError> {
-        let mut spawner =
-            Spawner::from_compiled(Arc::clone(&self.policy)).with_strategy(self.strategy).strict(self.strict_strategy);
+        let mut spawner = Spawner::from_compiled(Arc::clone(&self.policy))
+            .with_strategy(self.strategy)
+            .strict(self.strict_strategy)
+            .with_sandbox(self.child_sandbox_of_preopens());
         if let Some(path) = &self.audit_log {
             let log = wrt_host_spawn::AuditLog::append_to_file(path)
                 .map_err(|reason| ConfigError::AuditLog { path: path.clone(), reason })?;
             spawner = spawner.with_audit_log(log);
         }
         Ok(spawner)
+    }
+}
+
+impl RunOptions {
+    /// The child sandbox: the preopens' canonical host directories, as the guest may use them
+    /// (a preopen that cannot be resolved is left out: the run refuses it anyway).
+    fn child_sandbox_of_preopens(&self) -> ChildSandbox {
+        if !self.child_sandbox {
+            return ChildSandbox::off();
+        }
+        self.preopens.iter().fold(ChildSandbox::confined(), |sandbox, preopen| {
+            match (std::fs::canonicalize(&preopen.host), preopen.access) {
+                (Ok(dir), DirAccess::ReadOnly) => sandbox.read(dir),
+                (Ok(dir), DirAccess::ReadWrite) => sandbox.write(dir),
+                (Err(_), _) => sandbox,
+            }
+        })
     }
 }
 

@@ -57,6 +57,7 @@ const SPAWN_EXAMPLES: &str = "\
 Examples:
   wrt bench spawn --heap 0,600MiB,2GiB --strategy posix-spawn,fork-exec --dontfork on,off --plot spawn.png
   wrt bench spawn -n 100 --runs 6 --heap 600MiB --dontfork off --compare strategy=posix-spawn strategy=fork-exec
+  wrt bench spawn --heap 0,2GiB --strategy vfork-exec --sandbox on
   wrt bench spawn --external 0,600MiB --method spawn,run --json";
 
 const BUFFER_EXAMPLES: &str = "\
@@ -152,6 +153,10 @@ struct SpawnArgs {
     /// What each spawn does: spawn + wait, the one-shot run (captured), or /bin/sh -c exec
     #[arg(long, value_name = "METHOD", value_delimiter = ',', default_value = "spawn")]
     method: Vec<Method>,
+    /// Whether the child sandbox confines each child (`on` needs --strategy vfork-exec or
+    /// fork-exec; off by default, so that the strategies compare bare)
+    #[arg(long, value_name = "on|off", value_delimiter = ',', default_value = "off")]
+    sandbox: Vec<OnOff>,
     #[command(flatten)]
     common: Common,
 }
@@ -290,10 +295,12 @@ impl BenchArgs {
                     strategy: Strategy::PosixSpawn,
                     dontfork: true,
                     method: Method::Spawn,
+                    sandbox: false,
                 });
                 let axes = [
                     axis(&a.strategy, Setting::Strategy),
                     axis(&a.dontfork, |v| Setting::Dontfork(v == OnOff::On)),
+                    axis(&a.sandbox, |v| Setting::Sandbox(v == OnOff::On)),
                     axis(&a.method, Setting::Method),
                     axis(&a.external, Setting::External),
                     axis(&a.heap, Setting::Heap),

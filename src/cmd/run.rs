@@ -129,12 +129,20 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FILE")]
     audit_log: Option<PathBuf>,
 
-    /// How host programs are started (fork-exec applies rlimits). Default: posix-spawn,
-    /// switching to fork-exec for programs with rlimits; `posix-spawn` given explicitly
-    /// refuses those instead of switching
+    /// How host programs are started. Default: vfork-exec for confined children (see
+    /// --child-sandbox), posix-spawn for unconfined ones (fork-exec for those with rlimits);
+    /// `posix-spawn` given explicitly refuses what it cannot do instead of switching
     #[cfg(unix)]
     #[arg(long, value_name = "STRATEGY")]
     spawn_strategy: Option<wrt_host_spawn::Strategy>,
+
+    /// Confine every program the guest runs to what the guest was given: --ro-dir readable,
+    /// --dir writable, system locations readable, no network unless its rule allows it, no
+    /// new privileges (Landlock ABI 3 and seccomp; see docs/policy.md). `off` runs them with
+    /// wrt's own authority, and audit records say so
+    #[cfg(unix)]
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    child_sandbox: OnOff,
 
     /// Pass this host environment variable through to programs the guest runs; repeatable
     #[cfg(unix)]
@@ -305,6 +313,7 @@ impl RunArgs {
         let mut builder = builder
             .spawn_policy(&policy)?
             .spawn_strategy(strategy, strict)
+            .child_sandbox(self.child_sandbox == OnOff::On)
             .on_spawn_denied(|denied| {
                 use wrt_runtime::wrt_host_spawn::Shown;
                 // The program is the guest's: escaped and capped, so it can forge no line and

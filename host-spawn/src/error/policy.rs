@@ -117,6 +117,20 @@ pub enum PolicyError {
         /// The directory as written.
         dir: PathBuf,
     },
+    /// A `[sandbox]` `read` or `write` path is relative.
+    #[error("sandbox path `{}` must be an absolute path", .path.display())]
+    RelativeSandboxPath {
+        /// The path as written.
+        path: PathBuf,
+    },
+    /// A `[sandbox]` `read` or `write` path cannot be resolved.
+    #[error("sandbox path `{}` cannot be resolved: {source}", .path.display())]
+    SandboxPath {
+        /// The path as written.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// An environment variable name is empty or contains `=` or NUL.
     #[error("environment variable name `{name}` is invalid")]
     BadEnvName {

@@ -89,6 +89,16 @@ pub enum SpawnError {
         /// What it cannot do.
         reason: Unsupported,
     },
+    /// The child sandbox is on and this kernel cannot apply it: nothing runs unconfined
+    /// unless the sandbox is turned off explicitly.
+    #[error("cannot confine `{}`", shown(.program))]
+    Sandbox {
+        /// The canonical path of the program.
+        program: PathBuf,
+        /// What is missing.
+        #[source]
+        reason: crate::sandbox::SandboxUnavailable,
+    },
     /// The operating system refused to start the program.
     #[error("failed to spawn `{}` ({strategy}, step `{step}`)", shown(.program))]
     Spawn {
@@ -247,10 +257,20 @@ pub enum SpawnStep {
     Exec,
     /// `setsid`, or opening the pseudo-terminal as the controlling terminal, in the child.
     Session,
+    /// `clone(CLONE_VM | CLONE_VFORK)` (the confined strategy).
+    Clone,
+    /// Joining the process budget's control group in the child.
+    ProcessBudget,
+    /// Dropping capabilities or setting no-new-privileges in the child.
+    Privileges,
+    /// Applying the Landlock ruleset in the child.
+    Landlock,
+    /// Installing the seccomp filter in the child.
+    Seccomp,
 }
 
 impl SpawnStep {
-    const ALL: [SpawnStep; 11] = [
+    const ALL: [SpawnStep; 16] = [
         Self::Setup,
         Self::Spawn,
         Self::Fork,
@@ -262,6 +282,11 @@ impl SpawnStep {
         Self::CloseFds,
         Self::Exec,
         Self::Session,
+        Self::Clone,
+        Self::ProcessBudget,
+        Self::Privileges,
+        Self::Landlock,
+        Self::Seccomp,
     ];
 
     pub(crate) fn code(self) -> u32 {
@@ -285,6 +310,11 @@ impl SpawnStep {
             Self::CloseFds => "close fds",
             Self::Exec => "execve",
             Self::Session => "setsid",
+            Self::Clone => "clone",
+            Self::ProcessBudget => "process budget",
+            Self::Privileges => "dropping privileges",
+            Self::Landlock => "landlock_restrict_self",
+            Self::Seccomp => "seccomp",
         }
     }
 }

@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::Policy;
+use super::{Policy, SandboxSettings};
 use super::pattern::ArgsPattern;
 use crate::command::Command;
 use crate::error::{Denial, PolicyError};
@@ -111,6 +111,7 @@ impl Policy {
                     output_limit: rule.output_limit,
                     rlimits: rule.rlimits,
                     sha256: rule.sha256,
+                    network: rule.network,
                 },
             );
         }
@@ -165,6 +166,11 @@ impl Policy {
             rlimits: self.rlimits,
             max_children: self.max_children,
             audit_only: self.audit_only,
+            sandbox: SandboxSettings {
+                enabled: self.sandbox.enabled,
+                read: self.sandbox.read.iter().map(|p| canonical_sandbox_path(p)).collect::<Result<_, _>>()?,
+                write: self.sandbox.write.iter().map(|p| canonical_sandbox_path(p)).collect::<Result<_, _>>()?,
+            },
             source: self.source.clone(),
         })
     }
@@ -263,6 +269,16 @@ pub(super) struct CompiledRule {
     output_limit: Option<u64>,
     rlimits: Option<Rlimits>,
     sha256: Option<Sha256>,
+    network: bool,
+}
+
+/// A `[sandbox]` path: absolute and existing, canonicalised (Landlock rules hold for the
+/// object, so the policy's spelling does not matter once it is opened).
+fn canonical_sandbox_path(path: &Path) -> Result<PathBuf, PolicyError> {
+    if !path.is_absolute() {
+        return Err(PolicyError::RelativeSandboxPath { path: path.to_owned() });
+    }
+    fs::canonicalize(path).map_err(|source| PolicyError::SandboxPath { path: path.to_owned(), source })
 }
 
 /// A validated policy with every rule resolved to a canonical path: see [`Policy::compile`].
@@ -282,6 +298,7 @@ pub struct CompiledPolicy {
     rlimits: Rlimits,
     pub(crate) max_children: usize,
     pub(crate) audit_only: bool,
+    pub(crate) sandbox: SandboxSettings,
     source: Option<PathBuf>,
 }
 
@@ -302,6 +319,8 @@ pub(crate) struct Grant {
     pub(crate) cwd: PathBuf,
     /// The SHA-256 the matching allow rule pins.
     pub(crate) sha256: Option<Sha256>,
+    /// Whether the matching allow rule lets the child open sockets under the sandbox.
+    pub(crate) network: bool,
 }
 
 fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
@@ -377,6 +396,7 @@ impl CompiledPolicy {
                     env,
                     cwd,
                     sha256: rule.sha256,
+                    network: rule.network,
                 })
             }
             // Audit-only mode waives the rules, not the meaning of a request: a relative
@@ -393,6 +413,7 @@ impl CompiledPolicy {
                     |cwd| fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned()),
                 ),
                 sha256: None,
+                network: false,
             }),
             Err(denied) => Err(denied),
         }

@@ -40,6 +40,19 @@ struct PolicyFile {
     max_children: Option<Spanned<usize>>,
     #[serde(default)]
     audit_only: bool,
+    #[serde(default)]
+    sandbox: SandboxSection,
+}
+
+/// The `[sandbox]` table: the child sandbox's switch and extra locations.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SandboxSection {
+    enabled: Option<bool>,
+    #[serde(default)]
+    read: Vec<Spanned<String>>,
+    #[serde(default)]
+    write: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -53,6 +66,8 @@ struct AllowEntry {
     output_limit: Option<Size>,
     rlimits: Option<RlimitsEntry>,
     sha256: Option<Sha256Hex>,
+    #[serde(default)]
+    network: bool,
 }
 
 /// A rule's `sha256`: 64 hexadecimal digits.
@@ -231,6 +246,7 @@ struct Spans {
     deny: Vec<Range<usize>>,
     env: Vec<(String, Range<usize>)>,
     dirs: Vec<(PathBuf, Range<usize>)>,
+    sandbox: Vec<(PathBuf, Range<usize>)>,
     timeout: Option<Range<usize>>,
     max_children: Option<Range<usize>>,
 }
@@ -277,6 +293,13 @@ impl Spans {
                 .chain(&file.default_cwd)
                 .map(|s| (PathBuf::from(s.get_ref()), s.span()))
                 .collect(),
+            sandbox: file
+                .sandbox
+                .read
+                .iter()
+                .chain(&file.sandbox.write)
+                .map(|s| (PathBuf::from(s.get_ref()), s.span()))
+                .collect(),
             timeout: file.timeout.as_ref().map(Spanned::span),
             max_children: file.max_children.as_ref().map(Spanned::span),
         }
@@ -311,6 +334,9 @@ impl Spans {
             }
             PolicyError::Cwd { dir, .. } | PolicyError::RelativeCwd { dir } => by_path(&self.dirs, dir),
             PolicyError::ZeroMaxChildren => self.max_children.clone(),
+            PolicyError::RelativeSandboxPath { path } | PolicyError::SandboxPath { path, .. } => {
+                by_path(&self.sandbox, path)
+            }
         }
     }
 }
@@ -404,6 +430,7 @@ impl Policy {
             rule.output_limit = entry.output_limit.map(|s| s.0);
             rule.rlimits = entry.rlimits.map(Rlimits::from);
             rule.sha256 = entry.sha256.map(|s| s.0);
+            rule.network = entry.network;
             policy = policy.allow(rule);
         }
         for rule in file.deny {
@@ -434,6 +461,15 @@ impl Policy {
         }
         if let Some(max) = file.max_children {
             policy = policy.max_children(max.into_inner());
+        }
+        if let Some(enabled) = file.sandbox.enabled {
+            policy = policy.child_sandbox(enabled);
+        }
+        for path in file.sandbox.read {
+            policy = policy.sandbox_read(path.into_inner());
+        }
+        for dir in file.sandbox.write {
+            policy = policy.sandbox_write(dir.into_inner());
         }
         policy
     }

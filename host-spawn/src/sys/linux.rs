@@ -114,3 +114,63 @@ pub(crate) fn is_ignored(signal: Signal) -> Result<bool, Errno> {
     let old = unsafe { old.assume_init() };
     Ok(old.sa_sigaction == libc::SIG_IGN)
 }
+
+/// Sets no-new-privileges on the calling thread, see
+/// [PR_SET_NO_NEW_PRIVS](https://man7.org/linux/man-pages/man2/PR_SET_NO_NEW_PRIVS.2const.html):
+/// `execve` no longer grants set-user-ID, set-group-ID or file capabilities. Async-signal-safe.
+pub(super) fn set_no_new_privs() -> Result<(), Errno> {
+    // SAFETY: prctl with PR_SET_NO_NEW_PRIVS takes integers by value; no memory is passed.
+    let ret = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0 as libc::c_ulong, 0, 0) };
+    if ret == -1 { Err(Errno::last()) } else { Ok(()) }
+}
+
+/// `struct __user_cap_header_struct`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: c_int,
+}
+
+/// `struct __user_cap_data_struct`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3`: two `CapData`, 64 capabilities.
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// Gives up every capability for good, see [capabilities(7)](https://man7.org/linux/man-pages/man7/capabilities.7.html):
+/// the bounding set (so that executing a program as root grants none back), the ambient set,
+/// then the effective, permitted and inheritable sets. Without `CAP_SETPCAP` the bounding set
+/// cannot shrink, and a process without it has nothing there to lose that no-new-privileges
+/// does not already keep from it. Async-signal-safe: system calls on stack data.
+pub(super) fn drop_capabilities(cap_last: c_int) -> Result<(), Errno> {
+    for cap in 0..=cap_last {
+        // SAFETY: prctl with PR_CAPBSET_DROP takes integers by value.
+        let ret = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
+        if ret == -1 {
+            match Errno::last() {
+                Errno::EPERM => break,
+                Errno::EINVAL => {}
+                errno => return Err(errno),
+            }
+        }
+    }
+    // SAFETY: prctl with PR_CAP_AMBIENT_CLEAR_ALL takes integers by value.
+    let ret = unsafe {
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0)
+    };
+    if ret == -1 && Errno::last() != Errno::EINVAL {
+        return Err(Errno::last());
+    }
+    let header = CapHeader { version: CAPABILITY_VERSION_3, pid: 0 };
+    let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
+    // SAFETY: `header` and `data` are valid version-3 capability structs on this stack; the
+    // kernel only reads them.
+    let ret = unsafe { libc::syscall(libc::SYS_capset, ptr::from_ref(&header), data.as_ptr()) };
+    if ret == -1 { Err(Errno::last()) } else { Ok(()) }
+}

@@ -15,6 +15,7 @@ mod pipeline;
 mod policy;
 mod pty;
 mod rlimits;
+mod sandbox;
 mod spawn;
 mod strace;
 mod timeout;

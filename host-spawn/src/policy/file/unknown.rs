@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::{self, Visitor};
 use toml::de::{DeTable, DeValue};
 
-use super::{AllowEntry, EnvSection, PolicyFile, RlimitsEntry, line_of};
+use super::{AllowEntry, EnvSection, PolicyFile, RlimitsEntry, SandboxSection, line_of};
 
 /// The unknown keys of `text`, as `(dotted path, line)`, in file order; empty if there are
 /// none or `text` is not TOML (the parser's own error says why).
@@ -43,6 +43,7 @@ fn walk(text: &str, table: &DeTable<'_>, prefix: &str, known: &[&str], found: &m
             }
             "env" if prefix.is_empty() => fields_of::<EnvSection>(),
             "rlimits" => fields_of::<RlimitsEntry>(),
+            "sandbox" if prefix.is_empty() => fields_of::<SandboxSection>(),
             _ => continue,
         };
         if let DeValue::Table(inner) = value.get_ref() {

@@ -1,0 +1,346 @@
+//! The child sandbox: what a started program may reach, whatever program it is.
+//!
+//! The policy decides *which* programs run; the sandbox bounds *what they can do*, because no
+//! argument pattern can contain `sh`, `git` or `make`. Every child of a [`Spawner`] with the
+//! sandbox on (the default) runs, and so does everything it starts in turn:
+//!
+//! - with **no new privileges** (`PR_SET_NO_NEW_PRIVS`) and **no capabilities** (the bounding,
+//!   ambient, effective, permitted and inheritable sets emptied), so set-user-ID programs and
+//!   a host running as root give it nothing;
+//! - under a **Landlock** ruleset: read and execute the [system locations](SYSTEM_READ) a
+//!   program needs to start, the policy's search path and allowed programs, and the
+//!   directories given with [`ChildSandbox::read`]; read and write (but not create devices)
+//!   in those given with [`ChildSandbox::write`]; nothing else. Rules hold for the canonical
+//!   object, so a symlink inside a given directory that points outside gives nothing;
+//! - with **no network** unless its allow rule says `network = true`: a seccomp filter
+//!   refuses `socket` (every family: a named unix socket such as a container runtime's is a
+//!   way out too) and `io_uring_setup`, and Landlock refuses TCP bind and connect (ABI 4);
+//! - **scoped** (Landlock ABI 6, where the kernel has it): it cannot signal wrt or any process
+//!   outside its own tree, nor connect to abstract unix sockets made outside it;
+//! - in a **session of its own**, so no terminal is its controlling terminal, and with
+//!   `ioctl(TIOCSTI)` refused by the filter.
+//!
+//! All of it is prepared once per spawner (the ruleset descriptor, the filter) and applied in
+//! the child by a handful of system calls between `clone(CLONE_VM | CLONE_VFORK)` and `execve`
+//! ([`Strategy::VforkExec`](crate::Strategy::VforkExec)): a confined spawn costs about what an
+//! unconfined `posix_spawn` does.
+//!
+//! A kernel that cannot apply it (no Landlock, or a Landlock older than ABI 3, which cannot
+//! refuse truncation) makes every spawn fail with [`SpawnError::Sandbox`](crate::SpawnError)
+//! naming what is missing; nothing is downgraded silently. Turning the sandbox off is explicit:
+//! [`ChildSandbox::off`], or `enabled = false` in the policy's `[sandbox]` table.
+//!
+//! # What remains
+//!
+//! A child reads every system location it is given (`/usr`, the libraries, the `/etc` files in
+//! [`SYSTEM_READ`]); it sees that other processes exist (their pids, through `kill(pid, 0)`
+//! where signals are not scoped) though it cannot read `/proc`; it uses CPU, memory and
+//! processes within the policy's limits; without Landlock ABI 6 it can signal processes of the
+//! same user outside its tree.
+
+use std::ffi::c_int;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use nix::errno::Errno;
+use serde::Serialize;
+
+use crate::escape::shown;
+use crate::policy::CompiledPolicy;
+use crate::sys::landlock::{self, RulesetAttr, fs, net, scope};
+use crate::sys::seccomp::Filter;
+use crate::sys::Confine;
+
+/// The oldest Landlock ABI the sandbox accepts: 3, the first that refuses truncation (without
+/// it a child could empty any file it can read, `/etc/passwd` included when wrt runs as root).
+pub const MIN_LANDLOCK_ABI: u32 = 3;
+
+/// The system locations every confined child may read and execute (those that exist): the
+/// programs, the loader and libraries, and the files in `/etc` that programs read to start
+/// (the loader's cache, locale, time zone, users and groups, name service, certificates).
+/// `/etc/shadow`, `/root`, `/home`, `/proc`, `/sys` and `/tmp` are not among them.
+pub const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/locale.alias",
+    "/etc/locale.conf",
+    "/etc/default/locale",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/alternatives",
+    "/etc/terminfo",
+    "/etc/inputrc",
+    "/etc/mime.types",
+    "/etc/magic",
+    "/etc/os-release",
+];
+
+/// Devices every confined child may open: `(path, writable)`.
+const DEVICES: &[(&str, bool)] =
+    &[("/dev/null", true), ("/dev/zero", true), ("/dev/full", true), ("/dev/random", false), ("/dev/urandom", false)];
+
+/// Rights on a directory (or file) a child may read and execute.
+const READ: u64 = fs::EXECUTE | fs::READ_FILE | fs::READ_DIR;
+/// Rights in a directory a child may read and write: every right but making character and
+/// block devices and device `ioctl`s.
+const WRITE: u64 = fs::known(u32::MAX) & !(fs::MAKE_CHAR | fs::MAKE_BLOCK | fs::IOCTL_DEV);
+
+/// What the children of a [`Spawner`](crate::Spawner) may reach besides the system: the
+/// directories its guest was given. On by default, with no directory.
+///
+/// # Examples
+///
+/// ```
+/// use wrt_host_spawn::ChildSandbox;
+///
+/// let sandbox = ChildSandbox::confined().read("/srv/data").write("/srv/scratch");
+/// assert!(sandbox.is_enabled());
+/// assert!(!ChildSandbox::off().is_enabled());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildSandbox {
+    enabled: bool,
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+}
+
+impl Default for ChildSandbox {
+    fn default() -> Self {
+        Self::confined()
+    }
+}
+
+impl ChildSandbox {
+    /// The sandbox on, with the system locations only.
+    pub fn confined() -> Self {
+        Self { enabled: true, read: Vec::new(), write: Vec::new() }
+    }
+
+    /// No sandbox: children run with the host's authority, limited only by the policy.
+    pub fn off() -> Self {
+        Self { enabled: false, read: Vec::new(), write: Vec::new() }
+    }
+
+    /// Lets children read (and execute) beneath `dir`. Give the canonical host path.
+    #[must_use]
+    pub fn read(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.read.push(dir.into());
+        self
+    }
+
+    /// Lets children read and write beneath `dir`. Give the canonical host path.
+    #[must_use]
+    pub fn write(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.write.push(dir.into());
+        self
+    }
+
+    /// Whether children are confined.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The directories children may read.
+    pub fn read_dirs(&self) -> &[PathBuf] {
+        &self.read
+    }
+
+    /// The directories children may read and write.
+    pub fn write_dirs(&self) -> &[PathBuf] {
+        &self.write
+    }
+}
+
+/// Why the sandbox cannot be applied; every confined spawn fails with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SandboxUnavailable {
+    /// The kernel has no Landlock, or it is disabled.
+    #[error(
+        "the child sandbox needs Landlock (Linux ≥ 5.19 with Landlock enabled), which this kernel lacks; \
+         turn the sandbox off explicitly to run children unconfined (`--child-sandbox off`, \
+         `[sandbox] enabled = false`)"
+    )]
+    NoLandlock,
+    /// The kernel's Landlock is older than [`MIN_LANDLOCK_ABI`].
+    #[error(
+        "the child sandbox needs Landlock ABI {MIN_LANDLOCK_ABI} (refusing truncation), and this kernel has ABI {abi}; \
+         turn the sandbox off explicitly to run children unconfined (`--child-sandbox off`, \
+         `[sandbox] enabled = false`)"
+    )]
+    OldLandlock {
+        /// The kernel's ABI.
+        abi: u32,
+    },
+    /// A directory given to the sandbox cannot be opened.
+    #[error("the child sandbox cannot open `{}`: {source}", shown(.path))]
+    Path {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: Errno,
+    },
+    /// Building the Landlock ruleset failed.
+    #[error("the child sandbox's Landlock ruleset cannot be built: {0}")]
+    Ruleset(Errno),
+}
+
+/// What a confined child gets, as `wrt policy explain` prints it and audit records carry it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Confinement {
+    /// Whether the child is confined at all.
+    pub enabled: bool,
+    /// Directories and files it may read, besides [`SYSTEM_READ`] and the policy's programs.
+    pub read: Vec<String>,
+    /// Directories it may read and write.
+    pub write: Vec<String>,
+    /// Whether it may open sockets.
+    pub network: bool,
+    /// Whether signals and abstract unix sockets are scoped to its own tree (Landlock ABI 6).
+    pub scoped: bool,
+}
+
+impl Confinement {
+    /// An unconfined child.
+    pub(crate) fn off() -> Self {
+        Self { enabled: false, read: Vec::new(), write: Vec::new(), network: true, scoped: false }
+    }
+}
+
+/// The Landlock ABI of the running kernel (0 without Landlock), asked once.
+pub fn landlock_abi() -> u32 {
+    static ABI: OnceLock<u32> = OnceLock::new();
+    *ABI.get_or_init(landlock::abi_version)
+}
+
+/// `/proc/sys/kernel/cap_last_cap`, read once; 63 (the most a version-3 set holds) if unreadable.
+fn cap_last() -> c_int {
+    static LAST: OnceLock<c_int> = OnceLock::new();
+    *LAST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(63)
+    })
+}
+
+/// The sandbox a spawner applies, prepared on its first confined spawn: the rulesets (one
+/// without network, one with, each built when first needed) and the filters.
+#[derive(Debug, Default)]
+pub(crate) struct Prepared {
+    offline: OnceLock<Result<Variant, SandboxUnavailable>>,
+    online: OnceLock<Result<Variant, SandboxUnavailable>>,
+}
+
+#[derive(Debug)]
+struct Variant {
+    ruleset: OwnedFd,
+    filter: Filter,
+}
+
+impl Prepared {
+    /// What the child applies, built on first use for this network setting.
+    pub(crate) fn confine(
+        &self,
+        sandbox: &ChildSandbox,
+        policy: &CompiledPolicy,
+        network: bool,
+    ) -> Result<Confine<'_>, SandboxUnavailable> {
+        let cell = if network { &self.online } else { &self.offline };
+        let variant = cell.get_or_init(|| build(sandbox, policy, network)).as_ref().map_err(Clone::clone)?;
+        Ok(Confine {
+            ruleset: std::os::fd::AsRawFd::as_raw_fd(&variant.ruleset),
+            filter: &variant.filter,
+            cap_last: cap_last(),
+            budget: None,
+        })
+    }
+}
+
+/// What a child of `sandbox` and `policy` gets, for records and `explain`.
+pub(crate) fn describe(sandbox: &ChildSandbox, policy: &CompiledPolicy, network: bool) -> Confinement {
+    if !sandbox.enabled || !policy.sandbox.enabled {
+        return Confinement::off();
+    }
+    Confinement {
+        enabled: true,
+        read: sandbox.read.iter().chain(&policy.sandbox.read).map(shown).collect(),
+        write: sandbox.write.iter().chain(&policy.sandbox.write).map(shown).collect(),
+        network,
+        scoped: landlock_abi() >= 6,
+    }
+}
+
+/// Builds the ruleset and filter for one network setting.
+fn build(sandbox: &ChildSandbox, policy: &CompiledPolicy, network: bool) -> Result<Variant, SandboxUnavailable> {
+    let abi = landlock_abi();
+    if abi == 0 {
+        return Err(SandboxUnavailable::NoLandlock);
+    }
+    if abi < MIN_LANDLOCK_ABI {
+        return Err(SandboxUnavailable::OldLandlock { abi });
+    }
+    let handled = fs::known(abi);
+    let attr = RulesetAttr {
+        handled_access_fs: handled,
+        handled_access_net: if abi >= 4 && !network { net::BIND_TCP | net::CONNECT_TCP } else { 0 },
+        scoped: if abi >= 6 { scope::ABSTRACT_UNIX_SOCKET | scope::SIGNAL } else { 0 },
+    };
+    let ruleset = landlock::create_ruleset(&attr, abi).map_err(SandboxUnavailable::Ruleset)?;
+
+    let optional = SYSTEM_READ
+        .iter()
+        .map(|p| (PathBuf::from(p), READ))
+        .chain(policy.search_path.iter().map(|dir| (dir.clone(), READ)))
+        .chain(policy.allowed_programs().map(|(_, path)| (path.to_owned(), READ)));
+    for (path, access) in optional {
+        add(&ruleset, &path, access & handled, false)?;
+    }
+    for &(path, writable) in DEVICES {
+        let access = if writable { fs::READ_FILE | fs::WRITE_FILE | fs::TRUNCATE } else { fs::READ_FILE };
+        add(&ruleset, Path::new(path), access & handled, false)?;
+    }
+    for dir in sandbox.read.iter().chain(&policy.sandbox.read) {
+        add(&ruleset, dir, READ & handled, true)?;
+    }
+    for dir in sandbox.write.iter().chain(&policy.sandbox.write) {
+        add(&ruleset, dir, WRITE & handled, true)?;
+    }
+    Ok(Variant { ruleset, filter: Filter::new(network) })
+}
+
+/// Adds a rule for `path`; a missing path is skipped unless `required`.
+fn add(ruleset: &OwnedFd, path: &Path, access: u64, required: bool) -> Result<(), SandboxUnavailable> {
+    let fail = |source: Errno| SandboxUnavailable::Path { path: path.to_owned(), source };
+    let file = match File::options().read(true).custom_flags(libc::O_PATH | libc::O_CLOEXEC).open(path) {
+        Ok(file) => file,
+        Err(err) if !required && err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(fail(Errno::from_raw(err.raw_os_error().unwrap_or(libc::EIO)))),
+    };
+    let is_dir = file.metadata().map_err(|e| fail(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))))?.is_dir();
+    let access = if is_dir { access } else { access & fs::FILE };
+    landlock::add_path_rule(ruleset.as_fd(), file.as_fd(), access).map_err(fail)
+}

@@ -1,0 +1,258 @@
+//! The child sandbox, attacked as a hostile guest would through programs a policy allows:
+//! reading and writing outside the given directories (directly, through a planted symlink,
+//! through `sh -c`), the network, set-user-ID programs, capabilities, signalling the host;
+//! and `ChildSandbox::off()` restoring the host's authority, visibly.
+
+use std::fs;
+use std::net::TcpListener;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+
+use wrt_host_spawn::{AuditLog, ChildSandbox, Command, Output, Policy, ProgramRule, Spawner, Stdio, Strategy};
+
+use crate::{LogBuffer, lock, status_field};
+
+/// A directory the guest may read, one it may write, and one it was not given, each with a
+/// file in it.
+struct Dirs {
+    _root: tempfile::TempDir,
+    read: std::path::PathBuf,
+    write: std::path::PathBuf,
+    outside: std::path::PathBuf,
+}
+
+fn dirs() -> Dirs {
+    let root = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(root.path()).unwrap();
+    let [read, write, outside] = ["read", "write", "outside"].map(|name| base.join(name));
+    for dir in [&read, &write, &outside] {
+        fs::create_dir(dir).unwrap();
+        fs::write(dir.join("file.txt"), format!("contents of {}\n", dir.display())).unwrap();
+    }
+    Dirs { _root: root, read, write, outside }
+}
+
+fn spawner(policy: Policy, dirs: &Dirs) -> Spawner {
+    Spawner::new(policy).unwrap().with_sandbox(ChildSandbox::confined().read(&dirs.read).write(&dirs.write))
+}
+
+fn run(spawner: &Spawner, program: &str, args: &[&str]) -> Output {
+    spawner.output(Command::new(program).args(args).stdin(Stdio::Null).stdout(Stdio::Piped).stderr(Stdio::Piped), None).unwrap()
+}
+
+fn sh(spawner: &Spawner, script: &str) -> Output {
+    run(spawner, "sh", &["-c", script])
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn an_allowed_cat_reads_the_given_directories_and_nothing_else() {
+    let _lock = lock();
+    let d = dirs();
+    let spawner = spawner(Policy::deny_all().allow_program("cat"), &d);
+    for dir in [&d.read, &d.write] {
+        let out = run(&spawner, "cat", &[path(&dir.join("file.txt"))]);
+        assert!(out.outcome.success(), "{}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    }
+    let out = run(&spawner, "cat", &[path(&d.outside.join("file.txt"))]);
+    assert!(!out.outcome.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"), "{out:?}");
+    let out = run(&spawner, "cat", &["/etc/shadow"]);
+    assert!(!out.outcome.success() && out.stdout.is_empty(), "{out:?}");
+}
+
+#[test]
+fn a_symlink_planted_in_a_writable_directory_gives_nothing_outside() {
+    let _lock = lock();
+    let d = dirs();
+    symlink(d.outside.join("file.txt"), d.write.join("link")).unwrap();
+    symlink(&d.outside, d.write.join("dirlink")).unwrap();
+    let spawner = spawner(Policy::deny_all().allow_program("cat"), &d);
+    for link in ["link", "dirlink/file.txt"] {
+        let out = run(&spawner, "cat", &[path(&d.write.join(link))]);
+        assert!(!out.outcome.success() && out.stdout.is_empty(), "{link}: {out:?}");
+    }
+}
+
+#[test]
+fn an_allowed_shell_writes_only_in_the_writable_directory() {
+    let _lock = lock();
+    let d = dirs();
+    let spawner = spawner(Policy::deny_all().allow_program("sh"), &d);
+    let out = sh(&spawner, &format!("echo new > {}/new.txt && cat {}/new.txt", path(&d.write), path(&d.write)));
+    assert!(out.outcome.success(), "{out:?}");
+    assert_eq!(out.stdout, b"new\n");
+    for target in [d.read.join("new.txt"), d.read.join("file.txt"), d.outside.join("new.txt"), "/etc/wrt-test".into()] {
+        let out = sh(&spawner, &format!("echo x > {}", path(&target)));
+        assert!(!out.outcome.success(), "{}: {out:?}", target.display());
+        assert!(!target.exists() || fs::read_to_string(&target).unwrap().starts_with("contents"));
+    }
+    // Truncation, removal and renaming out are writes too.
+    let out = sh(&spawner, &format!(": > {}", path(&d.read.join("file.txt"))));
+    assert!(!out.outcome.success());
+    let out = sh(&spawner, &format!("rm -f {}", path(&d.read.join("file.txt"))));
+    assert!(!out.outcome.success());
+    let out = sh(&spawner, &format!("mv {} {}", path(&d.write.join("file.txt")), path(&d.outside.join("moved"))));
+    assert!(!out.outcome.success());
+    assert!(!d.outside.join("moved").exists());
+    let out = sh(&spawner, "cat /etc/shadow");
+    assert!(!out.outcome.success() && out.stdout.is_empty(), "{out:?}");
+    // No device nodes, even where writing is allowed.
+    let out = sh(&spawner, &format!("mknod {}/null c 1 3", path(&d.write)));
+    assert!(!out.outcome.success(), "{out:?}");
+}
+
+/// Perl is in /usr/bin on every system this runs on; its `socket` is the system call itself.
+const PERL_CONNECT: &str = r#"use Socket; socket(S, PF_INET, SOCK_STREAM, 0) or die "socket: $!\n"; connect(S, pack_sockaddr_in($ARGV[0], inet_aton("127.0.0.1"))) or die "connect: $!\n"; print "connected\n";"#;
+const PERL_UDP: &str = r#"use Socket; socket(S, PF_INET, SOCK_DGRAM, 0) or die "socket: $!\n"; print "udp\n";"#;
+const PERL_UNIX: &str = r#"use Socket; socket(S, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!\n"; print "unix\n";"#;
+
+#[test]
+fn a_child_has_no_network_unless_its_rule_allows_it() {
+    let _lock = lock();
+    let d = dirs();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let spawner = spawner(Policy::deny_all().allow_program("perl"), &d);
+    for script in [PERL_CONNECT, PERL_UDP, PERL_UNIX] {
+        let out = run(&spawner, "perl", &["-e", script, &port]);
+        assert!(!out.outcome.success(), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("socket: Operation not permitted"), "{out:?}");
+    }
+
+    let spawner = spawner_with_network(&d);
+    let out = run(&spawner, "perl", &["-e", PERL_CONNECT, &port]);
+    assert_eq!(out.stdout, b"connected\n", "{out:?}");
+    let out = run(&spawner, "perl", &["-e", PERL_UDP]);
+    assert_eq!(out.stdout, b"udp\n", "{out:?}");
+}
+
+fn spawner_with_network(d: &Dirs) -> Spawner {
+    spawner(Policy::deny_all().allow(ProgramRule::new("perl").network(true)), d)
+}
+
+#[test]
+fn a_set_user_id_program_gains_nothing_and_no_capability_is_left() {
+    let _lock = lock();
+    let d = dirs();
+    // A set-user-ID copy of `id` owned by nobody: unconfined, it runs with euid 65534.
+    let id = d.read.join("id-setuid");
+    fs::copy("/usr/bin/id", &id).unwrap();
+    nix::unistd::chown(&id, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    fs::set_permissions(&id, fs::Permissions::from_mode(0o4755)).unwrap();
+    let policy = Policy::deny_all().allow_program(path(&id)).allow_program("sleep");
+
+    let off = Spawner::new(policy.clone()).unwrap().with_sandbox(ChildSandbox::off());
+    let before = run(&off, path(&id), &["-u"]);
+    let confined = spawner(policy, &d);
+    let after = run(&confined, path(&id), &["-u"]);
+    assert_eq!(String::from_utf8_lossy(&after.stdout).trim(), nix::unistd::getuid().to_string(), "{after:?}");
+    if nix::unistd::getuid().is_root() {
+        assert_eq!(String::from_utf8_lossy(&before.stdout).trim(), "65534", "{before:?}");
+    }
+
+    let mut child = confined.spawn(Command::new("sleep").arg("5")).unwrap();
+    let pid = child.pid();
+    assert_eq!(status_field(pid, "NoNewPrivs"), "1");
+    assert_eq!(status_field(pid, "Seccomp"), "2");
+    for set in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+        assert_eq!(status_field(pid, set), "0000000000000000", "{set}");
+    }
+    if nix::unistd::getuid().is_root() {
+        assert_eq!(status_field(pid, "CapBnd"), "0000000000000000");
+    }
+    child.kill(wrt_host_spawn::Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_child_cannot_signal_the_host_where_landlock_scopes_signals() {
+    if wrt_host_spawn::landlock_abi() < 6 {
+        eprintln!("skipped: Landlock ABI {} has no signal scoping", wrt_host_spawn::landlock_abi());
+        return;
+    }
+    let _lock = lock();
+    let d = dirs();
+    let spawner = spawner(Policy::deny_all().allow_program("sh"), &d);
+    let host = std::process::id().to_string();
+    let out = sh(&spawner, &format!("kill -0 {host} && echo reached"));
+    assert!(!out.outcome.success() && out.stdout.is_empty(), "{out:?}");
+    // Its own children it may signal.
+    let out = sh(&spawner, "sleep 5 & kill $! && echo killed-own");
+    assert_eq!(out.stdout, b"killed-own\n", "{out:?}");
+
+    let off = Spawner::new(Policy::deny_all().allow_program("sh")).unwrap().with_sandbox(ChildSandbox::off());
+    let out = sh(&off, &format!("kill -0 {host} && echo reached"));
+    assert_eq!(out.stdout, b"reached\n", "{out:?}");
+}
+
+#[test]
+fn the_sandbox_off_restores_the_hosts_authority_and_the_audit_log_says_so() {
+    let _lock = lock();
+    let d = dirs();
+    let log = LogBuffer::default();
+    let off = Spawner::new(Policy::deny_all().allow_program("cat"))
+        .unwrap()
+        .with_sandbox(ChildSandbox::off())
+        .with_audit_log(AuditLog::new(log.clone()));
+    let out = run(&off, "cat", &[path(&d.outside.join("file.txt"))]);
+    assert!(out.outcome.success(), "{out:?}");
+    let record = &log.records()[0];
+    assert_eq!(record["sandbox"]["enabled"], false, "{record}");
+    assert_eq!(record["strategy"], "posix_spawn");
+
+    // The policy can turn it off too, whatever the spawner says.
+    let policy_off = Spawner::new(Policy::deny_all().allow_program("cat").child_sandbox(false)).unwrap();
+    assert!(!policy_off.is_confined());
+    let out = run(&policy_off, "cat", &[path(&d.outside.join("file.txt"))]);
+    assert!(out.outcome.success(), "{out:?}");
+
+    let log = LogBuffer::default();
+    let on = spawner(Policy::deny_all().allow_program("cat"), &d).with_audit_log(AuditLog::new(log.clone()));
+    run(&on, "cat", &[path(&d.read.join("file.txt"))]);
+    let record = &log.records()[0];
+    assert_eq!(record["sandbox"]["enabled"], true, "{record}");
+    assert_eq!(record["sandbox"]["network"], false, "{record}");
+    assert_eq!(record["sandbox"]["read"][0], path(&d.read), "{record}");
+    assert_eq!(record["sandbox"]["write"][0], path(&d.write), "{record}");
+    assert_eq!(record["strategy"], "vfork-exec");
+}
+
+#[test]
+fn a_confined_child_runs_under_every_strategy_that_can_confine() {
+    let _lock = lock();
+    let d = dirs();
+    for strategy in [Strategy::VforkExec, Strategy::ForkExec] {
+        let spawner = spawner(Policy::deny_all().allow_program("cat"), &d).with_strategy(strategy).strict(true);
+        let out = run(&spawner, "cat", &[path(&d.outside.join("file.txt"))]);
+        assert!(!out.outcome.success(), "{strategy}: {out:?}");
+        let out = run(&spawner, "cat", &[path(&d.read.join("file.txt"))]);
+        assert!(out.outcome.success(), "{strategy}: {out:?}");
+    }
+    // posix_spawn cannot: in strict mode that is an error naming the sandbox.
+    let strict = spawner(Policy::deny_all().allow_program("cat"), &d).with_strategy(Strategy::PosixSpawn).strict(true);
+    let err = strict.spawn(&Command::new("cat")).unwrap_err();
+    assert!(wrt_host_spawn::error_chain(&err).contains("cannot confine"), "{err}");
+}
+
+#[test]
+fn a_policys_sandbox_table_adds_locations_and_rejects_relative_ones() {
+    let _lock = lock();
+    let d = dirs();
+    let text = format!(
+        "[[allow]]\nprogram = \"cat\"\n[sandbox]\nread = [\"{}\"]\n",
+        path(&d.outside)
+    );
+    let policy = Policy::from_toml_str(&text).unwrap();
+    let spawner = Spawner::new(policy).unwrap();
+    let out = run(&spawner, "cat", &[path(&d.outside.join("file.txt"))]);
+    assert!(out.outcome.success(), "{out:?}");
+
+    let err = Policy::from_toml_str("[sandbox]\nwrite = [\"relative\"]\n").unwrap_err();
+    assert!(err.to_string().contains("line 2"), "{err}");
+    let err = Policy::from_toml_str("[sandbox]\nnetwork = true\n").unwrap_err();
+    assert!(err.to_string().contains("sandbox.network"), "{err}");
+}
