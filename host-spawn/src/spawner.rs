@@ -55,8 +55,9 @@ use crate::sys::{self, CStringArray, Exec, PtyExec};
 ///
 /// # Ambient authority
 ///
-/// A spawner starts host processes with the host's user, capabilities and file system; the
-/// policy is the only limit.
+/// Without a sandbox ([`Spawner::with_sandbox`]), a spawner starts host processes with the
+/// host's user, capabilities and file system, and the policy is the only limit. With one, each
+/// child reaches only what the [`ChildSandbox`] gives it.
 #[derive(Debug)]
 pub struct Spawner {
     policy: Arc<CompiledPolicy>,
@@ -287,13 +288,15 @@ impl Spawner {
             null: OnceLock::new(),
             actions: sys::ActionsCache::default(),
             refusals: Mutex::new(RateLimit::default()),
-            sandbox: ChildSandbox::default(),
+            sandbox: ChildSandbox::off(),
             prepared: sandbox::Prepared::default(),
         }
     }
 
-    /// Confines children with `sandbox` (default [`ChildSandbox::confined`]: the system
-    /// locations only). The policy can turn the sandbox off for all its spawners.
+    /// Confines children with `sandbox`; [`ChildSandbox::confined`] gives them the system
+    /// locations only. Default off for a bare spawner, which is a mechanism: wrt's runtime
+    /// (`RunOptions`) turns it on for every guest, with the guest's directories. The policy
+    /// can turn the sandbox off for all its spawners, never on.
     #[must_use]
     pub fn with_sandbox(mut self, sandbox: ChildSandbox) -> Self {
         self.sandbox = sandbox;

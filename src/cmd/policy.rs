@@ -8,7 +8,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use wrt_runtime::wrt_host_spawn::{Command, Explanation, Policy};
+use wrt_runtime::wrt_host_spawn::{ChildSandbox, Command, Explanation, Policy, landlock_abi};
+
+use super::OnOff;
 
 /// Check a spawn policy file, or explain what it decides
 #[derive(Debug, Args)]
@@ -43,6 +45,18 @@ struct ExplainArgs {
     /// A variable the request sets; repeatable
     #[arg(long = "env", value_name = "NAME=VALUE")]
     env: Vec<String>,
+
+    /// A directory the guest would be given read-write (as `wrt run --dir`); repeatable
+    #[arg(long = "dir", value_name = "HOST")]
+    dirs: Vec<PathBuf>,
+
+    /// A directory the guest would be given read-only (as `wrt run --ro-dir`); repeatable
+    #[arg(long = "ro-dir", value_name = "HOST")]
+    ro_dirs: Vec<PathBuf>,
+
+    /// The child sandbox, as `wrt run --child-sandbox`
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    child_sandbox: OnOff,
 
     /// The program and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "PROGRAM ARGS")]
@@ -90,7 +104,17 @@ impl ExplainArgs {
             let (name, value) = spec.split_once('=').with_context(|| format!("`--env {spec}` is not NAME=VALUE"))?;
             command.env(name, value);
         }
-        let explanation = policy.explain(&command)?;
+        let mut sandbox = match self.child_sandbox {
+            OnOff::On => ChildSandbox::confined(),
+            OnOff::Off => ChildSandbox::off(),
+        };
+        for dir in &self.ro_dirs {
+            sandbox = sandbox.read(std::fs::canonicalize(dir).with_context(|| format!("--ro-dir `{}`", dir.display()))?);
+        }
+        for dir in &self.dirs {
+            sandbox = sandbox.write(std::fs::canonicalize(dir).with_context(|| format!("--dir `{}`", dir.display()))?);
+        }
+        let explanation = policy.explain_with(&command, &sandbox)?;
         print(&explanation)?;
         let runs = matches!(explanation.decision, "allow" | "would-deny");
         Ok(ExitCode::from(u8::from(!runs)))
@@ -133,6 +157,19 @@ fn print(e: &Explanation) -> std::io::Result<()> {
     }
     if let Some(strategy) = e.strategy {
         writeln!(out, "strategy: {strategy}")?;
+    }
+    if let Some(sandbox) = &e.sandbox {
+        if !sandbox.enabled {
+            writeln!(out, "sandbox: off (the child has wrt's own authority)")?;
+            return Ok(());
+        }
+        writeln!(out, "sandbox: on (Landlock ABI {}, no new privileges, no capabilities)", landlock_abi())?;
+        let list = |dirs: &[String]| if dirs.is_empty() { "none".to_owned() } else { dirs.join(", ") };
+        writeln!(out, "sandbox read: the system locations, the policy's programs and search path; {}", list(&sandbox.read))?;
+        writeln!(out, "sandbox write: {}", list(&sandbox.write))?;
+        writeln!(out, "sandbox network: {}", if sandbox.network { "allowed by the rule" } else { "none" })?;
+        let scope = if sandbox.scoped { "signals and abstract unix sockets stay within the child's tree" } else { "none (Landlock ABI < 6)" };
+        writeln!(out, "sandbox scope: {scope}")?;
     }
     Ok(())
 }

@@ -57,11 +57,16 @@ fn twins(programs: &[&str], core: &str, component: &str, args: &[&str]) -> Outpu
 
 #[test]
 fn component_ls() {
-    let out = run_guest(&["ls"], COMPONENT_LS, &[]);
+    let (_dir, dir) = crate::component_guests::listed_dir();
+    let out = run(["run", "--allow-run", "ls", "--ro-dir", &dir, COMPONENT_LS, &dir]);
     assert_code(&out, 0);
     let text = stdout(&out);
-    assert!(text.lines().any(|l| l.ends_with(" usr") || l.contains(" usr ->")), "{text}");
+    assert!(text.lines().any(|l| l == "alpha.txt"), "{text}");
     assert!(text.ends_with("ls: exit status: 0\n"), "{text}");
+    // The child sandbox holds for a component's children: `/` was not given.
+    let out = run_guest(&["ls"], COMPONENT_LS, &["/"]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("cannot open directory '/': Permission denied"), "{}", stderr(&out));
     // The exit code of ls is the guest's (exit-with-code).
     let out = run_guest(&["ls"], COMPONENT_LS, &["/nonexistent/wrt-component-ls"]);
     assert_code(&out, 2);
@@ -177,7 +182,9 @@ fn component_run_ends_at_deadline() {
 #[test]
 fn component_kill() {
     let token = token();
-    let out = run_guest(&["sleep", "sh", "grep", "true"], COMPONENT_KILL, &[&token]);
+    // Its children look for the sleeper in the host's /proc, which the child sandbox hides.
+    let out =
+        crate::spawn::run_guest_with(&["--child-sandbox", "off"], &["sleep", "sh", "grep", "true"], COMPONENT_KILL, &[&token]);
     assert_code(&out, 0);
     assert_eq!(stdout(&out), "kill ok\n");
     assert_eq!(processes_with(&format!("1000.{token}")), Vec::<u32>::new());

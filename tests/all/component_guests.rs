@@ -41,14 +41,25 @@ pub(crate) fn run_component(component: &'static str, flags: &[&str], args: &[&st
 /// Asserts that `stdout` is what an `ls` guest prints for `ls -l /`: the header, `ls`'s lines
 /// (one per entry of the host's `/`) and the exit status.
 #[track_caller]
-pub(crate) fn assert_ls_root(stdout: &str) {
+/// A directory to give a guest read-only, with a few entries; its canonical path.
+pub(crate) fn listed_dir() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in ["alpha.txt", "beta", "gamma.wasm"] {
+        std::fs::write(dir.path().join(name), name).expect("write");
+    }
+    let path = std::fs::canonicalize(dir.path()).expect("canonical").into_os_string().into_string().expect("UTF-8");
+    (dir, path)
+}
+
+/// `ls -l DIR` listed every entry of `dir` and exited 0.
+pub(crate) fn assert_ls_dir(stdout: &str, dir: &str) {
     let mut lines = stdout.lines();
-    assert_eq!(lines.next(), Some("`ls -l /` on the host printed:"), "{stdout}");
+    assert_eq!(lines.next(), Some(format!("`ls -l {dir}` on the host printed:").as_str()), "{stdout}");
     assert!(lines.next().is_some_and(|l| l.starts_with("total ")), "{stdout}");
     let last = stdout.lines().last().unwrap_or_default();
     assert!(last.starts_with("exit code 0, in ") && last.contains(" ms (user "), "{stdout}");
-    let entries = std::fs::read_dir("/").expect("read /");
-    for name in entries.map(|e| e.expect("entry of /").file_name().into_string().expect("UTF-8 name")) {
+    let entries = std::fs::read_dir(dir).expect("read the directory");
+    for name in entries.map(|e| e.expect("entry").file_name().into_string().expect("UTF-8 name")) {
         if name.starts_with('.') {
             continue;
         }

@@ -3,7 +3,7 @@
 
 use wrt_test_guests::*;
 
-use crate::component_guests::{assert_ls_root, run_component};
+use crate::component_guests::{assert_ls_dir, run_component};
 use crate::util::{assert_code, stderr, stdout};
 
 foreach_js!(assert_test_exists);
@@ -11,10 +11,15 @@ use crate::assert_test_exists;
 
 #[test]
 fn js_ls() {
-    let out = run_component(JS_LS, &["--allow-run", "ls"], &[]);
+    // The guest lists `/`, which only an unconfined `ls` may read.
+    let out = run_component(JS_LS, &["--allow-run", "ls", "--child-sandbox", "off"], &[]);
     assert_code(&out, 0);
-    assert_ls_root(&stdout(&out));
+    assert_ls_dir(&stdout(&out), "/");
     assert_eq!(stderr(&out), "");
+    // Under the child sandbox `ls` reaches only what the guest was given: not `/`.
+    let out = run_component(JS_LS, &["--allow-run", "ls"], &[]);
+    assert_code(&out, 1);
+    assert!(stdout(&out).contains("ls: cannot open directory '/': Permission denied"), "{}", stdout(&out));
 }
 
 #[test]

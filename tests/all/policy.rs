@@ -131,6 +131,8 @@ fn issue_15_explicit_posix_spawn_refuses_rlimits() {
         &file,
         "--spawn-strategy",
         "posix-spawn",
+        "--child-sandbox",
+        "off",
         "--audit-log",
         audit.to_str().unwrap(),
         guest,
@@ -141,6 +143,12 @@ fn issue_15_explicit_posix_spawn_refuses_rlimits() {
         log.contains("posix_spawn cannot spawn") && log.contains("resource limits need the fork-exec strategy"),
         "{log}"
     );
+    // posix_spawn cannot confine a child either: with the child sandbox on, that is the reason.
+    std::fs::remove_file(&audit).unwrap();
+    let out = run(["run", "--policy", &file, "--spawn-strategy", "posix-spawn", "--audit-log", audit.to_str().unwrap(), guest]);
+    assert_code(&out, 17);
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(log.contains("posix_spawn cannot confine a child"), "{log}");
     let out = run(["run", "--policy", &file, "--spawn-strategy", "fork-exec", guest]);
     assert_code(&out, 0);
 }

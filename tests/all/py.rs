@@ -3,7 +3,7 @@
 
 use wrt_test_guests::*;
 
-use crate::component_guests::{assert_ls_root, run_component};
+use crate::component_guests::{assert_ls_dir, listed_dir, run_component};
 use crate::util::{assert_code, json_number, stats_line, stderr, stdout};
 
 foreach_py!(assert_test_exists);
@@ -13,10 +13,15 @@ const MIB: u64 = 1 << 20;
 
 #[test]
 fn py_ls() {
-    let out = run_component(PY_LS, &["--allow-run", "ls"], &[]);
+    let (_dir, dir) = listed_dir();
+    let out = run_component(PY_LS, &["--allow-run", "ls", "--ro-dir", &dir], &[&dir]);
     assert_code(&out, 0);
-    assert_ls_root(&stdout(&out));
+    assert_ls_dir(&stdout(&out), &dir);
     assert_eq!(stderr(&out), "");
+    // Under the child sandbox `ls` reaches only what the guest was given: not `/`.
+    let out = run_component(PY_LS, &["--allow-run", "ls"], &[]);
+    assert_code(&out, 1);
+    assert!(stdout(&out).contains("ls: cannot open directory '/': Permission denied"), "{}", stdout(&out));
 }
 
 #[test]

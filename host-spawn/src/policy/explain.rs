@@ -11,6 +11,7 @@ use crate::command::Command;
 use crate::error::{Denial, PolicyError};
 use crate::limits::Rlimits;
 use crate::resolve::{ResolveError, resolve_id};
+use crate::sandbox::{self, ChildSandbox, Confinement};
 use crate::strategy::Strategy;
 
 /// The decision a request would get from a [`Spawner`](crate::Spawner) with this policy, and
@@ -39,8 +40,11 @@ pub struct Explanation {
     pub output_limit: Option<u64>,
     /// The resource limits, if it would run.
     pub rlimits: Rlimits,
-    /// `posix_spawn`, or fork-exec when resource limits apply, if it would run.
+    /// vfork-exec for a confined child; else `posix_spawn`, or fork-exec when resource limits
+    /// apply; if it would run.
     pub strategy: Option<Strategy>,
+    /// What the child sandbox would let the child reach, if it would run.
+    pub sandbox: Option<Confinement>,
 }
 
 impl Policy {
@@ -59,6 +63,20 @@ impl Policy {
     /// Resolves programs and directories on the host's file system, and reads the host's
     /// environment.
     pub fn explain(&self, command: &Command) -> Result<Explanation, PolicyError> {
+        self.explain_with(command, &ChildSandbox::confined())
+    }
+
+    /// As [`Policy::explain`], for a spawner whose child sandbox is `sandbox` (the directories
+    /// its guest was given, or off).
+    ///
+    /// # Errors
+    ///
+    /// The policy does not validate (as [`Policy::validate`]).
+    ///
+    /// # Ambient authority
+    ///
+    /// As [`Policy::explain`].
+    pub fn explain_with(&self, command: &Command, sandbox: &ChildSandbox) -> Result<Explanation, PolicyError> {
         let policy = self.compile()?;
         let mut explanation = Explanation {
             decision: "error",
@@ -72,6 +90,7 @@ impl Policy {
             output_limit: None,
             rlimits: Rlimits::none(),
             strategy: None,
+            sandbox: None,
         };
         let program = command.get_program();
         if let Err(reason) = crate::spawner::validate_request(command) {
@@ -122,7 +141,15 @@ impl Policy {
         explanation.timeout = grant.timeout;
         explanation.output_limit = Some(grant.output_limit);
         explanation.rlimits = grant.rlimits;
-        explanation.strategy = Some(if grant.rlimits.is_empty() { Strategy::PosixSpawn } else { Strategy::ForkExec });
+        let confinement = sandbox::describe(sandbox, &policy, grant.network);
+        explanation.strategy = Some(if confinement.enabled {
+            Strategy::VforkExec
+        } else if grant.rlimits.is_empty() {
+            Strategy::PosixSpawn
+        } else {
+            Strategy::ForkExec
+        });
+        explanation.sandbox = Some(confinement);
         Ok(explanation)
     }
 }

@@ -205,7 +205,9 @@ fn the_sandbox_off_restores_the_hosts_authority_and_the_audit_log_says_so() {
     assert_eq!(record["strategy"], "posix_spawn");
 
     // The policy can turn it off too, whatever the spawner says.
-    let policy_off = Spawner::new(Policy::deny_all().allow_program("cat").child_sandbox(false)).unwrap();
+    let policy_off = Spawner::new(Policy::deny_all().allow_program("cat").child_sandbox(false))
+        .unwrap()
+        .with_sandbox(ChildSandbox::confined());
     assert!(!policy_off.is_confined());
     let out = run(&policy_off, "cat", &[path(&d.outside.join("file.txt"))]);
     assert!(out.outcome.success(), "{out:?}");
@@ -247,7 +249,7 @@ fn a_policys_sandbox_table_adds_locations_and_rejects_relative_ones() {
         path(&d.outside)
     );
     let policy = Policy::from_toml_str(&text).unwrap();
-    let spawner = Spawner::new(policy).unwrap();
+    let spawner = Spawner::new(policy).unwrap().with_sandbox(ChildSandbox::confined());
     let out = run(&spawner, "cat", &[path(&d.outside.join("file.txt"))]);
     assert!(out.outcome.success(), "{out:?}");
 

@@ -5,11 +5,12 @@
 //! Run it from the repository root:
 //!
 //! ```text
-//! cargo run --release -- run --allow-run ls examples/components/target/wasm32-wasip2/release/spawn_ls.wasm
+//! cargo run --release -- run --allow-run ls --ro-dir examples examples/components/target/wasm32-wasip2/release/spawn_ls.wasm "$PWD/examples"
 //! ```
 //!
 //! Without `--allow-run ls` the spawn is denied, and the host's message says which flag would
-//! allow it.
+//! allow it. Without `--ro-dir examples`, `ls` runs but cannot read the directory: the child
+//! sandbox gives it only what the guest was given.
 
 use std::io::ErrorKind;
 use std::time::Duration;
