@@ -89,16 +89,15 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static ROUND: AtomicUsize = AtomicUsize::new(0);
     let n = p.n.max(1);
-    let params =
-        SpawnParams {
-            n,
-            heap: 0,
-            external: 0,
-            strategy: Strategy::PosixSpawn,
-            dontfork: true,
-            method: Method::Spawn,
-            sandbox: false,
-        };
+    let params = SpawnParams {
+        n,
+        heap: 0,
+        external: 0,
+        strategy: Strategy::PosixSpawn,
+        dontfork: true,
+        method: Method::Spawn,
+        sandbox: false,
+    };
     let mut guest = SpawnGuest::new(&params)?;
     let mut confined =
         SpawnGuest::new(&SpawnParams { strategy: Strategy::VforkExec, sandbox: true, ..params.clone() })?;

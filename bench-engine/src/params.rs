@@ -604,7 +604,10 @@ mod tests {
             let (k, v) = kv.split_once('=').unwrap();
             assert_eq!(p.get(k).as_deref(), Some(v));
         }
-        assert_eq!(p.to_string(), "n=5 heap=600MiB external=1GiB strategy=fork-exec dontfork=off method=shell sandbox=off");
+        assert_eq!(
+            p.to_string(),
+            "n=5 heap=600MiB external=1GiB strategy=fork-exec dontfork=off method=shell sandbox=off"
+        );
     }
 
     #[test]

@@ -51,9 +51,9 @@ use serde::Serialize;
 
 use crate::escape::shown;
 use crate::policy::CompiledPolicy;
+use crate::sys::Confine;
 use crate::sys::landlock::{self, RulesetAttr, fs, net, scope};
 use crate::sys::seccomp::Filter;
-use crate::sys::Confine;
 
 /// The oldest Landlock ABI the sandbox accepts: 3, the first that refuses truncation (without
 /// it a child could empty any file it can read, `/etc/passwd` included when wrt runs as root).

@@ -22,9 +22,9 @@ use crate::outcome::Output;
 use crate::pin::Sha256;
 use crate::policy::{CompiledPolicy, Grant, Policy};
 use crate::rate_limit::{RateLimit, Verdict};
-use crate::sandbox::{self, ChildSandbox, Confinement};
 use crate::registry::Shared;
 use crate::resolve::{ResolveError, resolve_id};
+use crate::sandbox::{self, ChildSandbox, Confinement};
 use crate::strategy::{self, Strategy};
 use crate::sys::{self, CStringArray, Exec, PtyExec};
 
@@ -478,19 +478,15 @@ impl Spawner {
         };
         let needs_rlimits = !grant.rlimits.is_empty();
         let confined = self.is_confined();
-        let strategy = match strategy::choose(
-            self.strategy,
-            self.strict,
-            needs_rlimits,
-            confined,
-            sys::posix_spawn_support(),
-        ) {
-            Ok(strategy) => strategy,
-            Err(reason) => {
-                let err = SpawnError::StrategyUnavailable { program: path.clone(), strategy: self.strategy, reason };
-                return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
-            }
-        };
+        let strategy =
+            match strategy::choose(self.strategy, self.strict, needs_rlimits, confined, sys::posix_spawn_support()) {
+                Ok(strategy) => strategy,
+                Err(reason) => {
+                    let err =
+                        SpawnError::StrategyUnavailable { program: path.clone(), strategy: self.strategy, reason };
+                    return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
+                }
+            };
         let confine = if confined {
             match self.prepared.confine(&self.sandbox, &self.policy, grant.network) {
                 Ok(confine) => Some(confine),

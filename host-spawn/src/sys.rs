@@ -39,9 +39,9 @@ cfg_select! {
     }
 }
 
+pub(crate) use self::child_setup::{Confine, Rlimit};
 pub(crate) use self::exec::{CStringArray, Exec, PtyExec};
 pub(crate) use self::fd::{above_stdio, write_no_sigpipe};
-pub(crate) use self::child_setup::{Confine, Rlimit};
 pub(crate) use self::fork_exec::fork_exec;
 pub(crate) use self::posix_spawn::{ActionsCache, posix_spawn};
 pub(crate) use self::probe::{PosixSpawnSupport, posix_spawn_support};

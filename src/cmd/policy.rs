@@ -109,7 +109,8 @@ impl ExplainArgs {
             OnOff::Off => ChildSandbox::off(),
         };
         for dir in &self.ro_dirs {
-            sandbox = sandbox.read(std::fs::canonicalize(dir).with_context(|| format!("--ro-dir `{}`", dir.display()))?);
+            sandbox =
+                sandbox.read(std::fs::canonicalize(dir).with_context(|| format!("--ro-dir `{}`", dir.display()))?);
         }
         for dir in &self.dirs {
             sandbox = sandbox.write(std::fs::canonicalize(dir).with_context(|| format!("--dir `{}`", dir.display()))?);
@@ -165,10 +166,18 @@ fn print(e: &Explanation) -> std::io::Result<()> {
         }
         writeln!(out, "sandbox: on (Landlock ABI {}, no new privileges, no capabilities)", landlock_abi())?;
         let list = |dirs: &[String]| if dirs.is_empty() { "none".to_owned() } else { dirs.join(", ") };
-        writeln!(out, "sandbox read: the system locations, the policy's programs and search path; {}", list(&sandbox.read))?;
+        writeln!(
+            out,
+            "sandbox read: the system locations, the policy's programs and search path; {}",
+            list(&sandbox.read)
+        )?;
         writeln!(out, "sandbox write: {}", list(&sandbox.write))?;
         writeln!(out, "sandbox network: {}", if sandbox.network { "allowed by the rule" } else { "none" })?;
-        let scope = if sandbox.scoped { "signals and abstract unix sockets stay within the child's tree" } else { "none (Landlock ABI < 6)" };
+        let scope = if sandbox.scoped {
+            "signals and abstract unix sockets stay within the child's tree"
+        } else {
+            "none (Landlock ABI < 6)"
+        };
         writeln!(out, "sandbox scope: {scope}")?;
     }
     Ok(())

@@ -183,8 +183,12 @@ fn component_run_ends_at_deadline() {
 fn component_kill() {
     let token = token();
     // Its children look for the sleeper in the host's /proc, which the child sandbox hides.
-    let out =
-        crate::spawn::run_guest_with(&["--child-sandbox", "off"], &["sleep", "sh", "grep", "true"], COMPONENT_KILL, &[&token]);
+    let out = crate::spawn::run_guest_with(
+        &["--child-sandbox", "off"],
+        &["sleep", "sh", "grep", "true"],
+        COMPONENT_KILL,
+        &[&token],
+    );
     assert_code(&out, 0);
     assert_eq!(stdout(&out), "kill ok\n");
     assert_eq!(processes_with(&format!("1000.{token}")), Vec::<u32>::new());

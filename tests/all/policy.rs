@@ -87,10 +87,23 @@ fn policy_explain_shows_what_the_child_would_get() {
         format!("cwd: {}", work.display()),
         "env: COLOR=1".to_owned(),
         "env: PATH=/usr/bin".to_owned(),
-        "strategy: fork-exec".to_owned(),
+        "strategy: vfork-exec".to_owned(),
+        "sandbox write: none".to_owned(),
+        "sandbox network: none".to_owned(),
     ] {
         assert!(text.lines().any(|l| l == line), "no `{line}` in:\n{text}");
     }
+    assert!(text.lines().any(|l| l.starts_with("sandbox: on (Landlock ABI ")), "{text}");
+
+    // With the guest's directories, and with the sandbox off.
+    let out = run(["policy", "explain", &file, "--dir", work.to_str().unwrap(), "--", "echo", "hi", "x"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).lines().any(|l| l == format!("sandbox write: {}", work.display())), "{}", stdout(&out));
+    let out = run(["policy", "explain", &file, "--child-sandbox", "off", "--", "echo", "hi", "x"]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    assert!(text.lines().any(|l| l == "strategy: fork-exec"), "{text}");
+    assert!(text.lines().any(|l| l == "sandbox: off (the child has wrt's own authority)"), "{text}");
 
     // Denied, with the reason; nothing runs.
     let out = run(["policy", "explain", &file, "--", "sh", "-c", &format!("touch {}", marker.display())]);
@@ -145,7 +158,16 @@ fn issue_15_explicit_posix_spawn_refuses_rlimits() {
     );
     // posix_spawn cannot confine a child either: with the child sandbox on, that is the reason.
     std::fs::remove_file(&audit).unwrap();
-    let out = run(["run", "--policy", &file, "--spawn-strategy", "posix-spawn", "--audit-log", audit.to_str().unwrap(), guest]);
+    let out = run([
+        "run",
+        "--policy",
+        &file,
+        "--spawn-strategy",
+        "posix-spawn",
+        "--audit-log",
+        audit.to_str().unwrap(),
+        guest,
+    ]);
     assert_code(&out, 17);
     let log = std::fs::read_to_string(&audit).unwrap();
     assert!(log.contains("posix_spawn cannot confine a child"), "{log}");

@@ -30,7 +30,15 @@ fn result(params: Params, rates: &[f64], collections: (f64, f64)) -> ConfigResul
 }
 
 fn spawn(heap: u64, strategy: Strategy) -> Params {
-    Params::Spawn(SpawnParams { n: 1, heap, external: 0, strategy, dontfork: true, method: Method::Spawn, sandbox: false })
+    Params::Spawn(SpawnParams {
+        n: 1,
+        heap,
+        external: 0,
+        strategy,
+        dontfork: true,
+        method: Method::Spawn,
+        sandbox: false,
+    })
 }
 
 fn buffer(guest: BufferGuest) -> Params {

@@ -124,7 +124,7 @@ pub enum PolicyError {
         path: PathBuf,
     },
     /// A `[sandbox]` `read` or `write` path cannot be resolved.
-    #[error("sandbox path `{}` cannot be resolved: {source}", .path.display())]
+    #[error("sandbox path `{}` cannot be resolved", .path.display())]
     SandboxPath {
         /// The path as written.
         path: PathBuf,

@@ -8,8 +8,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{Policy, SandboxSettings};
 use super::pattern::ArgsPattern;
+use super::{Policy, SandboxSettings};
 use crate::command::Command;
 use crate::error::{Denial, PolicyError};
 use crate::limits::Rlimits;

@@ -58,7 +58,12 @@ pub(super) struct ChildPlan<'a> {
 }
 
 impl<'a> ChildPlan<'a> {
-    pub(super) fn new(exec: &'a Exec<'a>, rlimits: &'a [Rlimit], confine: Option<Confine<'a>>, report: Report<'a>) -> Self {
+    pub(super) fn new(
+        exec: &'a Exec<'a>,
+        rlimits: &'a [Rlimit],
+        confine: Option<Confine<'a>>,
+        report: Report<'a>,
+    ) -> Self {
         let max_fd = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
             .map_or(1024, |(soft, _)| soft.min(65_536))
             .try_into()

@@ -20,7 +20,11 @@ use crate::error::SpawnStep;
 /// the child has reset all dispositions. A failing step in the child writes the step and
 /// `errno` to a close-on-exec pipe and calls `_exit(127)`; the parent reads the pipe, so it
 /// sees either EOF (the `execve` succeeded) or the failure, and reaps a failed child itself.
-pub(crate) fn fork_exec(exec: &Exec<'_>, rlimits: &[Rlimit], confine: Option<Confine<'_>>) -> Result<Pid, SpawnFailure> {
+pub(crate) fn fork_exec(
+    exec: &Exec<'_>,
+    rlimits: &[Rlimit],
+    confine: Option<Confine<'_>>,
+) -> Result<Pid, SpawnFailure> {
     let setup = SpawnFailure::at(SpawnStep::Setup);
     let (err_read, err_write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(setup)?;
     let err_read = above_stdio(err_read).map_err(setup)?;

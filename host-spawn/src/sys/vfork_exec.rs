@@ -93,7 +93,11 @@ extern "C" fn child_entry(arg: *mut c_void) -> c_int {
 ///
 /// The parent blocks every signal around `clone` so that no handler runs in the child (on the
 /// parent's memory) before the child has reset all dispositions.
-pub(crate) fn vfork_exec(exec: &Exec<'_>, rlimits: &[Rlimit], confine: Option<Confine<'_>>) -> Result<Pid, SpawnFailure> {
+pub(crate) fn vfork_exec(
+    exec: &Exec<'_>,
+    rlimits: &[Rlimit],
+    confine: Option<Confine<'_>>,
+) -> Result<Pid, SpawnFailure> {
     let setup = SpawnFailure::at(SpawnStep::Setup);
     STACK.with(|cell| {
         let mut stack = cell.try_borrow_mut().map_err(|_| setup(Errno::EBUSY))?;

@@ -37,7 +37,9 @@ fn spawner(policy: Policy, dirs: &Dirs) -> Spawner {
 }
 
 fn run(spawner: &Spawner, program: &str, args: &[&str]) -> Output {
-    spawner.output(Command::new(program).args(args).stdin(Stdio::Null).stdout(Stdio::Piped).stderr(Stdio::Piped), None).unwrap()
+    spawner
+        .output(Command::new(program).args(args).stdin(Stdio::Null).stdout(Stdio::Piped).stderr(Stdio::Piped), None)
+        .unwrap()
 }
 
 fn sh(spawner: &Spawner, script: &str) -> Output {
@@ -244,10 +246,7 @@ fn a_confined_child_runs_under_every_strategy_that_can_confine() {
 fn a_policys_sandbox_table_adds_locations_and_rejects_relative_ones() {
     let _lock = lock();
     let d = dirs();
-    let text = format!(
-        "[[allow]]\nprogram = \"cat\"\n[sandbox]\nread = [\"{}\"]\n",
-        path(&d.outside)
-    );
+    let text = format!("[[allow]]\nprogram = \"cat\"\n[sandbox]\nread = [\"{}\"]\n", path(&d.outside));
     let policy = Policy::from_toml_str(&text).unwrap();
     let spawner = Spawner::new(policy).unwrap().with_sandbox(ChildSandbox::confined());
     let out = run(&spawner, "cat", &[path(&d.outside.join("file.txt"))]);
