@@ -4,9 +4,10 @@
 //! argument pattern can contain `sh`, `git` or `make`. Every child of a [`Spawner`] with the
 //! sandbox on (the default) runs, and so does everything it starts in turn:
 //!
-//! - with **no new privileges** (`PR_SET_NO_NEW_PRIVS`) and **no capabilities** (the bounding,
-//!   ambient, effective, permitted and inheritable sets emptied), so set-user-ID programs and
-//!   a host running as root give it nothing;
+//! - with **no new privileges** (`PR_SET_NO_NEW_PRIVS`) and **no capabilities** (the effective,
+//!   permitted, inheritable and ambient sets emptied; with no-new-privileges `execve` grants
+//!   none back, not to root either), so set-user-ID programs and a host running as root give
+//!   it nothing;
 //! - under a **Landlock** ruleset: read and execute the [system locations](SYSTEM_READ) a
 //!   program needs to start, the policy's search path and allowed programs, and the
 //!   directories given with [`ChildSandbox::read`]; read and write (but not create devices)
@@ -38,7 +39,6 @@
 //! processes within the policy's limits; without Landlock ABI 6 it can signal processes of the
 //! same user outside its tree.
 
-use std::ffi::c_int;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -236,17 +236,6 @@ pub fn landlock_abi() -> u32 {
     *ABI.get_or_init(landlock::abi_version)
 }
 
-/// `/proc/sys/kernel/cap_last_cap`, read once; 63 (the most a version-3 set holds) if unreadable.
-fn cap_last() -> c_int {
-    static LAST: OnceLock<c_int> = OnceLock::new();
-    *LAST.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
-            .ok()
-            .and_then(|text| text.trim().parse().ok())
-            .unwrap_or(63)
-    })
-}
-
 /// The sandbox a spawner applies, prepared on its first confined spawn: the rulesets (one
 /// without network, one with, each built when first needed) and the filters.
 #[derive(Debug, Default)]
@@ -274,7 +263,6 @@ impl Prepared {
         Ok(Confine {
             ruleset: std::os::fd::AsRawFd::as_raw_fd(&variant.ruleset),
             filter: &variant.filter,
-            cap_last: cap_last(),
             budget: None,
         })
     }

@@ -24,8 +24,6 @@ pub(crate) struct Confine<'a> {
     pub(crate) ruleset: RawFd,
     /// The compiled seccomp filter.
     pub(crate) filter: &'a seccomp::Filter,
-    /// The highest capability number this kernel knows (`/proc/sys/kernel/cap_last_cap`).
-    pub(crate) cap_last: c_int,
     /// `cgroup.procs` of the process budget's control group, opened for writing.
     pub(crate) budget: Option<RawFd>,
 }
@@ -209,7 +207,7 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
     }
 
     if let (Some(confine), Some(fprog)) = (plan.confine, &plan.fprog) {
-        if let Err(errno) = imp::drop_capabilities(confine.cap_last) {
+        if let Err(errno) = imp::drop_capabilities() {
             return (SpawnStep::Privileges, errno as c_int);
         }
         if let Err(errno) = imp::set_no_new_privs() {

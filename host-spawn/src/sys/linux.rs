@@ -143,30 +143,13 @@ struct CapData {
 /// `_LINUX_CAPABILITY_VERSION_3`: two `CapData`, 64 capabilities.
 const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 
-/// Gives up every capability for good, see [capabilities(7)](https://man7.org/linux/man-pages/man7/capabilities.7.html):
-/// the bounding set (so that executing a program as root grants none back), the ambient set,
-/// then the effective, permitted and inheritable sets. Without `CAP_SETPCAP` the bounding set
-/// cannot shrink, and a process without it has nothing there to lose that no-new-privileges
-/// does not already keep from it. Async-signal-safe: system calls on stack data.
-pub(super) fn drop_capabilities(cap_last: c_int) -> Result<(), Errno> {
-    for cap in 0..=cap_last {
-        // SAFETY: prctl with PR_CAPBSET_DROP takes integers by value.
-        let ret = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
-        if ret == -1 {
-            match Errno::last() {
-                Errno::EPERM => break,
-                Errno::EINVAL => {}
-                errno => return Err(errno),
-            }
-        }
-    }
-    // SAFETY: prctl with PR_CAP_AMBIENT_CLEAR_ALL takes integers by value.
-    let ret = unsafe {
-        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0)
-    };
-    if ret == -1 && Errno::last() != Errno::EINVAL {
-        return Err(Errno::last());
-    }
+/// Gives up every capability, see [capabilities(7)](https://man7.org/linux/man-pages/man7/capabilities.7.html):
+/// the effective, permitted and inheritable sets emptied with one `capset` (the ambient set
+/// empties with them, as it must stay within both). Together with no-new-privileges this is for
+/// good: `execve` then grants no capability back, not to root either (the kernel intersects
+/// what it would grant with the empty permitted set), so the bounding set needs no dropping,
+/// one credential commit per capability. Async-signal-safe: one system call on stack data.
+pub(super) fn drop_capabilities() -> Result<(), Errno> {
     let header = CapHeader { version: CAPABILITY_VERSION_3, pid: 0 };
     let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
     // SAFETY: `header` and `data` are valid version-3 capability structs on this stack; the
