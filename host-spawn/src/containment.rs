@@ -256,6 +256,8 @@ pub fn end_on_signals() -> io::Result<()> {
         loop {
             if let Ok(signal) = set.wait() {
                 end_all_descendants();
+                // No destructor runs past `exit`: the children's process budgets go now.
+                crate::sandbox::end_process_budgets();
                 std::process::exit(128 + signal as i32);
             }
         }

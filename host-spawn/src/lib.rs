@@ -90,6 +90,8 @@ pub use self::policy::{
     CompiledPolicy, DEFAULT_SEARCH_PATH, Explanation, Policy, PolicyReport, PolicyWarning, ProgramRule,
 };
 pub use self::rate_limit::{RateLimit, Verdict};
-pub use self::sandbox::{ChildSandbox, Confinement, MIN_LANDLOCK_ABI, SYSTEM_READ, SandboxUnavailable, landlock_abi};
+pub use self::sandbox::{
+    ChildSandbox, Confinement, DEFAULT_MAX_PROCESSES, MIN_LANDLOCK_ABI, SYSTEM_READ, SandboxUnavailable, landlock_abi,
+};
 pub use self::spawner::Spawner;
 pub use self::strategy::{Strategy, Unsupported};

@@ -91,11 +91,17 @@ pub(crate) struct SandboxSettings {
     pub(crate) enabled: bool,
     pub(crate) read: Vec<PathBuf>,
     pub(crate) write: Vec<PathBuf>,
+    pub(crate) max_processes: u64,
 }
 
 impl Default for SandboxSettings {
     fn default() -> Self {
-        Self { enabled: true, read: Vec::new(), write: Vec::new() }
+        Self {
+            enabled: true,
+            read: Vec::new(),
+            write: Vec::new(),
+            max_processes: crate::sandbox::DEFAULT_MAX_PROCESSES,
+        }
     }
 }
 
@@ -382,6 +388,16 @@ impl Policy {
     #[must_use]
     pub fn sandbox_write(mut self, dir: impl Into<PathBuf>) -> Self {
         self.sandbox.write.push(dir.into());
+        self
+    }
+
+    /// How many tasks (processes and threads) the confined children of one spawner, and
+    /// everything they start, may have at once (default
+    /// [`DEFAULT_MAX_PROCESSES`](crate::DEFAULT_MAX_PROCESSES)), where a pids control group can
+    /// be made (see [`ChildSandbox`](crate::ChildSandbox)).
+    #[must_use]
+    pub fn sandbox_max_processes(mut self, max: u64) -> Self {
+        self.sandbox.max_processes = max;
         self
     }
 

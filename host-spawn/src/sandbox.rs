@@ -20,6 +20,9 @@
 //!   outside its own tree, nor connect to abstract unix sockets made outside it;
 //! - in a **session of its own**, so no terminal is its controlling terminal, and with
 //!   `ioctl(TIOCSTI)` refused by the filter.
+//! - within a **process budget** shared by every child of the spawner and their descendants:
+//!   a pids control group, where the host may create one (see `budget`), that the child joins
+//!   before `execve`; dropping the spawner kills what is left in it.
 //!
 //! All of it is prepared once per spawner (the ruleset descriptor, the filter) and applied in
 //! the child by a handful of system calls between `clone(CLONE_VM | CLONE_VFORK)` and `execve`
@@ -49,6 +52,10 @@ use std::sync::OnceLock;
 use nix::errno::Errno;
 use serde::Serialize;
 
+mod budget;
+
+pub use self::budget::DEFAULT_MAX_PROCESSES;
+use self::budget::ProcessBudget;
 use crate::escape::shown;
 use crate::policy::CompiledPolicy;
 use crate::sys::Confine;
@@ -221,13 +228,22 @@ pub struct Confinement {
     pub network: bool,
     /// Whether signals and abstract unix sockets are scoped to its own tree (Landlock ABI 6).
     pub scoped: bool,
+    /// How many tasks the children of its spawner (and their descendants) may have at once;
+    /// `None` where no pids control group can be made (the tree is unbounded).
+    pub max_processes: Option<u64>,
 }
 
 impl Confinement {
     /// An unconfined child.
     pub(crate) fn off() -> Self {
-        Self { enabled: false, read: Vec::new(), write: Vec::new(), network: true, scoped: false }
+        Self { enabled: false, read: Vec::new(), write: Vec::new(), network: true, scoped: false, max_processes: None }
     }
+}
+
+/// Ends the process budget of every spawner of this process (kills what is in each group and
+/// removes it), for a process about to exit without dropping them.
+pub(crate) fn end_process_budgets() {
+    budget::end_all();
 }
 
 /// The Landlock ABI of the running kernel (0 without Landlock), asked once.
@@ -242,6 +258,8 @@ pub fn landlock_abi() -> u32 {
 pub(crate) struct Prepared {
     offline: OnceLock<Result<Variant, SandboxUnavailable>>,
     online: OnceLock<Result<Variant, SandboxUnavailable>>,
+    /// Made on the first confined spawn; `None` where no pids group can be made.
+    budget: OnceLock<Option<ProcessBudget>>,
 }
 
 #[derive(Debug)]
@@ -260,10 +278,11 @@ impl Prepared {
     ) -> Result<Confine<'_>, SandboxUnavailable> {
         let cell = if network { &self.online } else { &self.offline };
         let variant = cell.get_or_init(|| build(sandbox, policy, network)).as_ref().map_err(Clone::clone)?;
+        let budget = self.budget.get_or_init(|| ProcessBudget::create(policy.sandbox.max_processes));
         Ok(Confine {
             ruleset: std::os::fd::AsRawFd::as_raw_fd(&variant.ruleset),
             filter: &variant.filter,
-            budget: None,
+            budget: budget.as_ref().map(ProcessBudget::procs_fd),
         })
     }
 }
@@ -279,6 +298,7 @@ pub(crate) fn describe(sandbox: &ChildSandbox, policy: &CompiledPolicy, network:
         write: sandbox.write.iter().chain(&policy.sandbox.write).map(shown).collect(),
         network,
         scoped: landlock_abi() >= 6,
+        max_processes: budget::available().then_some(policy.sandbox.max_processes),
     }
 }
 

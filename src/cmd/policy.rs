@@ -179,6 +179,10 @@ fn print(e: &Explanation) -> std::io::Result<()> {
             "none (Landlock ABI < 6)"
         };
         writeln!(out, "sandbox scope: {scope}")?;
+        match sandbox.max_processes {
+            Some(max) => writeln!(out, "sandbox processes: at most {max} tasks for all of the guest's children")?,
+            None => writeln!(out, "sandbox processes: unbounded (no pids control group can be made here)")?,
+        }
     }
     Ok(())
 }

@@ -117,6 +117,9 @@ pub enum PolicyError {
         /// The directory as written.
         dir: PathBuf,
     },
+    /// `[sandbox] max_processes` is 0.
+    #[error("sandbox.max_processes must be at least 1")]
+    ZeroMaxProcesses,
     /// A `[sandbox]` `read` or `write` path is relative.
     #[error("sandbox path `{}` must be an absolute path", .path.display())]
     RelativeSandboxPath {

@@ -41,6 +41,9 @@ impl Policy {
         if self.max_children == 0 {
             return Err(PolicyError::ZeroMaxChildren);
         }
+        if self.sandbox.max_processes == 0 {
+            return Err(PolicyError::ZeroMaxProcesses);
+        }
         if self.timeout == Some(Duration::ZERO) {
             return Err(PolicyError::ZeroTimeout { index: None });
         }
@@ -170,6 +173,7 @@ impl Policy {
                 enabled: self.sandbox.enabled,
                 read: self.sandbox.read.iter().map(|p| canonical_sandbox_path(p)).collect::<Result<_, _>>()?,
                 write: self.sandbox.write.iter().map(|p| canonical_sandbox_path(p)).collect::<Result<_, _>>()?,
+                max_processes: self.sandbox.max_processes,
             },
             source: self.source.clone(),
         })

@@ -53,6 +53,7 @@ struct SandboxSection {
     read: Vec<Spanned<String>>,
     #[serde(default)]
     write: Vec<Spanned<String>>,
+    max_processes: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -247,6 +248,7 @@ struct Spans {
     env: Vec<(String, Range<usize>)>,
     dirs: Vec<(PathBuf, Range<usize>)>,
     sandbox: Vec<(PathBuf, Range<usize>)>,
+    max_processes: Option<Range<usize>>,
     timeout: Option<Range<usize>>,
     max_children: Option<Range<usize>>,
 }
@@ -300,6 +302,7 @@ impl Spans {
                 .chain(&file.sandbox.write)
                 .map(|s| (PathBuf::from(s.get_ref()), s.span()))
                 .collect(),
+            max_processes: file.sandbox.max_processes.as_ref().map(Spanned::span),
             timeout: file.timeout.as_ref().map(Spanned::span),
             max_children: file.max_children.as_ref().map(Spanned::span),
         }
@@ -334,6 +337,7 @@ impl Spans {
             }
             PolicyError::Cwd { dir, .. } | PolicyError::RelativeCwd { dir } => by_path(&self.dirs, dir),
             PolicyError::ZeroMaxChildren => self.max_children.clone(),
+            PolicyError::ZeroMaxProcesses => self.max_processes.clone(),
             PolicyError::RelativeSandboxPath { path } | PolicyError::SandboxPath { path, .. } => {
                 by_path(&self.sandbox, path)
             }
@@ -470,6 +474,9 @@ impl Policy {
         }
         for dir in file.sandbox.write {
             policy = policy.sandbox_write(dir.into_inner());
+        }
+        if let Some(max) = file.sandbox.max_processes {
+            policy = policy.sandbox_max_processes(max.into_inner());
         }
         policy
     }

@@ -254,3 +254,46 @@ fn a_policys_sandbox_table_adds_locations_and_rejects_relative_ones() {
     let err = Policy::from_toml_str("[sandbox]\nnetwork = true\n").unwrap_err();
     assert!(err.to_string().contains("sandbox.network"), "{err}");
 }
+
+/// A flood of processes from one child (a bounded stand-in for a fork bomb: 300 sleepers, so
+/// that the test harms no machine where the budget is missing or broken) stops at the budget,
+/// the host keeps starting processes, and dropping the spawner ends everything left.
+#[test]
+fn a_flood_of_processes_in_a_child_stops_at_the_budget_and_ends_with_the_spawner() {
+    let _lock = lock();
+    let d = dirs();
+    let policy = Policy::deny_all().allow_program("perl").sandbox_max_processes(64);
+    let spawner = spawner(policy, &d);
+    let Some(max) = spawner.confinement(false).max_processes else {
+        eprintln!("skipped: no pids control group can be made here (the tree is unbounded, and said so)");
+        return;
+    };
+    assert_eq!(max, 64);
+    let marker = format!("wrt-flood-{}", std::process::id());
+    // `fork` that fails returns undef: the parent counts the children it got and keeps going.
+    let script = r#"$| = 1; my $n = 0; for (1..300) { my $p = fork; next unless defined $p; if ($p == 0) { sleep 30; exit 0 } $n++ } print "started $n\n"; sleep 30"#;
+    let mut flood = Command::new("perl");
+    flood.args(["-e", script, &marker]).stdin(Stdio::Null).stdout(Stdio::Piped).stderr(Stdio::Null);
+    let mut child = spawner.spawn(&flood).unwrap();
+    let mut line = Vec::new();
+    let mut buf = [0u8; 64];
+    while !line.ends_with(b"\n") {
+        let n = child.read_stdout(&mut buf).unwrap();
+        assert_ne!(n, 0, "the flood ended before it reported");
+        line.extend_from_slice(&buf[..n]);
+    }
+    let started: usize = String::from_utf8(line).unwrap().trim().strip_prefix("started ").unwrap().parse().unwrap();
+    assert!((32..64).contains(&started), "{started} of 300 children started under a budget of 64");
+    let running = crate::live_members_with(&marker).len();
+    assert!(running <= 64, "{running} flood processes for a budget of 64");
+    // The host still starts processes.
+    assert!(std::process::Command::new("true").status().unwrap().success());
+    drop(child);
+    drop(spawner);
+    // Dropping the spawner killed whatever the flood left, in any group or session.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !crate::live_members_with(&marker).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(crate::live_members_with(&marker), Vec::<u32>::new());
+}
