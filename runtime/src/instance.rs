@@ -324,6 +324,7 @@ impl Instance {
             young_collections: accountant.young_collections,
             full_collections: accountant.full_collections,
             spawns: state.spawn.spawns,
+            spawns_refused: state.spawn.refused,
             stream_bytes: state.spawn.stream_bytes
                 + state.spawn.shared_stream_bytes.load(std::sync::atomic::Ordering::Relaxed),
             gc_time: accountant.gc_time,

@@ -25,6 +25,9 @@ pub struct Stats {
     pub full_collections: u64,
     /// Programs the guest started.
     pub spawns: u64,
+    /// Spawn requests refused: denied by the policy, or not started (not found, the child
+    /// sandbox not applicable on this kernel, the operating system refusing).
+    pub spawns_refused: u64,
     /// Bytes copied through the guest for its children's streams: what it wrote to their
     /// stdin and read from their stdout and stderr through the ABI (`write`, `read`,
     /// `write_buffer`, `read_buffer`, and the stdin, stdout and stderr bytes of `run`). Bytes

@@ -429,6 +429,7 @@ fn print_stats(stats: &Stats, format: StatsFormat) {
             say!("wrt: stats: full collections     {}", stats.full_collections);
             say!("wrt: stats: time in collections  {:.1} ms", gc_seconds * 1e3);
             say!("wrt: stats: spawns               {}", stats.spawns);
+            say!("wrt: stats: spawns refused       {}", stats.spawns_refused);
             say!("wrt: stats: child stream bytes   {}", stats.stream_bytes);
         }
     }

@@ -205,6 +205,7 @@ fn stats_are_printed_on_exit_as_text_or_json() {
             "full collections",
             "time in collections",
             "spawns",
+            "spawns refused",
             "child stream bytes"
         ]
     );
@@ -217,7 +218,12 @@ fn stats_are_printed_on_exit_as_text_or_json() {
         "{json}"
     );
     assert!(!json.contains("\"spawns\":0,"), "the guest spawned: {json}");
+    assert!(json.contains("\"spawns_refused\":0,"), "nothing was refused: {json}");
     assert!(json.contains("\"stream_bytes\":"), "{json}");
+    // Without allow rules the guest's first spawn is refused, and counted.
+    let out = run(["run", "--stats=json", SPAWN_STATUS]);
+    let json = stderr(&out).lines().find(|l| l.starts_with('{')).map(str::to_owned).expect("a JSON line");
+    assert!(json.contains("\"spawns_refused\":1,"), "{json}");
 }
 
 #[test]

@@ -123,6 +123,8 @@ pub(crate) struct SpawnState {
     pub(crate) drains: Drains,
     /// Programs started so far.
     pub(crate) spawns: u64,
+    /// Spawn requests the spawner refused so far.
+    pub(crate) refused: u64,
     /// Bytes the guest wrote to or read from its children's pipes through the ABI.
     pub(crate) stream_bytes: u64,
     /// The same, through `wasi:io` streams of a component's children, which count them here.
@@ -147,6 +149,7 @@ impl SpawnState {
             captures,
             drains,
             spawns: 0,
+            refused: 0,
             stream_bytes: 0,
             shared_stream_bytes: Arc::default(),
         }
@@ -154,6 +157,7 @@ impl SpawnState {
 
     /// Maps a spawn error to its code and message, and reports denials.
     pub(crate) fn spawn_error(&mut self, program: &str, err: &SpawnError) -> (ErrorCode, String) {
+        self.refused += 1;
         let code = match err {
             SpawnError::InvalidRequest { .. } => ErrorCode::InvalidArgument,
             SpawnError::Denied { .. } => ErrorCode::Denied,
