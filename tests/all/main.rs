@@ -9,6 +9,7 @@ mod bench_cmd;
 mod bench_guests;
 mod buffer;
 mod cache;
+mod child_sandbox;
 mod cli;
 mod component;
 mod component_guests;
