@@ -19,7 +19,9 @@
 //! - **scoped** (Landlock ABI 6, where the kernel has it): it cannot signal wrt or any process
 //!   outside its own tree, nor connect to abstract unix sockets made outside it;
 //! - in a **session of its own**, so no terminal is its controlling terminal, and with
-//!   `ioctl(TIOCSTI)` refused by the filter.
+//!   `ioctl(TIOCSTI)` refused by the filter;
+//! - with **no new namespaces** (`unshare`, `clone` with `CLONE_NEW*` and `setns` refused,
+//!   `clone3` answered `ENOSYS` so that libc falls back to `clone`);
 //! - within a **process budget** shared by every child of the spawner and their descendants:
 //!   a pids control group, where the host may create one (see `budget`), that the child joins
 //!   before `execve`; dropping the spawner kills what is left in it.

@@ -2,10 +2,13 @@
 //! a classic BPF program built in the parent, installed in the child with one call.
 //!
 //! What it refuses (`EPERM`): `ioctl(TIOCSTI)` (pushing input into a terminal, which a child
-//! could otherwise do to the terminal wrt runs in); and, unless the network is allowed,
-//! `socket` of every family and `io_uring_setup` (whose operations can open sockets without
-//! the `socket` call). `socketpair` stays allowed. System calls of another architecture (the
-//! 32-bit x86 ABI, x32) fail with `ENOSYS`, so none of them can go around the numbers checked.
+//! could otherwise do to the terminal wrt runs in); new namespaces (`unshare` and `clone` with
+//! a `CLONE_NEW*` flag, `setns`), whose user namespaces would open much of the kernel to it;
+//! and, unless the network is allowed, `socket` of every family and `io_uring_setup` (whose
+//! operations can open sockets without the `socket` call). `socketpair` stays allowed.
+//! `clone3`, whose flags sit in memory the filter cannot read, fails with `ENOSYS`, so that
+//! libc falls back to `clone`. System calls of another architecture (the 32-bit x86 ABI, x32)
+//! fail with `ENOSYS`, so none of them can go around the numbers checked.
 
 use std::ffi::c_void;
 use std::ptr;
@@ -38,6 +41,7 @@ const ARG1_LOW: u32 = 16 + 8;
 const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
 const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
 const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+const JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
 const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 
 const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
@@ -46,6 +50,19 @@ const FOREIGN: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
 
 /// `TIOCSTI`.
 const TIOCSTI: u32 = 0x5412;
+
+/// The `CLONE_NEW*` flags of `clone` and `unshare` (not `CLONE_NEWTIME`, whose bit is part of
+/// the exit signal in `clone`'s flags).
+const NEW_NAMESPACES: u32 = (libc::CLONE_NEWNS
+    | libc::CLONE_NEWCGROUP
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUSER
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWNET) as u32;
+
+/// The low 32 bits of the first argument (little-endian).
+const ARG0_LOW: u32 = 16;
 
 /// One instruction of the filter before its jumps are resolved.
 #[derive(Clone, Copy)]
@@ -58,6 +75,8 @@ enum Op {
     JumpUnlessEqual(u32, Label),
     /// Jump to the label when the accumulator is at least `k`, else fall through.
     JumpIfAtLeast(u32, Label),
+    /// Jump to the label when the accumulator has any bit of `k` set, else fall through.
+    JumpIfAnySet(u32, Label),
     Return(u32),
     /// Marks where a label points; emits nothing.
     Here(Label),
@@ -66,6 +85,7 @@ enum Op {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Label {
     Ioctl,
+    Namespaces,
     Refuse,
     Foreign,
 }
@@ -90,6 +110,7 @@ fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
             Op::JumpIfEqual(k, label) => (JEQ_K, distance(label), 0, k),
             Op::JumpUnlessEqual(k, label) => (JEQ_K, 0, distance(label), k),
             Op::JumpIfAtLeast(k, label) => (JGE_K, distance(label), 0, k),
+            Op::JumpIfAnySet(k, label) => (JSET_K, distance(label), 0, k),
             Op::Return(k) => (RET_K, 0, 0, k),
             Op::Here(_) => continue,
         };
@@ -117,6 +138,10 @@ impl Filter {
             ops.push(Op::JumpIfAtLeast(bit, Label::Foreign));
         }
         ops.push(Op::JumpIfEqual(syscall_nr(libc::SYS_ioctl), Label::Ioctl));
+        ops.push(Op::JumpIfEqual(syscall_nr(libc::SYS_clone), Label::Namespaces));
+        ops.push(Op::JumpIfEqual(syscall_nr(libc::SYS_unshare), Label::Namespaces));
+        ops.push(Op::JumpIfEqual(syscall_nr(libc::SYS_setns), Label::Refuse));
+        ops.push(Op::JumpIfEqual(syscall_nr(libc::SYS_clone3), Label::Foreign));
         if !network {
             ops.push(Op::JumpIfEqual(syscall_nr(libc::SYS_socket), Label::Refuse));
             ops.push(Op::JumpIfEqual(syscall_nr(libc::SYS_io_uring_setup), Label::Refuse));
@@ -126,6 +151,10 @@ impl Filter {
             Op::Here(Label::Ioctl),
             Op::Load(ARG1_LOW),
             Op::JumpIfEqual(TIOCSTI, Label::Refuse),
+            Op::Return(ALLOW),
+            Op::Here(Label::Namespaces),
+            Op::Load(ARG0_LOW),
+            Op::JumpIfAnySet(NEW_NAMESPACES, Label::Refuse),
             Op::Return(ALLOW),
             Op::Here(Label::Refuse),
             Op::Return(REFUSE),

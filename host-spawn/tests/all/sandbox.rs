@@ -297,3 +297,28 @@ fn a_flood_of_processes_in_a_child_stops_at_the_budget_and_ends_with_the_spawner
     }
     assert_eq!(crate::live_members_with(&marker), Vec::<u32>::new());
 }
+
+#[test]
+fn a_child_makes_no_namespace_and_still_forks_and_runs_threads() {
+    let _lock = lock();
+    let d = dirs();
+    let spawner = spawner(Policy::deny_all().allow_program("sh").allow_program("unshare").allow_program("perl"), &d);
+    for flags in [["-U", "-r"], ["-n", "-r"]] {
+        let out = run(&spawner, "unshare", &[flags[0], flags[1], "true"]);
+        assert!(!out.outcome.success(), "unshare {flags:?}: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("Operation not permitted"), "{out:?}");
+    }
+    // fork (clone without namespace flags), a pipeline, and threads (clone3 refused, libc
+    // falls back to clone) all work.
+    let out = sh(&spawner, "echo a | cat; (echo sub) & wait");
+    assert_eq!(out.stdout, b"a\nsub\n", "{out:?}");
+    let out = run(&spawner, "perl", &["-e", "my $p = fork; if ($p == 0) { exit 7 } waitpid($p, 0); print $? >> 8"]);
+    assert_eq!(out.stdout, b"7", "{out:?}");
+    let python = self::spawner(Policy::deny_all().allow_program("/usr/bin/python3"), &d);
+    let threads = "import threading; t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()";
+    let out = run(&python, "/usr/bin/python3", &["-c", threads]);
+    assert_eq!(out.stdout, b"thread\n", "{out:?}");
+    let off = Spawner::new(Policy::deny_all().allow_program("unshare")).unwrap();
+    let out = run(&off, "unshare", &["-U", "-r", "true"]);
+    assert!(out.outcome.success(), "unconfined, the kernel allows it here: {out:?}");
+}
