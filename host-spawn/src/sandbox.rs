@@ -1,8 +1,9 @@
 //! The child sandbox: what a started program may reach, whatever program it is.
 //!
 //! The policy decides *which* programs run; the sandbox bounds *what they can do*, because no
-//! argument pattern can contain `sh`, `git` or `make`. Every child of a [`Spawner`] with the
-//! sandbox on (the default) runs, and so does everything it starts in turn:
+//! argument pattern can contain `sh`, `git` or `make`. Every child of a
+//! [`Spawner`](crate::Spawner) with the sandbox on (`Spawner::with_sandbox`; wrt's runtime
+//! turns it on for every guest) runs, and so does everything it starts in turn:
 //!
 //! - with **no new privileges** (`PR_SET_NO_NEW_PRIVS`) and **no capabilities** (the effective,
 //!   permitted, inheritable and ambient sets emptied; with no-new-privileges `execve` grants
@@ -28,8 +29,8 @@
 //!
 //! All of it is prepared once per spawner (the ruleset descriptor, the filter) and applied in
 //! the child by a handful of system calls between `clone(CLONE_VM | CLONE_VFORK)` and `execve`
-//! ([`Strategy::VforkExec`](crate::Strategy::VforkExec)): a confined spawn costs about what an
-//! unconfined `posix_spawn` does.
+//! ([`Strategy::VforkExec`](crate::Strategy::VforkExec)), which copies no page tables: a
+//! confined spawn costs about 1.1× an unconfined `posix_spawn` (docs/benchmarks.md).
 //!
 //! A kernel that cannot apply it (no Landlock, or a Landlock older than ABI 3, which cannot
 //! refuse truncation) makes every spawn fail with [`SpawnError::Sandbox`](crate::SpawnError)
@@ -40,9 +41,9 @@
 //!
 //! A child reads every system location it is given (`/usr`, the libraries, the `/etc` files in
 //! [`SYSTEM_READ`]); it sees that other processes exist (their pids, through `kill(pid, 0)`
-//! where signals are not scoped) though it cannot read `/proc`; it uses CPU, memory and
-//! processes within the policy's limits; without Landlock ABI 6 it can signal processes of the
-//! same user outside its tree.
+//! where signals are not scoped) though it cannot read `/proc`; it uses CPU and memory within
+//! the policy's limits, and processes within the budget where there is one; without Landlock
+//! ABI 6 it can signal processes of the same user outside its tree.
 
 use std::fs::File;
 use std::io;
