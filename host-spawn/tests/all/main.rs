@@ -55,16 +55,21 @@ impl LogBuffer {
     }
 }
 
-/// Reads the first line of a child's stdout: a pid the script printed with `echo $!`.
-pub fn read_pid(child: &mut wrt_host_spawn::Child) -> u32 {
+/// Reads a child's stdout up to the end of its first line, trimmed.
+pub fn read_line(child: &mut wrt_host_spawn::Child) -> String {
     let mut line = Vec::new();
     let mut buf = [0u8; 64];
     while !line.ends_with(b"\n") {
         let n = child.read_stdout(&mut buf).unwrap();
-        assert_ne!(n, 0, "stdout ended before a pid");
+        assert_ne!(n, 0, "stdout ended before a line");
         line.extend_from_slice(&buf[..n]);
     }
-    String::from_utf8(line).unwrap().trim().parse().unwrap()
+    String::from_utf8(line).unwrap().trim().to_owned()
+}
+
+/// Reads the first line of a child's stdout: a pid the script printed with `echo $!`.
+pub fn read_pid(child: &mut wrt_host_spawn::Child) -> u32 {
+    read_line(child).parse().unwrap()
 }
 
 /// Held by every test that spawns, signals or counts fds (as nix's `FORK_MTX`).

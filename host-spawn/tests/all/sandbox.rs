@@ -275,14 +275,8 @@ fn a_flood_of_processes_in_a_child_stops_at_the_budget_and_ends_with_the_spawner
     let mut flood = Command::new("perl");
     flood.args(["-e", script, &marker]).stdin(Stdio::Null).stdout(Stdio::Piped).stderr(Stdio::Null);
     let mut child = spawner.spawn(&flood).unwrap();
-    let mut line = Vec::new();
-    let mut buf = [0u8; 64];
-    while !line.ends_with(b"\n") {
-        let n = child.read_stdout(&mut buf).unwrap();
-        assert_ne!(n, 0, "the flood ended before it reported");
-        line.extend_from_slice(&buf[..n]);
-    }
-    let started: usize = String::from_utf8(line).unwrap().trim().strip_prefix("started ").unwrap().parse().unwrap();
+    let line = crate::read_line(&mut child);
+    let started: usize = line.strip_prefix("started ").unwrap().parse().unwrap();
     assert!((32..64).contains(&started), "{started} of 300 children started under a budget of 64");
     let running = crate::live_members_with(&marker).len();
     assert!(running <= 64, "{running} flood processes for a budget of 64");
