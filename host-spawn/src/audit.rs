@@ -9,6 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::decide::Decision;
+
 /// Where audit records go: one JSON object per line.
 ///
 /// Every spawn request produces one `"decision"` record, written before the request's result
@@ -63,20 +65,6 @@ impl AuditLog {
         self.out.write_all(&line)?;
         self.out.flush()
     }
-}
-
-/// How a request was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum Decision {
-    /// Allowed and started.
-    Allow,
-    /// Refused by the policy.
-    Deny,
-    /// The policy would refuse it, but it ran in audit-only mode.
-    WouldDeny,
-    /// Not started for another reason (invalid, not found, spawn failure).
-    Error,
 }
 
 /// A `"decision"` record.

@@ -54,6 +54,7 @@ mod audit;
 mod child;
 mod command;
 pub mod containment;
+mod decide;
 mod error;
 mod escape;
 mod fd_budget;
@@ -77,6 +78,7 @@ pub use nix::sys::signal::Signal;
 pub use self::audit::AuditLog;
 pub use self::child::{Child, Interest, wait_any};
 pub use self::command::{ChildStdout, Command, Stdio, Stream};
+pub use self::decide::Decision;
 pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
     ReadError, ResizeError, SpawnError, SpawnStep, WaitError, WriteError, error_chain,

@@ -9,21 +9,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
-use crate::audit::{AuditLog, Decision, DecisionRecord, SuppressedRecord, Timestamp, lossy};
+use crate::audit::{AuditLog, DecisionRecord, SuppressedRecord, Timestamp, lossy};
 use crate::child::{Child, ChildParts};
 use crate::command::{Command, Stdio, Stream};
-use crate::error::{Denial, InvalidRequest, OutputError, PolicyError, SpawnError, SpawnStep};
+use crate::decide::{Admitted, Decision, Refused, decide};
+use crate::error::{InvalidRequest, OutputError, PolicyError, SpawnError};
 use crate::escape::{shown, shown_list};
 use crate::fd_budget;
 use crate::outcome::Output;
-use crate::pin::Sha256;
 use crate::policy::{CompiledPolicy, Grant, Policy};
 use crate::rate_limit::{RateLimit, Verdict};
 use crate::registry::Shared;
-use crate::resolve::{ResolveError, resolve_id};
 use crate::sandbox::{self, ChildSandbox, Confinement};
 use crate::strategy::{self, Strategy};
 use crate::sys::{self, CStringArray, Exec, PtyExec};
@@ -76,17 +74,9 @@ pub struct Spawner {
     prepared: sandbox::Prepared,
 }
 
-/// The request, checked for malformed fields before any system call.
-struct Validated {
-    argv: CStringArray,
-}
-
-/// Checks `command` for malformed fields, without system calls.
-pub(crate) fn validate_request(command: &Command) -> Result<(), InvalidRequest> {
-    validate(command).map(drop)
-}
-
-fn validate(command: &Command) -> Result<Validated, InvalidRequest> {
+/// Checks `command` for malformed fields, without system calls, and returns its argument
+/// vector (`argv[0]` the program as requested).
+pub(crate) fn validate(command: &Command) -> Result<CStringArray, InvalidRequest> {
     let program = command.get_program();
     if program.is_empty() {
         return Err(InvalidRequest::EmptyProgram);
@@ -113,7 +103,7 @@ fn validate(command: &Command) -> Result<Validated, InvalidRequest> {
             return Err(InvalidRequest::MergeNotStderr { stream });
         }
     }
-    Ok(Validated { argv })
+    Ok(argv)
 }
 
 /// The descriptors for the child's stdio: the host's ends and the sources for 0, 1, 2.
@@ -405,70 +395,13 @@ impl Spawner {
 
     fn spawn_inner(&self, command: &Command, pipe_stdin: bool) -> Result<Child, SpawnError> {
         let program = PathBuf::from(command.get_program());
-        let mut validated = match validate(command) {
-            Ok(validated) => validated,
-            Err(reason) => {
-                return Err(self.refuse(command, None, None, SpawnError::InvalidRequest { program, reason }));
+        let Admitted { path, grant, argv, pinned } = match decide(&self.policy, command, self.strategy) {
+            Ok(admitted) => admitted,
+            Err(refused) => {
+                let Refused { error, path, rule } = *refused;
+                return Err(self.refuse(command, path.as_deref(), rule.as_deref(), error));
             }
         };
-        let (path, id) = match resolve_id(command.get_program(), &self.policy.search_path) {
-            Ok(found) => found,
-            Err(err) => {
-                let err = match err {
-                    ResolveError::Relative => {
-                        SpawnError::Denied { program, path: None, reason: Denial::RelativeProgram }
-                    }
-                    // A path that no allow rule names is simply not allowed, missing or not:
-                    // requests cannot probe which files exist on the host. (A bare name is a
-                    // lookup on the policy's own PATH, and may be reported not found.)
-                    _ if !self.policy.audit_only
-                        && command.get_program().as_bytes().contains(&b'/')
-                        && !self.policy.names_allowed(command.get_program()) =>
-                    {
-                        SpawnError::Denied { path: None, reason: Denial::NotAllowed { path: program.clone() }, program }
-                    }
-                    ResolveError::NotFound => SpawnError::NotFound { program },
-                    ResolveError::NotExecutable(path) => SpawnError::NotExecutable { program, path },
-                };
-                return Err(self.refuse(command, None, None, err));
-            }
-        };
-        let grant = match self.policy.check(&path, id, command) {
-            Ok(grant) => grant,
-            Err((reason, rule)) => {
-                // A request by path that no rule names as written learns nothing about what
-                // that path resolved to (existence, symlink targets, that it is a denied
-                // program): the error names only its own spelling. The audit log still records
-                // the canonical path and the rule that decided.
-                let by_path = command.get_program().as_bytes().contains(&b'/');
-                let hidden = by_path && !self.policy.names_allowed(command.get_program());
-                let err = match reason {
-                    Denial::NotAllowed { .. } | Denial::DenyRule { .. } if hidden => {
-                        SpawnError::Denied { path: None, reason: Denial::NotAllowed { path: program.clone() }, program }
-                    }
-                    reason => SpawnError::Denied { program, path: Some(path.clone()), reason },
-                };
-                return Err(self.refuse(command, Some(&path), rule.as_deref(), err));
-            }
-        };
-        // A pinned program runs from the descriptor that was hashed: nothing can swap the file
-        // between this check and the exec.
-        let pinned = match grant.sha256 {
-            None => None,
-            Some(expected) => match self.open_pinned(&program, &path, expected, grant.rule.as_deref()) {
-                Ok(fd) => Some(fd),
-                Err(err) => return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err)),
-            },
-        };
-        // argv[0] is the allow rule as written, not the request's spelling: a guest must not
-        // choose which personality a multi-call binary (git, busybox, bash as sh) takes through
-        // a symlink or path of its own.
-        // (In audit-only mode a deny rule may have decided; that is no name to run under.)
-        if let Some(rule) = &grant.rule
-            && !matches!(grant.would_deny, Some(Denial::DenyRule { .. } | Denial::NotAllowed { .. }))
-        {
-            validated.argv.set_first(CString::new(rule.as_os_str().as_bytes()).unwrap_or_default());
-        }
         let reservation = match self.shared.reserve() {
             Ok(reservation) => reservation,
             Err(running) => {
@@ -530,7 +463,7 @@ impl Spawner {
         }
         let exec = Exec {
             path: &path_c,
-            argv: &validated.argv,
+            argv: &argv,
             envp: &envp,
             stdio: setup.child_fds(command, &self.null),
             cwd: &cwd_c,
@@ -582,10 +515,7 @@ impl Spawner {
     }
 
     fn record(&self, command: &Command, path: &Path, grant: &Grant, strategy: Strategy, pid: u32) -> DecisionRecord {
-        let (decision, reason) = match &grant.would_deny {
-            Some(denial) => (Decision::WouldDeny, denial.to_string()),
-            None => (Decision::Allow, "allowed".to_owned()),
-        };
+        let (decision, reason) = Decision::of_grant(grant);
         DecisionRecord {
             time: Timestamp::now(),
             event: "decision",
@@ -607,12 +537,7 @@ impl Spawner {
     /// Writes the decision record for a request that did not start, and returns `err`.
     /// `rule` is the allow or deny rule that decided, if one did.
     fn refuse(&self, command: &Command, path: Option<&Path>, rule: Option<&Path>, err: SpawnError) -> SpawnError {
-        let decision = match err {
-            SpawnError::Denied { .. } | SpawnError::TooManyChildren { .. } | SpawnError::TooManyDescriptors { .. } => {
-                Decision::Deny
-            }
-            _ => Decision::Error,
-        };
+        let decision = Decision::of_error(&err);
         let record = || DecisionRecord {
             time: Timestamp::now(),
             event: "decision",
@@ -639,36 +564,6 @@ impl Spawner {
             }
         }
         err
-    }
-
-    /// Opens the program at `path`, hashes it, and returns its descriptor if it has the
-    /// `expected` digest.
-    fn open_pinned(
-        &self,
-        program: &Path,
-        path: &Path,
-        expected: Sha256,
-        rule: Option<&Path>,
-    ) -> Result<OwnedFd, SpawnError> {
-        let opened = crate::pin::open_and_hash(path).map_err(|err| SpawnError::Spawn {
-            program: path.to_owned(),
-            strategy: self.strategy,
-            step: SpawnStep::Setup,
-            source: err.raw_os_error().map_or(Errno::EACCES, Errno::from_raw),
-        })?;
-        if opened.digest != expected {
-            return Err(SpawnError::Denied {
-                program: program.to_owned(),
-                path: Some(path.to_owned()),
-                reason: Denial::Sha256 { rule: rule.unwrap_or(path).to_owned(), actual: opened.digest.to_string() },
-            });
-        }
-        sys::above_stdio(opened.fd).map_err(|source| SpawnError::Spawn {
-            program: path.to_owned(),
-            strategy: self.strategy,
-            step: SpawnStep::Setup,
-            source,
-        })
     }
 
     /// Writes a `"suppressed"` record for `count` refusals, if any.

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use wrt_runtime::wrt_host_spawn::{ChildSandbox, Command, Explanation, Policy, landlock_abi};
+use wrt_runtime::wrt_host_spawn::{ChildSandbox, Command, Explanation, Policy, Shown, landlock_abi};
 
 use super::OnOff;
 
@@ -117,34 +117,37 @@ impl ExplainArgs {
         }
         let explanation = policy.explain_with(&command, &sandbox)?;
         print(&explanation)?;
-        let runs = matches!(explanation.decision, "allow" | "would-deny");
+        let runs = explanation.decision.runs();
         Ok(ExitCode::from(u8::from(!runs)))
     }
 }
 
 fn print(e: &Explanation) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
+    // Every name and value is escaped: a newline in a guest's argument or variable must not
+    // forge a line of its own (`decision: allow`).
     writeln!(out, "decision: {}", e.decision)?;
+    // The reason is the spawner's message, whose guest strings are escaped already.
     writeln!(out, "reason: {}", e.reason)?;
     if let Some(rule) = &e.rule {
-        writeln!(out, "rule: {}", rule.display())?;
+        writeln!(out, "rule: {}", Shown::new(rule))?;
     }
     if let Some(path) = &e.path {
-        writeln!(out, "path: {}", path.display())?;
+        writeln!(out, "path: {}", Shown::new(path))?;
     }
     if e.argv.is_empty() {
         return Ok(());
     }
-    let argv: Vec<String> = e.argv.iter().map(|a| format!("{:?}", a.to_string_lossy())).collect();
+    let argv: Vec<String> = e.argv.iter().map(|a| format!("\"{}\"", Shown::new(a))).collect();
     writeln!(out, "argv: [{}]", argv.join(", "))?;
     if let Some(cwd) = &e.cwd {
-        writeln!(out, "cwd: {}", cwd.display())?;
+        writeln!(out, "cwd: {}", Shown::new(cwd))?;
     }
     if e.env.is_empty() {
         writeln!(out, "env: (empty)")?;
     }
     for (name, value) in &e.env {
-        writeln!(out, "env: {}={}", name.to_string_lossy(), value.to_string_lossy())?;
+        writeln!(out, "env: {}={}", Shown::new(name), Shown::new(value))?;
     }
     match e.timeout {
         Some(timeout) => writeln!(out, "timeout: {timeout:?}")?,

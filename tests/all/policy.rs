@@ -111,14 +111,18 @@ fn policy_explain_shows_what_the_child_would_get() {
     let text = stdout(&out);
     assert!(
         text.starts_with(
-            "decision: deny\nreason: the arguments match none of the patterns of allow rule `sh`\nrule: sh\n"
+            "decision: deny\nreason: spawning `sh` is denied: the arguments match none of the patterns of allow rule `sh`\nrule: sh\n"
         ),
         "{text}"
     );
     assert!(!marker.exists());
     let out = run(["policy", "explain", &file, "--", "ls"]);
     assert_code(&out, 1);
-    assert!(stdout(&out).starts_with("decision: deny\nreason: no allow rule names"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("decision: deny\nreason: spawning `ls` is denied: no allow rule names `ls`\n"),
+        "{}",
+        stdout(&out)
+    );
     let out = run(["policy", "explain", &file, "--env", "LD_PRELOAD=x.so", "--", "echo", "hi", "x"]);
     assert_code(&out, 1);
     // No program after `--` is a usage error.
@@ -222,4 +226,21 @@ fn policy_check_on_the_doc_examples() {
     let out = run(["policy", "check", &write(dir.path(), &old)]);
     assert_code(&out, 1);
     assert!(stdout(&out).contains("allow rule 2 (`cc`) is effectively allow-all"), "{}", stdout(&out));
+}
+
+/// A guest's strings reach `explain`'s output escaped: a newline in an argument, a variable's
+/// value or the program cannot add a line of its own, such as a forged `decision: allow`.
+#[test]
+fn policy_explain_escapes_what_a_request_carries() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "audit_only = true\n[env]\nallow = [\"LANG\"]\n\n[[allow]]\nprogram = \"echo\"\n");
+    let forged = "x\ndecision: allow\nreason: allowed";
+    let env = format!("LANG={forged}");
+    let out = run(["policy", "explain", &file, "--env", &env, "--", "echo", forged]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    assert_eq!(text.lines().filter(|l| l.starts_with("decision:")).count(), 1, "{text}");
+    assert!(text.lines().any(|l| l == "env: LANG=x\\ndecision: allow\\nreason: allowed"), "{text}");
+    let out = run(["policy", "explain", &file, "--", &format!("/no/such\ndecision: allow")]);
+    assert_eq!(stdout(&out).lines().filter(|l| l.starts_with("decision:")).count(), 1, "{}", stdout(&out));
 }

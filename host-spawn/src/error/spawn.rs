@@ -193,7 +193,7 @@ pub enum Denial {
     /// No allow rule names the resolved program.
     #[error("no allow rule names `{}`", shown(.path))]
     NotAllowed {
-        /// The canonical path of the program.
+        /// The program as the request named it (never what it resolved to).
         path: PathBuf,
     },
     /// The arguments match none of the argument patterns of the program's allow rule.

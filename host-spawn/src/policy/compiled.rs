@@ -403,24 +403,45 @@ impl CompiledPolicy {
                     network: rule.network,
                 })
             }
-            // Audit-only mode waives the rules, not the meaning of a request: a relative
-            // working directory would be resolved against the host's own, so it stays denied.
-            Err((denial, rule)) if self.audit_only && requested_cwd.is_none_or(|cwd| cwd.is_absolute()) => Ok(Grant {
-                would_deny: Some(denial),
-                rule,
-                timeout: min_some(command.get_timeout(), self.timeout),
-                output_limit: command.get_output_limit().unwrap_or(u64::MAX).min(self.output_limit),
-                rlimits: command.get_rlimits().min(self.rlimits),
-                env,
-                cwd: requested_cwd.map_or_else(
-                    || self.default_cwd.clone(),
-                    |cwd| fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned()),
-                ),
-                sha256: None,
-                network: false,
-            }),
+            // Audit-only mode waives the rules, not the meaning of a request nor what keeps the
+            // host safe: a working directory that is relative (it would be resolved against the
+            // host's own) or not a directory (the spawn would fail) stays denied, and so do the
+            // variables that change what a program loads, unless the policy allows them.
+            Err((denial, rule)) if self.audit_only => {
+                if let Some(name) = self.loader_env_refused(command) {
+                    return Err((Denial::LoaderEnv { name }, rule));
+                }
+                let cwd = match requested_cwd {
+                    None => self.default_cwd.clone(),
+                    Some(cwd) => match fs::canonicalize(cwd) {
+                        Ok(canonical) if cwd.is_absolute() && canonical.is_dir() => canonical,
+                        _ => return Err((Denial::Cwd { cwd: cwd.to_owned() }, rule)),
+                    },
+                };
+                Ok(Grant {
+                    would_deny: Some(denial),
+                    rule,
+                    timeout: min_some(command.get_timeout(), self.timeout),
+                    output_limit: command.get_output_limit().unwrap_or(u64::MAX).min(self.output_limit),
+                    rlimits: command.get_rlimits().min(self.rlimits),
+                    env,
+                    cwd,
+                    sha256: None,
+                    network: false,
+                })
+            }
             Err(denied) => Err(denied),
         }
+    }
+
+    /// The first variable of the request that changes what a program loads (`LD_*`, glibc's
+    /// unsafe ones) and that the policy does not allow: refused in audit-only mode too.
+    fn loader_env_refused(&self, command: &Command) -> Option<String> {
+        command
+            .get_envs()
+            .iter()
+            .find(|(name, _)| env_class(name) != EnvClass::Plain && !self.env_allow.contains(name.as_os_str()))
+            .map(|(name, _)| name.to_string_lossy().into_owned())
     }
 
     /// The matching allow rule and the canonical working directory, or the first denial with
@@ -436,7 +457,10 @@ impl CompiledPolicy {
             let denial = Denial::DenyRule { path: PathBuf::from(command.get_program()), rule: rule.clone() };
             return Err((denial, Some(rule.clone())));
         }
-        let rule = self.allow.get(path).ok_or_else(|| (Denial::NotAllowed { path: path.to_owned() }, None))?;
+        // Named by the request's spelling too: a bare name's denial must not tell where the
+        // search path found it.
+        let not_allowed = || (Denial::NotAllowed { path: PathBuf::from(command.get_program()) }, None);
+        let rule = self.allow.get(path).ok_or_else(not_allowed)?;
         let written = || Some(rule.written.clone());
         if let Some(patterns) = &rule.args
             && !patterns.iter().any(|p| p.matches(command.get_args()))

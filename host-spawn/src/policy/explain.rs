@@ -6,11 +6,13 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::Policy;
+use std::os::unix::ffi::OsStringExt;
+
+use super::{CompiledPolicy, Policy};
 use crate::command::Command;
-use crate::error::{Denial, PolicyError};
+use crate::decide::{Admitted, Decision, Refused, decide};
+use crate::error::{PolicyError, SpawnError};
 use crate::limits::Rlimits;
-use crate::resolve::{ResolveError, resolve_id};
 use crate::sandbox::{self, ChildSandbox, Confinement};
 use crate::strategy::Strategy;
 
@@ -19,14 +21,14 @@ use crate::strategy::Strategy;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Explanation {
-    /// `"allow"`, `"deny"`, `"would-deny"` (audit-only mode) or `"error"` (invalid request,
-    /// not found, not executable), as in the audit log.
-    pub decision: &'static str,
-    /// The denial or error message; `"allowed"`.
+    /// As in the audit log: allow, deny, would-deny (audit-only mode) or error (invalid
+    /// request, not found, not executable).
+    pub decision: Decision,
+    /// The denial or error message, as the spawner gives it; `"allowed"`.
     pub reason: String,
     /// The allow or deny rule that decided, as written.
     pub rule: Option<PathBuf>,
-    /// The canonical path that would be executed, if the program resolved.
+    /// The canonical path that would be executed, if it would run or the refusal names it.
     pub path: Option<PathBuf>,
     /// The child's argument vector (`argv[0]` is the allow rule as written), if it would run.
     pub argv: Vec<OsString>,
@@ -78,78 +80,61 @@ impl Policy {
     /// As [`Policy::explain`].
     pub fn explain_with(&self, command: &Command, sandbox: &ChildSandbox) -> Result<Explanation, PolicyError> {
         let policy = self.compile()?;
-        let mut explanation = Explanation {
-            decision: "error",
-            reason: String::new(),
-            rule: None,
-            path: None,
-            argv: Vec::new(),
-            env: BTreeMap::new(),
-            cwd: None,
-            timeout: None,
-            output_limit: None,
-            rlimits: Rlimits::none(),
-            strategy: None,
-            sandbox: None,
-        };
-        let program = command.get_program();
-        if let Err(reason) = crate::spawner::validate_request(command) {
-            explanation.reason = format!("invalid request: {reason}");
-            return Ok(explanation);
+        Ok(explain(&policy, command, sandbox))
+    }
+}
+
+/// The spawner's own decision ([`decide`]) on `command`, as an [`Explanation`].
+fn explain(policy: &CompiledPolicy, command: &Command, sandbox: &ChildSandbox) -> Explanation {
+    let admitted = match decide(policy, command, Strategy::PosixSpawn) {
+        Ok(admitted) => admitted,
+        Err(refused) => {
+            let Refused { error, rule, path } = *refused;
+            // A refusal shows the canonical path only where the error itself names it: what the
+            // requester would learn, no more.
+            let path = match &error {
+                SpawnError::Denied { path: shown, .. } => shown.as_ref().and(path),
+                SpawnError::NotExecutable { path, .. } => Some(path.clone()),
+                _ => None,
+            };
+            return Explanation {
+                decision: Decision::of_error(&error),
+                reason: crate::error::error_chain(&error),
+                rule,
+                path,
+                argv: Vec::new(),
+                env: BTreeMap::new(),
+                cwd: None,
+                timeout: None,
+                output_limit: None,
+                rlimits: Rlimits::none(),
+                strategy: None,
+                sandbox: None,
+            };
         }
-        let (path, id) = match resolve_id(program, &policy.search_path) {
-            Ok(found) => found,
-            Err(ResolveError::Relative) => {
-                explanation.decision = "deny";
-                explanation.reason = Denial::RelativeProgram.to_string();
-                return Ok(explanation);
-            }
-            Err(ResolveError::NotFound) => {
-                explanation.reason = format!("program `{}` not found", program.to_string_lossy());
-                return Ok(explanation);
-            }
-            Err(ResolveError::NotExecutable(path)) => {
-                explanation.reason = format!("`{}` is not executable", path.display());
-                explanation.path = Some(path);
-                return Ok(explanation);
-            }
-        };
-        explanation.path = Some(path.clone());
-        let grant = match policy.check(&path, id, command) {
-            Ok(grant) => grant,
-            Err((denial, rule)) => {
-                explanation.decision = "deny";
-                explanation.reason = denial.to_string();
-                explanation.rule = rule;
-                return Ok(explanation);
-            }
-        };
-        (explanation.decision, explanation.reason) = match &grant.would_deny {
-            Some(denial) => ("would-deny", denial.to_string()),
-            None => ("allow", "allowed".to_owned()),
-        };
-        // As the spawner: the allow rule as written, not a deny rule that decided in audit-only
-        // mode.
-        let argv0 = match (&grant.rule, &grant.would_deny) {
-            (Some(_), Some(Denial::DenyRule { .. } | Denial::NotAllowed { .. })) | (None, _) => program.to_owned(),
-            (Some(rule), _) => rule.as_os_str().to_owned(),
-        };
-        explanation.argv = std::iter::once(argv0).chain(command.get_args().iter().cloned()).collect();
-        explanation.rule = grant.rule;
-        explanation.env = grant.env;
-        explanation.cwd = Some(grant.cwd);
-        explanation.timeout = grant.timeout;
-        explanation.output_limit = Some(grant.output_limit);
-        explanation.rlimits = grant.rlimits;
-        let confinement = sandbox::describe(sandbox, &policy, grant.network);
-        explanation.strategy = Some(if confinement.enabled {
-            Strategy::VforkExec
-        } else if grant.rlimits.is_empty() {
-            Strategy::PosixSpawn
-        } else {
-            Strategy::ForkExec
-        });
-        explanation.sandbox = Some(confinement);
-        Ok(explanation)
+    };
+    let Admitted { path, grant, argv, .. } = admitted;
+    let (decision, reason) = Decision::of_grant(&grant);
+    let confinement = sandbox::describe(sandbox, policy, grant.network);
+    let strategy = if confinement.enabled {
+        Strategy::VforkExec
+    } else if grant.rlimits.is_empty() {
+        Strategy::PosixSpawn
+    } else {
+        Strategy::ForkExec
+    };
+    Explanation {
+        decision,
+        reason,
+        rule: grant.rule,
+        path: Some(path),
+        argv: argv.iter().map(|arg| OsString::from_vec(arg.to_bytes().to_vec())).collect(),
+        env: grant.env,
+        cwd: Some(grant.cwd),
+        timeout: grant.timeout,
+        output_limit: Some(grant.output_limit),
+        rlimits: grant.rlimits,
+        strategy: Some(strategy),
+        sandbox: Some(confinement),
     }
 }

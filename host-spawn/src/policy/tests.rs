@@ -21,7 +21,7 @@ fn check(policy: &Policy, command: &Command) -> Result<Grant, Denial> {
 #[test]
 fn nothing_is_allowed_by_default() {
     let denial = check(&Policy::deny_all(), &Command::new("true")).unwrap_err();
-    assert_eq!(denial, Denial::NotAllowed { path: canonical("true") });
+    assert_eq!(denial, Denial::NotAllowed { path: "true".into() }, "named as requested, not where it resolved");
 }
 
 #[test]
@@ -147,10 +147,30 @@ fn limits_come_from_rule_policy_and_request() {
 
 #[test]
 fn audit_only_grants_what_it_would_deny() {
+    let policy = Policy::deny_all().audit_only(true).env_allow(["LANG"]);
+    let grant = check(&policy, Command::new("true").env("LANG", "C").env("OTHER", "x")).unwrap();
+    assert_eq!(grant.would_deny, Some(Denial::NotAllowed { path: "true".into() }));
+    assert!(grant.env.contains_key(OsStr::new("OTHER")), "an unlisted plain variable is only logged");
+}
+
+#[test]
+fn audit_only_still_refuses_what_changes_what_a_program_loads() {
     let policy = Policy::deny_all().audit_only(true);
-    let grant = check(&policy, Command::new("true").env("LD_PRELOAD", "x")).unwrap();
-    assert_eq!(grant.would_deny, Some(Denial::NotAllowed { path: canonical("true") }));
-    assert!(grant.env.contains_key(OsStr::new("LD_PRELOAD")));
+    for name in ["LD_PRELOAD", "GCONV_PATH", "TMPDIR", "GLIBC_TUNABLES"] {
+        let denial = check(&policy, Command::new("true").env(name, "/tmp/x")).unwrap_err();
+        assert_eq!(denial, Denial::LoaderEnv { name: name.into() });
+    }
+    let allowed = Policy::deny_all().audit_only(true).allow_ld_env(true).env_allow(["LD_LIBRARY_PATH"]);
+    let grant = check(&allowed, Command::new("true").env("LD_LIBRARY_PATH", "/opt/lib")).unwrap();
+    assert!(grant.env.contains_key(OsStr::new("LD_LIBRARY_PATH")), "listed with allow_ld_env");
+}
+
+#[test]
+fn audit_only_refuses_a_working_directory_that_does_not_exist() {
+    let policy = Policy::deny_all().audit_only(true);
+    let denial = check(&policy, Command::new("true").cwd("/no/such/dir")).unwrap_err();
+    assert_eq!(denial, Denial::Cwd { cwd: "/no/such/dir".into() });
+    assert!(check(&policy, Command::new("true").cwd("/")).is_ok());
 }
 
 #[test]

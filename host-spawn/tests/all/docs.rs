@@ -147,5 +147,5 @@ fn example_2_the_date_pattern_refuses_shell_syntax() {
         .unwrap()
         .explain(Command::new("sh").args(["/opt/jobs/report.sh", "--day", "2026-11-30"]))
         .unwrap();
-    assert_eq!(explained.decision, "allow", "{}", explained.reason);
+    assert_eq!(explained.decision, wrt_host_spawn::Decision::Allow, "{}", explained.reason);
 }

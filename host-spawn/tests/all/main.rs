@@ -6,6 +6,7 @@
 mod audit;
 mod containment;
 mod docs;
+mod explain;
 mod hostile_names;
 mod io;
 mod isolation;

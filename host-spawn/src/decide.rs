@@ -1,0 +1,197 @@
+//! The decision on a spawn request, made in one place for the [`Spawner`](crate::Spawner) and
+//! for [`Policy::explain`](crate::Policy::explain): validation, resolution, the policy's rules
+//! and the pin, and what a refused request may learn about the host.
+
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+
+use crate::command::Command;
+use crate::error::{Denial, SpawnError, SpawnStep};
+use crate::pin::Sha256;
+use crate::policy::{CompiledPolicy, Grant};
+use crate::resolve::{ResolveError, resolve_id};
+use crate::spawner::validate;
+use crate::strategy::Strategy;
+use crate::sys::{self, CStringArray};
+
+/// How a request was decided, as the audit log and `wrt policy explain` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Decision {
+    /// Allowed (and, by a spawner, started).
+    Allow,
+    /// Refused by the policy.
+    Deny,
+    /// The policy would refuse it, but audit-only mode runs it.
+    WouldDeny,
+    /// Not started for another reason: invalid, not found, not executable, a failed spawn.
+    Error,
+}
+
+impl Decision {
+    /// `"allow"`, `"deny"`, `"would-deny"` or `"error"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::WouldDeny => "would-deny",
+            Self::Error => "error",
+        }
+    }
+
+    /// Whether the request runs (allowed, or run anyway in audit-only mode).
+    pub fn runs(self) -> bool {
+        matches!(self, Self::Allow | Self::WouldDeny)
+    }
+
+    /// The decision a request that ended in `err` got.
+    pub(crate) fn of_error(err: &SpawnError) -> Self {
+        match err {
+            SpawnError::Denied { .. } | SpawnError::TooManyChildren { .. } | SpawnError::TooManyDescriptors { .. } => {
+                Self::Deny
+            }
+            _ => Self::Error,
+        }
+    }
+
+    /// The decision of a request the policy let through, and its reason.
+    pub(crate) fn of_grant(grant: &Grant) -> (Self, String) {
+        match &grant.would_deny {
+            Some(denial) => (Self::WouldDeny, denial.to_string()),
+            None => (Self::Allow, "allowed".to_owned()),
+        }
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A request the policy lets through, ready to be started.
+#[derive(Debug)]
+pub(crate) struct Admitted {
+    /// The canonical path to execute.
+    pub(crate) path: PathBuf,
+    pub(crate) grant: Grant,
+    /// The child's arguments: `argv[0]` is the allow rule as written, so that a request cannot
+    /// choose which personality a multi-call binary (git, busybox, bash as sh) takes through a
+    /// symlink or path of its own; in audit-only mode, when no allow rule matched or a deny
+    /// rule decided, the program as the request gave it.
+    pub(crate) argv: CStringArray,
+    /// For a rule with `sha256`: the program's descriptor, the file that was hashed, to be
+    /// executed instead of its path.
+    pub(crate) pinned: Option<OwnedFd>,
+}
+
+/// A request that does not start, with what the audit log records about it.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    /// What the requester is told.
+    pub(crate) error: SpawnError,
+    /// The canonical path, for the audit log only.
+    pub(crate) path: Option<PathBuf>,
+    /// The allow or deny rule that decided, as written.
+    pub(crate) rule: Option<PathBuf>,
+}
+
+impl From<SpawnError> for Box<Refused> {
+    fn from(error: SpawnError) -> Self {
+        Box::new(Refused { error, path: None, rule: None })
+    }
+}
+
+/// Decides `command` under `policy`: everything a spawn checks before it reserves a slot and
+/// opens descriptors. `strategy` names the preferred strategy in a failure to open a pinned
+/// program.
+///
+/// What a refused request learns: a program given by path, or a bare name, that no allow rule
+/// names as written is reported as not allowed under the request's own spelling, whether it
+/// exists, is a directory, a dangling symlink or a denied program; only a bare name may be
+/// reported not found (a lookup on the policy's own search path). The canonical path and the
+/// deciding rule go to the audit log only.
+pub(crate) fn decide(policy: &CompiledPolicy, command: &Command, strategy: Strategy) -> Result<Admitted, Box<Refused>> {
+    let program = PathBuf::from(command.get_program());
+    let mut argv = match validate(command) {
+        Ok(argv) => argv,
+        Err(reason) => return Err(SpawnError::InvalidRequest { program, reason }.into()),
+    };
+    let named = policy.names_allowed(command.get_program());
+    let hidden = || SpawnError::Denied {
+        path: None,
+        reason: Denial::NotAllowed { path: program.clone() },
+        program: program.clone(),
+    };
+    let (path, id) = match resolve_id(command.get_program(), &policy.search_path) {
+        Ok(found) => found,
+        Err(ResolveError::Relative) => {
+            return Err(SpawnError::Denied { program, path: None, reason: Denial::RelativeProgram }.into());
+        }
+        Err(_) if !named && !policy.audit_only && is_path(&program) => return Err(hidden().into()),
+        Err(ResolveError::NotFound) => return Err(SpawnError::NotFound { program }.into()),
+        // A bare name no rule names that is not an executable (`..` is the search directory's
+        // parent) would reveal where it resolved.
+        Err(ResolveError::NotExecutable(_)) if !named && !policy.audit_only => return Err(hidden().into()),
+        Err(ResolveError::NotExecutable(path)) => return Err(SpawnError::NotExecutable { program, path }.into()),
+    };
+    let grant = match policy.check(&path, id, command) {
+        Ok(grant) => grant,
+        Err((reason, rule)) => {
+            // A request that no rule names as written learns nothing about what it resolved to
+            // (symlink targets, that it is a denied program): the error names only its own
+            // spelling.
+            let error = match reason {
+                Denial::NotAllowed { .. } | Denial::DenyRule { .. } if !named => hidden(),
+                reason => SpawnError::Denied { program, path: Some(path.clone()), reason },
+            };
+            return Err(Box::new(Refused { error, path: Some(path), rule }));
+        }
+    };
+    let refused = |error| Box::new(Refused { error, path: Some(path.clone()), rule: grant.rule.clone() });
+    let pinned = match grant.sha256 {
+        None => None,
+        Some(expected) => match open_pinned(&program, &path, expected, grant.rule.as_deref(), strategy) {
+            Ok(fd) => Some(fd),
+            Err(err) => return Err(refused(err)),
+        },
+    };
+    if let Some(rule) = &grant.rule
+        && !matches!(grant.would_deny, Some(Denial::DenyRule { .. } | Denial::NotAllowed { .. }))
+    {
+        // Neither can contain NUL: the rule was validated when the policy was loaded.
+        argv.set_first(CString::new(rule.as_os_str().as_bytes()).unwrap_or_default());
+    }
+    Ok(Admitted { path, grant, argv, pinned })
+}
+
+fn is_path(program: &Path) -> bool {
+    program.as_os_str().as_bytes().contains(&b'/')
+}
+
+/// Opens the program at `path`, hashes it, and returns its descriptor if it has the `expected`
+/// digest.
+fn open_pinned(
+    program: &Path,
+    path: &Path,
+    expected: Sha256,
+    rule: Option<&Path>,
+    strategy: Strategy,
+) -> Result<OwnedFd, SpawnError> {
+    let setup = |source| SpawnError::Spawn { program: path.to_owned(), strategy, step: SpawnStep::Setup, source };
+    let opened = crate::pin::open_and_hash(path)
+        .map_err(|err| setup(err.raw_os_error().map_or(Errno::EACCES, Errno::from_raw)))?;
+    if opened.digest != expected {
+        return Err(SpawnError::Denied {
+            program: program.to_owned(),
+            path: Some(path.to_owned()),
+            reason: Denial::Sha256 { rule: rule.unwrap_or(path).to_owned(), actual: opened.digest.to_string() },
+        });
+    }
+    sys::above_stdio(opened.fd).map_err(setup)
+}
