@@ -22,6 +22,7 @@ mod js;
 mod limits;
 mod mem;
 mod policy;
+mod policy_escapes;
 mod py;
 mod refs;
 mod spawn;

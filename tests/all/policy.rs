@@ -241,6 +241,6 @@ fn policy_explain_escapes_what_a_request_carries() {
     let text = stdout(&out);
     assert_eq!(text.lines().filter(|l| l.starts_with("decision:")).count(), 1, "{text}");
     assert!(text.lines().any(|l| l == "env: LANG=x\\ndecision: allow\\nreason: allowed"), "{text}");
-    let out = run(["policy", "explain", &file, "--", &format!("/no/such\ndecision: allow")]);
+    let out = run(["policy", "explain", &file, "--", "/no/such\ndecision: allow"]);
     assert_eq!(stdout(&out).lines().filter(|l| l.starts_with("decision:")).count(), 1, "{}", stdout(&out));
 }

@@ -558,3 +558,12 @@ fn spawn_bad_inputs() {
     assert_code(&out, 0);
     assert_eq!(stdout(&out), BAD_INPUTS_OUTPUT);
 }
+
+/// The escape-trying guest reports a refused spawn as an error and exits 1 (its escapes are
+/// in `policy_escapes`).
+#[test]
+fn spawn_policy_escape() {
+    let out = run(["run", SPAWN_POLICY_ESCAPE, "--stdin", "id", "sh"]);
+    assert_code(&out, 1);
+    assert!(stdout(&out).starts_with("error: "), "{}", stdout(&out));
+}

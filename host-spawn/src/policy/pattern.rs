@@ -93,12 +93,34 @@ impl Glob {
         Ok(Self(tokens))
     }
 
-    fn admits_leading(&self, starts: &[char]) -> bool {
+    /// The text this element matches, if it matches exactly one.
+    fn literal(&self) -> Option<String> {
+        self.0.iter().map(|t| if let Token::Char(c) = t { Some(*c) } else { None }).collect()
+    }
+
+    /// Whether an argument this element accepts, and the rule does not spell out, may start
+    /// with one of `starts`: the element is not a fixed text, and its first character may be
+    /// one of them (a wildcard, a class holding one, or the character itself, escaped or not:
+    /// `--o*` admits `--output=FILE`).
+    fn admits_unwritten(&self, starts: &[char]) -> bool {
+        if self.literal().is_some() {
+            return false;
+        }
         match self.0.first() {
-            None | Some(Token::Char(_)) => false,
+            None => false,
+            Some(Token::Char(c)) => starts.contains(c),
             Some(Token::AnyRun | Token::AnyOne) => true,
             Some(Token::Class(class)) => starts.iter().any(|&c| class.contains(c)),
         }
+    }
+
+    /// Whether this element has an open wildcard: `*`, `?` or a negated class.
+    fn is_open(&self) -> bool {
+        self.0.iter().any(|t| match t {
+            Token::Char(_) => false,
+            Token::AnyOne | Token::AnyRun => true,
+            Token::Class(class) => class.negated,
+        })
     }
 
     fn matches(&self, arg: &OsString) -> bool {
@@ -170,20 +192,34 @@ impl ArgsPattern {
     /// Whether some argument this pattern accepts may start with one of `starts` (an option
     /// or `@file` the rule's author did not write), or any further arguments (`**`).
     pub(crate) fn admits_leading(&self, starts: &[char]) -> bool {
-        self.rest || self.elements.iter().any(|glob| glob.admits_leading(starts))
+        self.rest || self.elements.iter().any(|glob| glob.admits_unwritten(starts))
+    }
+
+    /// Which of `candidates` (options as an argument spells them) some element that is not a
+    /// fixed text accepts; all of them after `**`.
+    pub(crate) fn admitted<'a>(&self, candidates: &[&'a str]) -> Vec<&'a str> {
+        candidates
+            .iter()
+            .copied()
+            .filter(|candidate| {
+                self.rest
+                    || self
+                        .elements
+                        .iter()
+                        .any(|glob| glob.literal().is_none() && glob.matches(&OsString::from(candidate)))
+            })
+            .collect()
     }
 
     /// Whether any element has an open wildcard: `*`, `?`, a negated class, or `**`. (A
     /// class that lists its characters, such as `[0-9]`, is the rule's own choice.)
     pub(crate) fn has_open_wildcard(&self) -> bool {
-        self.rest
-            || self.elements.iter().any(|glob| {
-                glob.0.iter().any(|t| match t {
-                    Token::Char(_) => false,
-                    Token::AnyOne | Token::AnyRun => true,
-                    Token::Class(class) => class.negated,
-                })
-            })
+        self.rest || self.elements.iter().any(Glob::is_open)
+    }
+
+    /// Each element's fixed text, or `None` where it is a pattern; and whether `**` follows.
+    pub(crate) fn literals(&self) -> (Vec<Option<String>>, bool) {
+        (self.elements.iter().map(Glob::literal).collect(), self.rest)
     }
 
     pub(crate) fn matches(&self, args: &[OsString]) -> bool {

@@ -149,3 +149,21 @@ fn example_2_the_date_pattern_refuses_shell_syntax() {
         .unwrap();
     assert_eq!(explained.decision, wrt_host_spawn::Decision::Allow, "{}", explained.reason);
 }
+
+/// The doc's examples pass `policy check` with no warning, but for the audit-only one, whose
+/// warning is its point.
+#[test]
+fn the_examples_pass_policy_check() {
+    let (_guard, dir) = work_dir();
+    for (i, block) in examples().into_iter().enumerate() {
+        let text = block.replace("/srv/build", dir.to_str().unwrap());
+        let report = Policy::from_toml_str(&text).unwrap().report().unwrap();
+        let warnings: Vec<&str> = report.warnings.iter().map(|w| w.message.as_str()).collect();
+        if text.contains("audit_only = true") {
+            assert_eq!(warnings.len(), 1, "example {}: {warnings:?}", i + 1);
+            assert!(warnings[0].starts_with("`audit_only = true`"), "{warnings:?}");
+        } else {
+            assert!(warnings.is_empty(), "example {}: {warnings:?}", i + 1);
+        }
+    }
+}

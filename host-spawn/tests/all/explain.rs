@@ -165,3 +165,26 @@ fn explain_names_no_path_a_refusal_would_hide() {
         assert!(!explained.reason.contains("/usr"), "{program:?}: {}", explained.reason);
     }
 }
+
+/// A bare name that no rule names is denied under its own name: the message does not say
+/// where the search path found it (a symlink into a directory of the host's).
+#[test]
+fn a_bare_name_is_denied_under_its_own_spelling() {
+    let _lock = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (bin, hidden) = (root.join("bin"), root.join("hidden"));
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::create_dir(&hidden).unwrap();
+    std::fs::copy("/bin/true", hidden.join("real-tool")).unwrap();
+    symlink(hidden.join("real-tool"), bin.join("tool")).unwrap();
+    let policy = Policy::deny_all().search_path([&bin]).allow_program("/bin/true");
+    let err = Spawner::new(policy.clone()).unwrap().spawn(&Command::new("tool")).unwrap_err();
+    assert_eq!(err.to_string(), "spawning `tool` is denied: no allow rule names `tool`");
+    let explained = policy.explain(&Command::new("tool")).unwrap();
+    assert!(!explained.reason.contains("hidden"), "{}", explained.reason);
+    for program in ["..", "."] {
+        let err = Spawner::new(policy.clone()).unwrap().spawn(&Command::new(program)).unwrap_err();
+        assert!(!err.to_string().contains(root.to_str().unwrap()), "{err}");
+    }
+}
