@@ -578,7 +578,7 @@ impl Child {
         // Whatever step the watchdog took before the reap is in the outcome.
         self.unwatch();
         let mut outcome = ChildOutcome::from_raw(self.pid(), raw, self.strategy, self.started.elapsed());
-        outcome.timed_out = self.timer.timed_out();
+        outcome.timed_out = self.timer.ended(outcome.status);
         outcome.truncated = Truncated { stdout: self.stdout.truncated(), stderr: self.stderr.truncated() };
         outcome.stdout_bytes = self.stdout.bytes();
         outcome.stderr_bytes = self.stderr.bytes();

@@ -55,6 +55,7 @@ mod child;
 mod command;
 pub mod containment;
 mod decide;
+mod disposition;
 mod error;
 mod escape;
 mod fd_budget;

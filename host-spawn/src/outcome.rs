@@ -105,8 +105,11 @@ pub struct ChildOutcome {
     pub pid: u32,
     /// Exit code or signal.
     pub status: ExitStatus,
-    /// The child ran past its timeout and was terminated (`SIGTERM`, then `SIGKILL` after the
-    /// grace period, to its whole process group).
+    /// The timeout ended the child: it was still running at its deadline, and the timeout's
+    /// signals (`SIGTERM`, then `SIGKILL` after the grace period, to its whole process group)
+    /// ended it. A child that exited normally although `SIGTERM` would have killed it outright
+    /// ended on its own (it was already exiting when the signal came) and is not timed out; one
+    /// that catches, ignores or blocks `SIGTERM` and exits after the deadline is.
     pub timed_out: bool,
     /// Which piped streams lost output to their limit.
     pub truncated: Truncated,

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+use crate::outcome::ExitStatus;
+
 /// Waits for the process-group leader to exit, without reaping it.
 pub(crate) trait Wait {
     /// Blocks up to `timeout` (`None`: forever); `true` once the leader has exited.
@@ -16,6 +18,10 @@ pub(crate) trait Wait {
 /// Signals the whole process group.
 pub(crate) trait Kill {
     fn kill_group(&mut self, signal: Signal) -> io::Result<()>;
+
+    /// Whether `SIGTERM` would kill the leader outright now (its action is the default and it
+    /// does not block it); `false` when that is not known.
+    fn term_kills_leader(&mut self) -> bool;
 }
 
 /// The current time.
@@ -46,11 +52,13 @@ pub(crate) struct Timer {
     deadline: Option<Instant>,
     grace: Duration,
     stage: Stage,
+    /// Whether `SIGTERM` would have killed the leader outright when the timeout sent it.
+    term_kills_leader: bool,
 }
 
 impl Timer {
     pub(crate) fn new(deadline: Option<Instant>, grace: Duration) -> Self {
-        Self { deadline, grace, stage: Stage::Running }
+        Self { deadline, grace, stage: Stage::Running, term_kills_leader: false }
     }
 
     /// Whether termination has started: the deadline passed while the leader was still
@@ -58,6 +66,18 @@ impl Timer {
     /// out, however late its exit is collected.
     pub(crate) fn timed_out(&self) -> bool {
         self.stage != Stage::Running
+    }
+
+    /// Whether the timeout ended a leader that ended with `status`: termination started, and
+    /// `status` is not an exit of the leader's own.
+    ///
+    /// A leader that exited normally although `SIGTERM` would have killed it outright was
+    /// already exiting when the signal came (the kernel drops signals to a process on its way
+    /// out, and the deadline's look saw it not yet exited): the timeout did not end it. A
+    /// leader that catches, ignores or blocks `SIGTERM` may have exited because of it, and one
+    /// killed by a signal after the deadline is taken to have been killed by the timeout's.
+    pub(crate) fn ended(&self, status: ExitStatus) -> bool {
+        self.timed_out() && !(status.code().is_some() && self.term_kills_leader)
     }
 
     /// When the next signal is due; `None` if no more are.
@@ -83,6 +103,7 @@ impl Timer {
             // uid): an error is reported once, and the timer never stalls on it.
             Stage::Running if self.deadline.is_some_and(|d| now >= d) => {
                 self.stage = Stage::Terminating { since: now };
+                self.term_kills_leader = process.term_kills_leader();
                 let term = process.kill_group(Signal::SIGTERM);
                 // A stopped process only acts on SIGTERM once continued.
                 let cont = process.kill_group(Signal::SIGCONT);
@@ -179,6 +200,10 @@ mod tests {
             }
             Ok(())
         }
+
+        fn term_kills_leader(&mut self) -> bool {
+            self.honours_term
+        }
     }
 
     fn secs(s: u64) -> Duration {
@@ -199,6 +224,67 @@ mod tests {
             self.0.push(signal);
             Err(io::Error::from_raw_os_error(libc::EPERM))
         }
+
+        fn term_kills_leader(&mut self) -> bool {
+            false
+        }
+    }
+
+    /// A leader still running when the deadline looks, whose `SIGTERM` would kill it outright
+    /// or not (`term_kills`); what it then ends with is up to each test.
+    struct AtTheDeadline {
+        term_kills: bool,
+    }
+
+    impl Wait for AtTheDeadline {
+        fn wait_exit(&mut self, _: Option<Duration>) -> io::Result<bool> {
+            Ok(false)
+        }
+    }
+
+    impl Kill for AtTheDeadline {
+        fn kill_group(&mut self, _: Signal) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn term_kills_leader(&mut self) -> bool {
+            self.term_kills
+        }
+    }
+
+    /// The timer of a leader that the deadline found running and sent `SIGTERM`.
+    fn terminated(term_kills: bool) -> Timer {
+        let start = Instant::now();
+        let mut timer = Timer::new(Some(start + secs(1)), secs(2));
+        timer.poll(&mut AtTheDeadline { term_kills }, start + secs(1)).unwrap();
+        assert!(timer.timed_out());
+        timer
+    }
+
+    #[test]
+    fn a_normal_exit_that_sigterm_would_have_prevented_is_not_ended_by_the_timeout() {
+        // `true` exiting as its deadline came: the SIGTERM reached a process already on its way
+        // out, and was dropped.
+        let timer = terminated(true);
+        assert!(!timer.ended(ExitStatus::Exited(0)));
+        assert!(timer.ended(ExitStatus::Signaled { signal: libc::SIGTERM, core_dumped: false }));
+        assert!(timer.ended(ExitStatus::Signaled { signal: libc::SIGKILL, core_dumped: false }));
+    }
+
+    #[test]
+    fn a_normal_exit_of_a_leader_that_handles_sigterm_is_ended_by_the_timeout() {
+        // A handler that cleans up and exits (`trap 'exit 3' TERM`), or a shell whose job the
+        // signal killed: the exit may be the timeout's doing.
+        let timer = terminated(false);
+        assert!(timer.ended(ExitStatus::Exited(3)));
+        assert!(timer.ended(ExitStatus::Signaled { signal: libc::SIGKILL, core_dumped: false }));
+    }
+
+    #[test]
+    fn no_timeout_ends_nothing() {
+        let timer = Timer::new(None, secs(2));
+        assert!(!timer.ended(ExitStatus::Exited(0)));
+        assert!(!timer.ended(ExitStatus::Signaled { signal: libc::SIGTERM, core_dumped: false }));
     }
 
     #[test]

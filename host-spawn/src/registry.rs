@@ -163,6 +163,17 @@ impl Shared {
         }
     }
 
+    /// Whether `SIGTERM` would kill child `id`'s leader outright now
+    /// ([`disposition::term_kills`](crate::disposition::term_kills)); `false` once it is reaped
+    /// (its pid may name another process by then) or when that is not known.
+    pub(crate) fn term_kills_leader(&self, id: ChildId) -> bool {
+        let registry = self.lock();
+        match registry.children.get(&id) {
+            Some(&(pid, Slot::Running)) => crate::disposition::term_kills(pid),
+            _ => false,
+        }
+    }
+
     /// A pidfd for the child `id` while it is not reaped (a zombie still holds its pid, so the
     /// pidfd names this very child); `None` once reaped, or if it cannot be opened.
     pub(crate) fn open_pidfd(&self, id: ChildId) -> Option<OwnedFd> {
@@ -338,5 +349,9 @@ impl Wait for Leader<'_> {
 impl Kill for Leader<'_> {
     fn kill_group(&mut self, signal: Signal) -> io::Result<()> {
         self.shared.signal_group(self.id, signal).map_err(io::Error::from)
+    }
+
+    fn term_kills_leader(&mut self) -> bool {
+        self.shared.term_kills_leader(self.id)
     }
 }

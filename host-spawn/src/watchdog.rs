@@ -170,4 +170,8 @@ impl Kill for Watched<'_> {
     fn kill_group(&mut self, signal: Signal) -> io::Result<()> {
         self.shared.signal_group(self.id, signal).map_err(io::Error::from)
     }
+
+    fn term_kills_leader(&mut self) -> bool {
+        self.shared.term_kills_leader(self.id)
+    }
 }

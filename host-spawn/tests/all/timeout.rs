@@ -224,3 +224,51 @@ fn issue_15_an_exit_before_the_deadline_is_not_a_timeout() {
     assert!(outcome.timed_out, "{outcome:?}");
     assert_eq!(outcome.status.signal(), Some(Signal::SIGTERM as i32));
 }
+
+/// A quick program racing a 1 ms timeout: whether its exit or the timeout's `SIGTERM` comes
+/// first, an outcome (and its audit record) never says both "exited normally" and "timed out".
+/// The clock passing the deadline while the child was still running is not enough: the
+/// timeout must be what ended it. Spawns with `wait` (the watchdog signals) and with `output`
+/// (the holder's poll loop) alternate.
+#[test]
+fn a_quick_exit_racing_a_1ms_timeout_is_never_both_exited_and_timed_out() {
+    let _lock = lock();
+    let buffer = crate::LogBuffer::default();
+    let policy = Policy::deny_all().allow_program("true").timeout(Some(Duration::from_millis(1)));
+    let spawner = Spawner::new(policy).unwrap().with_audit_log(wrt_host_spawn::AuditLog::new(buffer.clone()));
+    let runs = 2000;
+    let (mut both, mut timed_out) = (Vec::new(), 0);
+    for run in 0..runs {
+        let outcome = if run % 2 == 0 {
+            spawner.spawn(&Command::new("true")).unwrap().wait().unwrap()
+        } else {
+            spawner.output(&Command::new("true"), None).unwrap().outcome
+        };
+        timed_out += usize::from(outcome.timed_out);
+        if outcome.timed_out && outcome.status.code().is_some() {
+            both.push(outcome);
+        }
+    }
+    assert!(both.is_empty(), "{} of {runs} exited normally and timed out: {:?}", both.len(), both.first());
+    let exits: Vec<_> = buffer.records().into_iter().filter(|r| r["event"] == "exit").collect();
+    assert_eq!(exits.len(), runs);
+    let bad: Vec<_> = exits.iter().filter(|r| r["timed_out"] == true && !r["exit_code"].is_null()).collect();
+    assert!(bad.is_empty(), "audit records with an exit code and timed_out: {bad:?}");
+    eprintln!("{timed_out} of {runs} were ended by the timeout");
+}
+
+/// A leader that handles the timeout's `SIGTERM` and exits with a code of its own (a handler
+/// that cleans up) was still ended by the timeout: its normal exit is reported timed out.
+#[test]
+fn a_leader_that_exits_from_its_sigterm_handler_is_timed_out() {
+    let _lock = lock();
+    let spawner = spawner(Duration::from_secs(5));
+    let script = "trap 'exit 3' TERM; sleep 100 & wait";
+    let outcome = spawner
+        .output(Command::new("sh").args(["-c", script]).timeout(Duration::from_millis(300)), None)
+        .unwrap()
+        .outcome;
+    assert_eq!(outcome.status, ExitStatus::Exited(3));
+    assert!(outcome.timed_out, "{outcome:?}");
+    assert!(outcome.duration < Duration::from_secs(5), "ended by SIGTERM, not by SIGKILL: {:?}", outcome.duration);
+}
