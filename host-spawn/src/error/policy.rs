@@ -151,9 +151,9 @@ pub enum PolicyError {
     },
     /// An allow rule pins a SHA-256 that its program does not have, or its program cannot be
     /// hashed, or is a `#!` script (which cannot be pinned).
-    #[error("allow rule {index}: `{}` {reason}", .program.display())]
+    #[error("allow rule {}: `{}` {reason}", .index + 1, .program.display())]
     Sha256 {
-        /// Index of the rule.
+        /// Index of the rule (0-based; messages count from 1).
         index: usize,
         /// The program as written.
         program: PathBuf,

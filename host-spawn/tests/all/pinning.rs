@@ -135,6 +135,28 @@ fn issue_10_sha256_in_a_policy_file() {
     assert!(wrt_host_spawn::error_chain(&err).contains("not the pinned"), "{err:?}");
 }
 
+/// A pinned rule's error counts allow rules from 1, as every other policy message does, and a
+/// policy file's points at the rule's `program`.
+#[test]
+fn sha256_errors_count_allow_rules_from_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = copy_of("true", dir.path());
+    let wrong = Sha256::of(b"not true");
+    let err =
+        Policy::deny_all().allow_program("echo").allow(ProgramRule::new(&prog).sha256(wrong)).validate().unwrap_err();
+    assert!(matches!(err, PolicyError::Sha256 { index: 1, .. }), "{err:?}");
+    let digest_now = digest(&prog);
+    let want = format!("allow rule 2: `{}` has SHA-256 {digest_now}, not the pinned {wrong}", prog.display());
+    assert_eq!(err.to_string(), want);
+
+    let text = format!(
+        "[[allow]]\nprogram = \"echo\"\n\n[[allow]]\nprogram = {:?}\nsha256 = \"{wrong}\"\n",
+        prog.display().to_string()
+    );
+    let err = Policy::from_toml_str(&text).unwrap_err();
+    assert_eq!(wrt_host_spawn::error_chain(&err), format!("invalid policy file `<string>` at line 5: {want}"));
+}
+
 /// A shared, writable mapping of a whole file, unmapped on drop.
 struct SharedMap {
     ptr: std::ptr::NonNull<u8>,
