@@ -14,7 +14,7 @@ mod spawn;
 pub use self::child::{
     CommunicateError, KillError, OutputError, PollError, ReadError, ResizeError, WaitError, WriteError,
 };
-pub use self::policy::{PolicyError, PolicyFileError};
+pub use self::policy::{PolicyError, PolicyFileError, UnknownKey};
 pub use self::spawn::{Denial, InvalidRequest, SpawnError, SpawnStep};
 
 fn shown(path: &Path) -> Shown<'_> {

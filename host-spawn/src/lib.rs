@@ -82,7 +82,7 @@ pub use self::command::{ChildStdout, Command, Stdio, Stream};
 pub use self::decide::Decision;
 pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
-    ReadError, ResizeError, SpawnError, SpawnStep, WaitError, WriteError, error_chain,
+    ReadError, ResizeError, SpawnError, SpawnStep, UnknownKey, WaitError, WriteError, error_chain,
 };
 pub use self::escape::{SHOWN_BYTES, Shown};
 pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};

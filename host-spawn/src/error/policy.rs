@@ -165,8 +165,32 @@ pub enum PolicyError {
     ZeroMaxChildren,
 }
 
-fn unknown_keys(keys: &[(String, usize)]) -> String {
-    let list: Vec<String> = keys.iter().map(|(key, line)| format!("`{key}` at line {line}")).collect();
+/// A key of a policy file that its table does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UnknownKey {
+    /// The key as a dotted path (`allow[2].flags`, rules counted from 1).
+    pub key: String,
+    /// Its 1-based line.
+    pub line: usize,
+    /// What was probably meant, as a sentence: where the key belongs when another table knows
+    /// it (``"`allow_ld_env` belongs at the top level, not in `[env]`"``), or the nearest key
+    /// of its own table (``"did you mean `timeout`?"``).
+    pub hint: Option<String>,
+}
+
+impl std::fmt::Display for UnknownKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` at line {}", self.key, self.line)?;
+        match &self.hint {
+            Some(hint) => write!(f, " ({hint})"),
+            None => Ok(()),
+        }
+    }
+}
+
+fn unknown_keys(keys: &[UnknownKey]) -> String {
+    let list: Vec<String> = keys.iter().map(UnknownKey::to_string).collect();
     let noun = if keys.len() == 1 { "unknown key" } else { "unknown keys" };
     format!("{noun}: {}", list.join(", "))
 }
@@ -198,13 +222,14 @@ pub enum PolicyFileError {
         #[source]
         source: toml::de::Error,
     },
-    /// The file has keys the format does not know (every one is listed, with its line).
+    /// The file has keys the format does not know (every one is listed, with its line and
+    /// what was probably meant).
     #[error("invalid policy file `{}`: {}", .path.display(), unknown_keys(.keys))]
     UnknownKeys {
         /// The file (`<string>` for [`Policy::from_toml_str`](crate::Policy::from_toml_str)).
         path: PathBuf,
-        /// Each unknown key as a dotted path (`allow[2].flags`, 1-based) and its 1-based line.
-        keys: Vec<(String, usize)>,
+        /// Each unknown key, in file order.
+        keys: Vec<UnknownKey>,
     },
     /// The file parses but describes an unusable policy.
     #[error("invalid policy file `{}` at line {line}", .path.display())]

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::*;
 use crate::command::Command;
-use crate::error::{Denial, PolicyFileError};
+use crate::error::{Denial, PolicyFileError, UnknownKey};
 use crate::resolve::{resolve, resolve_id};
 
 fn canonical(program: &str) -> PathBuf {
@@ -251,12 +251,12 @@ fn toml_policy_round_trip() {
 fn toml_errors_have_lines() {
     let err = Policy::from_toml_str("timeout = \"10s\"\nbogus = 1\n").unwrap_err();
     let PolicyFileError::UnknownKeys { keys, .. } = &err else { panic!("{err:?}") };
-    assert_eq!(*keys, [("bogus".to_owned(), 2)]);
+    assert_eq!(*keys, [UnknownKey { key: "bogus".to_owned(), line: 2, hint: None }]);
     assert_eq!(err.to_string(), "invalid policy file `<string>`: unknown key: `bogus` at line 2");
 
     let err = Policy::from_toml_str("\n[[allow]]\nprogram = \"true\"\nfoo = 1\n").unwrap_err();
     let PolicyFileError::UnknownKeys { keys, .. } = &err else { panic!("unknown keys in tables: {err:?}") };
-    assert_eq!(*keys, [("allow[1].foo".to_owned(), 4)]);
+    assert_eq!(*keys, [UnknownKey { key: "allow[1].foo".to_owned(), line: 4, hint: None }]);
 
     let err = Policy::from_toml_str("\n\ntimeout = \"10 days\"\n").unwrap_err();
     let PolicyFileError::Parse { source, .. } = &err else { panic!("{err:?}") };

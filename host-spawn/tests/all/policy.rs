@@ -379,6 +379,53 @@ fn issue_15_validation_errors_point_at_the_bad_value() {
     let err = Policy::from_toml_str(text).unwrap_err();
     assert_eq!(
         wrt_host_spawn::error_chain(&err),
-        "invalid policy file `<string>`: unknown keys: `timout` at line 1, `allow[1].flags` at line 4, `env.pasthrough` at line 6"
+        "invalid policy file `<string>`: unknown keys: `timout` at line 1 (did you mean `timeout`?), `allow[1].flags` \
+         at line 4, `env.pasthrough` at line 6 (did you mean `passthrough`?)"
+    );
+}
+
+/// The error of a policy file that does not load, with its sources, on one line.
+fn load_error(text: &str) -> String {
+    wrt_host_spawn::error_chain(&Policy::from_toml_str(text).unwrap_err())
+}
+
+/// A top-level key written inside a table is an unknown key there; the message says where it
+/// belongs.
+#[test]
+fn a_top_level_key_inside_env_is_said_to_belong_at_the_top_level() {
+    let text = "[[allow]]\nprogram = \"true\"\n\n[env]\nallow = [\"LANG\"]\nallow_ld_env = true\n";
+    assert_eq!(
+        load_error(text),
+        "invalid policy file `<string>`: unknown key: `env.allow_ld_env` at line 6 \
+         (`allow_ld_env` belongs at the top level, not in `[env]`)"
+    );
+    // A rule's key at the top level, and a `[sandbox]` key in a rule.
+    let text = "network = true\n[[allow]]\nprogram = \"true\"\nmax_processes = 4\n";
+    assert_eq!(
+        load_error(text),
+        "invalid policy file `<string>`: unknown keys: `network` at line 1 (`network` belongs in an \
+         `[[allow]]` rule, not at the top level), `allow[1].max_processes` at line 4 (`max_processes` \
+         belongs in `[sandbox]`, not in an `[[allow]]` rule)"
+    );
+}
+
+/// A misspelt key, at the top level or in a rule, is reported with the nearest key its table
+/// knows; a key like none of them gets no guess.
+#[test]
+fn a_misspelt_key_is_reported_with_the_nearest_known_key() {
+    assert_eq!(
+        load_error("max_children = 2\ntimout = \"5s\"\n"),
+        "invalid policy file `<string>`: unknown key: `timout` at line 2 (did you mean `timeout`?)"
+    );
+    let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"false\"\ntimout = \"5s\"\nflags = []\n";
+    assert_eq!(
+        load_error(text),
+        "invalid policy file `<string>`: unknown keys: `allow[2].timout` at line 6 (did you mean `timeout`?), \
+         `allow[2].flags` at line 7"
+    );
+    assert_eq!(
+        load_error("[env]\npasthrough = [\"PATH\"]\n[rlimits]\nopen_file = 8\n"),
+        "invalid policy file `<string>`: unknown keys: `env.pasthrough` at line 2 (did you mean `passthrough`?), \
+         `rlimits.open_file` at line 4 (did you mean `open_files`?)"
     );
 }
