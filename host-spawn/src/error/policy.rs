@@ -231,6 +231,18 @@ pub enum PolicyFileError {
         /// Each unknown key, in file order.
         keys: Vec<UnknownKey>,
     },
+    /// `allow` is one table (`[allow]`, `allow = { … }`) instead of a list of rule tables
+    /// (`[[allow]]`).
+    #[error(
+        "invalid policy file `{}` at line {line}: `allow` is a list of rules: write `[[allow]]` for each rule",
+        .path.display()
+    )]
+    AllowNotList {
+        /// The file (`<string>` for [`Policy::from_toml_str`](crate::Policy::from_toml_str)).
+        path: PathBuf,
+        /// The 1-based line of the `allow` key or `[allow]` header.
+        line: usize,
+    },
     /// The file parses but describes an unusable policy.
     #[error("invalid policy file `{}` at line {line}", .path.display())]
     Invalid {

@@ -345,6 +345,14 @@ impl Spans {
     }
 }
 
+/// The line of a top-level `allow` that is one table (`[allow]`, `allow = { … }`) rather than
+/// a list of rule tables (`[[allow]]`); `None` if there is none, or `text` is not TOML.
+fn allow_table_line(text: &str) -> Option<usize> {
+    let root = toml::de::DeTable::parse(text).ok()?;
+    let (key, value) = root.get_ref().get_key_value("allow")?;
+    matches!(value.get_ref(), toml::de::DeValue::Table(_)).then(|| line_of(text, key.span().start))
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }
@@ -370,9 +378,11 @@ impl Policy {
     ///
     /// # Errors
     ///
-    /// [`PolicyFileError::Parse`] for invalid TOML, unknown keys and malformed values (the
-    /// message has the line and column); [`PolicyFileError::Invalid`] with the line for a
-    /// policy that does not validate (a program that is not found, a bad pattern, …).
+    /// [`PolicyFileError::Parse`] for invalid TOML and malformed values (the message has the
+    /// line and column); [`PolicyFileError::UnknownKeys`] listing every unknown key, with its
+    /// line and what was probably meant; [`PolicyFileError::AllowNotList`] for `[allow]` written
+    /// for `[[allow]]`; [`PolicyFileError::Invalid`] with the line for a policy that does not
+    /// validate (a program that is not found, a bad pattern, …).
     ///
     /// # Ambient authority
     ///
@@ -401,6 +411,9 @@ impl Policy {
 
     fn parse(text: &str, path: &Path) -> Result<Self, PolicyFileError> {
         let file: PolicyFile = toml::from_str(text).map_err(|source| {
+            if let Some(line) = allow_table_line(text) {
+                return PolicyFileError::AllowNotList { path: path.to_owned(), line };
+            }
             // serde stops at the first unknown key; report them all.
             let keys = unknown::keys(text);
             if keys.is_empty() {

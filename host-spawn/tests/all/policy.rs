@@ -429,3 +429,11 @@ fn a_misspelt_key_is_reported_with_the_nearest_known_key() {
          `rlimits.open_file` at line 4 (did you mean `open_files`?)"
     );
 }
+
+/// `[allow]` (one table) where `[[allow]]` (a list of rule tables) is meant.
+#[test]
+fn allow_written_as_one_table_says_to_write_one_list_entry_per_rule() {
+    let want = "invalid policy file `<string>` at line 3: `allow` is a list of rules: write `[[allow]]` for each rule";
+    assert_eq!(load_error("timeout = \"5s\"\n\n[allow]\nprogram = \"true\"\n"), want);
+    assert_eq!(load_error("timeout = \"5s\"\n\nallow = { program = \"true\" }\n"), want);
+}
