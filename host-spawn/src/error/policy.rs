@@ -161,7 +161,7 @@ pub enum PolicyError {
         reason: String,
     },
     /// `max_children` is zero.
-    #[error("`max_children` must be at least 1")]
+    #[error("`max_children` must be an integer ≥ 1")]
     ZeroMaxChildren,
 }
 

@@ -37,7 +37,7 @@ struct PolicyFile {
     kill_grace: Option<Seconds>,
     output_limit: Option<Size>,
     rlimits: Option<RlimitsEntry>,
-    max_children: Option<Spanned<usize>>,
+    max_children: Option<Spanned<MaxChildren>>,
     #[serde(default)]
     audit_only: bool,
     #[serde(default)]
@@ -127,6 +127,21 @@ struct Timeout(Option<Duration>);
 /// A byte count: an integer, or a string such as `"512 KiB"`, `"16MiB"`, `"1 GB"`.
 #[derive(Debug, Clone, Copy)]
 struct Size(u64);
+
+/// `max_children`: an integer ≥ 1. Anything else, a negative number or `0` as much as a
+/// string, fails with the one message that says so (`0` would otherwise pass the parser and be
+/// refused by validation, and `-1` fail as "expected usize").
+#[derive(Debug, Clone, Copy)]
+struct MaxChildren(usize);
+
+impl<'de> Deserialize<'de> for MaxChildren {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match toml::Value::deserialize(d)? {
+            toml::Value::Integer(n) if n >= 1 => usize::try_from(n).map(MaxChildren).map_err(de::Error::custom),
+            _ => Err(de::Error::custom("`max_children` must be an integer ≥ 1")),
+        }
+    }
+}
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -477,7 +492,7 @@ impl Policy {
             policy = policy.rlimits(rlimits.into());
         }
         if let Some(max) = file.max_children {
-            policy = policy.max_children(max.into_inner());
+            policy = policy.max_children(max.into_inner().0);
         }
         if let Some(enabled) = file.sandbox.enabled {
             policy = policy.child_sandbox(enabled);

@@ -437,3 +437,16 @@ fn allow_written_as_one_table_says_to_write_one_list_entry_per_rule() {
     assert_eq!(load_error("timeout = \"5s\"\n\n[allow]\nprogram = \"true\"\n"), want);
     assert_eq!(load_error("timeout = \"5s\"\n\nallow = { program = \"true\" }\n"), want);
 }
+
+/// `max_children` below 1, negative or zero, fails with the same message at its line, and so
+/// does a value that is not an integer.
+#[test]
+fn max_children_below_1_is_said_to_need_an_integer_of_at_least_1() {
+    for value in ["-1", "0", "\"4\"", "1.5"] {
+        let message = load_error(&format!("timeout = \"5s\"\nmax_children = {value}\n"));
+        assert!(message.contains("line 2"), "{value}: {message}");
+        assert!(message.contains("`max_children` must be an integer ≥ 1"), "{value}: {message}");
+    }
+    let err = Policy::deny_all().max_children(0).validate().unwrap_err();
+    assert_eq!(err.to_string(), "`max_children` must be an integer ≥ 1");
+}
