@@ -163,6 +163,12 @@ pub enum PolicyError {
     /// `max_children` is zero.
     #[error("`max_children` must be an integer ≥ 1")]
     ZeroMaxChildren,
+    /// An allow rule's program is the empty string.
+    #[error("allow rule {}: `program` is empty; write the program's bare name or absolute path", .index + 1)]
+    EmptyProgram {
+        /// Index of the rule (0-based; messages count from 1).
+        index: usize,
+    },
 }
 
 /// A key of a policy file that its table does not know.

@@ -55,6 +55,9 @@ impl Policy {
         let mut first_index = HashMap::with_capacity(self.allow.len());
         for (index, rule) in self.allow.iter().enumerate() {
             let program = &rule.program;
+            if program.as_os_str().is_empty() {
+                return Err(PolicyError::EmptyProgram { index });
+            }
             let path = match resolve(program.as_os_str(), &self.search_path) {
                 Ok(path) => path,
                 Err(ResolveError::Relative) => {

@@ -334,7 +334,8 @@ impl Spans {
             | PolicyError::RelativeProgram { index, .. }
             | PolicyError::NotExecutable { index, .. }
             | PolicyError::DuplicateRule { index, .. }
-            | PolicyError::Sha256 { index, .. } => rule(index).map(|r| r.program.clone()),
+            | PolicyError::Sha256 { index, .. }
+            | PolicyError::EmptyProgram { index } => rule(index).map(|r| r.program.clone()),
             PolicyError::BadPattern { index, pattern, .. } => rule(index).and_then(|r| {
                 let (all, each) = r.args.as_ref()?;
                 Some(each.get(*pattern).unwrap_or(all).clone())

@@ -450,3 +450,16 @@ fn max_children_below_1_is_said_to_need_an_integer_of_at_least_1() {
     let err = Policy::deny_all().max_children(0).validate().unwrap_err();
     assert_eq!(err.to_string(), "`max_children` must be an integer ≥ 1");
 }
+
+/// `program = ""` is named as an empty program, at its line.
+#[test]
+fn an_empty_program_is_reported_as_empty() {
+    let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"\"\n";
+    assert_eq!(
+        load_error(text),
+        "invalid policy file `<string>` at line 5: allow rule 2: `program` is empty; write the program's bare \
+         name or absolute path"
+    );
+    let err = Policy::deny_all().allow_program("").validate().unwrap_err();
+    assert!(matches!(err, PolicyError::EmptyProgram { index: 0 }), "{err}");
+}
