@@ -201,6 +201,11 @@ fn unknown_keys(keys: &[UnknownKey]) -> String {
     format!("{noun}: {}", list.join(", "))
 }
 
+fn invalid_entries(errors: &[(usize, PolicyError)]) -> String {
+    let list: Vec<String> = errors.iter().map(|(line, error)| format!("line {line}: {error}")).collect();
+    format!("{} invalid entries: {}", errors.len(), list.join("; "))
+}
+
 fn rule_name(index: Option<usize>) -> String {
     index.map_or_else(|| "policy".to_owned(), |i| format!("allow rule {}", i + 1))
 }
@@ -248,6 +253,15 @@ pub enum PolicyFileError {
         path: PathBuf,
         /// The 1-based line of the `allow` key or `[allow]` header.
         line: usize,
+    },
+    /// The file parses, but several of its entries are unusable: every bad `deny` entry is
+    /// reported at once.
+    #[error("invalid policy file `{}`: {}", .path.display(), invalid_entries(.errors))]
+    InvalidEntries {
+        /// The file (`<string>` for [`Policy::from_toml_str`](crate::Policy::from_toml_str)).
+        path: PathBuf,
+        /// Each bad entry's 1-based line and what is wrong with it, in rule order.
+        errors: Vec<(usize, PolicyError)>,
     },
     /// The file parses but describes an unusable policy.
     #[error("invalid policy file `{}` at line {line}", .path.display())]

@@ -129,19 +129,8 @@ impl Policy {
         // that can never match is an error, so a typo cannot leave the program it meant allowed.
         let mut deny = Vec::new();
         for (index, rule) in self.deny.iter().enumerate() {
-            let paths = resolve_all(rule.as_os_str(), &self.search_path);
-            match paths {
-                Err(ResolveError::Relative) => {
-                    return Err(PolicyError::RelativeDeny { index, program: rule.clone() });
-                }
-                Err(ResolveError::NotFound) => {
-                    return Err(PolicyError::DenyNotFound { index, program: rule.clone() });
-                }
-                Err(ResolveError::NotExecutable(_)) => {
-                    return Err(PolicyError::DenyNotExecutable { index, program: rule.clone() });
-                }
-                Ok(paths) => deny.extend(paths.into_iter().map(|(path, id)| (path, id, rule.clone()))),
-            }
+            let paths = self.resolve_deny(index)?;
+            deny.extend(paths.into_iter().map(|(path, id)| (path, id, rule.clone())));
         }
 
         let canonical_dir =
@@ -180,6 +169,23 @@ impl Policy {
             },
             source: self.source.clone(),
         })
+    }
+
+    /// Every file deny rule `index` covers, or why it could never match.
+    fn resolve_deny(&self, index: usize) -> Result<Vec<(PathBuf, FileId)>, PolicyError> {
+        let rule = &self.deny[index];
+        resolve_all(rule.as_os_str(), &self.search_path).map_err(|err| match err {
+            ResolveError::Relative => PolicyError::RelativeDeny { index, program: rule.clone() },
+            ResolveError::NotFound => PolicyError::DenyNotFound { index, program: rule.clone() },
+            ResolveError::NotExecutable(_) => PolicyError::DenyNotExecutable { index, program: rule.clone() },
+        })
+    }
+
+    /// Why each deny rule that could never match could not, in rule order: what
+    /// [`Policy::validate`] reports of the first, for all of them (a policy file reports them
+    /// together).
+    pub(super) fn deny_errors(&self) -> Vec<PolicyError> {
+        (0..self.deny.len()).filter_map(|index| self.resolve_deny(index).err()).collect()
     }
 
     /// A name the policy lists (passthrough, allow, or a rule's fixed environment) is well

@@ -398,7 +398,9 @@ impl Policy {
     /// line and column); [`PolicyFileError::UnknownKeys`] listing every unknown key, with its
     /// line and what was probably meant; [`PolicyFileError::AllowNotList`] for `[allow]` written
     /// for `[[allow]]`; [`PolicyFileError::Invalid`] with the line for a policy that does not
-    /// validate (a program that is not found, a bad pattern, …).
+    /// validate (a program that is not found, a bad pattern, …), or
+    /// [`PolicyFileError::InvalidEntries`] with every bad deny entry's line when there are
+    /// several.
     ///
     /// # Ambient authority
     ///
@@ -440,13 +442,20 @@ impl Policy {
         })?;
         let spans = Spans::new(&file);
         let policy = Self::from_parsed(file);
-        match policy.validate() {
-            Ok(()) => Ok(policy),
-            Err(source) => {
-                let line = spans.find(&source).map_or(1, |span| line_of(text, span.start));
-                Err(PolicyFileError::Invalid { path: path.to_owned(), line, source })
-            }
+        let line = |err: &PolicyError| spans.find(err).map_or(1, |span| line_of(text, span.start));
+        let Err(source) = policy.validate() else { return Ok(policy) };
+        // Every deny entry that could never match is reported, not only the first.
+        let deny_errors = match source {
+            PolicyError::RelativeDeny { .. }
+            | PolicyError::DenyNotFound { .. }
+            | PolicyError::DenyNotExecutable { .. } => policy.deny_errors(),
+            _ => Vec::new(),
+        };
+        if deny_errors.len() > 1 {
+            let errors = deny_errors.into_iter().map(|err| (line(&err), err)).collect();
+            return Err(PolicyFileError::InvalidEntries { path: path.to_owned(), errors });
         }
+        Err(PolicyFileError::Invalid { path: path.to_owned(), line: line(&source), source })
     }
 
     fn from_parsed(file: PolicyFile) -> Self {

@@ -463,3 +463,15 @@ fn an_empty_program_is_reported_as_empty() {
     let err = Policy::deny_all().allow_program("").validate().unwrap_err();
     assert!(matches!(err, PolicyError::EmptyProgram { index: 0 }), "{err}");
 }
+
+/// Every deny entry that could never match is reported in one error, each with its line.
+#[test]
+fn every_bad_deny_entry_is_reported_with_its_line() {
+    let text = "deny = [\n  \"true\",\n  \"./su\",\n  \"truee\",\n  \"/etc/passwd\",\n]\n";
+    assert_eq!(
+        load_error(text),
+        "invalid policy file `<string>`: 3 invalid entries: line 3: deny rule 2: `./su` must be a bare name or an \
+         absolute path; line 4: deny rule 3: `truee` is not found, so it would never match; line 5: deny rule 4: \
+         `/etc/passwd` is not executable, so it would never match"
+    );
+}
