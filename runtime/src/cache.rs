@@ -1,38 +1,50 @@
 //! The on-disk cache of compiled guests, so that a second run of the same module skips
 //! compilation.
 //!
-//! A compiled module is stored zstd-compressed as `<dir>/<key>.cwasm.zst` (about a third of the
-//! uncompressed size), where the key is the SHA-256 of the module's bytes together with the
-//! engine's compatibility hash (wasmtime version, target and every setting that changes
-//! generated code, such as fuel or epoch checks). Entries are written to a temporary file and
-//! renamed into place, so a reader never sees a partial file; a file that does not decompress
-//! or that wasmtime refuses to load is compiled again and replaced.
+//! A compiled module is stored as `<dir>/<key>.cwasm`, exactly what wasmtime serialized, so
+//! that a load maps the file (as `wasmtime run` maps its own cache) instead of reading and
+//! decompressing it: for a 18 MB Python component, decompression was a third of a warm start.
+//! The key is a hash of the module's bytes together with the engine's compatibility hash
+//! (wasmtime version, target and every setting that changes generated code, such as fuel or
+//! epoch checks). Entries are written to a temporary file and renamed into place, so a reader
+//! never sees a partial file, and an entry is never rewritten in place; a file that fails a
+//! check or that wasmtime refuses to load is compiled again and replaced.
+//!
+//! The directory holds at most its limit ([`DEFAULT_CACHE_LIMIT`], or
+//! `RuntimeBuilder::cache_limit`): after each store, the entries used longest ago (a load
+//! marks an entry used by its modification time) are removed until the rest fit.
 //!
 //! An entry is native code this process will run, so the cache is part of what wrt trusts:
 //!
 //! - The directory is opened once per load (`O_DIRECTORY | O_NOFOLLOW`) and checked on that
 //!   descriptor: owned by this user and writable by nobody else, or it is not used at all.
 //!   wrt creates it `0700` and its entries `0600`, whatever the umask.
-//! - Every entry starts with a keyed BLAKE3 MAC of its name and its compressed bytes. The
-//!   32-byte key is the user extended attribute [`CACHE_KEY_ATTR`] of the directory, made from
-//!   `getrandom` when the directory has none. WASI (preview 1 and 2) has no call that reads
-//!   or sets extended attributes, so a guest given the directory, or its parent, can neither
-//!   forge an entry nor learn the key; a directory it puts in the cache's place has no key, and
-//!   gets a new one.
+//! - Every entry carries a keyed BLAKE3 MAC of its name and its bytes, in its extended
+//!   attribute [`ENTRY_MAC_ATTR`]. The 32-byte key is the user extended attribute
+//!   [`CACHE_KEY_ATTR`] of the directory, made from `getrandom` when the directory has none.
+//!   WASI (preview 1 and 2) has no call that reads or sets extended attributes, so a guest
+//!   given the directory, or its parent, can neither forge an entry nor learn the key; a
+//!   directory it puts in the cache's place has no key, and gets a new one.
 //! - Entries are opened relative to the checked descriptor with `O_NOFOLLOW`, must be regular
-//!   files of this user writable by nobody else, and are read whole into memory, checked, and
-//!   only then decompressed and handed to wasmtime. An entry that fails any check is compiled
+//!   files of this user writable by nobody else, and are mapped and checked; only then does
+//!   wasmtime open the same file (through `/proc/self/fd`, so a file renamed over the name
+//!   meanwhile is not the one it reads) and map it. An entry that fails any check is compiled
 //!   again and replaced.
+//! - Limit: between the check and wasmtime's mapping, and while the code runs, a process of
+//!   this user that writes the entry's file in place (wrt never does) changes what runs, and
+//!   one that truncates it crashes this process with `SIGBUS`. No guest can (it is refused a
+//!   writable directory that reaches the cache), nor can a child under the child sandbox.
 
+use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat, renameat};
-use nix::sys::stat::{Mode, SFlag, fchmod, fstat};
+use nix::sys::stat::{Mode, SFlag, fchmod, fstat, futimens};
+use nix::sys::time::TimeSpec;
 use nix::unistd::{Uid, UnlinkatFlags, unlinkat};
-use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 
 /// Where compiled modules are cached.
@@ -100,7 +112,8 @@ impl CacheMode {
             let entry = entry?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let key = name.strip_suffix(".cwasm.zst").or_else(|| name.strip_suffix(".cwasm"));
+            // Entries of this version, and the compressed ones of earlier versions.
+            let key = name.strip_suffix(ENTRY_SUFFIX).or_else(|| name.strip_suffix(".cwasm.zst"));
             let ours = key.is_some_and(|k| k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()))
                 || name.starts_with(".tmp-");
             if ours && entry.file_type()?.is_file() {
@@ -200,19 +213,27 @@ pub enum CacheError {
 pub const CACHE_KEY_ATTR: &str = "user.wrt.cache-key";
 const CACHE_KEY_ATTR_C: &std::ffi::CStr = c"user.wrt.cache-key";
 
-/// The tag every entry's MAC starts with: the format of entries.
-const MAC_TAG: &[u8] = b"wrt-module-cache-v3\0";
+/// The extended attribute of an entry that holds its MAC.
+pub const ENTRY_MAC_ATTR: &str = "user.wrt.mac";
+const ENTRY_MAC_ATTR_C: &std::ffi::CStr = c"user.wrt.mac";
 
-/// Bytes of an entry's MAC, before its zstd frame.
+/// What an entry's file name ends with, after its key.
+const ENTRY_SUFFIX: &str = ".cwasm";
+
+/// How much a cache directory holds by default before the entries used longest ago are
+/// removed: 1 GiB.
+pub const DEFAULT_CACHE_LIMIT: u64 = 1 << 30;
+
+/// The tag every entry's MAC and key start with: the format of entries.
+const MAC_TAG: &[u8] = b"wrt-module-cache-v4\0";
+
+/// Bytes of an entry's MAC.
 const MAC_LEN: usize = blake3::OUT_LEN;
 
-/// zstd's level for entries: fast to write, and decompression speed barely depends on it.
-const ZSTD_LEVEL: i32 = 3;
+/// Feeds `Hash` output into BLAKE3.
+struct Blake3Hasher<'a>(&'a mut blake3::Hasher);
 
-/// Feeds `Hash` output into SHA-256.
-struct ShaHasher<'a>(&'a mut Sha256);
-
-impl Hasher for ShaHasher<'_> {
+impl Hasher for Blake3Hasher<'_> {
     fn finish(&self) -> u64 {
         0
     }
@@ -222,34 +243,46 @@ impl Hasher for ShaHasher<'_> {
     }
 }
 
-/// The cache key of `bytes` compiled by `engine`.
+/// The cache key of `bytes` compiled by `engine`: not a secret, only a name (BLAKE3, about
+/// five times faster than the SHA-256 it replaced, which took a twentieth of a warm start).
 pub(crate) fn key(engine: &Engine, bytes: &[u8]) -> String {
-    let mut sha = Sha256::new();
-    sha.update(b"wrt-module-cache-v3\0");
-    engine.precompile_compatibility_hash().hash(&mut ShaHasher(&mut sha));
-    sha.update((bytes.len() as u64).to_le_bytes());
-    sha.update(bytes);
-    sha.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(MAC_TAG);
+    engine.precompile_compatibility_hash().hash(&mut Blake3Hasher(&mut hasher));
+    hasher.update(&(bytes.len() as u64).to_le_bytes());
+    hasher.update(bytes);
+    hasher.finalize().to_hex().to_string()
 }
 
-/// Serialized code read from a cache entry whose MAC matched: only [`CacheDir::read`] makes
-/// one, so [`crate::sys::deserialize_cached`] never sees bytes that were not authenticated.
+/// A cache entry whose MAC matched, open: only [`CacheDir::read`] makes one, so
+/// [`crate::sys::deserialize_cached`] never sees a file that was not authenticated.
 #[derive(Debug)]
-pub(crate) struct Verified(Vec<u8>);
+pub(crate) struct Verified(File);
 
 impl Verified {
-    pub(crate) fn bytes(&self) -> &[u8] {
+    pub(crate) fn file(&self) -> &File {
         &self.0
+    }
+
+    /// The entry's bytes, read from its descriptor.
+    pub(crate) fn read_all(&self) -> std::io::Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let len = usize::try_from(self.0.metadata()?.len()).map_err(std::io::Error::other)?;
+        let mut bytes = vec![0; len];
+        self.0.read_exact_at(&mut bytes, 0)?;
+        Ok(bytes)
     }
 }
 
-/// Loads `bytes` compiled from `dir`, or compiles them with `compile` and stores the result.
-/// Returns the module (or component) and whether it came from the cache. A directory that
-/// cannot be used is given to `unusable` and the module is compiled; failing to write the
-/// cache is not an error: the run goes on with the freshly compiled code.
+/// Loads `bytes` compiled from `dir`, or compiles them with `compile` and stores the result,
+/// then removes the entries used longest ago past `limit` bytes. Returns the module (or
+/// component) and whether it came from the cache. A directory that cannot be used is given to
+/// `unusable` and the module is compiled; failing to write the cache is not an error: the run
+/// goes on with the freshly compiled code.
 pub(crate) fn load_or_compile<C: crate::sys::Compiled>(
     engine: &Engine,
     dir: &Path,
+    limit: u64,
     bytes: &[u8],
     compile: impl FnOnce() -> wasmtime::Result<C>,
     unusable: impl FnOnce(CacheError),
@@ -261,20 +294,20 @@ pub(crate) fn load_or_compile<C: crate::sys::Compiled>(
             return Ok((compile()?, false));
         }
     };
-    let name = format!("{}.cwasm.zst", key(engine, bytes));
-    // At most this many bytes are read: far more than code compiled from `bytes` compresses
-    // to, and a planted file of any size is never read whole.
-    let limit = u64::try_from(bytes.len()).unwrap_or(u64::MAX).saturating_mul(MAX_RATIO).saturating_add(64 << 20);
-    if let Some(serialized) = cache.read(&name, limit)
-        && let Ok(module) = crate::sys::deserialize_cached(engine, &serialized)
+    let name = format!("{}{ENTRY_SUFFIX}", key(engine, bytes));
+    // At most this many bytes are mapped: far more than code compiled from `bytes` takes, and
+    // a planted file of any size is never read whole.
+    let most = u64::try_from(bytes.len()).unwrap_or(u64::MAX).saturating_mul(MAX_RATIO).saturating_add(64 << 20);
+    if let Some(entry) = cache.read(&name, most)
+        && let Ok(module) = crate::sys::deserialize_cached(engine, &entry)
     {
         return Ok((module, true));
     }
     let module = compile()?;
     if let Ok(serialized) = module.serialize()
-        && let Ok(compressed) = zstd::bulk::compress(&serialized, ZSTD_LEVEL)
+        && cache.store(&name, &serialized).is_ok()
     {
-        let _ = cache.store(&name, &compressed);
+        cache.evict(limit, &name);
     }
     Ok((module, false))
 }
@@ -355,18 +388,17 @@ impl CacheDir {
         }
     }
 
-    /// The MAC of entry `name` holding `compressed`.
-    fn mac(&self, name: &str, compressed: &[u8]) -> blake3::Hash {
+    /// The MAC of entry `name` holding `bytes`.
+    fn mac(&self, name: &str, bytes: &[u8]) -> blake3::Hash {
         let mut mac = blake3::Hasher::new_keyed(&self.key);
-        mac.update(MAC_TAG).update(name.as_bytes()).update(b"\0").update(compressed);
+        mac.update(MAC_TAG).update(name.as_bytes()).update(b"\0").update(bytes);
         mac.finalize()
     }
 
-    /// The serialized code in entry `name`, or `None` when it is missing, is not a regular
-    /// file of this user writable by nobody else, is larger than `limit`, fails its MAC or
-    /// does not decompress.
+    /// Entry `name`, open, or `None` when it is missing, is not a regular file of this user
+    /// writable by nobody else, is empty or larger than `limit`, or fails its MAC. A good
+    /// entry is marked used now (its modification time), for [`CacheDir::evict`].
     fn read(&self, name: &str, limit: u64) -> Option<Verified> {
-        use std::io::Read;
         // Non-blocking: opening a FIFO planted under the entry's name must not wait for a
         // writer. It changes nothing for a regular file.
         let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
@@ -374,40 +406,71 @@ impl CacheDir {
         let stat = fstat(&fd).ok()?;
         let size = u64::try_from(stat.st_size).ok()?;
         let regular = SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFREG;
-        if !regular || stat.st_uid != self.uid.as_raw() || stat.st_mode & 0o022 != 0 || size > limit {
+        if !regular || stat.st_uid != self.uid.as_raw() || stat.st_mode & 0o022 != 0 || size == 0 || size > limit {
             return None;
         }
-        // Read, not mmap: a file truncated or rewritten by another process while mapped would
-        // crash this one with SIGBUS, or change after its MAC was checked.
-        let mut stored = Vec::with_capacity(usize::try_from(size).ok()?);
-        std::fs::File::from(fd).take(limit.saturating_add(1)).read_to_end(&mut stored).ok()?;
-        if stored.len() < MAC_LEN || stored.len() as u64 > limit {
+        let mut mac = [0u8; MAC_LEN];
+        if crate::sys::xattr::get(fd.as_fd(), ENTRY_MAC_ATTR_C, &mut mac) != Ok(MAC_LEN) {
             return None;
         }
-        let (mac, compressed) = stored.split_at(MAC_LEN);
-        let mac = blake3::Hash::from_bytes(mac.try_into().ok()?);
+        let map = crate::sys::file_map::FileMap::new(fd.as_fd(), usize::try_from(size).ok()?).ok()?;
         // `Hash`'s equality takes the same time whatever bytes differ.
-        if mac != self.mac(name, compressed) {
+        if blake3::Hash::from_bytes(mac) != self.mac(name, map.bytes()) {
             return None;
         }
-        decompress(compressed).map(Verified)
+        drop(map);
+        let _ = futimens(&fd, &TimeSpec::UTIME_NOW, &TimeSpec::UTIME_NOW);
+        Some(Verified(File::from(fd)))
     }
 
-    /// Writes entry `name`: a new `0600` file, renamed over the old entry once complete.
-    fn store(&self, name: &str, compressed: &[u8]) -> std::io::Result<()> {
+    /// Writes entry `name`: a new `0600` file with its MAC, renamed over the old entry once
+    /// complete.
+    fn store(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
         use std::io::Write;
-        let mac = self.mac(name, compressed);
+        let mac = self.mac(name, bytes);
         let (tmp, file) = self.tempfile()?;
-        let mut file = std::fs::File::from(file);
+        let mut file = File::from(file);
         let result = file
-            .write_all(mac.as_bytes())
-            .and_then(|()| file.write_all(compressed))
+            .write_all(bytes)
+            .and_then(|()| Ok(crate::sys::xattr::set(file.as_fd(), ENTRY_MAC_ATTR_C, mac.as_bytes(), false)?))
             .and_then(|()| file.sync_data())
             .and_then(|()| Ok(renameat(&self.fd, tmp.as_str(), &self.fd, name)?));
         if result.is_err() {
             let _ = unlinkat(&self.fd, tmp.as_str(), UnlinkatFlags::NoRemoveDir);
         }
         result
+    }
+
+    /// Removes the entries used longest ago (oldest modification time first), never `keep`,
+    /// until the directory's entries take at most `limit` bytes. Best effort: a file that
+    /// cannot be listed or removed is left.
+    fn evict(&self, limit: u64, keep: &str) {
+        let Ok(listing) = std::fs::read_dir(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&self.fd)))
+        else {
+            return;
+        };
+        let mut entries: Vec<(std::time::SystemTime, u64, String)> = listing
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                let key = name.strip_suffix(ENTRY_SUFFIX).or_else(|| name.strip_suffix(".cwasm.zst"))?;
+                let meta = entry.metadata().ok()?;
+                if key.len() != 64 || !meta.is_file() {
+                    return None;
+                }
+                Some((meta.modified().ok()?, meta.len(), name))
+            })
+            .collect();
+        let mut total: u64 = entries.iter().map(|(_, len, _)| len).sum();
+        entries.sort();
+        for (_, len, name) in entries {
+            if total <= limit {
+                break;
+            }
+            if name != keep && unlinkat(&self.fd, name.as_str(), UnlinkatFlags::NoRemoveDir).is_ok() {
+                total -= len;
+            }
+        }
     }
 
     /// A new `0600` file in the directory with a unique name, created exclusively.
@@ -435,24 +498,9 @@ impl CacheDir {
     }
 }
 
-/// The most an entry may expand by for its header's size to be trusted: compiled code
-/// compresses about 3×; a header claiming more is corrupt, and is read by streaming instead of
-/// allocating what it claims.
+/// The most compiled code may take per byte of its module, for an entry's size to be trusted:
+/// a larger file is not an entry of ours, and is never mapped.
 const MAX_RATIO: u64 = 64;
-
-/// The bytes of a cache entry, or `None` when it does not decompress. An entry records its
-/// size (`zstd::bulk::compress` writes it in the frame header), so it decompresses into one
-/// buffer of that size: streaming into a growing buffer reallocates and copies it several
-/// times, which cost a tenth of the CPU time of a cached `wrt run` of a small component.
-fn decompress(compressed: &[u8]) -> Option<Vec<u8>> {
-    let len = u64::try_from(compressed.len()).ok()?;
-    match zstd::zstd_safe::get_frame_content_size(compressed) {
-        Ok(Some(size)) if size <= len.saturating_mul(MAX_RATIO) => {
-            zstd::bulk::decompress(compressed, usize::try_from(size).ok()?).ok()
-        }
-        _ => zstd::decode_all(compressed).ok(),
-    }
-}
 
 #[cfg(test)]
 mod tests;

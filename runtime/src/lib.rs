@@ -165,7 +165,7 @@ mod wasi_limits;
 mod wasi_original;
 
 pub use abi::spawn_state::DeniedSpawn;
-pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage};
+pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage, DEFAULT_CACHE_LIMIT, ENTRY_MAC_ATTR};
 pub use error::{ConfigError, InstantiateError, LoadError};
 pub use external::policy::GcPolicy;
 pub use guest::Guest;

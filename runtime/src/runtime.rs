@@ -78,6 +78,8 @@ impl std::fmt::Debug for Runtime {
 pub struct RuntimeBuilder {
     pub(crate) allow_fork_copies: bool,
     pub(crate) cache: CacheMode,
+    /// `None`: [`DEFAULT_CACHE_LIMIT`](crate::cache::DEFAULT_CACHE_LIMIT).
+    pub(crate) cache_limit: Option<u64>,
     pub(crate) fuel: bool,
     pub(crate) unknown_imports_trap: bool,
     pub(crate) on_slow_compile: Option<SlowCompileHook>,
@@ -128,6 +130,13 @@ impl RuntimeBuilder {
     /// write to the user's home unasked; the `wrt` CLI uses [`CacheMode::User`]).
     pub fn cache(mut self, cache: CacheMode) -> Self {
         self.cache = cache;
+        self
+    }
+
+    /// The most bytes the cache directory holds: after a store, the entries used longest ago
+    /// are removed until the rest fit. Default: [`DEFAULT_CACHE_LIMIT`](crate::cache::DEFAULT_CACHE_LIMIT), 1 GiB.
+    pub fn cache_limit(mut self, bytes: u64) -> Self {
+        self.cache_limit = Some(bytes);
         self
     }
 
@@ -298,7 +307,15 @@ impl Runtime {
                         hook(&err);
                     }
                 };
-                crate::cache::load_or_compile(engine, &dir, bytes, compile, unusable).map_err(failed)?
+                crate::cache::load_or_compile(
+                    engine,
+                    &dir,
+                    settings.cache_limit.unwrap_or(crate::cache::DEFAULT_CACHE_LIMIT),
+                    bytes,
+                    compile,
+                    unusable,
+                )
+                .map_err(failed)?
             }
             None => (compile().map_err(failed)?, false),
         };

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use wrt_runtime::CacheMode;
+use wrt_runtime::{CacheMode, DEFAULT_CACHE_LIMIT};
 
 /// Show or clear the cache of compiled modules
 #[derive(Debug, Args)]
@@ -17,7 +17,8 @@ pub(crate) struct CacheArgs {
 enum Action {
     /// Print the cache directory
     Dir,
-    /// Print how many compiled modules the cache holds and their size on disk
+    /// Print how many compiled modules the cache holds, their size on disk, and the limit past
+    /// which the ones used longest ago are removed
     Size,
     /// Remove every compiled module from the cache
     Clean,
@@ -31,7 +32,13 @@ impl CacheArgs {
             Action::Dir => out!("{}", dir.display()),
             Action::Size => {
                 let usage = cache.usage().with_context(|| format!("failed to read `{}`", dir.display()))?;
-                out!("{} in {} entries ({})", megabytes(usage.bytes), usage.entries, dir.display());
+                out!(
+                    "{} in {} entries ({}), limit {}",
+                    megabytes(usage.bytes),
+                    usage.entries,
+                    dir.display(),
+                    megabytes(DEFAULT_CACHE_LIMIT)
+                );
             }
             Action::Clean => {
                 let removed = cache.clean().with_context(|| format!("failed to clean `{}`", dir.display()))?;

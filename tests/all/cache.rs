@@ -24,7 +24,7 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_str().unwrap().ends_with(".cwasm.zst"))
+        .filter(|p| p.to_str().unwrap().ends_with(".cwasm"))
         .collect();
     entries.sort();
     entries

@@ -255,7 +255,10 @@ fn second_run_uses_the_compile_cache() {
     // Different engine settings (fuel changes the generated code) miss the cache.
     let fueled = Runtime::builder().cache(CacheMode::Dir(dir.path().to_owned())).fuel(true).build().unwrap();
     assert!(!fueled.load_file(CLI_HELLO).unwrap().from_cache());
-    // A corrupt entry is compiled again, not trusted.
+    // A corrupt entry is compiled again, not trusted. (Written in place only once no guest
+    // loaded from it is alive: wasmtime maps entries, and a file truncated under a live
+    // mapping raises SIGBUS, the limit docs/design.md describes.)
+    drop((first, second));
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         std::fs::write(entry.unwrap().path(), b"corrupt").unwrap();
     }
@@ -486,15 +489,15 @@ fn issue_16_cache_commands() {
     assert_code(&out, 0);
     assert!(stdout(&out).starts_with("0.0 MB in 0 entries"), "{}", stdout(&out));
     assert_code(&wrt_in(&["run", CLI_HELLO]), 0);
-    // One entry, zstd-compressed, smaller than the module wasmtime serialized.
+    // One entry: what wasmtime serialized (an ELF file it maps when loading).
     let entries: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
-    assert!(entries[0].to_str().unwrap().ends_with(".cwasm.zst"), "{entries:?}");
-    // A 32-byte MAC, then the zstd frame.
+    assert!(entries[0].to_str().unwrap().ends_with(".cwasm"), "{entries:?}");
     let bytes = std::fs::read(&entries[0]).unwrap();
-    assert_eq!(bytes[32..36], [0x28, 0xb5, 0x2f, 0xfd], "zstd magic");
+    assert_eq!(bytes[..4], *b"\x7fELF", "ELF magic");
     let out = wrt_in(&["cache", "size"]);
     assert!(stdout(&out).contains(" in 1 entries"), "{}", stdout(&out));
+    assert!(stdout(&out).trim_end().ends_with("limit 1073.7 MB"), "{}", stdout(&out));
     // A file wrt did not write stays.
     std::fs::write(cache.join("notes.txt"), "mine").unwrap();
     let out = wrt_in(&["cache", "clean"]);

@@ -1,43 +1,28 @@
-use std::io::Write;
-
 use super::*;
-
-#[test]
-fn entries_decompress_with_or_without_their_size() {
-    let bytes: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
-    let sized = zstd::bulk::compress(&bytes, ZSTD_LEVEL).unwrap();
-    assert!(matches!(zstd::zstd_safe::get_frame_content_size(&sized), Ok(Some(_))));
-    assert_eq!(decompress(&sized).unwrap(), bytes);
-    // A streamed frame records no size: it is read by streaming.
-    let mut encoder = zstd::Encoder::new(Vec::new(), ZSTD_LEVEL).unwrap();
-    encoder.write_all(&bytes).unwrap();
-    let streamed = encoder.finish().unwrap();
-    assert!(matches!(zstd::zstd_safe::get_frame_content_size(&streamed), Ok(None)));
-    assert_eq!(decompress(&streamed).unwrap(), bytes);
-}
-
-#[test]
-fn a_corrupt_entry_is_refused_without_allocating_what_it_claims() {
-    let bytes = vec![7u8; 4096];
-    let mut sized = zstd::bulk::compress(&bytes, ZSTD_LEVEL).unwrap();
-    // Claim 2^62 bytes: the header's single-segment size field is rewritten.
-    let frame = zstd::zstd_safe::get_frame_content_size(&sized).unwrap();
-    assert_eq!(frame, Some(4096));
-    sized[4] = 0xe0; // frame header descriptor: 8-byte content size, single segment
-    let claimed = 1u64 << 62;
-    sized.splice(5..7, claimed.to_le_bytes());
-    assert_eq!(zstd::zstd_safe::get_frame_content_size(&sized).unwrap(), Some(claimed));
-    assert!(decompress(&sized).is_none());
-    assert!(decompress(b"not zstd").is_none());
-    assert!(decompress(&[]).is_none());
-}
 
 /// A compiled empty module, and what `load_or_compile` reports.
 fn load(engine: &Engine, dir: &Path) -> (bool, Vec<String>) {
+    load_text(engine, dir, "(module)", DEFAULT_CACHE_LIMIT)
+}
+
+/// The module `text`, compiled or loaded under `limit`, and what `load_or_compile` reports.
+fn load_text(engine: &Engine, dir: &Path, text: &str, limit: u64) -> (bool, Vec<String>) {
     let mut unusable = Vec::new();
-    let compile = || Ok(crate::guest::Compiled::Module(wasmtime::Module::new(engine, "(module)")?));
-    let (_, hit) = load_or_compile(engine, dir, b"(module)", compile, |e| unusable.push(e.to_string())).unwrap();
+    let compile = || Ok(crate::guest::Compiled::Module(wasmtime::Module::new(engine, text)?));
+    let (module, hit) =
+        load_or_compile(engine, dir, limit, text.as_bytes(), compile, |e| unusable.push(e.to_string())).unwrap();
+    // The loaded code runs.
+    let crate::guest::Compiled::Module(module) = module else { panic!("a module") };
+    let mut store = wasmtime::Store::new(engine, ());
+    wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
     (hit, unusable)
+}
+
+fn mac_of(entry: &Path) -> Vec<u8> {
+    let file = File::open(entry).unwrap();
+    let mut mac = [0u8; 64];
+    let len = crate::sys::xattr::get(file.as_fd(), ENTRY_MAC_ATTR_C, &mut mac).unwrap();
+    mac[..len].to_vec()
 }
 
 fn stored(dir: &Path) -> Vec<PathBuf> {
@@ -75,15 +60,31 @@ fn an_entry_is_loaded_only_with_its_mac() {
     assert_eq!(load(&engine, &dir), (false, vec![]));
     let [entry] = stored(&dir).try_into().unwrap();
     let authentic = std::fs::read(&entry).unwrap();
-    // One bit of the code, or of the MAC, changed; the MAC alone; nothing.
+    let authentic_mac = mac_of(&entry);
+    // One bit of the code changed; the code cut short; nothing.
     let mut code = authentic.clone();
     *code.last_mut().unwrap() ^= 1;
-    let mut mac = authentic.clone();
-    mac[0] ^= 1;
-    for tampered in [code, mac, authentic[..MAC_LEN].to_vec(), Vec::new()] {
+    for tampered in [code, authentic[..authentic.len() / 2].to_vec(), Vec::new()] {
         std::fs::write(&entry, &tampered).unwrap();
         assert_eq!(load(&engine, &dir), (false, vec![]));
         assert_eq!(std::fs::read(&entry).unwrap(), authentic, "replaced");
+        assert_eq!(mac_of(&entry), authentic_mac);
+    }
+    // One bit of the MAC changed; the MAC cut short; no MAC.
+    let mut flipped = authentic_mac.clone();
+    flipped[0] ^= 1;
+    for mac in [Some(flipped), Some(authentic_mac[..16].to_vec()), None] {
+        let file = File::open(&entry).unwrap();
+        match &mac {
+            Some(mac) => crate::sys::xattr::set(file.as_fd(), ENTRY_MAC_ATTR_C, mac, false).unwrap(),
+            None => {
+                // A fresh file under the name, without the attribute.
+                std::fs::remove_file(&entry).unwrap();
+                std::fs::write(&entry, &authentic).unwrap();
+            }
+        }
+        assert_eq!(load(&engine, &dir), (false, vec![]), "{mac:?}");
+        assert_eq!(mac_of(&entry), authentic_mac, "replaced");
     }
     // A new key (the attribute removed, or of another length) invalidates every entry.
     let cache = CacheDir::open(&dir).unwrap();
@@ -91,4 +92,32 @@ fn an_entry_is_loaded_only_with_its_mac() {
     assert_eq!(load(&engine, &dir), (false, vec![]));
     assert_eq!(load(&engine, &dir), (true, vec![]));
     assert_ne!(CacheDir::open(&dir).unwrap().key, cache.key);
+}
+
+/// Past its limit, the cache removes the entries used longest ago, never the one just stored.
+#[test]
+fn the_cache_stays_within_its_limit_dropping_the_least_recently_used() {
+    let engine = Engine::default();
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("modules");
+    let module = |n: u32| format!("(module (func (export \"f{n}\") (result i32) i32.const {n}))");
+    let usage = || CacheMode::Dir(dir.clone()).usage().unwrap();
+    assert_eq!(load_text(&engine, &dir, &module(1), DEFAULT_CACHE_LIMIT), (false, vec![]));
+    let one = usage().bytes;
+    // Room for two entries, not three.
+    let limit = one * 5 / 2;
+    assert_eq!(load_text(&engine, &dir, &module(2), limit), (false, vec![]));
+    assert_eq!(usage().entries, 2);
+    // Using the first makes the second the one used longest ago.
+    assert_eq!(load_text(&engine, &dir, &module(1), limit), (true, vec![]));
+    assert_eq!(load_text(&engine, &dir, &module(3), limit), (false, vec![]));
+    assert_eq!(usage().entries, 2);
+    assert!(usage().bytes <= limit, "{} > {limit}", usage().bytes);
+    assert_eq!(load_text(&engine, &dir, &module(1), limit), (true, vec![]), "kept: used recently");
+    assert_eq!(load_text(&engine, &dir, &module(3), limit), (true, vec![]), "kept: just stored");
+    assert_eq!(load_text(&engine, &dir, &module(2), limit), (false, vec![]), "removed");
+    // A limit below one entry keeps the entry just stored, and only it.
+    assert_eq!(load_text(&engine, &dir, &module(4), 1), (false, vec![]));
+    assert_eq!(usage().entries, 1);
+    assert_eq!(load_text(&engine, &dir, &module(4), 1), (true, vec![]));
 }
