@@ -10,6 +10,28 @@ pub(crate) mod cache;
 pub(crate) mod policy;
 pub(crate) mod run;
 
+/// `wrt --help`: the commands and the options most runs use; `wrt run --help` lists them all.
+const TOP_HELP: &str = "\
+{about-with-newline}
+{usage-heading} {usage}
+
+Commands:
+{subcommands}
+
+Common options of `wrt run` (`wrt run --help` lists every one):
+      --dir <HOST[::GUEST]>      Give the guest a host directory, read-write
+      --ro-dir <HOST[::GUEST]>   Give the guest a host directory, read-only
+      --env <NAME[=VALUE]>       Set an environment variable of the guest
+      --allow-run <PROGRAM>      Let the guest run a host program (its children are confined)
+      --policy <FILE>            Let the guest run host programs under a spawn policy file
+      --timeout <DURATION>       Stop the guest after this long, e.g. `30s`
+      --max-memory <SIZE>        Memory limit of the guest, e.g. `512MiB`
+      --invoke <NAME>            Call an exported function instead of `_start`
+      --no-cache                 Compile without the cache of compiled modules
+  -h, --help                     Print help
+  -V, --version                  Print version
+";
+
 /// A WebAssembly sandbox runtime whose guests may run host programs.
 ///
 /// `wrt app.wasm [ARGS]` is short for `wrt run app.wasm [ARGS]`, as in wasmtime.
@@ -22,7 +44,8 @@ pub(crate) mod run;
     args_conflicts_with_subcommands = true,
     arg_required_else_help = true,
     subcommand_value_name = "COMMAND",
-    override_usage = "wrt [OPTIONS] <MODULE> [ARGS]...\n       wrt <COMMAND>"
+    override_usage = "wrt [OPTIONS] <MODULE> [ARGS]...\n       wrt <COMMAND>",
+    help_template = TOP_HELP
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -35,7 +58,7 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run a WebAssembly module (WASI preview 1)
+    /// Run a WebAssembly module (WASI preview 1) or a WASI 0.2 command component
     Run(Box<run::RunArgs>),
     /// Measure spawn, buffer, startup, instantiate and pipeline workloads against their floors, compare settings
     Bench(bench::BenchArgs),
@@ -94,12 +117,50 @@ fn unknown_option(err: &clap::Error) -> Option<String> {
     let Some(ContextValue::String(option)) = err.get(ContextKind::InvalidArg) else { return None };
     let similar = match err.get(ContextKind::SuggestedArg) {
         Some(ContextValue::String(similar)) => format!("; did you mean `{similar}`?"),
-        _ => String::new(),
+        _ => nearest_flag(option).map(|flag| format!("; did you mean `{flag}`?")).unwrap_or_default(),
     };
     Some(format!(
         "wrt: unknown option `{option}`{similar} (wrt's options come before the module, everything after it \
          goes to the guest; see `wrt run --help`)"
     ))
+}
+
+/// The long flag of `wrt run` nearest to `option` (clap suggests none for short misspellings
+/// such as `--dri`): at most one edit or swap of neighbours away, or two for longer flags.
+fn nearest_flag(option: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let typed = option.strip_prefix("--")?.split('=').next()?;
+    let command = Cli::command();
+    let run = command.find_subcommand("run")?;
+    let most = if typed.len() <= 5 { 1 } else { 2 };
+    run.get_arguments()
+        .filter_map(|arg| arg.get_long())
+        .map(|long| (edits(typed, long), long))
+        .filter(|&(distance, _)| distance <= most)
+        .min()
+        .map(|(_, long)| format!("--{long}"))
+}
+
+/// Edits (insert, delete, replace, swap of neighbours) between `a` and `b`.
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -146,6 +207,31 @@ mod tests {
         );
         let err = Cli::try_parse_from(["wrt", "--max-memroy", "1MiB", "app.wasm"]).unwrap_err();
         assert!(super::unknown_option(&err).unwrap().contains("did you mean `--max-memory`?"));
+        for (typed, meant) in [("--dri", "--dir"), ("--ro-dri", "--ro-dir"), ("--timout", "--timeout")] {
+            let err = Cli::try_parse_from(["wrt", "run", typed, "x", "app.wasm"]).unwrap_err();
+            let message = super::unknown_option(&err).unwrap();
+            assert!(message.contains(&format!("did you mean `{meant}`?")), "{typed}: {message}");
+        }
+        let err = Cli::try_parse_from(["wrt", "run", "--zzzzzz", "app.wasm"]).unwrap_err();
+        assert!(!super::unknown_option(&err).unwrap().contains("did you mean"));
+    }
+
+    /// The options `wrt --help` lists by hand are options of `wrt run`.
+    #[test]
+    fn top_help_names_real_options() {
+        let command = Cli::command();
+        let run = command.find_subcommand("run").unwrap();
+        let longs: Vec<&str> = run.get_arguments().filter_map(|a| a.get_long()).collect();
+        let listed: Vec<&str> = super::TOP_HELP
+            .lines()
+            .filter_map(|line| line.trim_start().strip_prefix("--"))
+            .map(|rest| rest.split([' ', '<']).next().unwrap())
+            .filter(|flag| !["help", "version"].contains(flag))
+            .collect();
+        assert!(listed.len() >= 8, "{listed:?}");
+        for flag in listed {
+            assert!(longs.contains(&flag), "`--{flag}` is not an option of `wrt run`");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! `wrt-runtime` runs WebAssembly guests (WASI preview 1 core modules) in wasmtime, with every
-//! guest linear memory and GC heap mapped by wrt's own memory creator and marked
-//! `MADV_DONTFORK`, so that a `fork()` of the host never copies the guest's page tables.
+//! `wrt-runtime` runs WebAssembly guests (WASI preview 1 core modules and WASI 0.2 command
+//! components) in wasmtime, with every guest linear memory and GC heap mapped by wrt's own
+//! memory creator and marked `MADV_DONTFORK`, so that a `fork()` of the host never copies the
+//! guest's page tables.
 //!
 //! The shape is the one wasmtime embedders know:
 //!

@@ -23,7 +23,7 @@ const EXIT_TRAP: u8 = 134;
 /// Exit code for a timeout, as `timeout(1)`.
 const EXIT_TIMEOUT: u8 = 124;
 
-/// Run a WebAssembly module (WASI preview 1)
+/// Run a WebAssembly module (WASI preview 1) or a WASI 0.2 command component
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Give the guest a host directory, read-write: HOST, or HOST::GUEST to mount it elsewhere
@@ -150,7 +150,8 @@ pub(crate) struct RunArgs {
     allow_env: Vec<String>,
 
     /// wasmtime's wasm options: `-W timeout=DURATION`, `-W fuel=N`, `-W max-memory-size=BYTES`,
-    /// `-W unknown-imports-trap` (comma-separated or repeated)
+    /// `-W unknown-imports-trap` (comma-separated or repeated); `-W exceptions`, `-W tail-call`,
+    /// `-W simd` and the other proposals every guest has are accepted
     #[arg(short = 'W', long = "wasm", value_name = "KEY[=VALUE]")]
     wasm_options: Vec<String>,
 
@@ -158,6 +159,14 @@ pub(crate) struct RunArgs {
     /// `-S cli-exit-with-code` (always on)
     #[arg(short = 'S', long = "wasi", value_name = "KEY[=VALUE]")]
     wasi_options: Vec<String>,
+
+    /// wasmtime's codegen options: `-C cache=n` is `--no-cache`; the others are refused
+    #[arg(short = 'C', long = "codegen", value_name = "KEY[=VALUE]")]
+    codegen_options: Vec<String>,
+
+    /// wasmtime's optimization options: refused (wrt compiles with its own settings)
+    #[arg(short = 'O', long = "optimize", value_name = "KEY[=VALUE]")]
+    optimize_options: Vec<String>,
 
     /// The WebAssembly module (.wasm or .wat), then the guest's arguments (or the parameters of
     /// --invoke). Everything after the module goes to the guest verbatim, `--` and anything
@@ -208,10 +217,15 @@ impl RunArgs {
     /// Turns the flags into the runtime's settings and the run's options; the runtime
     /// validates them.
     fn settings(&self) -> anyhow::Result<(RuntimeBuilder, RunOptions)> {
-        let wasmtime = WasmtimeOptions::parse(&self.wasm_options, &self.wasi_options)?;
+        let wasmtime = WasmtimeOptions::parse(
+            &self.wasm_options,
+            &self.wasi_options,
+            &self.codegen_options,
+            &self.optimize_options,
+        )?;
         let mut runtime = Runtime::builder()
             .dontfork(self.dontfork == OnOff::On)
-            .cache(if self.no_cache { CacheMode::Disabled } else { CacheMode::User })
+            .cache(if self.no_cache || wasmtime.no_cache { CacheMode::Disabled } else { CacheMode::User })
             .unknown_imports_trap(self.unknown_imports_trap || wasmtime.unknown_imports_trap)
             .on_cache_unusable(|err| {
                 let mut message = err.to_string();
@@ -267,7 +281,7 @@ impl RunArgs {
             builder = self.spawn_settings(builder)?;
         }
         // Compiled code the guest could write would run natively in the next `wrt run`.
-        if !self.no_cache
+        if !(self.no_cache || wasmtime.no_cache)
             && let Some(dir) = CacheMode::User.dir()
             && let Some(preopen) = builder.writable_preopen_reaching(&dir)
         {

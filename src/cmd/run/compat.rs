@@ -1,5 +1,6 @@
-//! wasmtime's `-W` (wasm) and `-S` (WASI) options, as `wasmtime run` users type them: the
-//! common ones map to wrt's settings; the others are refused with a hint naming wrt's flag.
+//! wasmtime's `-W` (wasm), `-S` (WASI), `-C` (codegen) and `-O` (optimize) options, as
+//! `wasmtime run` users type them: the common ones map to wrt's settings, the proposals wrt
+//! always has on are accepted, and the others are refused with a hint naming wrt's flag.
 
 use std::time::Duration;
 
@@ -11,11 +12,33 @@ pub(crate) struct WasmtimeOptions {
     pub(crate) max_memory: Option<u64>,
     pub(crate) unknown_imports_trap: bool,
     pub(crate) inherit_env: bool,
+    /// `-C cache=n`: run without the compile cache.
+    pub(crate) no_cache: bool,
 }
 
+/// The WebAssembly proposals every wrt guest has (wasmtime's defaults, which wrt keeps):
+/// `-W NAME` or `-W NAME=y` is accepted and changes nothing; `-W NAME=n` is refused.
+pub(crate) const ALWAYS_ON: &[&str] = &[
+    "exceptions",
+    "tail-call",
+    "simd",
+    "relaxed-simd",
+    "multi-memory",
+    "bulk-memory",
+    "reference-types",
+    "multi-value",
+    "extended-const",
+];
+
 impl WasmtimeOptions {
-    /// Reads `-W KEY[=VALUE][,..]` and `-S KEY[=VALUE][,..]` options.
-    pub(crate) fn parse(wasm: &[String], wasi: &[String]) -> anyhow::Result<Self> {
+    /// Reads `-W KEY[=VALUE][,..]`, `-S KEY[=VALUE][,..]`, `-C KEY[=VALUE][,..]` and `-O ..`
+    /// options.
+    pub(crate) fn parse(
+        wasm: &[String],
+        wasi: &[String],
+        codegen: &[String],
+        optimize: &[String],
+    ) -> anyhow::Result<Self> {
         let mut options = Self::default();
         for (key, value) in split(wasm) {
             let bad = |e: &dyn std::fmt::Display| anyhow::anyhow!("`-W {key}`: {e}");
@@ -33,6 +56,11 @@ impl WasmtimeOptions {
                         Some(wrt_runtime::parse_bytes(required("W", key, value)?).map_err(|e| bad(&e))?);
                 }
                 "unknown-imports-trap" => options.unknown_imports_trap = boolean("W", key, value)?,
+                key if ALWAYS_ON.contains(&key) => {
+                    if !boolean("W", key, value)? {
+                        anyhow::bail!("`-W {key}=n`: wrt cannot turn off {key}, which every guest has");
+                    }
+                }
                 _ => anyhow::bail!("`-W {key}` is not a wrt option{}", hint_w(key)),
             }
         }
@@ -45,6 +73,20 @@ impl WasmtimeOptions {
                 }
                 _ => anyhow::bail!("`-S {key}` is not a wrt option{}", hint_s(key)),
             }
+        }
+        for (key, value) in split(codegen) {
+            match key {
+                "cache" => options.no_cache = !boolean("C", key, value)?,
+                _ => anyhow::bail!(
+                    "`-C {key}` is not a wrt option; wrt compiles with Cranelift at its own settings, and takes \
+                     `-C cache=n` (or `--no-cache`)"
+                ),
+            }
+        }
+        if let Some((key, _)) = split(optimize).next() {
+            anyhow::bail!(
+                "`-O {key}` is not a wrt option; wrt compiles with Cranelift at its own settings (optimized for speed)"
+            );
         }
         Ok(options)
     }
@@ -86,12 +128,13 @@ fn hint_w(key: &str) -> String {
 /// wrt's equivalent of a wasmtime `-S` option, or the ones wrt takes.
 fn hint_s(key: &str) -> String {
     match key {
-        "inherit-network" | "tcp" | "udp" | "network" | "allow-ip-name-lookup" => {
-            "; wrt guests have no network (WASI preview 1)".into()
+        "inherit-network" | "tcp" | "udp" | "network" | "allow-ip-name-lookup" => "; wrt guests have no network".into(),
+        "preview2" | "common" => {
+            "; wrt gives WASI 0.2 command components the CLI, filesystem, clocks and random interfaces \
+             without a flag"
+                .into()
         }
-        "preview2" | "common" | "http" | "nn" | "threads" | "config" | "keyvalue" => {
-            "; wrt runs WASI preview 1 core modules".into()
-        }
+        "http" | "nn" | "threads" | "config" | "keyvalue" => format!("; wrt does not provide wasi-{key}"),
         "env" => "; set a variable with `--env NAME=VALUE`".into(),
         _ => "; wrt takes `-S inherit-env` and `-S cli-exit-with-code`; preopens are `--dir` and \
               `--ro-dir`, variables `--env`"
@@ -104,8 +147,49 @@ mod tests {
     use super::*;
 
     fn parse(w: &[&str], s: &[&str]) -> anyhow::Result<WasmtimeOptions> {
+        parse_all(w, s, &[], &[])
+    }
+
+    fn parse_all(w: &[&str], s: &[&str], c: &[&str], o: &[&str]) -> anyhow::Result<WasmtimeOptions> {
         let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        WasmtimeOptions::parse(&own(w), &own(s))
+        WasmtimeOptions::parse(&own(w), &own(s), &own(c), &own(o))
+    }
+
+    #[test]
+    fn codegen_and_optimize_options() {
+        assert!(parse_all(&[], &[], &["cache=n"], &[]).unwrap().no_cache);
+        assert!(!parse_all(&[], &[], &["cache=y"], &[]).unwrap().no_cache);
+        let err = parse_all(&[], &[], &["opt-level=2"], &[]).unwrap_err().to_string();
+        assert!(err.contains("`-C opt-level` is not a wrt option") && err.contains("`-C cache=n`"), "{err}");
+        let err = parse_all(&[], &[], &[], &["opt-level=2"]).unwrap_err().to_string();
+        assert!(err.starts_with("`-O opt-level` is not a wrt option; wrt compiles with Cranelift"), "{err}");
+    }
+
+    /// Every proposal `-W` accepts as always on is on: a module using it compiles.
+    #[test]
+    fn proposals_always_on_are_on() {
+        assert!(parse(&["exceptions=y", "tail-call", "simd=yes"], &[]).is_ok());
+        let err = parse(&["exceptions=n"], &[]).unwrap_err().to_string();
+        assert_eq!(err, "`-W exceptions=n`: wrt cannot turn off exceptions, which every guest has");
+        let uses = |name: &str| match name {
+            "exceptions" => "(module (tag $t) (func (block $b (try_table (catch $t $b) (throw $t)))))",
+            "tail-call" => "(module (func $f (return_call $f)))",
+            "simd" => "(module (func (result v128) (v128.const i32x4 1 2 3 4)))",
+            "relaxed-simd" => {
+                "(module (func (param v128 v128) (result v128) (i8x16.relaxed_swizzle (local.get 0) (local.get 1))))"
+            }
+            "multi-memory" => "(module (memory 1) (memory 1))",
+            "bulk-memory" => "(module (memory 1) (func (memory.fill (i32.const 0) (i32.const 0) (i32.const 0))))",
+            "reference-types" => "(module (table 1 externref) (func (result externref) (ref.null extern)))",
+            "multi-value" => "(module (func (result i32 i32) (i32.const 1) (i32.const 2)))",
+            "extended-const" => "(module (global i32 (i32.add (i32.const 1) (i32.const 2))))",
+            other => panic!("no module for {other}"),
+        };
+        let runtime = wrt_runtime::Runtime::builder().build().unwrap();
+        for name in ALWAYS_ON {
+            let loaded = runtime.load_bytes(name, uses(name).as_bytes());
+            assert!(loaded.is_ok(), "{name}: {:?}", loaded.err());
+        }
     }
 
     #[test]
@@ -120,6 +204,7 @@ mod tests {
                 max_memory: Some(65536),
                 unknown_imports_trap: true,
                 inherit_env: true,
+                no_cache: false,
             }
         );
         assert_eq!(parse(&[], &["cli-exit-with-code"]).unwrap(), WasmtimeOptions::default());
