@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 pub(crate) mod bench;
 pub(crate) mod cache;
+pub(crate) mod compile;
 #[cfg(unix)]
 pub(crate) mod policy;
 pub(crate) mod run;
@@ -67,6 +68,8 @@ enum Command {
     Policy(policy::PolicyArgs),
     /// Show or clear the cache of compiled modules
     Cache(cache::CacheArgs),
+    /// Compile a module or component ahead of time, for `wrt run --allow-precompiled`
+    Compile(compile::CompileArgs),
 }
 
 impl Cli {
@@ -96,6 +99,7 @@ impl Cli {
             #[cfg(unix)]
             Some(Command::Policy(args)) => args.run(),
             Some(Command::Cache(args)) => args.run(),
+            Some(Command::Compile(args)) => args.run(),
             None => self.run.run(),
         }
     }

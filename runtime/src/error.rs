@@ -44,6 +44,26 @@ pub enum LoadError {
         /// The file name, or `<bytes>`.
         name: String,
     },
+    /// The file is compiled code (`wrt compile`), which is loaded only when its user vouches
+    /// for it ([`PrecompiledFile`](crate::PrecompiledFile), `wrt run --allow-precompiled`).
+    #[error(
+        "`{}` is compiled code, not WebAssembly: run it with `--allow-precompiled` (`Runtime::load_precompiled`), \
+         only if you compiled it yourself, as wrt cannot check what it runs",
+        Shown::new(.name)
+    )]
+    Precompiled {
+        /// The file name.
+        name: String,
+    },
+    /// The file given as compiled code is not, or does not load with this runtime's settings
+    /// (another wasmtime, or fuel on one side only).
+    #[error("failed to load compiled code `{}`: {}", Shown::new(.name), shown_line(.reason))]
+    BadPrecompiled {
+        /// The file name.
+        name: String,
+        /// wasmtime's reason.
+        reason: String,
+    },
     /// The module does not compile (or its WebAssembly text does not parse).
     #[error(
         "failed to compile guest `{}`: {}",

@@ -180,6 +180,7 @@ pub use runtime::{Runtime, RuntimeBuilder, SLOW_COMPILE};
 pub use stats::Stats;
 pub use stdio::{GuestOutput, GuestStdin};
 pub use sys::memory_pool::PoolLimits;
+pub use sys::precompiled::PrecompiledFile;
 pub use units::{UnitError, parse_bytes, parse_duration, parse_size};
 pub use wasmtime;
 /// The error of every fallible call: wasmtime's, holding wrt's typed errors ([`LoadError`],

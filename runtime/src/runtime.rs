@@ -238,6 +238,11 @@ impl RuntimeBuilder {
 /// The WASI context of a guest. Only a guest that imports WASI functions can call them, and such
 /// a guest always has a context; the fallback (an empty context: no arguments, environment,
 /// files or stdio) keeps even a broken invariant from panicking.
+/// A guest's name: its file name, or the whole path when it has none.
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
 fn wasi_of(state: &mut GuestState) -> &mut wasmtime_wasi::p1::WasiP1Ctx {
     state.wasi.get_or_insert_with(|| wasmtime_wasi::WasiCtxBuilder::new().build_p1())
 }
@@ -273,8 +278,51 @@ impl Runtime {
     pub fn load_file(&self, path: impl AsRef<Path>) -> crate::Result<Guest> {
         let path = path.as_ref();
         let bytes = crate::module_file::read(path)?;
-        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = file_name(path);
+        // Only what wasmtime recognises as its own artifact: any other ELF file is no guest.
+        if sniff(&bytes) == Format::Unknown && Engine::detect_precompiled(&bytes).is_some() {
+            return Err(LoadError::Precompiled { name }.into());
+        }
         self.load(&name, Some(path), &bytes)
+    }
+
+    /// Compiles a guest (a `.wasm` or `.wat` module or component) ahead of time, as `wasmtime
+    /// compile` does: the bytes [`Runtime::load_precompiled`] loads, into a runtime with the
+    /// same settings (fuel on or off alike). `wrt compile` writes them to a `.cwasm` file.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::NotWasm`] or a compile error, as [`Runtime::load_bytes`].
+    pub fn precompile(&self, name: &str, bytes: &[u8]) -> crate::Result<Vec<u8>> {
+        if sniff(bytes) == Format::Unknown {
+            return Err(LoadError::NotWasm { name: name.to_owned() }.into());
+        }
+        let failed = |e: wasmtime::Error| LoadError::Compile {
+            name: name.to_owned(),
+            reason: format!("{e:#}"),
+            syntax: e.chain().any(|cause| cause.is::<wat::Error>()),
+        };
+        let compiled = crate::guest::compile(&self.inner.engine, name, None, bytes, None).map_err(failed)?;
+        Ok(crate::sys::Compiled::serialize(&compiled).map_err(failed)?)
+    }
+
+    /// Loads a guest from compiled code its user vouches for ([`Runtime::precompile`], `wrt
+    /// compile`), by mapping the file: no compilation and no cache. The guest then runs as any
+    /// other, under the same sandbox.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::BadPrecompiled`] when the file is not compiled code, or was compiled by
+    /// another wasmtime or with other settings (fuel); as [`Runtime::load_file`] when it
+    /// imports something wrt does not provide.
+    pub fn load_precompiled(&self, file: &crate::PrecompiledFile) -> crate::Result<Guest> {
+        let name = file_name(file.path());
+        let bad = |reason: String| LoadError::BadPrecompiled { name: name.clone(), reason };
+        if !crate::sys::precompiled::is_precompiled(file.path()) {
+            return Err(bad("not a compiled module or component (`wrt compile` writes them)".to_owned()).into());
+        }
+        let compiled = crate::sys::precompiled::load(&self.inner.engine, file).map_err(|e| bad(format!("{e:#}")))?;
+        self.finish(&name, compiled, false)
     }
 
     /// Loads and compiles a guest from the bytes of a binary module or WebAssembly text.
@@ -319,6 +367,11 @@ impl Runtime {
             }
             None => (compile().map_err(failed)?, false),
         };
+        self.finish(name, compiled, from_cache)
+    }
+
+    /// A guest of compiled code: checked and linked.
+    fn finish(&self, name: &str, compiled: Compiled, from_cache: bool) -> crate::Result<Guest> {
         let code = match compiled {
             Compiled::Module(module) => {
                 crate::guest::check_collector_hook(name, &module)?;

@@ -104,6 +104,11 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     no_cache: bool,
 
+    /// Let MODULE be compiled code from `wrt compile` (loaded as is: only for artifacts you
+    /// compiled yourself, since wrt cannot check what they run)
+    #[arg(long)]
+    allow_precompiled: bool,
+
     /// The guest's standard input: `null` (end of file at once) or `inherit`
     #[arg(long, value_name = "null|inherit", default_value = "inherit")]
     stdin: StdinMode,
@@ -358,7 +363,17 @@ impl RunArgs {
     pub(crate) fn run(mut self) -> anyhow::Result<ExitCode> {
         self.split_module_and_args()?;
         let (runtime, options) = self.settings()?;
-        let guest = runtime.build()?.load_file(&self.module).map_err(with_hint)?;
+        let runtime = runtime.build()?;
+        let guest = if self.allow_precompiled && wrt_runtime::PrecompiledFile::detect(&self.module) {
+            #[allow(unsafe_code, reason = "--allow-precompiled: the user vouches for the compiled code")]
+            // SAFETY: the user asked for this file to be loaded as compiled code, which the
+            // flag's help and docs say means vouching for its contents (`PrecompiledFile::trusted`).
+            let file = unsafe { wrt_runtime::PrecompiledFile::trusted(&self.module) };
+            runtime.load_precompiled(&file)
+        } else {
+            runtime.load_file(&self.module)
+        }
+        .map_err(with_hint)?;
         let report = match &self.invoke {
             Some(export) => guest.invoke(&options, export, &self.args),
             None => guest.run(&options),

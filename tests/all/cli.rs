@@ -610,3 +610,48 @@ fn issue_16_timeout_stops_a_stdin_read() {
     assert!(stderr(&out).contains("timed out after 1s"), "{}", stderr(&out));
     assert!(took < std::time::Duration::from_secs(8), "stopped after {took:?}, not at the deadline");
 }
+
+/// `wrt compile` writes compiled code that `wrt run --allow-precompiled` loads, for a core
+/// module and a component; without the flag it is refused by name, and code compiled with
+/// other settings, or cut short, is refused with wasmtime's reason instead of running.
+#[test]
+fn compile_then_run_precompiled() {
+    let dir = tempfile::tempdir().unwrap();
+    for (guest, hello) in [(CLI_HELLO, "hello from a wrt guest"), (COMPONENT_HELLO, "hello")] {
+        let cwasm = dir.path().join("guest.cwasm");
+        let cwasm = cwasm.to_str().unwrap();
+        let out = run(["compile", guest, "-o", cwasm]);
+        assert_code(&out, 0);
+        let out = run(["run", "--allow-precompiled", cwasm]);
+        assert_code(&out, 0);
+        assert!(stdout(&out).contains(hello), "{}", stdout(&out));
+        let out = run(["run", cwasm]);
+        assert_code(&out, 2);
+        assert!(
+            stderr(&out).contains("is compiled code, not WebAssembly: run it with `--allow-precompiled`"),
+            "{}",
+            stderr(&out)
+        );
+        // Compiled without fuel accounting, into a run that counts fuel.
+        let out = run(["run", "--allow-precompiled", "--fuel", "1000000", cwasm]);
+        assert_code(&out, 2);
+        assert!(stderr(&out).contains("failed to load compiled code `guest.cwasm`"), "{}", stderr(&out));
+        // Cut short, and any other ELF file: refused, not run.
+        let bytes = std::fs::read(cwasm).unwrap();
+        std::fs::write(cwasm, &bytes[..bytes.len() / 2]).unwrap();
+        for file in [cwasm, "/bin/true"] {
+            let out = run(["run", "--allow-precompiled", file]);
+            assert_code(&out, 2);
+            assert!(stderr(&out).contains("failed to load compiled code"), "{}", stderr(&out));
+            assert!(stderr(&out).contains("not a compiled module or component"), "{}", stderr(&out));
+        }
+    }
+    // The flag lets compiled code in; WebAssembly still runs as ever.
+    let out = run(["run", "--allow-precompiled", CLI_HELLO]);
+    assert_code(&out, 0);
+    // The default output is the module's name with `.cwasm`.
+    let copy = dir.path().join("copy.wasm");
+    std::fs::copy(CLI_HELLO, &copy).unwrap();
+    assert_code(&run(["compile", copy.to_str().unwrap()]), 0);
+    assert!(dir.path().join("copy.cwasm").exists());
+}
