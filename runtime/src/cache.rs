@@ -112,10 +112,7 @@ impl CacheMode {
             let entry = entry?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            // Entries of this version, and the compressed ones of earlier versions.
-            let key = name.strip_suffix(ENTRY_SUFFIX).or_else(|| name.strip_suffix(".cwasm.zst"));
-            let ours = key.is_some_and(|k| k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()))
-                || name.starts_with(".tmp-");
+            let ours = is_entry(name) || name.starts_with(".tmp-");
             if ours && entry.file_type()?.is_file() {
                 paths.push(entry.path());
             }
@@ -219,6 +216,14 @@ const ENTRY_MAC_ATTR_C: &std::ffi::CStr = c"user.wrt.mac";
 
 /// What an entry's file name ends with, after its key.
 const ENTRY_SUFFIX: &str = ".cwasm";
+
+/// Whether `name` is an entry's file name: a 64-digit hexadecimal key and [`ENTRY_SUFFIX`], or
+/// the suffix of the compressed entries of earlier versions (listed, evicted and cleaned, never
+/// loaded).
+fn is_entry(name: &str) -> bool {
+    let key = name.strip_suffix(ENTRY_SUFFIX).or_else(|| name.strip_suffix(".cwasm.zst"));
+    key.is_some_and(|k| k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()))
+}
 
 /// How much a cache directory holds by default before the entries used longest ago are
 /// removed: 1 GiB.
@@ -453,9 +458,8 @@ impl CacheDir {
             .filter_map(Result::ok)
             .filter_map(|entry| {
                 let name = entry.file_name().into_string().ok()?;
-                let key = name.strip_suffix(ENTRY_SUFFIX).or_else(|| name.strip_suffix(".cwasm.zst"))?;
                 let meta = entry.metadata().ok()?;
-                if key.len() != 64 || !meta.is_file() {
+                if !is_entry(&name) || !meta.is_file() {
                     return None;
                 }
                 Some((meta.modified().ok()?, meta.len(), name))

@@ -114,8 +114,13 @@ fn problem(family: &Family, args: Option<&[ArgsPattern]>) -> Option<(String, &'s
     if admitting.is_empty() {
         return None;
     }
-    let mut admitted: Vec<&str> = admitting.iter().flat_map(|p| p.admitted(family.options)).collect();
-    admitted.dedup();
+    // In the family's order, each once, whichever patterns admit it.
+    let admitted: Vec<&str> = family
+        .options
+        .iter()
+        .copied()
+        .filter(|option| admitting.iter().any(|p| !p.admitted(&[option]).is_empty()))
+        .collect();
     let what = if starts.contains(&'@') { "options or `@file` arguments" } else { "options" };
     let problem = if admitted.is_empty() {
         format!("a pattern admits {what} it does not spell out")
