@@ -92,6 +92,12 @@ impl Cli {
         !matches!(self.command, Some(Command::Bench(_)))
     }
 
+    /// Whether the command starts host programs of its own, outside any spawner: `wrt bench`
+    /// (the floors and the peers).
+    pub(crate) fn starts_own_children(&self) -> bool {
+        matches!(self.command, Some(Command::Bench(_)))
+    }
+
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Some(Command::Run(args)) => args.run(),

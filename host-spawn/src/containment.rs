@@ -33,7 +33,7 @@
 //! for its entries is static, and each direct child of the process is signalled by pid, which
 //! it holds until it is reaped. As the subreaper, the process gets back the children of each
 //! child it kills, so round after round ends every descendant. With [`contain_descendants`],
-//! a thread started up front also reaps adopted orphans as they exit (every
+//! a thread started with the first spawn also reaps adopted orphans as they exit (every
 //! [`REAP_EVERY`]), so that a guest's children cannot pile up zombies holding pids.
 //!
 //! # Platform-specific behavior
@@ -52,7 +52,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal};
 use nix::unistd::Pid;
 
-use crate::sys::{RawExit, is_ignored, pidfd_open, pidfd_send_signal, wait4_nohang};
+use crate::sys::{RawExit, is_ignored, pidfd_open, pidfd_send_signal, termination, wait4_nohang};
 
 mod direct;
 
@@ -82,9 +82,70 @@ const STOP_LIMIT: Duration = Duration::from_millis(200);
 /// How often the reaper thread of [`contain_descendants`] reaps the orphans that have exited.
 pub const REAP_EVERY: Duration = Duration::from_millis(50);
 
-/// Taken by a spawn around the creation of the child.
-pub(crate) fn spawn_gate() -> RwLockReadGuard<'static, ()> {
-    GATE.read().unwrap_or_else(PoisonError::into_inner)
+/// Taken by a spawn around the creation of the child. The first spawn of the process first
+/// starts what the process-wide settings need once children exist ([`arm`]); if that fails,
+/// nothing may be spawned.
+pub(crate) fn spawn_gate() -> Result<RwLockReadGuard<'static, ()>, Errno> {
+    arm()?;
+    Ok(GATE.read().unwrap_or_else(PoisonError::into_inner))
+}
+
+/// The process-wide settings asked for, started by the first spawn.
+#[derive(Debug, Default)]
+struct Wanted {
+    /// [`contain_descendants`] ran: the reaper thread.
+    reaper: bool,
+    /// [`end_on_signals`] ran: the thread that ends every descendant on a termination signal.
+    signals: bool,
+    /// The first spawn has started what was asked for; later settings start at once.
+    armed: bool,
+}
+
+static WANTED: Mutex<Wanted> = Mutex::new(Wanted { reaper: false, signals: false, armed: false });
+
+/// Starts the threads that the process-wide settings need once a child exists: the reaper of
+/// [`contain_descendants`] and the signal thread of [`end_on_signals`]. A process that never
+/// spawns never starts them (a `wrt run` of a guest that runs no program pays for neither).
+fn arm() -> Result<(), Errno> {
+    let mut wanted = WANTED.lock().unwrap_or_else(PoisonError::into_inner);
+    if wanted.armed {
+        return Ok(());
+    }
+    let started = |result: io::Result<()>| result.map_err(|e| e.raw_os_error().map_or(Errno::EAGAIN, Errno::from_raw));
+    if wanted.reaper {
+        started(start_reaper())?;
+    }
+    if wanted.signals {
+        started(start_signal_thread())?;
+    }
+    wanted.armed = true;
+    Ok(())
+}
+
+/// Starts now what [`contain_descendants`] and [`end_on_signals`] would start with the first
+/// spawn: for a process that also starts children of its own, without a
+/// [`Spawner`](crate::Spawner), which a termination signal must end too.
+///
+/// # Errors
+///
+/// A thread or the signal pipe could not be made.
+pub fn expect_children() -> io::Result<()> {
+    arm().map_err(io::Error::from)
+}
+
+/// Records that `setting` is wanted, and starts it now if the first spawn has happened.
+fn want(setting: impl FnOnce(&mut Wanted) -> &mut bool, start: fn() -> io::Result<()>) -> io::Result<()> {
+    let mut wanted = WANTED.lock().unwrap_or_else(PoisonError::into_inner);
+    let armed = wanted.armed;
+    let flag = setting(&mut wanted);
+    if *flag {
+        return Ok(());
+    }
+    if armed {
+        start()?;
+    }
+    *flag = true;
+    Ok(())
 }
 
 /// Records a new child (called with the gate held).
@@ -122,9 +183,10 @@ fn tracked() -> HashSet<i32> {
 /// and lets [`sweep`] kill and reap every child of the process that no
 /// [`Spawner`](crate::Spawner) started.
 ///
-/// It also starts a thread that reaps, every [`REAP_EVERY`], the adopted orphans that have
-/// exited (children a [`Spawner`](crate::Spawner) tracks are its own to reap), and opens
-/// `/proc` once, for cleanups that must work when the process has no descriptor left.
+/// With the first spawn of the process, a thread starts that reaps, every [`REAP_EVERY`], the
+/// adopted orphans that have exited (children a [`Spawner`](crate::Spawner) tracks are its own
+/// to reap). `/proc` is opened now, once, for cleanups that must work when the process has no
+/// descriptor left.
 ///
 /// This is a setting of the whole process, and it stays on. Call it only if every child the
 /// process has is wrt's to kill and reap: the `wrt` CLI does; a program embedding wrt that
@@ -134,7 +196,8 @@ fn tracked() -> HashSet<i32> {
 ///
 /// # Errors
 ///
-/// The `prctl` error (none is expected on Linux ≥ 3.4), or the reaper thread could not start.
+/// The `prctl` error (none is expected on Linux ≥ 3.4), or, when a child was spawned already,
+/// the reaper thread could not start.
 #[doc(alias = "PR_SET_CHILD_SUBREAPER")]
 pub fn contain_descendants() -> io::Result<()> {
     let mut contained = CONTAINED.lock().unwrap_or_else(PoisonError::into_inner);
@@ -143,14 +206,13 @@ pub fn contain_descendants() -> io::Result<()> {
     }
     nix::sys::prctl::set_child_subreaper(true)?;
     direct::reserve();
-    start_reaper()?;
+    want(|w| &mut w.reaper, start_reaper)?;
     *contained = true;
     Ok(())
 }
 
-/// Starts the thread that reaps adopted orphans as they exit. It starts with every signal
-/// blocked, so that it never takes one meant for [`end_on_signals`]' thread, whichever of the
-/// two is set up first.
+/// Starts the thread that reaps adopted orphans as they exit, with every signal blocked (a
+/// termination signal is handled by whichever other thread the kernel picks).
 fn start_reaper() -> io::Result<()> {
     let mask = SigSet::thread_get_mask()?;
     SigSet::all().thread_block()?;
@@ -181,7 +243,9 @@ pub fn is_containing() -> bool {
 /// Returns how many times it sent `SIGKILL` (a process still dying in a later round of the
 /// cleanup counts again).
 pub fn sweep() -> usize {
-    if !is_containing() {
+    // Before the first spawn, the process has no child to look for (the walk of `/proc` costs
+    // a read of every process's `stat`).
+    if !is_containing() || !WANTED.lock().unwrap_or_else(PoisonError::into_inner).armed {
         return 0;
     }
     let _gate = GATE.write().unwrap_or_else(PoisonError::into_inner);
@@ -222,23 +286,26 @@ pub(crate) fn kill_tree(root: Pid) -> usize {
 /// The signals [`end_on_signals`] handles.
 const TERMINATION: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
 
-/// Makes `SIGTERM`, `SIGINT` and `SIGHUP` end the process cleanly: a thread waits for them
-/// and, on the first, runs [`end_all_descendants`] and exits with 128 + the signal number.
+/// Makes `SIGTERM`, `SIGINT` and `SIGHUP` end the process cleanly, with 128 + the signal
+/// number as its exit status: from the first spawn of the process on, a thread runs
+/// [`end_all_descendants`] first; before it, there is nothing to end and the process exits at
+/// once, without a thread waiting for signals.
 ///
 /// A signal that is ignored when this is called (`SIG_IGN` inherited, as under `nohup` or for
-/// a background job of a non-interactive shell) stays ignored. The others are blocked in the
-/// calling thread; threads started afterwards inherit the mask, so call this first in `main`,
-/// before any other thread exists (the reaper thread of [`contain_descendants`] blocks every
-/// signal, so it may exist already). Children never see the mask: every spawn resets it.
+/// a background job of a non-interactive shell) stays ignored. The others get a handler
+/// (`sigaction`, restarting interrupted system calls), which replaces any the process had.
+/// Children never see it: every spawn resets every disposition.
 ///
-/// What the cleanup needs is taken now: the thread, and `/proc` opened once, so that it works
-/// when the signal finds the descriptor table full.
+/// What the cleanup needs is taken up front: `/proc` is opened now, and the thread and its pipe
+/// are made by the first spawn (which fails if they cannot be), so that the cleanup works when
+/// the signal finds the descriptor table full.
 ///
 /// This is a setting of the whole process; the `wrt` CLI opts in, a library should not.
 ///
 /// # Errors
 ///
-/// Reading a disposition, blocking the signals, or starting the thread failed.
+/// Reading or setting a disposition failed, or, when a child was spawned already, the thread
+/// could not start.
 pub fn end_on_signals() -> io::Result<()> {
     let mut set = SigSet::empty();
     for signal in TERMINATION {
@@ -251,17 +318,31 @@ pub fn end_on_signals() -> io::Result<()> {
     }
     // Taken now: when the signal comes, the descriptor table may be full.
     direct::reserve();
-    set.thread_block()?;
-    thread::Builder::new().name("wrt-signals".into()).spawn(move || {
+    // The thread first, where a child exists already: from the handler on, signals go to it.
+    want(|w| &mut w.signals, start_signal_thread)?;
+    termination::install(&set)?;
+    Ok(())
+}
+
+/// Starts the thread that, on the first termination signal forwarded to it, ends every
+/// descendant and exits with 128 + the signal number; then points the handler at it.
+fn start_signal_thread() -> io::Result<()> {
+    let (read, write) = termination::signal_pipe()?;
+    let mask = SigSet::thread_get_mask()?;
+    SigSet::all().thread_block()?;
+    let started = thread::Builder::new().name("wrt-signals".into()).spawn(move || {
         loop {
-            if let Ok(signal) = set.wait() {
+            if let Some(signal) = termination::next_signal(&read) {
                 end_all_descendants();
                 // No destructor runs past `exit`: the children's process budgets go now.
                 crate::sandbox::end_process_budgets();
                 std::process::exit(128 + signal as i32);
             }
         }
-    })?;
+    });
+    mask.thread_set_mask()?;
+    started?;
+    termination::forward_to(write);
     Ok(())
 }
 

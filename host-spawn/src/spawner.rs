@@ -15,7 +15,7 @@ use crate::audit::{AuditLog, DecisionRecord, SuppressedRecord, Timestamp, lossy}
 use crate::child::{Child, ChildParts};
 use crate::command::{Command, Stdio, Stream};
 use crate::decide::{Admitted, Decision, Refused, decide};
-use crate::error::{InvalidRequest, OutputError, PolicyError, SpawnError};
+use crate::error::{InvalidRequest, OutputError, PolicyError, SpawnError, SpawnStep};
 use crate::escape::{shown, shown_list};
 use crate::fd_budget;
 use crate::outcome::Output;
@@ -472,7 +472,13 @@ impl Spawner {
         };
 
         // No sweep may run between the child's creation and its registration.
-        let gate = crate::containment::spawn_gate();
+        let gate = match crate::containment::spawn_gate() {
+            Ok(gate) => gate,
+            Err(source) => {
+                let err = SpawnError::Spawn { program: path.clone(), strategy, step: SpawnStep::Setup, source };
+                return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
+            }
+        };
         let started = Instant::now();
         let spawned = match strategy {
             Strategy::PosixSpawn => sys::posix_spawn(&exec, &self.actions),

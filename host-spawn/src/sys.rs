@@ -25,6 +25,7 @@ pub(crate) mod landlock;
 mod posix_spawn;
 mod probe;
 mod pty;
+pub(crate) mod termination;
 pub(crate) mod seccomp;
 mod vfork_exec;
 mod wait;

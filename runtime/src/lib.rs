@@ -120,7 +120,7 @@
 //!   tracks, and the thread reaps every such child that exits.
 //! - [`containment::end_on_signals`] makes `SIGTERM`, `SIGINT` and `SIGHUP` kill and reap every
 //!   descendant and exit with 128 + the signal; signals ignored at startup stay ignored. It
-//!   must run in `main` before any thread starts.
+//!   installs a handler; the thread that does the cleanup starts with the first spawn.
 //!
 //! The `wrt` CLI does both (`wrt bench` only the second). An embedder that handles signals
 //! itself calls [`containment::end_all_descendants`] from its own handler thread.

@@ -204,6 +204,66 @@ fn issue_10_sighup_ends_wrt_and_every_descendant() {
     signal_ends_everything(Signal::SIGHUP);
 }
 
+/// The names of the threads of process `pid`.
+fn thread_names(pid: u32) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .collect()
+}
+
+/// A guest that starts no program runs without wrt's signal and reaper threads (they cost
+/// about a millisecond of every `wrt run`, and only a spawn needs them), and a termination
+/// signal still ends wrt at once with 128 + the signal, whichever thread takes it.
+#[test]
+fn a_signal_ends_a_run_that_never_spawned_without_wrt_threads() {
+    for signal in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        let mut child = wrt().args(["run", LIMITS_SPIN]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let pid = child.id();
+        // Spinning: wasm code runs, with every thread the run has.
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap().contains(") R ") {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let names = thread_names(pid);
+        kill(Pid::from_raw(pid.cast_signed()), signal).unwrap();
+        let status = exit_within(&mut child, Duration::from_secs(10));
+        if status.is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert!(
+            !names.iter().any(|name| name == "wrt-signals" || name == "wrt-reaper"),
+            "threads of a run that never spawned: {names:?}"
+        );
+        assert_eq!(status.expect("wrt did not exit").code(), Some(128 + signal as i32), "{signal:?}");
+    }
+}
+
+/// The first spawn starts the signal and reaper threads.
+#[test]
+fn the_first_spawn_starts_the_signal_and_reaper_threads() {
+    if !have_setsid() {
+        return;
+    }
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = format!("1000.{}", token());
+    let mut child = start_hanging(&mark, false);
+    let names = thread_names(child.id());
+    kill(Pid::from_raw(child.id().cast_signed()), Signal::SIGTERM).unwrap();
+    let status = exit_within(&mut child, Duration::from_secs(10));
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert!(names.iter().any(|name| name == "wrt-signals"), "{names:?}");
+    assert!(names.iter().any(|name| name == "wrt-reaper"), "{names:?}");
+    assert_eq!(status.expect("wrt did not exit").code(), Some(143));
+    assert_eq!(survivors(&mark), Vec::<i32>::new(), "a descendant outlived wrt");
+}
+
 /// A `SIGINT` ignored when wrt starts stays ignored: wrt keeps running; `SIGTERM` still ends
 /// it and its descendants.
 #[test]
