@@ -18,6 +18,7 @@ use super::{
     title,
 };
 use crate::BenchError;
+use crate::central::{self, Centre};
 use crate::params::Params;
 use crate::report::{short_label, unit};
 use crate::runner::ConfigResult;
@@ -38,7 +39,7 @@ struct Row {
     color: RGBColor,
     rate: f64,
     sd: f64,
-    /// The floor's mean rate, for wrt's rows.
+    /// The floor's rate, for wrt's rows.
     floor: Option<f64>,
     /// What the bar is worth: `0.76× of floor`, `0.14× of wrt`.
     ratio: String,
@@ -62,9 +63,9 @@ fn rows(results: &[ConfigResult]) -> Vec<Row> {
         rows.push(Row {
             label,
             color: WRT,
-            rate: r.rate.mean,
+            rate: central::rate(r),
             sd: r.rate.sd,
-            floor: Some(r.floor_rate.mean),
+            floor: Some(central::floor_rate(r)),
             ratio: format!("{:.2}× of floor", r.of_floor),
             collections: collections(&r.extra),
         });
@@ -75,7 +76,7 @@ fn rows(results: &[ConfigResult]) -> Vec<Row> {
                 rate: peer.rate,
                 sd: 0.0,
                 floor: None,
-                ratio: format!("{:.2}× of wrt", peer.rate / r.rate.mean),
+                ratio: format!("{:.2}× of wrt", peer.rate / central::rate(r)),
                 collections: collections(&peer.extra),
             });
         }
@@ -189,7 +190,12 @@ where
     title(
         &head,
         &format!("wrt bench {}: {} against the floor", params.workload(), unit(params)),
-        &format!("{} · mean ± sd of {runs} run{}", shared(&all), if runs == 1 { "" } else { "s" }),
+        &format!(
+            "{} · {} ± sd of {runs} run{}",
+            shared(&all),
+            Centre::of(params).name(),
+            if runs == 1 { "" } else { "s" }
+        ),
     )?;
     let (legend, rest) = rest.split_vertically(LEGEND);
     let mut items =
