@@ -290,7 +290,8 @@ fn goals(results: &[ConfigResult]) -> String {
             let _ = match column.and_then(|c| c.value(r)) {
                 Some(ratio) => writeln!(
                     out,
-                    "{label}: goal {name} ≤ {goal:.2}×: {ratio:.2}× ({title} of {} runs): {}",
+                    "{label}: goal {name} ≤ {goal:.2}×: {ratio:.2}× ({title}, {}s of {} runs): {}",
+                    Centre::of(&r.params).name(),
                     r.samples.len(),
                     if ratio <= *goal { "met" } else { "not met" }
                 ),
@@ -594,7 +595,7 @@ mod tests {
         let cells = row(&table, "component-spawn");
         for (column, goal) in [("time/core", "goal component/core"), ("time/floor", "goal component/floor")] {
             let line = table.lines().find(|l| l.contains(goal)).unwrap_or_else(|| panic!("{goal}: {table}"));
-            assert!(line.contains(&format!(": {} ({column} of 3 runs): ", cells[column])), "{line}: {table}");
+            assert!(line.contains(&format!(": {} ({column}, medians of 3 runs): ", cells[column])), "{line}: {table}");
         }
     }
 
