@@ -1,5 +1,5 @@
 //! `--plot FILE.png` or `FILE.svg`: spawn latency against guest memory, one line per setting
-//! with the floor and error bars (sd); for every other workload (and spawn runs at a single
+//! with its own floor and error bars (sd); for every other workload (and spawn runs at a single
 //! memory size), one bar per configuration over its floor, with the other sides its workload
 //! measures beside it (wasmtime, the core module, host-spawn alone), on a logarithmic axis
 //! when rows differ tenfold, and young and full collections below for the buffer workload. The

@@ -105,16 +105,37 @@ fn issue_16_tick_labels_are_short_and_where_the_lines_are() {
     }
 }
 
-/// Issue 16: the spawn plot had no error bars; the floor is a series of its own.
+/// The spawn plot has error bars, and each setting's floor is a line of its own: the floor
+/// measured in that setting's runs (it was one line averaged over every setting's floors).
 #[test]
-fn issue_16_spawn_lines_carry_sd_and_the_floor() {
-    let series = lines::series_for_test(&spawn_results());
+fn spawn_lines_carry_sd_and_each_setting_s_own_floor() {
+    let mut results = spawn_results();
+    // fork-exec's runs measured a slower floor than posix_spawn's.
+    for r in &mut results[2..] {
+        for s in &mut r.samples {
+            s.extra.insert("floor_us_per_spawn".into(), 700.0);
+        }
+    }
+    let series = lines::series_for_test(&results);
     let labels: Vec<&str> = series.iter().map(|(label, _)| label.as_str()).collect();
-    assert_eq!(labels, ["strategy=posix-spawn", "strategy=fork-exec", "floor: posix_spawn + waitpid"]);
+    assert_eq!(
+        labels,
+        [
+            "strategy=posix-spawn",
+            "strategy=fork-exec",
+            "floor: posix_spawn + waitpid (strategy=posix-spawn)",
+            "floor: posix_spawn + waitpid (strategy=fork-exec)"
+        ]
+    );
     let fork = &series[1].1;
     assert_eq!(fork.len(), 2);
     assert!(fork.iter().all(|&(_, _, sd)| sd > 0.0), "{fork:?}");
     assert!(series[2].1.iter().all(|&(_, y, _)| y == 500.0), "{series:?}");
+    assert!(series[3].1.iter().all(|&(_, y, _)| y == 700.0), "{series:?}");
+    // One setting: one floor, named as such.
+    let one: Vec<ConfigResult> = results.into_iter().take(2).collect();
+    let labels: Vec<String> = lines::series_for_test(&one).into_iter().map(|(label, _)| label).collect();
+    assert_eq!(labels, ["wrt guest: spawn + wait", "floor: posix_spawn + waitpid"]);
 }
 
 /// An error bar longer than the axis stops at its edge and says so (it was cut without a
