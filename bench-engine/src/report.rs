@@ -142,7 +142,7 @@ fn extra_columns(params: &Params) -> &'static [Column] {
 pub fn legend(params: &Params) -> String {
     let what = match Centre::of(params) {
         Centre::Mean => "the mean over the runs",
-        Centre::Median => "the median over the runs (of an even number of runs, the geometric mean of the middle two)",
+        Centre::Median => "the median over the runs (of an even number, the geometric mean of the middle two)",
     };
     let mut ratios = vec![format!("of floor = {} ÷ floor", unit(params))];
     for column in extra_columns(params) {
@@ -169,12 +169,29 @@ fn extra_cell(key: &str, value: f64) -> String {
     }
 }
 
-/// `text` broken into lines of at most 100 characters, at spaces.
+/// `text` broken into lines of at most 100 characters: between its clauses (after `,`, `;`
+/// or `.`), or between words in a clause too long for a line.
 fn wrap(text: &str) -> String {
+    const WIDTH: usize = 100;
+    let mut units: Vec<String> = Vec::new();
+    let mut clause: Vec<&str> = Vec::new();
+    let words: Vec<&str> = text.split(' ').collect();
+    for (i, word) in words.iter().enumerate() {
+        clause.push(word);
+        if word.ends_with([',', ';', '.']) || i + 1 == words.len() {
+            let whole = clause.join(" ");
+            if whole.chars().count() <= WIDTH {
+                units.push(whole);
+            } else {
+                units.extend(clause.iter().map(|w| (*w).to_owned()));
+            }
+            clause.clear();
+        }
+    }
     let mut out = String::new();
     let mut line = String::new();
-    for word in text.split(' ') {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > 100 {
+    for unit in units {
+        if !line.is_empty() && line.chars().count() + 1 + unit.chars().count() > WIDTH {
             out.push_str(&line);
             out.push('\n');
             line.clear();
@@ -182,7 +199,7 @@ fn wrap(text: &str) -> String {
         if !line.is_empty() {
             line.push(' ');
         }
-        line.push_str(word);
+        line.push_str(&unit);
     }
     if !line.is_empty() {
         out.push_str(&line);
@@ -597,6 +614,17 @@ mod tests {
             let line = table.lines().find(|l| l.contains(goal)).unwrap_or_else(|| panic!("{goal}: {table}"));
             assert!(line.contains(&format!(": {} ({column}, medians of 3 runs): ", cells[column])), "{line}: {table}");
         }
+    }
+
+    #[test]
+    fn legends_break_between_clauses() {
+        let text = "Each figure is the median over the runs (of an even number of runs, the geometric mean of the \
+                    middle two); each ratio divides two figures: of floor = runs/s ÷ floor, time/wasmtime = ms/run ÷ \
+                    wasmtime ms.";
+        let wrapped = wrap(text);
+        assert!(wrapped.lines().all(|l| l.chars().count() <= 100), "{wrapped}");
+        assert!(wrapped.lines().any(|l| l == "time/wasmtime = ms/run ÷ wasmtime ms."), "{wrapped}");
+        assert_eq!(wrapped.replace('\n', " ").trim_end(), text);
     }
 
     #[test]
