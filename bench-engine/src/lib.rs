@@ -36,6 +36,7 @@
 mod buffer;
 #[cfg(feature = "gc-experiments")]
 pub mod buffer_suite;
+pub mod central;
 pub mod child;
 pub mod component;
 pub mod floor;

@@ -132,11 +132,14 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
         ("own_us_per_spawn".to_owned(), us(guest.own)),
         ("floor_own_us_per_spawn".to_owned(), us(floor.own)),
         ("host_own_us_per_spawn".to_owned(), us(host.own)),
+        ("host_cpu_us_per_spawn".to_owned(), us(host.total)),
         ("time_of_floor".to_owned(), ratio(guest.total, floor.total)),
         ("host_time_of_floor".to_owned(), ratio(host.total, floor.total)),
         ("confined_time_of_floor".to_owned(), ratio(confined.total, floor.total)),
         ("confined_cpu_us_per_spawn".to_owned(), us(confined.total)),
         ("wall_time_of_floor".to_owned(), ratio(guest.wall, floor.wall)),
+        ("wall_us_per_spawn".to_owned(), us(guest.wall)),
+        ("floor_wall_us_per_spawn".to_owned(), us(floor.wall)),
     ]);
     let rate = |d: Duration| f64::from(n) / d.as_secs_f64().max(1e-9);
     Ok(Sample { rate: rate(guest.total), floor_rate: rate(floor.total), extra })

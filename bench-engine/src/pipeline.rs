@@ -127,7 +127,8 @@ pub(crate) fn run_once(p: &PipelineParams) -> Result<Sample, BenchError> {
 }
 
 /// The rows of the pipeline's table for `r`: the guest's throughput, the native one, their ratio
-/// and the guest's stream bytes (the most of any run).
+/// (`of_floor`: the one over the other, as printed) and the guest's stream bytes (the most of any
+/// run).
 pub(crate) fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Vec<String>; 2] {
     let floors: Vec<f64> = r.samples.iter().map(|s| s.floor_rate).collect();
     let native = crate::stats::Summary::of(&floors);
@@ -136,7 +137,7 @@ pub(crate) fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Ve
     [
         vec![
             name("wrt (guest: head | tr | wc)"),
-            fmt(r.rate.mean),
+            fmt(crate::central::rate(r)),
             fmt(r.rate.sd),
             r.rate.n.to_string(),
             format!("{:.2}×", r.of_floor),
@@ -144,7 +145,7 @@ pub(crate) fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Ve
         ],
         vec![
             name("native (sh -c)"),
-            fmt(native.mean),
+            fmt(crate::central::floor_rate(r)),
             fmt(native.sd),
             native.n.to_string(),
             "1.00×".to_owned(),

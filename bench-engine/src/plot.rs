@@ -1,13 +1,18 @@
 //! `--plot FILE.png` or `FILE.svg`: spawn latency against guest memory, one line per setting
-//! with the floor and error bars (sd); for the buffer and startup workloads (and spawn runs at a
-//! single memory size), one bar per configuration over its floor, with young and full
-//! collections below for the buffer workload. Text is drawn with DejaVu Sans, built into the
-//! binary, so no system font is needed: in PNG files as pixels, in SVG files as outlines.
+//! with its own floor and error bars (sd); for every other workload (and spawn runs at a single
+//! memory size), one bar per configuration over its floor, with the other sides its workload
+//! measures beside it (wasmtime, the core module, host-spawn alone), on a logarithmic axis
+//! when rows differ tenfold, and young and full collections below for the buffer workload. The
+//! figures and ratios are those of the table ([`crate::central`]). Text is drawn with DejaVu
+//! Sans, built into the binary, so no system font is needed: in PNG files as pixels, in SVG
+//! files as outlines.
 
 mod bars;
 mod lines;
+mod sides;
 mod text;
 mod ticks;
+mod whisker;
 
 use std::path::{Path, PathBuf};
 
@@ -154,7 +159,7 @@ pub fn draw(results: &[ConfigResult], path: &Path) -> Result<(), BenchError> {
     let kind = kind(results);
     let size = match kind {
         Kind::Lines => lines::SIZE,
-        Kind::Bars => (WIDTH, bars::height(results)),
+        Kind::Bars => (WIDTH, bars::height(results)?),
     };
     match format {
         Format::Png => {
@@ -194,6 +199,22 @@ where
 fn shared(all: &[Params]) -> String {
     let line = crate::report::common_line(all);
     line.split_once(": ").map_or(line.clone(), |(_, pairs)| pairs.to_owned())
+}
+
+/// The line under the title: the parameters every configuration shares (or, when each of them
+/// varies, what the workload runs), and what the bars or points are.
+fn subtitle(results: &[ConfigResult]) -> String {
+    let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
+    let mut what = shared(&all);
+    if what.is_empty() {
+        sides::what(&all[0]).clone_into(&mut what);
+    }
+    let runs = results[0].rate.n;
+    format!(
+        "{what} · {} ± sd of {runs} run{}",
+        crate::central::Centre::of(&all[0]).name(),
+        if runs == 1 { "" } else { "s" }
+    )
 }
 
 /// The title band: `title` and, below it in grey, `subtitle`.
@@ -245,29 +266,68 @@ where
     .map_err(plot_err)
 }
 
-/// A legend on one line, centred in `area` at height `y`.
-fn legend_row<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    items: &[(Swatch, String)],
-    y: i32,
-) -> Result<(), BenchError>
+/// Pixels from one line of a legend to the next.
+const LEGEND_LINE: u32 = 26;
+/// Pixels between two items on a line of a legend.
+const LEGEND_GAP: i32 = 28;
+
+fn legend_style() -> TextStyle<'static> {
+    text(14, INK, HPos::Left, VPos::Center)
+}
+
+/// The width of each item of a legend: its swatch and its label.
+fn legend_widths(items: &[(Swatch, String)]) -> Result<Vec<i32>, BenchError> {
+    let font = legend_style().font;
+    items
+        .iter()
+        .map(|(_, label)| font.box_size(label).map(|(w, _)| 30 + i32::try_from(w).unwrap_or(0)).map_err(plot_err))
+        .collect()
+}
+
+/// How a legend of `items` breaks into lines `width` pixels wide: the items of each line.
+fn legend_lines(items: &[(Swatch, String)], width: u32) -> Result<Vec<std::ops::Range<usize>>, BenchError> {
+    let widths = legend_widths(items)?;
+    let room = i32::try_from(width).unwrap_or(i32::MAX) - 40;
+    let mut lines = Vec::new();
+    let (mut start, mut used) = (0, 0);
+    for (i, w) in widths.iter().enumerate() {
+        if i > start && used + LEGEND_GAP + w > room {
+            lines.push(start..i);
+            (start, used) = (i, 0);
+        }
+        used += if i > start { LEGEND_GAP + w } else { *w };
+    }
+    if start < items.len() {
+        lines.push(start..items.len());
+    }
+    Ok(lines)
+}
+
+/// The height of a legend of `items` in a plot `width` pixels wide.
+fn legend_height(items: &[(Swatch, String)], width: u32) -> Result<u32, BenchError> {
+    let lines = u32::try_from(legend_lines(items, width)?.len()).unwrap_or(1).max(1);
+    Ok(30 + LEGEND_LINE * (lines - 1))
+}
+
+/// A legend of `items` in `area`, each line centred, as many lines as it takes.
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, items: &[(Swatch, String)]) -> Result<(), BenchError>
 where
     DB::ErrorType: 'static,
 {
-    let style = text(14, INK, HPos::Left, VPos::Center);
-    let widths: Vec<i32> = items
-        .iter()
-        .map(|(_, label)| area.estimate_text_size(label, &style).map(|(w, _)| 30 + i32::try_from(w).unwrap_or(0)))
-        .collect::<Result<_, _>>()
-        .map_err(plot_err)?;
-    let gap = 28;
-    let total: i32 = widths.iter().sum::<i32>() + gap * (i32::try_from(items.len()).unwrap_or(1) - 1);
+    let style = legend_style();
+    let widths = legend_widths(items)?;
     let (w, _) = area.dim_in_pixel();
-    let mut x = (i32::try_from(w).unwrap_or(0) - total).max(0) / 2;
-    for ((kind, label), width) in items.iter().zip(widths) {
-        swatch(area, *kind, (x, y))?;
-        area.draw_text(label, &style, (x + 30, y)).map_err(plot_err)?;
-        x += width + gap;
+    let mut y = 12;
+    for line in legend_lines(items, w)? {
+        let total: i32 =
+            widths[line.clone()].iter().sum::<i32>() + LEGEND_GAP * (i32::try_from(line.len()).unwrap_or(1) - 1);
+        let mut x = (i32::try_from(w).unwrap_or(0) - total).max(0) / 2;
+        for ((kind, label), width) in items[line.clone()].iter().zip(&widths[line]) {
+            swatch(area, *kind, (x, y))?;
+            area.draw_text(label, &style, (x + 30, y)).map_err(plot_err)?;
+            x += width + LEGEND_GAP;
+        }
+        y += i32::try_from(LEGEND_LINE).unwrap_or(26);
     }
     Ok(())
 }

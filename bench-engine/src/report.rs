@@ -4,9 +4,10 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::central::{self, Centre};
 use crate::params::{Params, RunConfig};
 use crate::runner::{CompareResult, ConfigResult};
-use crate::stats::{LEVELS, Summary};
+use crate::stats::LEVELS;
 
 /// The unit of a workload's rate.
 pub fn unit(params: &Params) -> &'static str {
@@ -24,62 +25,140 @@ fn rate(value: f64) -> String {
     if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.1}") }
 }
 
-/// Extra figures worth a column, for a workload.
-fn extra_columns(params: &Params) -> &'static [(&'static str, &'static str)] {
-    match params {
-        Params::Spawn(_) => &[("us_per_spawn", "µs/spawn"), ("floor_us_per_spawn", "floor µs")],
-        Params::Buffer(_) => {
-            &[("young_collections", "young"), ("full_collections", "full"), ("peak_external", "peak ext")]
+/// A column of a workload's table after the common ones.
+#[derive(Debug, Clone, Copy)]
+enum Column {
+    /// The figure of the workload's own measurement `key`, titled `title`.
+    Figure { key: &'static str, title: &'static str },
+    /// The figure of `of` over that of `to` ([`central::ratio`]), titled `title`; `of_name` and
+    /// `to_name` say what they are in the legend under the table (a column's title, or a
+    /// measurement given only in `--json`).
+    Ratio { of: &'static str, to: &'static str, title: &'static str, of_name: &'static str, to_name: &'static str },
+}
+
+/// A measurement: its key in a run's figures and what the table calls it.
+type Measure = (&'static str, &'static str);
+
+const fn figure((key, title): Measure) -> Column {
+    Column::Figure { key, title }
+}
+
+const fn ratio(of: Measure, to: Measure, title: &'static str) -> Column {
+    Column::Ratio { of: of.0, to: to.0, title, of_name: of.1, to_name: to.1 }
+}
+
+impl Column {
+    fn title(self) -> &'static str {
+        match self {
+            Column::Figure { title, .. } | Column::Ratio { title, .. } => title,
         }
-        Params::Startup(_) => &[("ms_per_run", "ms/run")],
-        Params::Instantiate(_) => &[
-            ("us_per_run", "µs/run"),
-            ("floor_us_per_run", "floor µs"),
-            ("time_of_floor", "time/floor"),
-            ("ondemand_us_per_run", "on-demand µs"),
-        ],
-        Params::Pipeline(_) => &[("stream_bytes", "stream bytes")],
-        Params::ComponentSpawn(_) => &[
-            ("us_per_spawn", "µs/spawn"),
-            ("core_us_per_spawn", "core µs"),
-            ("floor_us_per_spawn", "floor µs"),
-            ("time_of_core", "time/core"),
-            ("time_of_floor", "time/floor"),
-        ],
-        Params::ComponentStartup(_) => {
-            &[("ms_per_run", "ms/run"), ("wasmtime_ms_per_run", "wasmtime ms"), ("time_of_wasmtime", "time/wasmtime")]
+    }
+
+    /// The cell of this column for `result`, or `None` when no run measured it.
+    fn value(self, result: &ConfigResult) -> Option<f64> {
+        match self {
+            Column::Figure { key, .. } => central::figure(result, key),
+            Column::Ratio { of, to, .. } => central::ratio(central::figure(result, of), central::figure(result, to)),
         }
-        Params::SpawnOverhead(_) => &[
-            ("cpu_us_per_spawn", "CPU µs"),
-            ("own_us_per_spawn", "wrt µs"),
-            ("host_own_us_per_spawn", "host-spawn µs"),
-            ("floor_own_us_per_spawn", "floor µs"),
-            ("time_of_floor", "CPU/floor"),
-            ("host_time_of_floor", "host-spawn/floor"),
-            ("confined_time_of_floor", "confined/floor"),
-            ("wall_time_of_floor", "wall/floor"),
-        ],
+    }
+
+    /// The cell of this column for a peer, from its single run's figures.
+    fn peer_value(self, peer: &crate::peers::PeerResult) -> Option<f64> {
+        match self {
+            Column::Figure { key, .. } => peer.extra.get(key).copied(),
+            Column::Ratio { of, to, .. } => central::ratio(peer.extra.get(of).copied(), peer.extra.get(to).copied()),
+        }
+    }
+
+    fn cell(self, value: Option<f64>) -> String {
+        match (self, value) {
+            (_, None) => "-".into(),
+            (Column::Ratio { .. }, Some(v)) => format!("{v:.2}×"),
+            (Column::Figure { key, .. }, Some(v)) => extra_cell(key, v),
+        }
     }
 }
 
-/// The value of the extra figure `key` in a table row: the median over the runs for the
-/// instantiate workload (its runs are batches, reported as the median batch) and the component
-/// workloads (a run's ratios are read against a goal: one run spiking on a shared machine does
-/// not move the median), the mean for the others.
-fn extra_value(result: &ConfigResult, key: &str) -> Option<f64> {
-    match result.params {
-        Params::Instantiate(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) | Params::SpawnOverhead(_) => {
-            let values: Vec<f64> = result.samples.iter().filter_map(|s| s.extra.get(key).copied()).collect();
-            (!values.is_empty()).then(|| Summary::median(&values))
-        }
-        _ => result.extra.get(key).copied(),
+const US_PER_SPAWN: Measure = ("us_per_spawn", "µs/spawn");
+const FLOOR_US_PER_SPAWN: Measure = ("floor_us_per_spawn", "floor µs");
+const CORE_US: Measure = ("core_us_per_spawn", "core µs");
+const US_PER_RUN: Measure = ("us_per_run", "µs/run");
+const FLOOR_US_PER_RUN: Measure = ("floor_us_per_run", "floor µs");
+const MS_PER_RUN: Measure = ("ms_per_run", "ms/run");
+const WASMTIME_MS: Measure = ("wasmtime_ms_per_run", "wasmtime ms");
+const CPU_US: Measure = ("cpu_us_per_spawn", "CPU µs");
+const FLOOR_CPU_US: Measure = ("floor_cpu_us_per_spawn", "floor CPU µs");
+
+/// The workload's own columns.
+fn extra_columns(params: &Params) -> &'static [Column] {
+    const SPAWN: &[Column] = &[figure(US_PER_SPAWN), figure(FLOOR_US_PER_SPAWN)];
+    const BUFFER: &[Column] = &[
+        figure(("young_collections", "young")),
+        figure(("full_collections", "full")),
+        figure(("peak_external", "peak ext")),
+    ];
+    const STARTUP: &[Column] = &[figure(MS_PER_RUN)];
+    const INSTANTIATE: &[Column] = &[
+        figure(US_PER_RUN),
+        figure(FLOOR_US_PER_RUN),
+        ratio(US_PER_RUN, FLOOR_US_PER_RUN, "time/floor"),
+        figure(("ondemand_us_per_run", "on-demand µs")),
+    ];
+    const PIPELINE: &[Column] = &[figure(("stream_bytes", "stream bytes"))];
+    const COMPONENT_SPAWN: &[Column] = &[
+        figure(US_PER_SPAWN),
+        figure(CORE_US),
+        figure(FLOOR_US_PER_SPAWN),
+        ratio(US_PER_SPAWN, CORE_US, "time/core"),
+        ratio(US_PER_SPAWN, FLOOR_US_PER_SPAWN, "time/floor"),
+    ];
+    const COMPONENT_STARTUP: &[Column] =
+        &[figure(MS_PER_RUN), figure(WASMTIME_MS), ratio(MS_PER_RUN, WASMTIME_MS, "time/wasmtime")];
+    const SPAWN_OVERHEAD: &[Column] = &[
+        figure(CPU_US),
+        figure(FLOOR_CPU_US),
+        ratio(CPU_US, FLOOR_CPU_US, "CPU/floor"),
+        ratio(("host_cpu_us_per_spawn", "host-spawn's CPU µs"), FLOOR_CPU_US, "host-spawn/floor"),
+        ratio(("confined_cpu_us_per_spawn", "a confined guest's CPU µs"), FLOOR_CPU_US, "confined/floor"),
+        ratio(("wall_us_per_spawn", "the guest's wall µs"), ("floor_wall_us_per_spawn", "the floor's"), "wall/floor"),
+        figure(("own_us_per_spawn", "wrt µs")),
+        figure(("host_own_us_per_spawn", "host-spawn µs")),
+        figure(("floor_own_us_per_spawn", "floor µs")),
+    ];
+    match params {
+        Params::Spawn(_) => SPAWN,
+        Params::Buffer(_) => BUFFER,
+        Params::Startup(_) => STARTUP,
+        Params::Instantiate(_) => INSTANTIATE,
+        Params::Pipeline(_) => PIPELINE,
+        Params::ComponentSpawn(_) => COMPONENT_SPAWN,
+        Params::ComponentStartup(_) => COMPONENT_STARTUP,
+        Params::SpawnOverhead(_) => SPAWN_OVERHEAD,
     }
+}
+
+/// The legend under a table of `params`'s workload: what each figure is and what each ratio
+/// divides.
+pub fn legend(params: &Params) -> String {
+    let what = match Centre::of(params) {
+        Centre::Mean => "the mean over the runs",
+        Centre::Median => "the median over the runs (of an even number, the geometric mean of the middle two)",
+    };
+    let mut ratios = vec![format!("of floor = {} ÷ floor", unit(params))];
+    for column in extra_columns(params) {
+        if let Column::Ratio { title, of_name, to_name, .. } = column {
+            ratios.push(format!("{title} = {of_name} ÷ {to_name}"));
+        }
+    }
+    let mut out = format!("Each figure is {what}; each ratio divides two figures: {}.", ratios.join(", "));
+    if let Params::SpawnOverhead(_) = params {
+        out.push_str(" CPU µs: the process's and its children's; wrt µs, host-spawn µs and floor µs: each side's own process alone. Figures not in the table are in --json.");
+    }
+    out
 }
 
 fn extra_cell(key: &str, value: f64) -> String {
-    if key.contains("time_of") {
-        format!("{value:.2}×")
-    } else if key.ends_with("us_per_run") {
+    if key.ends_with("us_per_run") {
         format!("{value:.2}")
     } else if key.starts_with("peak") || key == "rss" {
         format!("{:.1} MiB", value / f64::from(1 << 20))
@@ -88,6 +167,45 @@ fn extra_cell(key: &str, value: f64) -> String {
     } else {
         format!("{value:.1}")
     }
+}
+
+/// `text` broken into lines of at most 100 characters: between its clauses (after `,`, `;`
+/// or `.`), or between words in a clause too long for a line.
+fn wrap(text: &str) -> String {
+    const WIDTH: usize = 100;
+    let mut units: Vec<String> = Vec::new();
+    let mut clause: Vec<&str> = Vec::new();
+    let words: Vec<&str> = text.split(' ').collect();
+    for (i, word) in words.iter().enumerate() {
+        clause.push(word);
+        if word.ends_with([',', ';', '.']) || i + 1 == words.len() {
+            let whole = clause.join(" ");
+            if whole.chars().count() <= WIDTH {
+                units.push(whole);
+            } else {
+                units.extend(clause.iter().map(|w| (*w).to_owned()));
+            }
+            clause.clear();
+        }
+    }
+    let mut out = String::new();
+    let mut line = String::new();
+    for unit in units {
+        if !line.is_empty() && line.chars().count() + 1 + unit.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&unit);
+    }
+    if !line.is_empty() {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }
 
 /// Lays out rows as columns, the first left-aligned and the others right-aligned.
@@ -116,8 +234,9 @@ fn layout(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// One row a configuration (and one for its peer): mean rate ± standard deviation, the floor's
-/// rate, the share of the floor reached, and the workload's figures.
+/// One row a configuration (and one for its peer): the rate ± its standard deviation over the
+/// runs, the floor's rate, the share of the floor reached, and the workload's figures; under
+/// the table, the [`legend`] saying what the figures and ratios are.
 pub fn results_table(results: &[ConfigResult]) -> String {
     let Some(first) = results.first() else {
         return String::new();
@@ -134,19 +253,19 @@ pub fn results_table(results: &[ConfigResult]) -> String {
         "floor".to_owned(),
         "of floor".to_owned(),
     ];
-    header.extend(columns.iter().map(|(_, title)| (*title).to_owned()));
+    header.extend(columns.iter().map(|c| c.title().to_owned()));
     let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
     let mut rows = vec![header];
     for r in results {
         let mut row = vec![
             short_label(&r.params, &all),
-            rate(r.rate.mean),
+            rate(central::rate(r)),
             rate(r.rate.sd),
             r.rate.n.to_string(),
-            rate(r.floor_rate.mean),
+            rate(central::floor_rate(r)),
             format!("{:.2}×", r.of_floor),
         ];
-        row.extend(columns.iter().map(|(key, _)| extra_value(r, key).map_or("-".into(), |v| extra_cell(key, v))));
+        row.extend(columns.iter().map(|c| c.cell(c.value(r))));
         rows.push(row);
         if let Some(peer) = &r.peer {
             let mut row = vec![
@@ -155,17 +274,21 @@ pub fn results_table(results: &[ConfigResult]) -> String {
                 String::new(),
                 "1".into(),
                 String::new(),
-                format!("{:.2}× of wrt", peer.rate / r.rate.mean),
+                format!("{:.2}× of wrt", peer.rate / central::rate(r)),
             ];
-            row.extend(columns.iter().map(|(key, _)| peer.extra.get(*key).map_or("-".into(), |v| extra_cell(key, *v))));
+            row.extend(columns.iter().map(|c| c.cell(c.peer_value(peer))));
             rows.push(row);
         }
     }
-    format!("{}\n{}{}{}", common_line(&all), layout(&rows), costs(results), goals(results))
+    let mut legend = legend(&first.params);
+    if results.iter().any(|r| r.peer.is_some()) {
+        legend.push_str(" A peer runs once: `of wrt` = its rate ÷ wrt's.");
+    }
+    format!("{}\n{}\n{}{}{}", common_line(&all), layout(&rows), wrap(&legend), costs(results), goals(results))
 }
 
-/// For the component workloads: each goal of issue 12, the median ratio over the runs, and
-/// whether it is met (or why it was not measured).
+/// For the component and spawn-overhead workloads: each goal, the ratio of the table's column
+/// it is read from, and whether it is met (or why it was not measured).
 fn goals(results: &[ConfigResult]) -> String {
     use crate::component::{GOAL_OF_CORE, GOAL_OF_FLOOR, GOAL_OF_WASMTIME, NO_WASMTIME};
     let mut out = String::new();
@@ -173,17 +296,19 @@ fn goals(results: &[ConfigResult]) -> String {
         let label = short_label(&r.params, &results.iter().map(|r| r.params.clone()).collect::<Vec<_>>());
         let checks: &[(&str, &str, f64)] = match r.params {
             Params::ComponentSpawn(_) => {
-                &[("time_of_core", "component/core", GOAL_OF_CORE), ("time_of_floor", "component/floor", GOAL_OF_FLOOR)]
+                &[("time/core", "component/core", GOAL_OF_CORE), ("time/floor", "component/floor", GOAL_OF_FLOOR)]
             }
-            Params::ComponentStartup(_) => &[("time_of_wasmtime", "wrt/wasmtime", GOAL_OF_WASMTIME)],
-            Params::SpawnOverhead(_) => &[("time_of_floor", "guest CPU/floor", crate::overhead::GOAL_OF_FLOOR)],
+            Params::ComponentStartup(_) => &[("time/wasmtime", "wrt/wasmtime", GOAL_OF_WASMTIME)],
+            Params::SpawnOverhead(_) => &[("CPU/floor", "guest CPU/floor", crate::overhead::GOAL_OF_FLOOR)],
             _ => continue,
         };
-        for (key, name, goal) in checks {
-            let _ = match extra_value(r, key) {
+        for (title, name, goal) in checks {
+            let column = extra_columns(&r.params).iter().find(|c| c.title() == *title);
+            let _ = match column.and_then(|c| c.value(r)) {
                 Some(ratio) => writeln!(
                     out,
-                    "{label}: goal {name} ≤ {goal:.2}×: {ratio:.2}× (median of {} runs): {}",
+                    "{label}: goal {name} ≤ {goal:.2}×: {ratio:.2}× ({title}, {}s of {} runs): {}",
+                    Centre::of(&r.params).name(),
                     r.samples.len(),
                     if ratio <= *goal { "met" } else { "not met" }
                 ),
@@ -206,8 +331,8 @@ fn costs(results: &[ConfigResult]) -> String {
         let defaults = results.iter().find(|d| {
             matches!(&d.params, Params::Instantiate(q) if q.config == RunConfig::Defaults && q.guest == p.guest && q.threads == p.threads)
         });
-        if let (Some(d), Some(us)) = (defaults, extra_value(r, "us_per_run"))
-            && let Some(base) = extra_value(d, "us_per_run")
+        if let (Some(d), Some(us)) = (defaults, central::figure(r, US_PER_RUN.0))
+            && let Some(base) = central::figure(d, US_PER_RUN.0)
         {
             let _ = writeln!(
                 out,
@@ -233,9 +358,13 @@ fn pipeline_table(results: &[ConfigResult]) -> String {
         rows.extend(crate::pipeline::rows(label.trim_start(), r, rate));
     }
     format!(
-        "{}\n{}goal: wrt/native ≥ 0.90×; stream bytes (what the guest itself read from or wrote to its children) at most {}\n",
+        "{}\n{}{}goal: wrt/native ≥ 0.90×; stream bytes (what the guest itself read from or wrote to its children) at most {}\n",
         common_line(&all),
         layout(&rows),
+        wrap(&format!(
+            "Each figure is the {} over the runs; wrt/native = wrt's MiB/s ÷ native MiB/s.",
+            Centre::of(&results[0].params).name()
+        )),
         crate::params::size(crate::pipeline::MAX_STREAM_BYTES)
     )
 }
@@ -390,6 +519,112 @@ mod tests {
         let same = result(0, &[10.0, 10.0]);
         let table = comparison_table(&CompareResult { a: same.clone(), b: same, comparison });
         assert!(!table.contains("NaN") && table.contains("did not vary"), "{table}");
+    }
+
+    /// The cells of `table`'s row that starts with `label`, by the header's column titles
+    /// (cells are at least two spaces apart; titles and labels have single spaces).
+    fn row(table: &str, label: &str) -> BTreeMap<String, String> {
+        let split = |line: &str| -> Vec<String> {
+            line.split("  ").map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned).collect()
+        };
+        let header = table.lines().find(|l| l.starts_with("configuration")).expect("a header");
+        let line = table.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no `{label}`: {table}"));
+        split(header).into_iter().zip(split(line)).collect()
+    }
+
+    fn number(cell: &str) -> f64 {
+        cell.trim_end_matches('×').parse().unwrap_or_else(|e| panic!("`{cell}`: {e}"))
+    }
+
+    fn sample(rate: f64, floor_rate: f64, extra: &[(&str, f64)]) -> Sample {
+        Sample { rate, floor_rate, extra: extra.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect() }
+    }
+
+    /// `of floor` printed 1.30× beside 1028 against 982 spawns/s: it was the mean of each run's
+    /// ratio, which one run with a slow floor pulls up.
+    #[test]
+    fn of_floor_is_the_printed_rate_over_the_printed_floor() {
+        let runs = [(1000.0, 600.0), (1050.0, 1200.0), (1035.0, 1150.0)];
+        let samples = runs.iter().map(|&(r, f)| sample(r, f, &[("us_per_spawn", 1e6 / r)])).collect();
+        let result = ConfigResult::new(result(256 << 20, &[1.0]).params, samples, None);
+        let table = results_table(&[result]);
+        let cells = row(&table, "spawn");
+        let (rate, floor, of_floor) = (number(&cells["spawns/s"]), number(&cells["floor"]), number(&cells["of floor"]));
+        assert!((of_floor - rate / floor).abs() < 0.006, "{of_floor} beside {rate} / {floor}: {table}");
+        assert!(
+            table.contains("Each figure is the mean over the runs") && table.contains("of floor = spawns/s ÷ floor")
+        );
+    }
+
+    /// `of floor` printed 2.10× beside `time/floor` 0.67×: a mean of rate ratios beside a
+    /// median of time ratios. Both are now ratios of the medians, inverses of each other, with
+    /// an odd or an even number of runs.
+    #[test]
+    fn of_floor_and_time_over_floor_are_inverses() {
+        use crate::params::{InstantiateGuest, InstantiateParams};
+        let params = Params::Instantiate(InstantiateParams {
+            n: 10,
+            guest: InstantiateGuest::Hello,
+            config: RunConfig::Policy,
+            threads: 1,
+        });
+        let runs = [(9.0, 8.0), (8.5, 30.0), (10.0, 8.2), (9.5, 8.4), (12.0, 7.9)];
+        for count in [5, 4] {
+            let samples = runs[..count]
+                .iter()
+                .map(|&(us, floor)| {
+                    let extra = [("us_per_run", us), ("floor_us_per_run", floor), ("time_of_floor", us / floor)];
+                    sample(1e6 / us, 1e6 / floor, &extra)
+                })
+                .collect();
+            let table = results_table(&[ConfigResult::new(params.clone(), samples, None)]);
+            let cells = row(&table, "instantiate");
+            let of_floor = number(&cells["of floor"]);
+            let time = number(&cells["time/floor"]);
+            assert!((of_floor * time - 1.0).abs() < 0.01, "{of_floor} and {time}: {table}");
+            let (us, floor) = (number(&cells["µs/run"]), number(&cells["floor µs"]));
+            assert!((time - us / floor).abs() < 0.006, "{time} beside {us} / {floor}: {table}");
+            let (rate, floor_rate) = (number(&cells["runs/s"]), number(&cells["floor"]));
+            assert!((of_floor - rate / floor_rate).abs() < 0.006, "{of_floor} beside {rate} / {floor_rate}: {table}");
+            assert!(table.contains("time/floor = µs/run ÷ floor µs"), "{table}");
+        }
+    }
+
+    /// A goal line gives the ratio of the column it is read from.
+    #[test]
+    fn goals_read_the_table_s_ratio() {
+        let runs = [(800.0, 600.0, 560.0), (1200.0, 1250.0, 980.0), (820.0, 700.0, 600.0)];
+        let samples = runs
+            .iter()
+            .map(|&(us, core, floor)| {
+                let extra = [
+                    ("us_per_spawn", us),
+                    ("core_us_per_spawn", core),
+                    ("floor_us_per_spawn", floor),
+                    ("time_of_core", us / core),
+                    ("time_of_floor", us / floor),
+                ];
+                sample(1e6 / us, 1e6 / floor, &extra)
+            })
+            .collect();
+        let params = Params::ComponentSpawn(crate::params::ComponentSpawnParams { n: 10 });
+        let table = results_table(&[ConfigResult::new(params, samples, None)]);
+        let cells = row(&table, "component-spawn");
+        for (column, goal) in [("time/core", "goal component/core"), ("time/floor", "goal component/floor")] {
+            let line = table.lines().find(|l| l.contains(goal)).unwrap_or_else(|| panic!("{goal}: {table}"));
+            assert!(line.contains(&format!(": {} ({column}, medians of 3 runs): ", cells[column])), "{line}: {table}");
+        }
+    }
+
+    #[test]
+    fn legends_break_between_clauses() {
+        let text = "Each figure is the median over the runs (of an even number of runs, the geometric mean of the \
+                    middle two); each ratio divides two figures: of floor = runs/s ÷ floor, time/wasmtime = ms/run ÷ \
+                    wasmtime ms.";
+        let wrapped = wrap(text);
+        assert!(wrapped.lines().all(|l| l.chars().count() <= 100), "{wrapped}");
+        assert!(wrapped.lines().any(|l| l == "time/wasmtime = ms/run ÷ wasmtime ms."), "{wrapped}");
+        assert_eq!(wrapped.replace('\n', " ").trim_end(), text);
     }
 
     #[test]

@@ -34,8 +34,9 @@ pub struct ConfigResult {
     pub rate: Summary,
     /// Summary of the floor's rates.
     pub floor_rate: Summary,
-    /// How many times the floor's rate the workload reached (mean over runs): 1 is the floor,
-    /// 0.5 takes twice as long.
+    /// How many times the floor's rate the workload reached: the figure of the rates over that
+    /// of the floor's rates ([`crate::central`]: the mean or the median over the runs, as the
+    /// table prints them); 1 is the floor, 0.5 takes twice as long.
     pub of_floor: f64,
     /// Means of the extra figures over the runs.
     pub extra: BTreeMap<String, f64>,
@@ -44,10 +45,11 @@ pub struct ConfigResult {
 }
 
 impl ConfigResult {
-    fn new(params: Params, samples: Vec<Sample>, peer: Option<PeerResult>) -> Self {
+    /// The result of `samples` of `params`, with `peer`'s.
+    pub(crate) fn new(params: Params, samples: Vec<Sample>, peer: Option<PeerResult>) -> Self {
         let rates: Vec<f64> = samples.iter().map(|s| s.rate).collect();
         let floors: Vec<f64> = samples.iter().map(|s| s.floor_rate).collect();
-        let of_floor = samples.iter().map(|s| s.rate / s.floor_rate).sum::<f64>() / samples.len() as f64;
+        let of_floor = crate::central::of_floor(&params, &samples);
         let mut extra: BTreeMap<String, f64> = BTreeMap::new();
         for sample in &samples {
             for (key, value) in &sample.extra {

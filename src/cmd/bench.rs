@@ -81,17 +81,20 @@ const PIPELINE_EXAMPLES: &str = "\
 Examples:
   wrt bench pipeline --runs 3
   wrt bench pipeline -n 64MiB,256MiB --runs 2 --json
+  wrt bench pipeline -n 64MiB,256MiB --runs 3 --plot pipeline.png
   wrt bench pipeline --runs 4 --compare bytes=256MiB bytes=1GiB";
 
 const COMPONENT_SPAWN_EXAMPLES: &str = "\
 Examples:
   wrt bench component-spawn
-  wrt bench component-spawn -n 500 --runs 10 --json";
+  wrt bench component-spawn -n 500 --runs 10 --json
+  wrt bench component-spawn --runs 10 --plot component-spawn.png";
 
 const SPAWN_OVERHEAD_EXAMPLES: &str = "\
 Examples:
   wrt bench spawn-overhead --runs 40
-  wrt bench spawn-overhead -n 200 --runs 20 --json";
+  wrt bench spawn-overhead -n 200 --runs 20 --json
+  wrt bench spawn-overhead --runs 10 --plot spawn-overhead.svg";
 
 const COMPONENT_STARTUP_EXAMPLES: &str = "\
 Examples:
@@ -123,7 +126,9 @@ struct Common {
     json: bool,
 
     /// Draw the results into FILE, a PNG or an SVG image by its extension (checked before the
-    /// run)
+    /// run): each configuration's rate, and those of the other sides its workload measures
+    /// (wasmtime, the core module, host-spawn), over its floor; spawn over several memory sizes
+    /// draws time per spawn against memory, each setting with its own floor
     #[arg(long, value_name = "FILE", value_parser = plot_path)]
     plot: Option<PathBuf>,
 
@@ -480,6 +485,7 @@ mod tests {
             PIPELINE_EXAMPLES,
             COMPONENT_SPAWN_EXAMPLES,
             COMPONENT_STARTUP_EXAMPLES,
+            SPAWN_OVERHEAD_EXAMPLES,
         ] {
             for line in examples.lines().filter_map(|l| l.trim().strip_prefix("wrt ")) {
                 let argv = std::iter::once("wrt").chain(line.split_whitespace());

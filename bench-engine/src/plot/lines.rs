@@ -1,16 +1,18 @@
 //! The spawn plot: time per spawn against guest memory (linear memory plus host buffers), one
-//! line per setting, the floor (`posix_spawn` + `waitpid` in the bench process) dashed, the Node
-//! peer, and the standard deviation over the runs as error bars. The latency axis is
-//! logarithmic, with labelled ticks wherever there is room (600 µs, 800 µs, … where most lines
-//! sit), and the memory axis is ticked at the measured sizes.
+//! line per setting, each with its own floor (`posix_spawn` + `waitpid` in the bench process,
+//! measured in the same runs while that setting's guest held its memory) dashed in its colour,
+//! the Node peer, and the standard deviation over the runs as error bars; a bar that the axis
+//! cuts ends in an arrowhead at the axis. The latency axis is logarithmic, with labelled ticks
+//! wherever there is room (600 µs, 800 µs, … where most lines sit), and the memory axis is
+//! ticked at the measured sizes.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::shared;
 use super::ticks::{Ticked, log_ticks, mib, micros, spaced};
-use super::{FLOOR_LINE, INK, MUTED, PEER, SERIES, Swatch, WIDTH, house_mesh, plot_err, swatch, text, title};
+use super::whisker::{self, Whisker};
+use super::{FLOOR_LINE, INK, MUTED, PEER, SERIES, Swatch, WIDTH, house_mesh, plot_err, subtitle, swatch, text, title};
 use crate::BenchError;
 use crate::params::{Params, Setting};
 use crate::report::short_label;
@@ -31,9 +33,13 @@ struct Point {
 struct Series {
     label: String,
     color: RGBColor,
+    /// A floor's line: dashed.
     dashed: bool,
     points: Vec<Point>,
 }
+
+/// The floor's line of a setting.
+const FLOOR: &str = "floor: posix_spawn + waitpid";
 
 /// Guest memory of a spawn configuration in MiB: linear memory plus host buffers.
 fn memory(params: &Params) -> f64 {
@@ -61,7 +67,9 @@ fn point(x: f64, values: &[f64]) -> Point {
     Point { x, y: s.mean, sd: s.sd }
 }
 
-/// The series of `results`: one per setting apart from memory, then the peer, then the floor.
+/// The series of `results`: one per setting apart from memory, then the peer, then each
+/// setting's floor, in the setting's colour (grey when there is one setting), labelled
+/// `floor: posix_spawn + waitpid` and, with several settings, the setting's label.
 fn series(results: &[ConfigResult]) -> Vec<Series> {
     let without_memory = |p: &Params| {
         let mut p = p.clone();
@@ -71,26 +79,26 @@ fn series(results: &[ConfigResult]) -> Vec<Series> {
     };
     let others: Vec<Params> = results.iter().map(|r| without_memory(&r.params)).collect();
     let mut out: Vec<Series> = Vec::new();
-    let mut floors: Vec<(f64, Vec<f64>)> = Vec::new();
+    let mut floors: Vec<Series> = Vec::new();
     let mut peer: Option<Series> = None;
     for r in results {
         let x = memory(&r.params);
-        let mut label = short_label(&without_memory(&r.params), &others);
-        if label == r.params.workload() {
-            label = "wrt guest: spawn + wait".to_owned();
-        }
+        let setting = short_label(&without_memory(&r.params), &others);
+        let single = setting == r.params.workload();
+        let label = if single { "wrt guest: spawn + wait".to_owned() } else { setting.clone() };
         let p = point(x, &micros_of(r, "us_per_spawn", |s| s.rate));
-        match out.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push(p),
+        let floor = point(x, &micros_of(r, "floor_us_per_spawn", |s| s.floor_rate));
+        match out.iter().position(|s| s.label == label) {
+            Some(i) => {
+                out[i].points.push(p);
+                floors[i].points.push(floor);
+            }
             None => {
                 let color = SERIES[out.len() % SERIES.len()];
-                out.push(Series { label, color, dashed: false, points: vec![p] });
+                out.push(Series { label: label.clone(), color, dashed: false, points: vec![p] });
+                let label = if single { FLOOR.to_owned() } else { format!("{FLOOR} ({setting})") };
+                floors.push(Series { label, color, dashed: true, points: vec![floor] });
             }
-        }
-        let floor = micros_of(r, "floor_us_per_spawn", |s| s.floor_rate);
-        match floors.iter_mut().find(|(fx, _)| *fx == x) {
-            Some((_, values)) => values.extend(floor),
-            None => floors.push((x, floor)),
         }
         if let Some(result) = &r.peer {
             let peer = peer.get_or_insert_with(|| Series {
@@ -104,13 +112,11 @@ fn series(results: &[ConfigResult]) -> Vec<Series> {
             }
         }
     }
+    if let [floor] = floors.as_mut_slice() {
+        floor.color = FLOOR_LINE;
+    }
     out.extend(peer);
-    out.push(Series {
-        label: "floor: posix_spawn + waitpid".to_owned(),
-        color: FLOOR_LINE,
-        dashed: true,
-        points: floors.iter().map(|(x, values)| point(*x, values)).collect(),
-    });
+    out.extend(floors);
     for s in &mut out {
         s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
@@ -135,31 +141,40 @@ where
     DB::ErrorType: 'static,
 {
     let series = series(results);
-    let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
     let (head, body) = root.split_vertically(70);
-    let runs = results[0].rate.n;
-    title(
-        &head,
-        "wrt bench spawn: time per spawn against guest memory",
-        &format!("{} · mean ± sd of {runs} run{}", shared(&all), if runs == 1 { "" } else { "s" }),
-    )?;
+    title(&head, "wrt bench spawn: time per spawn against guest memory", &subtitle(results))?;
 
-    // The legend on the right, as wide as its longest label.
+    // The legend on the right, as wide as its longest label: each line, and the floors, by
+    // name when there is one, else as one entry (each in its line's colour).
+    let floors = series.iter().filter(|s| s.dashed).count();
+    let mut entries: Vec<(Swatch, String)> = series
+        .iter()
+        .filter(|s| !s.dashed || floors == 1)
+        .map(|s| (Swatch::Line(s.color, s.dashed), s.label.clone()))
+        .collect();
+    if floors > 1 {
+        entries.push((Swatch::Line(FLOOR_LINE, true), "dashed: each line's own floor,".to_owned()));
+    }
     let label_style = text(14, INK, HPos::Left, VPos::Center);
     let mut legend_width = 0;
-    for s in &series {
-        legend_width = legend_width.max(root.estimate_text_size(&s.label, &label_style).map_err(plot_err)?.0);
+    for (_, label) in &entries {
+        legend_width = legend_width.max(root.estimate_text_size(label, &label_style).map_err(plot_err)?.0);
     }
     let (plot, legend) = body.split_horizontally(WIDTH - (legend_width + 56).clamp(160, 420));
     let mut y = 40;
-    for s in &series {
-        swatch(&legend, Swatch::Line(s.color, s.dashed), (8, y))?;
-        legend.draw_text(&s.label, &label_style, (40, y)).map_err(plot_err)?;
+    for (kind, label) in &entries {
+        swatch(&legend, *kind, (8, y))?;
+        legend.draw_text(label, &label_style, (40, y)).map_err(plot_err)?;
         y += 26;
     }
-    legend
-        .draw_text("bars: ± 1 sd over runs", &text(13, MUTED, HPos::Left, VPos::Center), (8, y + 8))
-        .map_err(plot_err)?;
+    let muted = text(13, MUTED, HPos::Left, VPos::Center);
+    if floors > 1 {
+        legend.draw_text("in its colour: posix_spawn +", &muted, (40, y - 6)).map_err(plot_err)?;
+        legend.draw_text("waitpid, the same memory held", &muted, (40, y + 12)).map_err(plot_err)?;
+        y += 40;
+    }
+    legend.draw_text("bars: ± 1 sd over runs", &muted, (8, y + 8)).map_err(plot_err)?;
+    legend.draw_text("an arrowhead: past the axis", &muted, (8, y + 30)).map_err(plot_err)?;
 
     let points = || series.iter().flat_map(|s| s.points.iter());
     let lo = points().map(|p| (p.y - p.sd).max(p.y / 2.0)).fold(f64::INFINITY, f64::min) / 1.15;
@@ -202,15 +217,16 @@ where
         let dx = (2 * i as i32 - (count - 1)) * 3;
         for p in &s.points {
             if p.sd > 0.0 {
+                let bar = Whisker::new(p.y, p.sd, lo, hi);
                 let spec = chart.as_coord_spec();
                 let center = spec.translate(&(p.x, p.y)).1;
-                let top = spec.translate(&(p.x, p.y + p.sd)).1 - center;
-                let bottom = spec.translate(&(p.x, (p.y - p.sd).max(lo))).1 - center;
-                let bar = s.color.stroke_width(1);
+                let top = spec.translate(&(p.x, bar.high)).1 - center;
+                let bottom = spec.translate(&(p.x, bar.low)).1 - center;
+                let style = s.color.stroke_width(1);
                 let whisker = EmptyElement::at((p.x, p.y))
-                    + PathElement::new(vec![(dx, top), (dx, bottom)], bar)
-                    + PathElement::new(vec![(dx - 4, top), (dx + 4, top)], bar)
-                    + PathElement::new(vec![(dx - 4, bottom), (dx + 4, bottom)], bar);
+                    + PathElement::new(vec![(dx, top), (dx, bottom)], style)
+                    + whisker::end((dx, top), bar.high_cut, -1, false, style)
+                    + whisker::end((dx, bottom), bar.low_cut, 1, false, style);
                 chart.draw_series([whisker]).map_err(plot_err)?;
             }
             chart.draw_series([Circle::new((p.x, p.y), 4, s.color.filled())]).map_err(plot_err)?;

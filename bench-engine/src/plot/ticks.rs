@@ -144,3 +144,25 @@ impl plotters::coord::ranged1d::Ranged for Ticked {
         self.lo..self.hi
     }
 }
+
+/// Ticks of a linear axis from 0 to `max` drawn over `pixels`: every multiple of the smallest
+/// round step (1, 2 or 5 times a power of ten) that leaves at least `gap` pixels between ticks.
+pub(super) fn linear_ticks(max: f64, pixels: f64, gap: f64) -> Vec<f64> {
+    if !(max > 0.0 && pixels > 0.0) {
+        return vec![0.0];
+    }
+    let least = max * gap / pixels;
+    let power = 10f64.powf(least.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * power).find(|s| *s >= least).unwrap_or(10.0 * power);
+    (0..).map(|i| f64::from(i) * step).take_while(|t| *t <= max).collect()
+}
+
+/// The largest round value (1, 2 or 5 times a power of ten) at most `value`: where a
+/// logarithmic axis whose smallest value is `value` starts.
+pub(super) fn round_down(value: f64) -> f64 {
+    if !(value > 0.0 && value.is_finite()) {
+        return 1.0;
+    }
+    let power = 10f64.powf(value.log10().floor());
+    [5.0, 2.0, 1.0].into_iter().map(|m| m * power).find(|v| *v <= value).unwrap_or(power)
+}
