@@ -25,8 +25,8 @@ pub(crate) mod landlock;
 mod posix_spawn;
 mod probe;
 mod pty;
-pub(crate) mod termination;
 pub(crate) mod seccomp;
+pub(crate) mod termination;
 mod vfork_exec;
 mod wait;
 
