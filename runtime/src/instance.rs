@@ -86,11 +86,17 @@ impl std::fmt::Debug for Instance {
 
 impl Instance {
     pub(crate) fn new(guest: &Guest, options: &RunOptions) -> crate::Result<Self> {
+        // Instantiation may run guest code (a start function) and build WASI streams.
+        let _tokio = crate::ambient::enter();
         let runtime = &guest.runtime.inner;
         options.check(runtime.settings.cache.dir().as_deref())?;
         if options.fuel.is_some() && !runtime.settings.fuel {
             let reason = "the runtime was built without fuel metering (`RuntimeBuilder::fuel`)".into();
             return Err(ConfigError::BadLimit { what: "fuel", reason }.into());
+        }
+        if options.timeout.is_some() && runtime.settings.no_timeouts {
+            let reason = "the runtime was built without timeouts (`RuntimeBuilder::timeouts`)".into();
+            return Err(ConfigError::BadLimit { what: "timeout", reason }.into());
         }
         let deadline_cell = DeadlineCell::default();
         wasi_ctx::check_preopens(options)?;
@@ -134,7 +140,9 @@ impl Instance {
         };
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.limiter);
-        deadline::install(&mut store);
+        if !runtime.settings.no_timeouts {
+            deadline::install(&mut store);
+        }
         if let Code::Module { wasi: true, .. } = guest.code {
             let trampoline = Arc::clone(&runtime.wasi_trampoline);
             store.data_mut().wasi_originals = wasi_original::Originals::new(&runtime.linker, &mut store, trampoline);
@@ -369,6 +377,7 @@ impl Instance {
         &mut self,
         f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<R>,
     ) -> wasmtime::Result<Result<R, Outcome>> {
+        let _tokio = crate::ambient::enter();
         if !std::mem::take(&mut self.carried) {
             match self.fuel {
                 Some(fuel) => self.store.set_fuel(fuel)?,

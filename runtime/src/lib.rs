@@ -134,6 +134,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod abi;
+mod ambient;
 mod cache;
 mod capture;
 mod component;

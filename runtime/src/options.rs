@@ -242,6 +242,10 @@ impl RunOptions {
     ///
     /// Reads the file system's metadata and `/proc/self/mountinfo`.
     pub fn writable_preopen_reaching(&self, path: impl AsRef<Path>) -> Option<&Preopen> {
+        // Without a read-write preopen nothing is reached, and `/proc` need not be read.
+        if !self.preopens.iter().any(|p| p.access == DirAccess::ReadWrite) {
+            return None;
+        }
         let mounts = crate::reach::mounts();
         crate::reach::WritableRoots::of(&self.preopens, &mounts).reaching(path.as_ref()).map(|(preopen, _)| preopen)
     }

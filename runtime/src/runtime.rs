@@ -72,8 +72,8 @@ impl std::fmt::Debug for Runtime {
 }
 
 /// Settings of a [`Runtime`]. Defaults: guest memory marked `MADV_DONTFORK` and pooled
-/// ([`PoolLimits::default`]), no compile cache on disk, no fuel metering, guests with unknown
-/// imports refused, no slow-compile hook, no unusable-cache hook.
+/// ([`PoolLimits::default`]), no compile cache on disk, no fuel metering, timeouts possible,
+/// guests with unknown imports refused, no slow-compile hook, no unusable-cache hook.
 #[derive(Clone, Default)]
 pub struct RuntimeBuilder {
     pub(crate) allow_fork_copies: bool,
@@ -81,6 +81,8 @@ pub struct RuntimeBuilder {
     /// `None`: [`DEFAULT_CACHE_LIMIT`](crate::cache::DEFAULT_CACHE_LIMIT).
     pub(crate) cache_limit: Option<u64>,
     pub(crate) fuel: bool,
+    /// [`RuntimeBuilder::timeouts`] turned off.
+    pub(crate) no_timeouts: bool,
     pub(crate) unknown_imports_trap: bool,
     pub(crate) on_slow_compile: Option<SlowCompileHook>,
     pub(crate) on_cache_unusable: Option<Arc<CacheUnusableFn>>,
@@ -108,6 +110,7 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("dontfork", &!self.allow_fork_copies)
             .field("cache", &self.cache)
             .field("fuel", &self.fuel)
+            .field("timeouts", &!self.no_timeouts)
             .field("unknown_imports_trap", &self.unknown_imports_trap)
             .field("on_slow_compile", &self.on_slow_compile.as_ref().map(|_| "Fn"))
             .field("on_cache_unusable", &self.on_cache_unusable.as_ref().map(|_| "Fn"))
@@ -145,6 +148,18 @@ impl RuntimeBuilder {
     /// code; a run asking for fuel on a runtime without it is refused).
     pub fn fuel(mut self, on: bool) -> Self {
         self.fuel = on;
+        self
+    }
+
+    /// Compiles the checks that let a run stop at [`RunOptions::timeout`](crate::RunOptions::timeout)
+    /// into guest code (wasmtime's epoch interruption: a check at every function entry and loop
+    /// header). Default: on. Off, guest code is exactly what `wasmtime run` compiles (a little
+    /// faster, and a trap at a function's first instruction is reported at that instruction's
+    /// offset, where the entry check moves it one byte early), and a run asking for a timeout
+    /// is refused. Code compiled one way does not load into a runtime set the other way: the
+    /// compile cache keeps both.
+    pub fn timeouts(mut self, on: bool) -> Self {
+        self.no_timeouts = !on;
         self
     }
 
@@ -204,14 +219,14 @@ impl RuntimeBuilder {
         let mut config = Config::new();
         // Our memory creator maps every linear memory and the GC heap; it needs the on-demand
         // allocator (the default) and no copy-on-write images (wasmtime#10740). Epoch checks are
-        // always compiled in, so that any run may have a timeout.
+        // compiled in unless timeouts are off, so that any run may have a timeout.
         config
             .with_host_memory(Arc::new(GuestMemoryCreator {
                 pool: MemoryPool::new(!self.allow_fork_copies, self.pool),
             }))
             .memory_init_cow(false)
             .consume_fuel(self.fuel)
-            .epoch_interruption(true);
+            .epoch_interruption(!self.no_timeouts);
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, wasi_of)?;
@@ -260,6 +275,11 @@ impl Runtime {
     /// A builder with the defaults listed at [`RuntimeBuilder`].
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
+    }
+
+    /// Whether runs may have a timeout ([`RuntimeBuilder::timeouts`]).
+    pub fn timeouts(&self) -> bool {
+        !self.inner.settings.no_timeouts
     }
 
     /// Whether guest code counts fuel ([`RuntimeBuilder::fuel`]).

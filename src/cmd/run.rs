@@ -278,9 +278,13 @@ impl RunArgs {
             runtime = runtime.fuel(true);
             builder = builder.fuel(fuel);
         }
-        if let Some(timeout) = either("--timeout", self.timeout, "-W timeout", wasmtime.timeout)? {
+        let timeout = either("--timeout", self.timeout, "-W timeout", wasmtime.timeout)?;
+        if let Some(timeout) = timeout {
             builder = builder.timeout(timeout);
         }
+        // Without a timeout, guest code is compiled as `wasmtime run` compiles it (no epoch
+        // checks); `wrt compile` output has them, so precompiled code is loaded with them.
+        runtime = runtime.timeouts(timeout.is_some() || self.allow_precompiled);
         #[cfg(unix)]
         {
             builder = self.spawn_settings(builder)?;

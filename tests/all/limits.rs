@@ -57,6 +57,15 @@ fn limits_outcomes_through_the_api() {
     let unmetered = Runtime::new().unwrap().load_file(LIMITS_SPIN).unwrap();
     let err = unmetered.run(&RunOptions::new().fuel(10_000)).unwrap_err();
     assert!(err.to_string().contains("without fuel metering"), "{err:#}");
+    // A timeout needs a runtime that compiles the checks in: refused, not ignored.
+    let unchecked = Runtime::builder().timeouts(false).build().unwrap();
+    assert!(!unchecked.timeouts());
+    let spin = unchecked.load_file(LIMITS_SPIN).unwrap();
+    let err = spin.run(&RunOptions::new().timeout(Duration::from_millis(100))).unwrap_err();
+    assert!(err.to_string().contains("without timeouts"), "{err:#}");
+    assert_eq!(guest.run(&RunOptions::new().arg("5")).unwrap().outcome, Outcome::Exited(5));
+    let guest = unchecked.load_file(CLI_EXIT_CODE).unwrap();
+    assert_eq!(guest.run(&RunOptions::new().arg("4")).unwrap().outcome, Outcome::Exited(4));
 }
 
 #[test]

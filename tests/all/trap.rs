@@ -43,3 +43,36 @@ fn trap_out_of_bounds() {
 fn wrt_with_backtrace_env(guest: &str) -> std::process::Output {
     crate::util::wrt().env("RUST_BACKTRACE", "1").args(["run", guest]).output().unwrap()
 }
+
+/// The backtrace points at the trapping instruction: an `unreachable` that is a function's
+/// first instruction was reported one byte early (at the function's local declarations),
+/// where the entry check that timeouts compile in takes the instruction's place. Without
+/// `--timeout` no such check is compiled, and the offset is the instruction's, as in `wasmtime
+/// run`; with one, it is the documented one byte early.
+#[test]
+fn a_trap_at_a_function_s_first_instruction_is_reported_at_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("first.wasm");
+    // `(module (func (export "_start") unreachable))`, encoded by hand.
+    let mut bytes = b"\0asm\x01\0\0\0".to_vec();
+    bytes.extend([0x01, 0x04, 0x01, 0x60, 0x00, 0x00]); // types: () -> ()
+    bytes.extend([0x03, 0x02, 0x01, 0x00]); // functions: one of type 0
+    bytes.extend([0x07, 0x0a, 0x01, 0x06]); // exports: one, named …
+    bytes.extend(b"_start");
+    bytes.extend([0x00, 0x00]); // … function 0
+    bytes.extend([0x0a, 0x05, 0x01, 0x03, 0x00, 0x00, 0x0b]); // code
+    // The body: its size (3), no locals, `unreachable` (0x00), `end` (0x0b).
+    let body = bytes.windows(4).position(|w| w == [0x03, 0x00, 0x00, 0x0b]).expect("the function body");
+    let unreachable = body + 2;
+    std::fs::write(&path, &bytes).unwrap();
+    let frame = |out: &std::process::Output| {
+        let err = stderr(out);
+        err.lines().find(|l| l.trim_start().starts_with("0:")).map(str::to_owned).unwrap_or_else(|| panic!("{err}"))
+    };
+    let plain = run(["run", path.to_str().unwrap()]);
+    assert_code(&plain, 134);
+    assert!(frame(&plain).contains(&format!("{unreachable:#x} ")), "{}", frame(&plain));
+    let timed = run(["run", "--timeout", "10s", path.to_str().unwrap()]);
+    assert_code(&timed, 134);
+    assert!(frame(&timed).contains(&format!("{:#x} ", unreachable - 1)), "{}", frame(&timed));
+}
