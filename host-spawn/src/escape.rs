@@ -116,7 +116,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_10_control_characters_and_escapes_are_escaped() {
+    fn control_characters_and_escapes_are_escaped() {
         assert_eq!(show(b"a\0b\nc\r\td"), r"a\0b\nc\r\td");
         assert_eq!(show(b"\x1b[31mred\x1b[0m"), r"\u{1b}[31mred\u{1b}[0m");
         assert_eq!(show(b"del\x7f"), r"del\u{7f}");
@@ -125,17 +125,17 @@ mod tests {
     }
 
     #[test]
-    fn issue_10_bidi_overrides_are_escaped() {
+    fn bidi_overrides_are_escaped() {
         assert_eq!(show("a\u{202e}b\u{2066}c\u{200f}".as_bytes()), r"a\u{202e}b\u{2066}c\u{200f}");
     }
 
     #[test]
-    fn issue_10_invalid_utf8_is_hex() {
+    fn invalid_utf8_is_hex() {
         assert_eq!(show(b"a\xffb\xc3"), r"a\xffb\xc3");
     }
 
     #[test]
-    fn issue_10_long_strings_are_capped_with_their_length() {
+    fn long_strings_are_capped_with_their_length() {
         let long = vec![b'x'; 1 << 20];
         let out = show(&long);
         assert_eq!(out, format!("{}…(1048576 bytes)", "x".repeat(SHOWN_BYTES)));
@@ -144,7 +144,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_10_cap_never_splits_a_character() {
+    fn cap_never_splits_a_character() {
         // 255 ASCII bytes then a 4-byte character straddling the cap.
         let mut s = "y".repeat(SHOWN_BYTES - 1);
         s.push('\u{1f600}');
@@ -155,7 +155,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_10_output_is_one_bounded_line() {
+    fn output_is_one_bounded_line() {
         let all: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
         let out = show(&all);
         assert!(!out.contains(['\n', '\r', '\u{1b}', '\0']), "{out:?}");

@@ -118,7 +118,8 @@ mod tests {
         assert!(Rlimits::none().to_sys().is_empty());
         let limits = Rlimits { file_size: Some(4096), ..Rlimits::none() };
         assert_eq!(limits.to_sys(), vec![(libc::RLIMIT_FSIZE, 4096, 4096)]);
-        // Issue 15, defect 5: equal CPU limits meant SIGKILL, never SIGXCPU.
+        // The CPU hard limit is a second above the soft one: equal limits meant SIGKILL, never
+        // SIGXCPU.
         let limits = Rlimits { cpu_seconds: Some(3), ..Rlimits::none() };
         assert_eq!(limits.to_sys(), vec![(libc::RLIMIT_CPU, 3, 4)]);
     }

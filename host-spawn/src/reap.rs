@@ -319,10 +319,10 @@ mod tests {
         assert_eq!(clock.now(), start + secs(1));
     }
 
-    /// Issue 15, defect 10: a child that exited before its deadline, but whose exit is only
-    /// collected after it, was reported as timed out.
+    /// A child that exited before its deadline, but whose exit is only collected after it, was
+    /// reported as timed out.
     #[test]
-    fn issue_15_an_exit_collected_after_the_deadline_is_not_a_timeout() {
+    fn an_exit_collected_after_the_deadline_is_not_a_timeout() {
         let (clock, start) = setup();
         let mut p = MockProcess { clock: &clock, exits_at: Some(start + secs(1)), honours_term: true, signals: vec![] };
         let mut timer = Timer::new(Some(start + secs(2)), secs(2));

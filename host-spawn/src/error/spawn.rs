@@ -337,7 +337,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_10_denials_escape_and_cap_guest_strings() {
+    fn denials_escape_and_cap_guest_strings() {
         let hostile = PathBuf::from(format!("/tmp/x\n\u{1b}[2J\u{202e}{}", "y".repeat(10_000)));
         let reasons = [
             Denial::NotAllowed { path: hostile.clone() },

@@ -289,8 +289,10 @@ mod tests {
         assert!(!pattern(&["?a"]).matches(&[bad]));
     }
 
+    /// Bracket classes match one character of a set, a range or a negated set, take `]` and `-`
+    /// as members, and are an error when malformed.
     #[test]
-    fn issue_15_character_classes() {
+    fn character_classes_match_sets_ranges_and_negations() {
         // The doc's date pattern, which with `?` accepted `$(id-;;-|x`.
         let date = pattern(&["[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"]);
         assert!(date.matches(&args(&["2026-11-30"])));

@@ -1,5 +1,5 @@
-//! Issue 10, section 1: killing a child also kills every process below it, in any session or
-//! process group, without any process-wide setting (no subreaper in this test process).
+//! Killing a child also kills every process below it, in any session or process group, without
+//! any process-wide setting (no subreaper in this test process).
 
 use std::time::{Duration, Instant};
 
@@ -51,7 +51,7 @@ fn have_setsid() -> bool {
 }
 
 #[test]
-fn issue_10_dropping_a_child_kills_its_other_sessions() {
+fn dropping_a_child_kills_its_other_sessions() {
     if !have_setsid() {
         return;
     }
@@ -63,7 +63,7 @@ fn issue_10_dropping_a_child_kills_its_other_sessions() {
 }
 
 #[test]
-fn issue_10_kill_all_kills_stopped_and_term_ignoring_descendants() {
+fn kill_all_kills_stopped_and_term_ignoring_descendants() {
     if !have_setsid() {
         return;
     }

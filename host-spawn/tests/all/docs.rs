@@ -1,6 +1,6 @@
 //! The examples of docs/policy.md, loaded as written and held to what the text around them
-//! promises (issue 15: the first example allowed any command, did not work, and let a
-//! "read-only" `git` write files).
+//! promises (the first example once allowed any command, did not work, and let a "read-only"
+//! `git` write files).
 
 use std::fs;
 use std::path::Path;
@@ -49,10 +49,10 @@ fn every_example_loads() {
     }
 }
 
-/// Issue 15, defect 1: `*.c` also matched gcc's `@file` response files, so
-/// `cc -c -O2 @evil.c -o x.o` ran whatever `evil.c` said (`-wrapper /bin/sh,-c,...`).
+/// Example 1's `*.c` also matched gcc's `@file` response files, so `cc -c -O2 @evil.c -o x.o`
+/// ran whatever `evil.c` said (`-wrapper /bin/sh,-c,...`).
 #[test]
-fn issue_15_example_1_cc_refuses_response_files() {
+fn example_1_cc_refuses_response_files() {
     if !have("cc") {
         return;
     }
@@ -73,10 +73,10 @@ fn issue_15_example_1_cc_refuses_response_files() {
     assert!(!dir.join("PWNED").exists());
 }
 
-/// Issue 15, defect 2: argv[0] is `cc` and the environment had no `PATH`, so gcc failed with
+/// In example 1, argv[0] is `cc` and the environment had no `PATH`, so gcc failed with
 /// "cannot execute 'cc1'". The example compiles for real.
 #[test]
-fn issue_15_example_1_cc_compiles() {
+fn example_1_cc_compiles() {
     if !have("cc") {
         return;
     }
@@ -97,10 +97,10 @@ fn issue_15_example_1_cc_compiles() {
     assert!(matches!(err, SpawnError::Denied { reason: Denial::Env { .. }, .. }), "{err}");
 }
 
-/// Issue 15, defect 3: the "read-only" `git` rule allowed `diff --no-index --output=FILE`,
-/// which writes files.
+/// Example 1's "read-only" `git` rule allowed `diff --no-index --output=FILE`, which writes
+/// files.
 #[test]
-fn issue_15_example_1_git_is_read_only() {
+fn example_1_git_is_read_only() {
     if !have("git") {
         return;
     }

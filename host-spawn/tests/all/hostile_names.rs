@@ -1,5 +1,5 @@
-//! Issue 10, section 5: guest-controlled strings reach messages and the audit log escaped and
-//! capped, and refused requests are rate-limited in the audit log.
+//! Guest-controlled strings reach messages and the audit log escaped and capped, and refused
+//! requests are rate-limited in the audit log.
 
 use wrt_host_spawn::{AuditLog, Command, Policy, RateLimit, SHOWN_BYTES, Spawner};
 
@@ -14,7 +14,7 @@ fn hostile_name() -> String {
 }
 
 #[test]
-fn issue_10_denial_message_is_escaped_and_capped() {
+fn denial_message_is_escaped_and_capped() {
     let _lock = lock();
     let spawner = Spawner::new(Policy::deny_all()).unwrap();
     let name = hostile_name();
@@ -28,7 +28,7 @@ fn issue_10_denial_message_is_escaped_and_capped() {
 }
 
 #[test]
-fn issue_10_audit_records_stay_one_line_and_bounded() {
+fn audit_records_stay_one_line_and_bounded() {
     let _lock = lock();
     let buffer = LogBuffer::default();
     let spawner = Spawner::new(Policy::deny_all().allow_program("true").env_allow(["A"]))
@@ -71,7 +71,7 @@ fn issue_10_audit_records_stay_one_line_and_bounded() {
 }
 
 #[test]
-fn issue_10_refusals_are_rate_limited_in_the_audit_log() {
+fn refusals_are_rate_limited_in_the_audit_log() {
     let _lock = lock();
     let buffer = LogBuffer::default();
     let spawner = Spawner::new(Policy::deny_all().allow_program("true"))
@@ -96,7 +96,7 @@ fn issue_10_refusals_are_rate_limited_in_the_audit_log() {
 }
 
 #[test]
-fn issue_10_default_rate_limit_bounds_a_denial_loop() {
+fn default_rate_limit_bounds_a_denial_loop() {
     let _lock = lock();
     let buffer = LogBuffer::default();
     let spawner = Spawner::new(Policy::deny_all()).unwrap().with_audit_log(AuditLog::new(buffer.clone()));

@@ -1,5 +1,5 @@
-//! Issue 10, section 8: an allow rule pinned to a SHA-256 runs only that file, executed from
-//! the descriptor that was hashed, with both strategies.
+//! An allow rule pinned to a SHA-256 runs only that file, executed from the descriptor that was
+//! hashed, with both strategies.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -57,12 +57,12 @@ fn pinned_cat_runs_from_its_descriptor(strategy: Strategy) {
 }
 
 #[test]
-fn issue_10_pinned_program_runs_with_posix_spawn() {
+fn pinned_program_runs_with_posix_spawn() {
     pinned_cat_runs_from_its_descriptor(Strategy::PosixSpawn);
 }
 
 #[test]
-fn issue_10_pinned_program_runs_with_fork_exec() {
+fn pinned_program_runs_with_fork_exec() {
     pinned_cat_runs_from_its_descriptor(Strategy::ForkExec);
 }
 
@@ -93,17 +93,17 @@ fn replaced_program_is_denied(strategy: Strategy) {
 }
 
 #[test]
-fn issue_10_replaced_pinned_program_is_denied_posix_spawn() {
+fn replaced_pinned_program_is_denied_posix_spawn() {
     replaced_program_is_denied(Strategy::PosixSpawn);
 }
 
 #[test]
-fn issue_10_replaced_pinned_program_is_denied_fork_exec() {
+fn replaced_pinned_program_is_denied_fork_exec() {
     replaced_program_is_denied(Strategy::ForkExec);
 }
 
 #[test]
-fn issue_10_pin_is_checked_when_the_policy_is_built() {
+fn pin_is_checked_when_the_policy_is_built() {
     let dir = tempfile::tempdir().unwrap();
     let prog = copy_of("true", dir.path());
     let wrong = Sha256::of(b"not true");
@@ -119,7 +119,7 @@ fn issue_10_pin_is_checked_when_the_policy_is_built() {
 }
 
 #[test]
-fn issue_10_sha256_in_a_policy_file() {
+fn sha256_in_a_policy_file_is_parsed_and_checked() {
     let dir = tempfile::tempdir().unwrap();
     let prog = copy_of("true", dir.path());
     let toml = format!("[[allow]]\nprogram = {:?}\nsha256 = \"{}\"\n", prog.display().to_string(), digest(&prog));
@@ -202,13 +202,13 @@ fn metadata_key(path: &Path) -> (u64, u64, i64, i64, i64, i64) {
     (m.ino(), m.size(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
 }
 
-/// Issue 14 (spawn overhead): a pin is checked against the bytes on every spawn, never against
-/// a digest cached by the file's metadata. The program is changed in place between two spawns
-/// through a shared mapping, in a page the mapping had already dirtied before the first spawn:
-/// the kernel then updates neither `mtime` nor `ctime` (nor the inode or size) until the page is
-/// written back, so a cache keyed on them would run the changed bytes. (While the mapping is
-/// writable, Linux fails `execve` of the file with `ETXTBSY`: the first spawn passes the pin and
-/// then fails; the mapping is gone before the second.)
+/// A pin is checked against the bytes on every spawn, never against a digest cached by the
+/// file's metadata (a cache that would make spawns cheaper). The program is changed in place
+/// between two spawns through a shared mapping, in a page the mapping had already dirtied
+/// before the first spawn: the kernel then updates neither `mtime` nor `ctime` (nor the inode
+/// or size) until the page is written back, so a cache keyed on them would run the changed
+/// bytes. (While the mapping is writable, Linux fails `execve` of the file with `ETXTBSY`: the
+/// first spawn passes the pin and then fails; the mapping is gone before the second.)
 fn rewritten_through_a_mapping_is_denied(strategy: Strategy) {
     let _lock = lock();
     let dir = tempfile::tempdir().unwrap();
@@ -246,11 +246,11 @@ fn rewritten_through_a_mapping_is_denied(strategy: Strategy) {
 }
 
 #[test]
-fn issue_14_pinned_program_rewritten_in_place_is_denied_posix_spawn() {
+fn pinned_program_rewritten_in_place_is_denied_posix_spawn() {
     rewritten_through_a_mapping_is_denied(Strategy::PosixSpawn);
 }
 
 #[test]
-fn issue_14_pinned_program_rewritten_in_place_is_denied_fork_exec() {
+fn pinned_program_rewritten_in_place_is_denied_fork_exec() {
     rewritten_through_a_mapping_is_denied(Strategy::ForkExec);
 }

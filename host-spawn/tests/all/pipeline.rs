@@ -1,5 +1,5 @@
-//! Issue 14, part 1: pipelines. A child's stdin is another child's stdout pipe, and stderr can
-//! be merged into stdout; the host only wires the descriptors and never reads the bytes.
+//! Pipelines. A child's stdin is another child's stdout pipe, and stderr can be merged into
+//! stdout; the host only wires the descriptors and never reads the bytes.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Duration;
@@ -22,7 +22,7 @@ fn spawner(strategy: Strategy) -> Spawner {
 }
 
 #[test]
-fn issue_14_three_stage_pipeline_under_both_strategies() {
+fn a_three_stage_pipeline_runs_under_both_strategies() {
     let _lock = lock();
     for strategy in [Strategy::PosixSpawn, Strategy::ForkExec] {
         let spawner = spawner(strategy);
@@ -41,7 +41,7 @@ fn issue_14_three_stage_pipeline_under_both_strategies() {
 }
 
 #[test]
-fn issue_14_the_host_keeps_no_end_of_a_pipe_between_children() {
+fn the_host_keeps_no_end_of_a_pipe_between_children() {
     let _lock = lock();
     let spawner = spawner(Strategy::PosixSpawn);
     let before = open_fds("self");
@@ -66,7 +66,7 @@ fn issue_14_the_host_keeps_no_end_of_a_pipe_between_children() {
 }
 
 #[test]
-fn issue_14_stderr_merged_into_stdout_keeps_the_order() {
+fn stderr_merged_into_stdout_keeps_the_order() {
     let _lock = lock();
     for strategy in [Strategy::PosixSpawn, Strategy::ForkExec] {
         let spawner = spawner(strategy);
@@ -101,7 +101,7 @@ fn issue_14_stderr_merged_into_stdout_keeps_the_order() {
 }
 
 #[test]
-fn issue_14_merging_stdin_or_stdout_is_an_invalid_request() {
+fn merging_stdin_or_stdout_is_an_invalid_request() {
     let spawner = spawner(Strategy::PosixSpawn);
     for stream in [Stream::Stdin, Stream::Stdout] {
         let mut command = Command::new("cat");
@@ -120,7 +120,7 @@ fn issue_14_merging_stdin_or_stdout_is_an_invalid_request() {
 }
 
 #[test]
-fn issue_14_a_taken_stdout_is_gone_until_put_back() {
+fn a_taken_stdout_is_gone_until_put_back() {
     let _lock = lock();
     let spawner = spawner(Strategy::PosixSpawn);
     let mut child = spawner.spawn(Command::new("printf").arg("kept")).unwrap();
@@ -149,7 +149,7 @@ fn issue_14_a_taken_stdout_is_gone_until_put_back() {
 }
 
 #[test]
-fn issue_14_every_stage_is_checked_against_the_policy() {
+fn every_stage_is_checked_against_the_policy() {
     let _lock = lock();
     let spawner = Spawner::new(Policy::deny_all().allow_program("printf")).unwrap();
     let mut first = spawner.spawn(Command::new("printf").arg("x")).unwrap();
@@ -160,7 +160,7 @@ fn issue_14_every_stage_is_checked_against_the_policy() {
 }
 
 #[test]
-fn issue_14_every_stage_of_a_pipeline_dies_with_kill_all() {
+fn every_stage_of_a_pipeline_dies_with_kill_all() {
     let _lock = lock();
     for strategy in [Strategy::PosixSpawn, Strategy::ForkExec] {
         let spawner = spawner(strategy);

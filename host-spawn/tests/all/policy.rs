@@ -9,10 +9,10 @@ use wrt_host_spawn::{Command, Denial, InvalidRequest, Policy, PolicyError, Spawn
 
 use crate::{canonical, lock};
 
-/// Issue 15, defect 7: a symlink to a denied program was reported as "`/usr/bin/dash` matches
-/// deny rule `sh`", revealing the link's target. Denials name only the requested spelling.
+/// A symlink to a denied program was reported as "`/usr/bin/dash` matches deny rule `sh`",
+/// revealing the link's target. Denials name only the requested spelling.
 #[test]
-fn issue_15_a_symlink_to_a_denied_program_is_denied_and_reveals_nothing() {
+fn a_symlink_to_a_denied_program_is_denied_and_reveals_nothing() {
     let _lock = lock();
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("innocent");
@@ -133,10 +133,10 @@ fn loader_variables_are_refused() {
     assert!(matches!(err, SpawnError::Denied { reason: Denial::LoaderEnv { .. }, .. }), "{err}");
 }
 
-/// Issue 15, defect 9: children that exited but were never waited for counted against
-/// `max_children` ("2 children are already running" when none were).
+/// Children that exited but were never waited for counted against `max_children` ("2 children
+/// are already running" when none were).
 #[test]
-fn issue_15_max_children_counts_live_processes() {
+fn max_children_counts_live_processes() {
     let _lock = lock();
     let spawner =
         Spawner::new(Policy::deny_all().allow_program("true").allow_program("sleep").max_children(2)).unwrap();
@@ -227,10 +227,10 @@ fn glibc_loader_variables_are_refused_like_ld() {
     }
 }
 
-/// Issue 15, defect 6: deny entries that could never match (`usr/bin/su`, `./su`, a typo)
-/// were ignored, so the program they meant stayed allowed.
+/// Deny entries that could never match (`usr/bin/su`, `./su`, a typo) were ignored, so the
+/// program they meant stayed allowed.
 #[test]
-fn issue_15_bad_deny_entries_are_errors() {
+fn bad_deny_entries_are_errors() {
     for (entry, want) in [
         ("usr/bin/true", "deny rule 1: `usr/bin/true` must be a bare name or an absolute path"),
         ("./true", "deny rule 1: `./true` must be a bare name or an absolute path"),
@@ -248,10 +248,10 @@ fn issue_15_bad_deny_entries_are_errors() {
     );
 }
 
-/// Issue 15: a deny rule by name covers every file the name resolves to on the search path,
-/// not only the first; another copy with its own allow rule is denied too.
+/// A deny rule by name covers every file the name resolves to on the search path, not only the
+/// first; another copy with its own allow rule is denied too.
 #[test]
-fn issue_15_deny_by_name_covers_every_copy_on_the_search_path() {
+fn deny_by_name_covers_every_copy_on_the_search_path() {
     let _lock = lock();
     let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (first_dir, second_dir) =
@@ -268,10 +268,10 @@ fn issue_15_deny_by_name_covers_every_copy_on_the_search_path() {
     assert!(matches!(err, SpawnError::Denied { reason: Denial::DenyRule { .. }, .. }), "{err}");
 }
 
-/// Issue 15, defect 8: relative `default_cwd` and `cwd_allow` were resolved against the
-/// host's own working directory. They are refused.
+/// Relative `default_cwd` and `cwd_allow` were resolved against the host's own working
+/// directory. They are refused.
 #[test]
-fn issue_15_relative_working_directories_are_refused() {
+fn relative_working_directories_are_refused() {
     let err = Policy::deny_all().default_cwd("tmp").validate().unwrap_err();
     assert_eq!(err.to_string(), "working directory `tmp` must be an absolute path");
     let err = Policy::deny_all().cwd_allow(".").validate().unwrap_err();
@@ -283,9 +283,9 @@ fn issue_15_relative_working_directories_are_refused() {
     );
 }
 
-/// Issue 15: asking for the default directory by name is what asking for none does.
+/// Asking for the default directory by name is what asking for none does.
 #[test]
-fn issue_15_the_default_directory_may_be_requested() {
+fn the_default_directory_may_be_requested() {
     let _lock = lock();
     let spawner = Spawner::new(Policy::deny_all().allow_program("pwd")).unwrap();
     let output = spawner.output(Command::new("pwd").cwd("/"), None).unwrap();
@@ -294,10 +294,10 @@ fn issue_15_the_default_directory_may_be_requested() {
     assert!(matches!(err, SpawnError::Denied { reason: Denial::Cwd { .. }, .. }), "{err}");
 }
 
-/// Issue 15: `allow_ld_env` unlocks `LD_*`/`DYLD_*` only; glibc's other unsafe variables
-/// (its whole list, `TMPDIR` and `TZDIR` included) are refused always.
+/// `allow_ld_env` unlocks `LD_*`/`DYLD_*` only; glibc's other unsafe variables (its whole list,
+/// `TMPDIR` and `TZDIR` included) are refused always.
 #[test]
-fn issue_15_glibc_unsafe_variables_are_refused_even_with_allow_ld_env() {
+fn glibc_unsafe_variables_are_refused_even_with_allow_ld_env() {
     let _lock = lock();
     for name in [
         "GCONV_PATH",
@@ -333,10 +333,10 @@ fn issue_15_glibc_unsafe_variables_are_refused_even_with_allow_ld_env() {
     );
 }
 
-/// Issue 15: `timeout = 0` killed every child at once; `args = []` denied every call. Both are
-/// errors now, and rule numbers in messages count from 1.
+/// `timeout = 0` killed every child at once; `args = []` denied every call. Both are errors
+/// now, and rule numbers in messages count from 1.
 #[test]
-fn issue_15_zero_timeouts_and_empty_args_are_errors() {
+fn zero_timeouts_and_empty_args_are_errors() {
     let err = Policy::deny_all().timeout(Some(std::time::Duration::ZERO)).validate().unwrap_err();
     assert_eq!(err.to_string(), "policy: `timeout` must be more than 0 (write \"none\" for no timeout)");
     let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"false\"\ntimeout = 0\n";
@@ -359,10 +359,10 @@ fn issue_15_zero_timeouts_and_empty_args_are_errors() {
     assert!(spawner.spawn(Command::new("true").arg("x")).is_err());
 }
 
-/// Issue 15: validation errors name the line of the bad value (not of its `[[allow]]`
-/// header), count rules from 1, and every unknown key is reported.
+/// Validation errors name the line of the bad value (not of its `[[allow]]` header), count
+/// rules from 1, and every unknown key is reported.
 #[test]
-fn issue_15_validation_errors_point_at_the_bad_value() {
+fn validation_errors_point_at_the_bad_value() {
     let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\ntimeout = \"5s\"\nprogram = \"no-such-program-xyz\"\n";
     let err = Policy::from_toml_str(text).unwrap_err();
     assert_eq!(

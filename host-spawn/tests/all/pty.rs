@@ -1,6 +1,6 @@
-//! Issue 14, part 2: pseudo-terminals. The child sees a terminal on 0, 1 and 2, leads its own
-//! session with it as controlling terminal, sees the size that was set, answers as an
-//! interactive shell, keeps the hygiene of any child, and still dies with its descendants.
+//! Pseudo-terminals. The child sees a terminal on 0, 1 and 2, leads its own session with it as
+//! controlling terminal, sees the size that was set, answers as an interactive shell, keeps the
+//! hygiene of any child, and still dies with its descendants.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -48,7 +48,7 @@ fn tty_and_session(pid: u32) -> (u64, u32) {
 }
 
 #[test]
-fn issue_14_the_child_sees_a_terminal_on_0_1_and_2() {
+fn the_child_sees_a_terminal_on_0_1_and_2() {
     let _lock = lock();
     for strategy in [Strategy::PosixSpawn, Strategy::ForkExec] {
         let script = "test -t 0 && test -t 1 && test -t 2 && echo tty-on-all";
@@ -64,7 +64,7 @@ fn issue_14_the_child_sees_a_terminal_on_0_1_and_2() {
 }
 
 #[test]
-fn issue_14_stty_size_reports_the_size_set() {
+fn stty_size_reports_the_size_set() {
     let _lock = lock();
     for strategy in [Strategy::PosixSpawn, Strategy::ForkExec] {
         let spawner = spawner(strategy);
@@ -83,7 +83,7 @@ fn issue_14_stty_size_reports_the_size_set() {
 }
 
 #[test]
-fn issue_14_an_interactive_shell_answers() {
+fn an_interactive_shell_answers() {
     let _lock = lock();
     let spawner = spawner(Strategy::PosixSpawn);
     let mut child = spawner.spawn(&on_pty("sh", &["-i"])).unwrap();
@@ -96,7 +96,7 @@ fn issue_14_an_interactive_shell_answers() {
 }
 
 #[test]
-fn issue_14_a_pty_child_keeps_the_hygiene_of_any_child() {
+fn a_pty_child_keeps_the_hygiene_of_any_child() {
     let _lock = lock();
     for strategy in [Strategy::PosixSpawn, Strategy::ForkExec] {
         let spawner = spawner(strategy);
@@ -124,7 +124,7 @@ fn issue_14_a_pty_child_keeps_the_hygiene_of_any_child() {
 }
 
 #[test]
-fn issue_14_a_pty_child_and_its_descendants_die_with_kill_all() {
+fn a_pty_child_and_its_descendants_die_with_kill_all() {
     let _lock = lock();
     for strategy in [Strategy::PosixSpawn, Strategy::ForkExec] {
         let spawner = spawner(strategy);
@@ -144,7 +144,7 @@ fn issue_14_a_pty_child_and_its_descendants_die_with_kill_all() {
 }
 
 #[test]
-fn issue_14_resizing_a_child_without_a_pty_fails() {
+fn resizing_a_child_without_a_pty_fails() {
     let _lock = lock();
     let spawner = spawner(Strategy::PosixSpawn);
     let mut child = spawner.spawn(Command::new("cat").stdin(Stdio::Piped)).unwrap();
@@ -157,7 +157,7 @@ fn issue_14_resizing_a_child_without_a_pty_fails() {
 }
 
 #[test]
-fn issue_14_stderr_alone_on_a_pty_is_read_as_stderr() {
+fn stderr_alone_on_a_pty_is_read_as_stderr() {
     let _lock = lock();
     let mut command = Command::new("sh");
     command.args(["-c", "test -t 2 && echo err-tty >&2; test -t 1 || echo out-pipe"]).stderr(Stdio::Pty);

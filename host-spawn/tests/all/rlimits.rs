@@ -92,10 +92,9 @@ fn limits_take_effect() {
     assert_eq!(fs::metadata(&file).unwrap().len(), 4096);
 }
 
-/// Issue 15, defect 5: `cpu_seconds` set equal soft and hard limits, so Linux sent `SIGKILL`
-/// and never `SIGXCPU`.
+/// `cpu_seconds` set equal soft and hard limits, so Linux sent `SIGKILL` and never `SIGXCPU`.
 #[test]
-fn issue_15_cpu_seconds_sends_sigxcpu_before_sigkill() {
+fn cpu_seconds_sends_sigxcpu_before_sigkill() {
     let _lock = lock();
     let spawner = Spawner::new(Policy::deny_all().allow_program("sh")).unwrap();
     // A busy loop is stopped after one second of CPU, by SIGXCPU (whose default action ends

@@ -188,11 +188,11 @@ fn a_stale_handle_never_reaches_a_child_that_reused_its_pid() {
     assert_eq!(outcome.status, ExitStatus::Signaled { signal: 9, core_dumped: false });
 }
 
-/// Issue 14: a spawner keeps the `posix_spawn` file actions of its last spawn for the next one
-/// with the same stdio descriptors and directory. Spawns that differ in either, one after the
-/// other and from several threads at once, each get their own.
+/// A spawner keeps the `posix_spawn` file actions of its last spawn for the next one with the
+/// same stdio descriptors and directory. Spawns that differ in either, one after the other and
+/// from several threads at once, each get their own.
 #[test]
-fn issue_14_kept_file_actions_follow_each_spawns_stdio_and_directory() {
+fn kept_file_actions_follow_each_spawns_stdio_and_directory() {
     let _lock = lock();
     let dir = tempfile::tempdir().unwrap();
     let here = canonical(dir.path().to_str().unwrap());

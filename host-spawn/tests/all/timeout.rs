@@ -51,11 +51,11 @@ fn sigkill_follows_an_ignored_sigterm_after_the_grace_period() {
     assert_eq!(survivors(pgid), Vec::<u32>::new(), "the grandchild {grandchild} is in the group");
 }
 
-/// Issue 14: a plain `wait` blocks in `waitid` without a pidfd, and the watchdog thread
-/// carries out the child's timeout meanwhile: `SIGTERM` at the deadline, `SIGKILL` after the
-/// grace period, and the outcome says the timeout ended the child.
+/// A plain `wait` blocks in `waitid` without a pidfd, and the watchdog thread carries out the
+/// child's timeout meanwhile: `SIGTERM` at the deadline, `SIGKILL` after the grace period, and
+/// the outcome says the timeout ended the child.
 #[test]
-fn issue_14_a_blocking_wait_gets_its_timeout_from_the_watchdog() {
+fn a_blocking_wait_gets_its_timeout_from_the_watchdog() {
     let _lock = lock();
     let spawner = spawner(Duration::from_millis(300));
     let script = "trap '' TERM; while :; do sleep 1; done";
@@ -67,11 +67,11 @@ fn issue_14_a_blocking_wait_gets_its_timeout_from_the_watchdog() {
     assert!(outcome.duration < Duration::from_secs(10), "{:?}", outcome.duration);
 }
 
-/// Issue 14: a child's timeout holds while nobody looks at the child (a guest computing or
-/// sleeping): the watchdog ends it at its deadline, and the later wait reports the timeout.
-/// Before, the timer moved only when its holder waited, read, wrote or polled.
+/// A child's timeout holds while nobody looks at the child (a guest computing or sleeping): the
+/// watchdog ends it at its deadline, and the later wait reports the timeout. Before, the timer
+/// moved only when its holder waited, read, wrote or polled.
 #[test]
-fn issue_14_a_timeout_ends_a_child_nobody_waits_for() {
+fn a_timeout_ends_a_child_nobody_waits_for() {
     let _lock = lock();
     let spawner = spawner(Duration::from_millis(200));
     let script = "trap '' TERM; while :; do sleep 1; done";
@@ -88,11 +88,11 @@ fn issue_14_a_timeout_ends_a_child_nobody_waits_for() {
     assert_eq!(outcome.status, ExitStatus::Signaled { signal: 9, core_dumped: false });
 }
 
-/// Issue 14: the watchdog sleeps until the earliest signal it knows of; a child whose
-/// timeout comes sooner, watched later, must wake it (or it would be ended only when the
-/// first child's timeout comes, 30 s later).
+/// The watchdog sleeps until the earliest signal it knows of; a child whose timeout comes
+/// sooner, watched later, must wake it (or it would be ended only when the first child's
+/// timeout comes, 30 s later).
 #[test]
-fn issue_14_a_sooner_timeout_wakes_the_watchdog() {
+fn a_sooner_timeout_wakes_the_watchdog() {
     let _lock = lock();
     let spawner = std::sync::Arc::new(spawner(Duration::from_millis(200)));
     let mut long = spawner.spawn(Command::new("sleep").arg("100").timeout(Duration::from_secs(30))).unwrap();
@@ -199,11 +199,11 @@ fn timeouts_too_long_to_represent_are_no_timeout() {
     assert!(wait_any(&mut [&mut child, &mut other], Some(Duration::MAX)).unwrap().is_some());
 }
 
-/// Issue 15, defect 10: with `timeout = "1ms"`, `true` was sometimes logged as
-/// `"exit_code":0,"timed_out":true`: the deadline passed before anyone collected an exit that
-/// had already happened. `timed_out` means the timeout ended the child.
+/// With `timeout = "1ms"`, `true` was sometimes logged as `"exit_code":0,"timed_out":true`: the
+/// deadline passed before anyone collected an exit that had already happened. `timed_out` means
+/// the timeout ended the child.
 #[test]
-fn issue_15_an_exit_before_the_deadline_is_not_a_timeout() {
+fn an_exit_before_the_deadline_is_not_a_timeout() {
     let _lock = lock();
     let policy =
         Policy::deny_all().allow_program("true").allow_program("sleep").timeout(Some(Duration::from_millis(200)));
