@@ -4,7 +4,7 @@
 //!
 //! A figure is the central value of the measurement over the runs: the median for the
 //! workloads whose runs are batches or whose ratios are read against goals (instantiate,
-//! component-spawn, component-startup, spawn-overhead: one run hit by a burst of load on a
+//! component-spawn, component-startup, spawn-overhead, real: one run hit by a burst of load on a
 //! shared machine does not move it), the mean for the others. A ratio is always the quotient
 //! of two figures, so that dividing the two columns it compares gives it back. The median of an
 //! even number of runs is the geometric mean of the middle two, so that the median of rates is
@@ -30,7 +30,8 @@ impl Centre {
             Params::Instantiate(_)
             | Params::ComponentSpawn(_)
             | Params::ComponentStartup(_)
-            | Params::SpawnOverhead(_) => Centre::Median,
+            | Params::SpawnOverhead(_)
+            | Params::Real(_) => Centre::Median,
             Params::Spawn(_) | Params::Buffer(_) | Params::Startup(_) | Params::Pipeline(_) => Centre::Mean,
         }
     }

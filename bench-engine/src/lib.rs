@@ -1,11 +1,12 @@
 //! `wrt-bench` is the one benchmark engine of the workspace. It drives `wrt bench`: spawn,
-//! buffer, startup, instantiate, pipeline and component workloads that run anywhere the `wrt`
+//! buffer, startup, instantiate, pipeline, component and real-program workloads that run anywhere the `wrt`
 //! binary runs (their guests are built into it), each measured against its floor in the same
 //! process and run, compared between two configurations with Welch's t-test, and reported as a
 //! table, JSON or a plot. The criterion benches in `benches/` are thin drivers over the same
 //! pieces: the floors ([`floor`]), the spawn guest ([`SpawnGuest`]), the host's ways to spawn
 //! ([`host_spawn`]), paired timing ([`paired`]), instantiate + run in process against plain
-//! wasmtime ([`instantiate`]), the component workloads of issue 12 ([`component`]), child
+//! wasmtime ([`instantiate`]), the component workloads of issue 12 ([`component`]), a
+//! real-world-shaped program under `wrt run` and `wasmtime run` ([`real`]), child
 //! processes with their peak RSS ([`child`]), the Node and wasmtime peers ([`peers`]) and, with
 //! the `gc-experiments` feature, the buffer suite (`buffer_suite`).
 //!
@@ -38,6 +39,7 @@ mod buffer;
 pub mod buffer_suite;
 pub mod central;
 pub mod child;
+pub mod clis;
 pub mod component;
 pub mod floor;
 pub mod guests;
@@ -49,6 +51,7 @@ pub mod params;
 pub mod peers;
 pub mod pipeline;
 pub mod plot;
+pub mod real;
 pub mod report;
 mod runner;
 mod spawn;
@@ -59,7 +62,7 @@ mod sys;
 pub use params::PipelineParams;
 pub use params::{
     BufferGuest, BufferParams, ComponentSpawnParams, InstantiateGuest, InstantiateParams, Method, ParamError, Params,
-    RunConfig, Setting, SpawnOverheadParams, SpawnParams, StartupParams, Strategy,
+    RealCase, RealParams, RunConfig, Setting, SpawnOverheadParams, SpawnParams, StartupParams, Strategy,
 };
 pub use runner::{Bench, CompareResult, ConfigResult, Sample};
 pub use spawn::SpawnGuest;

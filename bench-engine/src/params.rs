@@ -135,6 +135,26 @@ named_values! {
     }
 }
 
+named_values! {
+    /// What one configuration of `wrt bench real` runs (`--case`): a mode of the guest
+    /// `bench_tree_search`, as the core module or as the component built from the same source.
+    pub enum RealCase {
+        /// `tree-search /t NEEDLE` over the tree, the core module.
+        TreeSearchCore = "tree-search-core",
+        /// `tree-search /t NEEDLE` over the tree, the component.
+        TreeSearchComponent = "tree-search-component",
+        /// `hexdump` of a 1 MiB file, the core module.
+        HexdumpCore = "hexdump-core",
+        /// `hexdump` of a 1 MiB file, the component.
+        HexdumpComponent = "hexdump-component",
+        /// `emit BYTES` to a pipe, the core module.
+        EmitCore = "emit-core",
+    }
+}
+
+/// The most files `wrt bench real --files` takes.
+pub const MAX_FILES: u32 = 1_000_000;
+
 /// The most threads `wrt bench instantiate --threads` takes (the floor's instance pool holds
 /// twice as many slots).
 pub const MAX_THREADS: u32 = 64;
@@ -219,6 +239,19 @@ pub struct PipelineParams {
     pub bytes: u64,
 }
 
+/// Parameters of `wrt bench real`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RealParams {
+    /// Timed runs of each side (`wrt run`, `wasmtime run`, the native program) per run.
+    pub n: u32,
+    /// Files in the tree that tree-search walks.
+    pub files: u32,
+    /// Bytes that emit writes.
+    pub bytes: u64,
+    /// What runs.
+    pub case: RealCase,
+}
+
 /// The parameters of one configuration of a workload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "workload", rename_all = "kebab-case")]
@@ -239,6 +272,8 @@ pub enum Params {
     ComponentStartup(StartupParams),
     /// `wrt bench spawn-overhead`
     SpawnOverhead(SpawnOverheadParams),
+    /// `wrt bench real`
+    Real(RealParams),
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
@@ -316,8 +351,12 @@ pub enum Setting {
     Config(RunConfig),
     /// `threads` (instantiate): 1 to [`MAX_THREADS`].
     Threads(u32),
-    /// `bytes` (pipeline): bytes through the pipeline, at least 1.
+    /// `bytes` (pipeline: bytes through the pipeline; real: bytes that emit writes), at least 1.
     Bytes(u64),
+    /// `files` (real): files in the tree, 1 to [`MAX_FILES`].
+    Files(u32),
+    /// `case` (real).
+    Case(RealCase),
 }
 
 impl Setting {
@@ -341,6 +380,8 @@ impl Setting {
             Setting::Config(_) => "config",
             Setting::Threads(_) => "threads",
             Setting::Bytes(_) => "bytes",
+            Setting::Files(_) => "files",
+            Setting::Case(_) => "case",
         }
     }
 
@@ -348,7 +389,7 @@ impl Setting {
     fn value(&self) -> String {
         let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
         match *self {
-            Setting::N(n) | Setting::Threads(n) => n.to_string(),
+            Setting::N(n) | Setting::Threads(n) | Setting::Files(n) => n.to_string(),
             Setting::Heap(b) | Setting::External(b) | Setting::BodySize(b) => size(b),
             Setting::GcYoung(b) | Setting::GcSoftLimit(b) => size(b),
             Setting::Strategy(s) => s.flag_value().to_owned(),
@@ -359,6 +400,7 @@ impl Setting {
             Setting::InstantiateGuest(g) => g.name().to_owned(),
             Setting::Config(c) => c.name().to_owned(),
             Setting::Bytes(b) => size(b),
+            Setting::Case(c) => c.name().to_owned(),
         }
     }
 }
@@ -375,6 +417,7 @@ impl Params {
             Params::ComponentSpawn(_) => "component-spawn",
             Params::ComponentStartup(_) => "component-startup",
             Params::SpawnOverhead(_) => "spawn-overhead",
+            Params::Real(_) => "real",
         }
     }
 
@@ -388,6 +431,7 @@ impl Params {
             }
             Params::Instantiate(_) => &["n", "guest", "config", "threads"],
             Params::Pipeline(_) => &["bytes"],
+            Params::Real(_) => &["n", "files", "bytes", "case"],
         }
     }
 
@@ -406,7 +450,7 @@ impl Params {
         let key = match (self, key) {
             (Params::Spawn(_), "spawns")
             | (Params::Buffer(_), "iterations")
-            | (Params::Startup(_) | Params::ComponentStartup(_), "processes")
+            | (Params::Startup(_) | Params::ComponentStartup(_) | Params::Real(_), "processes")
             | (Params::ComponentSpawn(_) | Params::SpawnOverhead(_), "spawns")
             | (Params::Instantiate(_), "instantiations") => "n",
             (Params::Pipeline(_), "n") => "bytes",
@@ -440,6 +484,8 @@ impl Params {
             "gc-soft-limit" => Setting::GcSoftLimit(parse_size(key, value)?),
             "gc-growth" => Setting::GcGrowth(value.parse().map_err(|_| bad(key, value, "not a number"))?),
             "bytes" => Setting::Bytes(parse_size(key, value)?),
+            "files" => Setting::Files(parse_n(key, value)?),
+            "case" => Setting::Case(one_of(key, value, &RealCase::ALL, RealCase::name)?),
             _ => return Err(self.unknown(key)),
         };
         // The ranges are checked once, on the typed value.
@@ -493,6 +539,15 @@ impl Params {
             (Params::Buffer(p), Setting::GcGrowth(f)) => p.gc_growth = f,
             (Params::Pipeline(_), Setting::Bytes(0)) => return Err(out_of_range("must be at least 1 byte")),
             (Params::Pipeline(p), Setting::Bytes(b)) => p.bytes = b,
+            (Params::Real(_), Setting::Bytes(0)) => return Err(out_of_range("must be at least 1 byte")),
+            (Params::Real(p), Setting::N(n)) => p.n = n,
+            (Params::Real(p), Setting::Bytes(b)) => p.bytes = b,
+            (Params::Real(p), Setting::Files(f)) => {
+                p.files = Some(f)
+                    .filter(|f| (1..=MAX_FILES).contains(f))
+                    .ok_or_else(|| out_of_range(&format!("must be between 1 and {MAX_FILES}")))?;
+            }
+            (Params::Real(p), Setting::Case(c)) => p.case = c,
             (_, setting) => return Err(self.unknown(setting.key())),
         }
         Ok(())
@@ -556,6 +611,10 @@ impl Params {
             (Params::Buffer(p), "gc-soft-limit") => Setting::GcSoftLimit(p.gc_soft_limit),
             (Params::Buffer(p), "gc-growth") => Setting::GcGrowth(p.gc_growth),
             (Params::Pipeline(p), "bytes") => Setting::Bytes(p.bytes),
+            (Params::Real(p), "n") => Setting::N(p.n),
+            (Params::Real(p), "files") => Setting::Files(p.files),
+            (Params::Real(p), "bytes") => Setting::Bytes(p.bytes),
+            (Params::Real(p), "case") => Setting::Case(p.case),
             _ => return None,
         };
         Some(setting.value())
@@ -696,6 +755,25 @@ mod tests {
         }
         assert!(p.apply("bytes=0").unwrap_err().to_string().contains("at least 1 byte"));
         assert!(matches!(p.apply("heap=0"), Err(ParamError::UnknownKey { .. })));
+    }
+
+    #[test]
+    fn real_keys_parse_and_check_their_range() {
+        let mut p = Params::Real(RealParams { n: 10, files: 2000, bytes: 100 << 20, case: RealCase::TreeSearchCore });
+        assert_eq!(p.to_string(), "n=10 files=2000 bytes=100MiB case=tree-search-core");
+        for kv in ["processes=3", "files=50", "bytes=1MiB", "case=emit-core"] {
+            p.apply(kv).unwrap();
+        }
+        assert_eq!(p.to_string(), "n=3 files=50 bytes=1MiB case=emit-core");
+        for kv in ["files=0", "files=1000001", "bytes=0", "n=0", "case=grep", "heap=0"] {
+            assert!(p.apply(kv).is_err(), "{kv}");
+        }
+        assert!(p.apply("files=0").unwrap_err().to_string().contains("must be between 1 and 1000000"));
+        let cases: Vec<&str> = RealCase::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(
+            cases,
+            ["tree-search-core", "tree-search-component", "hexdump-core", "hexdump-component", "emit-core"]
+        );
     }
 
     #[test]

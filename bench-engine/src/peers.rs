@@ -168,6 +168,8 @@ pub fn run(params: &Params) -> Result<Option<PeerResult>, BenchError> {
         Params::Instantiate(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) => return Ok(None),
         // Its sides are wrt's own layers and the floor, in every run.
         Params::SpawnOverhead(_) => return Ok(None),
+        // Its baselines are `wasmtime run` and the native program, in every run.
+        Params::Real(_) => return Ok(None),
         Params::Startup(p) => {
             let start = Instant::now();
             for _ in 0..p.n {

@@ -15,7 +15,7 @@ pub fn unit(params: &Params) -> &'static str {
         Params::Spawn(_) | Params::ComponentSpawn(_) => "spawns/s",
         Params::SpawnOverhead(_) => "spawns/CPU-s",
         Params::Buffer(_) => "ops/s",
-        Params::Startup(_) | Params::Instantiate(_) | Params::ComponentStartup(_) => "runs/s",
+        Params::Startup(_) | Params::Instantiate(_) | Params::ComponentStartup(_) | Params::Real(_) => "runs/s",
         Params::Pipeline(_) => "MiB/s",
     }
 }
@@ -88,6 +88,8 @@ const MS_PER_RUN: Measure = ("ms_per_run", "ms/run");
 const WASMTIME_MS: Measure = ("wasmtime_ms_per_run", "wasmtime ms");
 const CPU_US: Measure = ("cpu_us_per_spawn", "CPU µs");
 const FLOOR_CPU_US: Measure = ("floor_cpu_us_per_spawn", "floor CPU µs");
+const CPU_MS: Measure = ("cpu_ms_per_run", "CPU ms");
+const WASMTIME_CPU_MS: Measure = ("wasmtime_cpu_ms_per_run", "wasmtime CPU ms");
 
 /// The workload's own columns.
 fn extra_columns(params: &Params) -> &'static [Column] {
@@ -125,6 +127,14 @@ fn extra_columns(params: &Params) -> &'static [Column] {
         figure(("host_own_us_per_spawn", "host-spawn µs")),
         figure(("floor_own_us_per_spawn", "floor µs")),
     ];
+    const REAL: &[Column] = &[
+        figure(MS_PER_RUN),
+        figure(WASMTIME_MS),
+        ratio(MS_PER_RUN, WASMTIME_MS, "time/wasmtime"),
+        figure(CPU_MS),
+        figure(WASMTIME_CPU_MS),
+        ratio(CPU_MS, WASMTIME_CPU_MS, "CPU/wasmtime"),
+    ];
     match params {
         Params::Spawn(_) => SPAWN,
         Params::Buffer(_) => BUFFER,
@@ -134,6 +144,7 @@ fn extra_columns(params: &Params) -> &'static [Column] {
         Params::ComponentSpawn(_) => COMPONENT_SPAWN,
         Params::ComponentStartup(_) => COMPONENT_STARTUP,
         Params::SpawnOverhead(_) => SPAWN_OVERHEAD,
+        Params::Real(_) => REAL,
     }
 }
 
@@ -153,6 +164,12 @@ pub fn legend(params: &Params) -> String {
     let mut out = format!("Each figure is {what}; each ratio divides two figures: {}.", ratios.join(", "));
     if let Params::SpawnOverhead(_) = params {
         out.push_str(" CPU µs: the process's and its children's; wrt µs, host-spawn µs and floor µs: each side's own process alone. Figures not in the table are in --json.");
+    }
+    if let Params::Real(_) = params {
+        out.push_str(
+            " ms: wall time of one process, spawn to reap; CPU ms: its user + system time, all its threads; \
+             floor: the same program compiled for the host, run in the bench process.",
+        );
     }
     out
 }
@@ -290,7 +307,8 @@ pub fn results_table(results: &[ConfigResult]) -> String {
 /// For the component and spawn-overhead workloads: each goal, the ratio of the table's column
 /// it is read from, and whether it is met (or why it was not measured).
 fn goals(results: &[ConfigResult]) -> String {
-    use crate::component::{GOAL_OF_CORE, GOAL_OF_FLOOR, GOAL_OF_WASMTIME, NO_WASMTIME};
+    use crate::clis::NO_WASMTIME;
+    use crate::component::{GOAL_OF_CORE, GOAL_OF_FLOOR, GOAL_OF_WASMTIME};
     let mut out = String::new();
     for r in results {
         let label = short_label(&r.params, &results.iter().map(|r| r.params.clone()).collect::<Vec<_>>());
@@ -300,6 +318,7 @@ fn goals(results: &[ConfigResult]) -> String {
             }
             Params::ComponentStartup(_) => &[("time/wasmtime", "wrt/wasmtime", GOAL_OF_WASMTIME)],
             Params::SpawnOverhead(_) => &[("CPU/floor", "guest CPU/floor", crate::overhead::GOAL_OF_FLOOR)],
+            Params::Real(_) => &[("time/wasmtime", "wrt/wasmtime", crate::real::GOAL_OF_WASMTIME)],
             _ => continue,
         };
         for (title, name, goal) in checks {

@@ -113,6 +113,7 @@ impl Bench {
             Params::ComponentSpawn(p) => crate::component::spawn_once(p),
             Params::ComponentStartup(p) => crate::component::startup_once(p),
             Params::SpawnOverhead(p) => crate::overhead::round(p),
+            Params::Real(p) => crate::real::round(p),
         }
     }
 

@@ -1,14 +1,31 @@
 //! The two calls the floors and the child runner make without a wrapper: `wait4` (nix does not
-//! wrap it) for a child's peak resident set size, and a bare `fork` + `execv`, the baseline the
-//! DONTFORK benchmark measures.
+//! wrap it) for a child's peak resident set size and CPU time, and a bare `fork` + `execv`, the
+//! baseline the DONTFORK benchmark measures.
 #![allow(unsafe_code, reason = "wait4 is not wrapped by nix; fork + execv is the baseline itself")]
 
 use std::ffi::CString;
 use std::mem::MaybeUninit;
+use std::time::Duration;
 
-/// Waits for the child `pid` and returns its wait status and its peak resident set size in
-/// bytes (`ru_maxrss`).
-pub(crate) fn wait4(pid: libc::pid_t) -> std::io::Result<(libc::c_int, u64)> {
+/// A reaped child: how it ended and what it used.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reaped {
+    /// Its wait status.
+    pub(crate) status: libc::c_int,
+    /// Its peak resident set size, bytes (`ru_maxrss`).
+    pub(crate) peak_rss: u64,
+    /// Its CPU time, user and system (`ru_utime` + `ru_stime`): all its threads', and that of
+    /// the children it reaped.
+    pub(crate) cpu: Duration,
+}
+
+fn duration(tv: libc::timeval) -> Duration {
+    let micros = u32::try_from(tv.tv_usec).unwrap_or(0);
+    Duration::new(u64::try_from(tv.tv_sec).unwrap_or(0), micros.saturating_mul(1000))
+}
+
+/// Waits for the child `pid` and returns its wait status, peak resident set size and CPU time.
+pub(crate) fn wait4(pid: libc::pid_t) -> std::io::Result<Reaped> {
     let mut status = 0;
     let mut usage = MaybeUninit::<libc::rusage>::uninit();
     loop {
@@ -25,7 +42,11 @@ pub(crate) fn wait4(pid: libc::pid_t) -> std::io::Result<(libc::c_int, u64)> {
     }
     // SAFETY: wait4 returned the child, so the kernel filled `usage`.
     let usage = unsafe { usage.assume_init() };
-    Ok((status, u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024))
+    Ok(Reaped {
+        status,
+        peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024,
+        cpu: duration(usage.ru_utime) + duration(usage.ru_stime),
+    })
 }
 
 /// `fork`, `execv(path)` in the child (no arguments), and returns the child's pid.

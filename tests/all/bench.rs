@@ -81,3 +81,62 @@ fn bench_pipeline() {
         assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// A small tree for `bench_tree_search`: nested directories, an empty file, lines with and
+/// without the needle (`files=4 bytes=… matches=3`), and a file for hexdump.
+pub(crate) fn tree_search_input() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    std::fs::write(root.join("one.txt"), "a needle here\nnone\nneedle and needle\n").unwrap();
+    std::fs::write(root.join("a/two.txt"), "no match\nthe last line has it: needle").unwrap();
+    std::fs::write(root.join("a/b/empty.txt"), "").unwrap();
+    let mut dump = b"Hello, world!\n".to_vec();
+    dump.extend((0..18).chain(b"abc".iter().copied()));
+    std::fs::write(root.join("a/b/dump.bin"), dump).unwrap();
+    let spec = format!("{}::/t", root.display());
+    (dir, spec)
+}
+
+/// What `hexdump /t/a/b/dump.bin` prints for [`tree_search_input`]: the layout of `hexdump -C`.
+pub(crate) const TREE_SEARCH_DUMP: &str = "\
+00000000  48 65 6c 6c 6f 2c 20 77  6f 72 6c 64 21 0a 00 01  |Hello, world!...|
+00000010  02 03 04 05 06 07 08 09  0a 0b 0c 0d 0e 0f 10 11  |................|
+00000020  61 62 63                                          |abc|
+00000023
+";
+
+/// The guest of `wrt bench real` as a core module: tree-search counts the files, their bytes
+/// and the lines with the needle (the dump file is one of the files); hexdump prints the layout
+/// of `hexdump -C`; emit writes exactly BYTES bytes of 64-byte lines; bad arguments exit with
+/// 2 and a file that is not there with 1, saying why.
+#[test]
+fn bench_tree_search() {
+    let (_dir, spec) = tree_search_input();
+    let guest = |args: &[&str]| {
+        let argv: Vec<&str> = ["run", "--ro-dir", &spec, BENCH_TREE_SEARCH].iter().chain(args).copied().collect();
+        run(argv)
+    };
+    let out = guest(&["tree-search", "/t", "needle"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), "files=4 bytes=109 matches=3\n");
+    let out = guest(&["hexdump", "/t/a/b/dump.bin"]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), TREE_SEARCH_DUMP);
+    let out = guest(&["emit", "100000"]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    assert_eq!(text.len(), 100_000);
+    assert!(text.lines().all(|l| l.len() == 63 || l.len() == 100_000 % 64), "{}", &text[..200]);
+    for (args, code, expected) in [
+        (&[][..], 2, "bench_tree_search: usage: tree-search DIR NEEDLE | hexdump FILE | emit BYTES"),
+        (&["tree-search", "/t", ""], 2, "usage: "),
+        (&["emit", "lots"], 2, "`lots` is not a number of bytes"),
+        (&["hexdump", "/t/missing"], 1, "/t/missing: No such file or directory"),
+        (&["tree-search", "/nowhere", "x"], 1, "/nowhere: "),
+    ] {
+        let out = guest(args);
+        assert_code(&out, code);
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+    }
+}

