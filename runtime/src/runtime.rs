@@ -58,7 +58,7 @@ pub(crate) struct Inner {
     pub(crate) ticker: Arc<EpochTicker>,
     /// The module through which the wrappers of WASI functions reach WASI's own, compiled on
     /// first use.
-    pub(crate) wasi_trampoline: Arc<OnceLock<Module>>,
+    pub(crate) wasi_trampoline: Arc<crate::wasi_original::Trampoline>,
     /// Slabs of host-buffer memory, recycled across runs.
     pub(crate) slabs: Arc<MemoryPool>,
     /// Whether [`RuntimeBuilder::on_cache_unusable`] was called: it is, once per runtime.
@@ -236,13 +236,14 @@ impl RuntimeBuilder {
         crate::abi::host::add_to_linker(&mut linker)?;
         let ticker = Arc::new(EpochTicker::new(&engine));
         let slabs = MemoryPool::new(!self.allow_fork_copies, self.slab_pool());
+        let cache = self.cache.dir().map(|dir| (dir, self.cache_limit.unwrap_or(crate::cache::DEFAULT_CACHE_LIMIT)));
         let inner = Inner {
             engine,
             linker,
             components: OnceLock::new(),
             settings: self,
             ticker,
-            wasi_trampoline: Arc::default(),
+            wasi_trampoline: Arc::new(crate::wasi_original::Trampoline::new(cache)),
             slabs,
             cache_reported: AtomicBool::new(false),
         };

@@ -4,9 +4,10 @@
 //! a trampoline instance that shares the guest's memory: WASI's functions find guest memory
 //! through their caller's `memory` export, which a call from the host does not have.
 
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use wasmtime::{Caller, Func, FuncType, Instance, IntoFunc, Linker, Module, Store, Val, ValType};
+use wasmtime::{Caller, Engine, Func, FuncType, Instance, IntoFunc, Linker, Module, Store, Val, ValType};
 
 use crate::state::GuestState;
 
@@ -91,11 +92,46 @@ fn trampoline_text() -> String {
     text
 }
 
+/// The trampoline's compiled code, shared by the stores of a runtime: compiled on first use, or
+/// loaded from the runtime's compile cache, like a guest (compiling it took about 11 ms of CPU,
+/// the difference between a `wrt run` and a `wasmtime run` of a program that opens files).
+#[derive(Debug, Default)]
+pub(crate) struct Trampoline {
+    module: OnceLock<Module>,
+    /// The runtime's compile cache and its size limit, if it has one.
+    cache: Option<(PathBuf, u64)>,
+}
+
+impl Trampoline {
+    /// A trampoline compiled through `cache` (directory and size limit), if given.
+    pub(crate) fn new(cache: Option<(PathBuf, u64)>) -> Self {
+        Self { module: OnceLock::new(), cache }
+    }
+
+    /// The compiled trampoline, for `engine`.
+    fn module(&self, engine: &Engine) -> wasmtime::Result<Module> {
+        if let Some(module) = self.module.get() {
+            return Ok(module.clone());
+        }
+        let text = trampoline_text();
+        let compile = || Module::new(engine, &text).map(crate::guest::Compiled::Module);
+        let compiled = match &self.cache {
+            // A cache that cannot be used is the guest's load to report; this one compiles.
+            Some((dir, limit)) => crate::cache::load_or_compile(engine, dir, *limit, text.as_bytes(), compile, drop)?.0,
+            None => compile()?,
+        };
+        let crate::guest::Compiled::Module(module) = compiled else {
+            return Err(wasmtime::Error::msg("the trampoline compiled to a component"));
+        };
+        Ok(self.module.get_or_init(|| module).clone())
+    }
+}
+
 /// WASI's own functions for one store, and the trampoline bound to the guest's memory once a
 /// wrapper first needs it.
 pub(crate) struct Originals {
     originals: Vec<Func>,
-    trampoline: Arc<OnceLock<Module>>,
+    trampoline: Arc<Trampoline>,
     bound: Option<Instance>,
 }
 
@@ -105,7 +141,7 @@ impl Originals {
     pub(crate) fn new(
         linker: &Linker<GuestState>,
         store: &mut Store<GuestState>,
-        trampoline: Arc<OnceLock<Module>>,
+        trampoline: Arc<Trampoline>,
     ) -> Option<Self> {
         let mut originals = Vec::with_capacity(SHADOWED.len());
         for (name, _) in SHADOWED {
@@ -132,13 +168,7 @@ fn bound(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Instance> {
         return Err(wasmtime::Error::msg("missing required memory export"));
     };
     imports.insert(0, memory.into());
-    let module = match trampoline.get() {
-        Some(module) => module.clone(),
-        None => {
-            let module = Module::new(caller.engine(), trampoline_text())?;
-            trampoline.get_or_init(|| module).clone()
-        }
-    };
+    let module = trampoline.module(caller.engine())?;
     let instance = Instance::new(&mut *caller, &module, &imports)?;
     if let Some(originals) = &mut caller.data_mut().wasi_originals {
         originals.bound = Some(instance);
