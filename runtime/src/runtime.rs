@@ -398,6 +398,12 @@ impl Runtime {
                 crate::guest::check_collector_hook(name, &module)?;
                 let pre = self.link(name, &module)?;
                 let wasi = module.imports().any(|import| import.module() == crate::wasi_original::WASI);
+                if module.imports().any(|import| crate::wasi_original::is_shadowed(import.module(), import.name())) {
+                    // Now, not at the guest's first path call: the trampoline holds its cache
+                    // entry open (mapped) from when it is loaded. If it cannot be had, that
+                    // first call says why.
+                    let _ = self.inner.wasi_trampoline.module(&self.inner.engine);
+                }
                 let entry = ["_start", ""].map(|name| module.get_export_index(name));
                 Code::Module { pre, wasi, entry }
             }

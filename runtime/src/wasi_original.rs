@@ -31,6 +31,11 @@ const SHADOWED: &[(&str, &str)] = &[
     ("path_unlink_file", "i32 i32 i32"),
 ];
 
+/// Whether the import `module`.`name` is a WASI function that a wrapper shadows.
+pub(crate) fn is_shadowed(module: &str, name: &str) -> bool {
+    module == WASI && SHADOWED.iter().any(|(n, _)| *n == name)
+}
+
 /// Whether an import names the module that holds WASI's own functions for the wrappers.
 pub(crate) fn is_internal(module: &str) -> bool {
     module == ORIGINAL
@@ -109,7 +114,7 @@ impl Trampoline {
     }
 
     /// The compiled trampoline, for `engine`.
-    fn module(&self, engine: &Engine) -> wasmtime::Result<Module> {
+    pub(crate) fn module(&self, engine: &Engine) -> wasmtime::Result<Module> {
         if let Some(module) = self.module.get() {
             return Ok(module.clone());
         }
