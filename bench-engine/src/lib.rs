@@ -1,14 +1,14 @@
-//! `wrt-bench` is the one benchmark engine of the workspace. It drives `wrt bench`: spawn,
-//! buffer, startup, instantiate, pipeline, component and real-program workloads that run anywhere the `wrt`
+//! `wrt-bench` is the one benchmark engine of the workspace. It drives `wrt bench`: spawn, buffer,
+//! startup, instantiate, pipeline, component and real-program workloads that run anywhere the `wrt`
 //! binary runs (their guests are built into it), each measured against its floor in the same
 //! process and run, compared between two configurations with Welch's t-test, and reported as a
 //! table, JSON or a plot. The criterion benches in `benches/` are thin drivers over the same
 //! pieces: the floors ([`floor`]), the spawn guest ([`SpawnGuest`]), the host's ways to spawn
 //! ([`host_spawn`]), paired timing ([`paired`]), instantiate + run in process against plain
-//! wasmtime ([`instantiate`]), the component workloads of issue 12 ([`component`]), a
-//! real-world-shaped program under `wrt run` and `wasmtime run` ([`real`]), child
-//! processes with their peak RSS ([`child`]), the Node and wasmtime peers ([`peers`]) and, with
-//! the `gc-experiments` feature, the buffer suite (`buffer_suite`).
+//! wasmtime ([`instantiate`]), the component workloads ([`component`]), a real-world-shaped program
+//! under `wrt run` and `wasmtime run` ([`real`]), child processes with their peak RSS ([`child`]),
+//! the Node and wasmtime peers ([`peers`]) and, with the `gc-experiments` feature, the buffer suite
+//! (`buffer_suite`).
 //!
 //! # Examples
 //!

@@ -1,4 +1,4 @@
-//! `wrt bench spawn-overhead` (issue 14): what a spawn + wait of `/bin/true` costs in CPU time,
+//! `wrt bench spawn-overhead`: what a spawn + wait of `/bin/true` costs in CPU time,
 //! by a guest through the `wrt_v1` ABI (children unconfined, and confined by the child sandbox
 //! under vfork-exec) and by host-spawn alone, against a bare `posix_spawn` + `waitpid` (the
 //! floor), all four in every run.
@@ -22,8 +22,8 @@ use crate::runner::Sample;
 use crate::spawn::SpawnGuest;
 use crate::{BenchError, floor};
 
-/// The goal of issue 14: a guest's spawn + wait of `/bin/true` at most this many times the
-/// floor's (CPU time, median over the runs).
+/// The goal: a guest's spawn + wait of `/bin/true` at most this many times the floor's (CPU time,
+/// median over the runs).
 pub const GOAL_OF_FLOOR: f64 = 1.05;
 
 /// CPU time so far: this process's, and that of its children it has reaped.

@@ -524,9 +524,9 @@ mod tests {
         assert_eq!(value["results"][0]["params"]["heap"], 0);
     }
 
-    /// Issue 16: `--runs 1 --compare` printed `t = NaN` without a warning.
+    /// `--runs 1 --compare` used to print `t = NaN` without a warning.
     #[test]
-    fn issue_16_a_comparison_of_single_runs_says_why_it_is_untested() {
+    fn a_comparison_of_single_runs_says_why_it_is_untested() {
         let comparison = Comparison::welch(&[10.0], &[11.0]);
         let table = comparison_table(&CompareResult { a: result(0, &[10.0]), b: result(0, &[11.0]), comparison });
         assert!(!table.contains("NaN"), "{table}");

@@ -1,5 +1,5 @@
 ;; A start function that spawns `sleep 1001.5` and waits for it: `--timeout` must stop the guest
-;; during instantiation and the child must end with it (issue 10). Run with `--allow-run sleep`.
+;; during instantiation and the child must end with it. Run with `--allow-run sleep`.
 (module
   (import "wrt_v1" "spawn" (func $spawn (param i32 i32) (result i32)))
   (import "wrt_v1" "wait" (func $wait (param i32 i64 i32) (result i32)))

@@ -1,9 +1,9 @@
-;; Issue 10 §7, deterministically: spawns `sleep 1000` with stdout piped, then, in straight-line
-;; code (no loop and no call into wasm, so no epoch check can stop it), sleeps with WASI
-;; `poll_oneoff` past the sandbox's deadline and reads the child's stdout without blocking, three
-;; times 100 ms apart. The child's own timeout (the time left, no grace) ends it at the deadline,
-;; so the last read sees end of file; if it does, the guest returns and exits 0. Under
-;; `--timeout 300ms` the sandbox must stop it with the timeout instead.
+;; The deadline race of `contain_nonblocking_eof`, deterministically: spawns `sleep 1000` with
+;; stdout piped, then, in straight-line code (no loop and no call into wasm, so no epoch check can
+;; stop it), sleeps with WASI `poll_oneoff` past the sandbox's deadline and reads the child's stdout
+;; without blocking, three times 100 ms apart. The child's own timeout (the time left, no grace)
+;; ends it at the deadline, so the last read sees end of file; if it does, the guest returns and
+;; exits 0. Under `--timeout 300ms` the sandbox must stop it with the timeout instead.
 (module
   (import "wasi_snapshot_preview1" "poll_oneoff" (func $poll_oneoff (param i32 i32 i32 i32) (result i32)))
   (import "wrt_v1" "spawn" (func $spawn (param i32 i32) (result i32)))

@@ -1,6 +1,6 @@
 ;; Opens `fifo` in the first preopened directory and reads from it; exits with 200 + the open's
 ;; errno, 100 + the read's errno, or 0 when it read bytes. A FIFO with no writer or a silent one
-;; must not keep the guest past `--timeout` (issue 16).
+;; must not keep the guest past `--timeout`.
 (module
   (import "wasi_snapshot_preview1" "path_open"
     (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))

@@ -1,6 +1,6 @@
 ;; Sleeps in `poll_oneoff` on one relative monotonic-clock subscription of as many seconds as
 ;; the invoked `sleep` export is given, or 10 s from `_start`: `--timeout` must stop it at the
-;; deadline (issue 16). `poll` calls `poll_oneoff` with any subscription pointer and count, for
+;; deadline. `poll` calls `poll_oneoff` with any subscription pointer and count, for
 ;; hostile inputs.
 (module
   (import "wasi_snapshot_preview1" "poll_oneoff" (func $poll (param i32 i32 i32 i32) (result i32)))

@@ -1,5 +1,5 @@
 ;; A start function that never returns: `--timeout` and `--fuel` must stop it during
-;; instantiation, with the exit codes and messages of a spinning `_start` (issue 10).
+;; instantiation, with the exit codes and messages of a spinning `_start`.
 (module
   (func $spin (loop $again (br $again)))
   (start $spin)

@@ -1,4 +1,4 @@
-;; A start function that traps: `wrt run` exits 134 as for a trap in `_start`, not 2 (issue 10).
+;; A start function that traps: `wrt run` exits 134 as for a trap in `_start`, not 2.
 (module
   (func $boom unreachable)
   (start $boom)

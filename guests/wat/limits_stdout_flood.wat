@@ -1,5 +1,5 @@
 ;; Writes 64 KiB to stdout (fd 1) or, with the `stderr` export, to stderr (fd 2), over and over:
-;; when nobody reads the pipe, `--timeout` must still stop it at the deadline (issue 16).
+;; when nobody reads the pipe, `--timeout` must still stop it at the deadline.
 (module
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 2)

@@ -1,5 +1,5 @@
-;; Random sequences of buffer calls, for the property test of issue 10, section 3 (the host's
-;; peak RSS stays within the memory limit plus a fixed overhead, whatever the guest calls).
+;; Random sequences of buffer calls, for a property test (the host's peak RSS stays within the
+;; memory limit plus a fixed overhead, whatever the guest calls).
 ;;   run(seed, steps, max_len) -> NO_MEMORY results | -code
 ;;       `steps` calls drawn from a xorshift generator seeded with `seed` (not 0): buffer_from,
 ;;       buffer_alloc, buffer_concat (up to 1024 parts, of held buffers and of linear memory,

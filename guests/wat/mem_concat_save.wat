@@ -1,4 +1,4 @@
-;; Regression guest for issue 10, section 3: `buffer_concat` of many parts that all name the
+;; Regression guest for the host's peak RSS: `buffer_concat` of many parts that all name the
 ;; same 1 MiB of linear memory, in a guest with its own collector (`wrt_gc`).
 ;;   concat(n, garbage_mib) -> 0 | 1 | -code
 ;;       holds `garbage_mib` buffers of 1 MiB that only its collector releases, fills

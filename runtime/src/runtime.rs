@@ -472,9 +472,9 @@ impl Runtime {
 mod tests {
     use super::*;
 
-    /// Issue 11: a library must not write to the user's home by default.
+    /// A library must not write to the user's home by default.
     #[test]
-    fn issue_11_a_library_caches_nothing_unless_asked() {
+    fn a_library_caches_nothing_unless_asked() {
         assert_eq!(Runtime::builder().cache, CacheMode::Disabled);
         assert_eq!(Runtime::new().unwrap().inner.settings.cache.dir(), None);
     }

@@ -528,10 +528,10 @@ mod tests {
         Bench(BenchArgs),
     }
 
-    /// Issue 16: every example of `wrt bench <workload> --help` parses and makes valid
-    /// configurations (`tests/all/bench_cmd.rs` runs them).
+    /// Every example of `wrt bench <workload> --help` parses and makes valid configurations
+    /// (`tests/all/bench_cmd.rs` runs them).
     #[test]
-    fn issue_16_help_examples_make_valid_plans() {
+    fn help_examples_make_valid_plans() {
         for examples in [
             SPAWN_EXAMPLES,
             BUFFER_EXAMPLES,

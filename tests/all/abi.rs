@@ -18,10 +18,10 @@ fn abi_bad_inputs() {
     assert_eq!(stdout(&out), "every bad input got its documented error code\n");
 }
 
-/// Issue 15, defect 4: requests the ABI could not decode (outside memory, NUL bytes, an empty
-/// program, not UTF-8) left no audit record, although every outcome is to be logged.
+/// Requests the ABI could not decode (outside memory, NUL bytes, an empty program, not UTF-8) left
+/// no audit record, although every outcome is to be logged.
 #[test]
-fn issue_15_malformed_requests_are_audited() {
+fn malformed_requests_are_audited() {
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.jsonl");
     let out = run(["run", "--allow-run", "true", "--audit-log", audit.to_str().unwrap(), ABI_BAD_INPUTS]);
@@ -294,8 +294,7 @@ fn abi_buffer_bad_inputs_leave_the_host_usable() {
     assert_eq!(hello.run(&options).unwrap().outcome, Outcome::Exited(0));
 }
 
-/// Issue 10, section 2: a start function blocked in `wait` on a child stops at the deadline,
-/// and the child ends with it.
+/// A start function blocked in `wait` on a child stops at the deadline, and the child ends with it.
 #[test]
 fn abi_start_wait() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());

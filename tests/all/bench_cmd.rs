@@ -55,10 +55,10 @@ fn ratio(report: &serde_json::Value, key: &str) -> f64 {
     value
 }
 
-/// Issue 12, part 5: the component loop, the core-ABI loop and the floor each run, every run,
-/// and the report gives µs per spawn of each and both ratios (numbers; never asserted).
+/// The component loop, the core-ABI loop and the floor each run, every run, and the report gives µs
+/// per spawn of each and both ratios (numbers; never asserted).
 #[test]
-fn issue_12_component_spawn_measures_the_core_abi_and_the_floor() {
+fn component_spawn_measures_the_core_abi_and_the_floor() {
     let report = json(&["component-spawn", "-n", "3", "--runs", "2"]);
     assert_eq!(report["workload"], "component-spawn");
     assert_eq!(report["results"][0]["samples"].as_array().unwrap().len(), 2);
@@ -79,10 +79,10 @@ fn issue_12_component_spawn_measures_the_core_abi_and_the_floor() {
     }
 }
 
-/// Issue 14, part 3: the guest, host-spawn and the floor each spawn, every run; the report
-/// gives each side's CPU time per spawn and the ratios (numbers; never asserted), and the goal.
+/// The guest, host-spawn and the floor each spawn, every run; the report gives each side's CPU time
+/// per spawn and the ratios (numbers; never asserted), and the goal.
 #[test]
-fn issue_14_spawn_overhead_measures_the_guest_host_spawn_and_the_floor() {
+fn spawn_overhead_measures_the_guest_host_spawn_and_the_floor() {
     let report = json(&["spawn-overhead", "-n", "3", "--runs", "2"]);
     assert_eq!(report["workload"], "spawn-overhead");
     assert_eq!(report["results"][0]["samples"].as_array().unwrap().len(), 2);
@@ -111,10 +111,10 @@ fn issue_14_spawn_overhead_measures_the_guest_host_spawn_and_the_floor() {
     assert!(line.ends_with(": met") || line.ends_with(": not met"), "{line}");
 }
 
-/// Issue 12, part 5: `wrt run` of the hello component against `wasmtime run` of the same
-/// component, when the wasmtime CLI is installed; without it the report says so.
+/// `wrt run` of the hello component against `wasmtime run` of the same component, when the wasmtime
+/// CLI is installed; without it the report says so.
 #[test]
-fn issue_12_component_startup_measures_wrt_against_wasmtime() {
+fn component_startup_measures_wrt_against_wasmtime() {
     let report = json(&["component-startup", "-n", "2", "--runs", "1"]);
     assert_eq!(report["workload"], "component-startup");
     ratio(&report, "ms_per_run");
@@ -234,8 +234,8 @@ fn real_runs_each_case_under_wrt_and_wasmtime() {
     assert!(alone["results"][0]["extra"].get("wasmtime_ms_per_run").is_none(), "{alone}");
 }
 
-/// Issue 11: every guest under every configuration, each with the wasmtime floor (pooling +
-/// copy-on-write) and the on-demand reference measured in the same run.
+/// Every guest under every configuration, each with the wasmtime floor (pooling + copy-on-write)
+/// and the on-demand reference measured in the same run.
 #[test]
 fn instantiate_measures_every_guest_and_configuration_against_the_floor() {
     let report = json(&["instantiate", "-n", "5", "--runs", "2"]);
@@ -277,7 +277,7 @@ fn instantiate_measures_every_guest_and_configuration_against_the_floor() {
     }
 }
 
-/// Issue 11: `--threads` runs the batches from several threads (and the floor too).
+/// `--threads` runs the batches from several threads (and the floor too).
 #[test]
 fn instantiate_runs_from_several_threads() {
     let report =
@@ -290,10 +290,10 @@ fn instantiate_runs_from_several_threads() {
     }
 }
 
-/// Issue 14, part 1: `wrt bench pipeline` prints the guest's and the native pipeline's
-/// throughput, their ratio and the bytes that went through the guest (only `wc`'s count).
+/// `wrt bench pipeline` prints the guest's and the native pipeline's throughput, their ratio and
+/// the bytes that went through the guest (only `wc`'s count).
 #[test]
-fn issue_14_pipeline_prints_both_rows_the_ratio_and_stream_bytes() {
+fn pipeline_prints_both_rows_the_ratio_and_stream_bytes() {
     let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let out = run(["bench", "pipeline", "--bytes", "1MiB", "--runs", "1"]);
     assert_code(&out, 0);
@@ -520,11 +520,10 @@ fn tiny(args: &[String], dir: &std::path::Path) -> Vec<String> {
     out
 }
 
-/// Issue 16: `--compare strategy=…`, the example of `bench buffer --help` and
-/// `bench startup --help`, failed when run. Every example of every workload's help runs (at
-/// tiny sizes).
+/// `--compare strategy=…`, the example of `bench buffer --help` and `bench startup --help`, failed
+/// when run. Every example of every workload's help runs (at tiny sizes).
 #[test]
-fn issue_16_every_help_example_runs() {
+fn every_help_example_runs() {
     let dir = tempfile::tempdir().unwrap();
     for workload in [
         "spawn",
@@ -548,9 +547,9 @@ fn issue_16_every_help_example_runs() {
     }
 }
 
-/// Issue 16: `-n` showed as `-n, --n <N>`.
+/// `-n` used to show as `-n, --n <N>` in `--help`.
 #[test]
-fn issue_16_n_has_a_proper_long_name() {
+fn n_has_a_proper_long_name() {
     for workload in
         ["spawn", "buffer", "startup", "instantiate", "component-spawn", "component-startup", "spawn-overhead", "real"]
     {
@@ -561,10 +560,10 @@ fn issue_16_n_has_a_proper_long_name() {
     }
 }
 
-/// Issue 16: `--plot` to an unsupported extension failed only after the whole run, with a debug
+/// `--plot` to an unsupported extension failed only after the whole run, with a debug
 /// dump. It fails at argument parsing, naming the extension and the formats.
 #[test]
-fn issue_16_plot_extension_is_checked_before_the_run() {
+fn plot_extension_is_checked_before_the_run() {
     for file in ["plot.txt", "plot", "plot.png.gz"] {
         let out = run(["bench", "spawn", "-n", "2", "--runs", "1", "--plot", file]);
         assert_code(&out, 2);
@@ -579,10 +578,10 @@ fn issue_16_plot_extension_is_checked_before_the_run() {
     assert!(stderr(&out).contains("`/nonexistent/dir`"), "{}", stderr(&out));
 }
 
-/// Issue 16: SVG plots, with text drawn as outlines (no system font needed to show them), and
-/// the path of the plot said on stderr.
+/// SVG plots, with text drawn as outlines (no system font needed to show them), and the path of the
+/// plot said on stderr.
 #[test]
-fn issue_16_plot_writes_svg_and_says_where() {
+fn plot_writes_svg_and_says_where() {
     let dir = tempfile::tempdir().unwrap();
     for (workload, file) in [
         ("spawn", "spawn.svg"),
@@ -602,9 +601,9 @@ fn issue_16_plot_writes_svg_and_says_where() {
     }
 }
 
-/// Issue 16: `--runs 1 --compare` printed `t = NaN` without a warning.
+/// `--runs 1 --compare` used to print `t = NaN` without a warning.
 #[test]
-fn issue_16_compare_with_one_run_says_why_there_is_no_test() {
+fn compare_with_one_run_says_why_there_is_no_test() {
     let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let out = run(["bench", "spawn", "-n", "2", "--runs", "1", "--compare", "method=spawn", "method=run"]);
     assert_code(&out, 0);

@@ -25,7 +25,7 @@ fn pairs() -> [(&'static str, &'static [u8], &'static [u8]); 9] {
 }
 
 #[test]
-fn issue_13_committed_bench_guests_match_their_sources() {
+fn committed_bench_guests_match_their_sources() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-engine/guests");
     let bless = std::env::var_os("WRT_BLESS").is_some_and(|v| v == "1");
     let mut stale = Vec::new();

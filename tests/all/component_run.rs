@@ -1,7 +1,7 @@
-//! Issue 12 part 1: `wasi:cli/command` components run like core modules: exit codes, traps,
-//! timeout, fuel, memory limit, cache, and refusals. These guests are components written in
-//! WebAssembly text, so each test shows exactly what the guest does; guests built from Rust,
-//! Python and JavaScript are in `component.rs`, `py.rs` and `js.rs`.
+//! `wasi:cli/command` components run like core modules: exit codes, traps, timeout, fuel, memory
+//! limit, cache, and refusals. These guests are components written in WebAssembly text, so each
+//! test shows exactly what the guest does; guests built from Rust, Python and JavaScript are in
+//! `component.rs`, `py.rs` and `js.rs`.
 
 use std::time::Duration;
 
@@ -31,7 +31,7 @@ fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> std::path::PathBuf 
 }
 
 #[test]
-fn issue_12_run_ok_and_err_exit_0_and_1() {
+fn run_returning_ok_and_err_exits_0_and_1() {
     let runtime = Runtime::new().unwrap();
     for (body, code) in [("i32.const 0", 0), ("i32.const 1", 1)] {
         let guest = runtime.load_bytes("cmd.wat", command(body).as_bytes()).unwrap();
@@ -42,7 +42,7 @@ fn issue_12_run_ok_and_err_exit_0_and_1() {
 }
 
 #[test]
-fn issue_12_trap_timeout_and_fuel_end_a_component_as_they_end_a_module() {
+fn trap_timeout_and_fuel_end_a_component_as_they_end_a_module() {
     let dir = tempfile::tempdir().unwrap();
     let trap = write(&dir, "trap.wat", &command("unreachable"));
     let out = run(["run".as_ref(), trap.as_os_str()]);
@@ -61,7 +61,7 @@ fn issue_12_trap_timeout_and_fuel_end_a_component_as_they_end_a_module() {
 }
 
 #[test]
-fn issue_12_the_memory_limit_holds_for_every_memory_of_a_component() {
+fn the_memory_limit_holds_for_every_memory_of_a_component() {
     // Two core instances, each with 2 MiB of memory: 4 MiB in all.
     let text = r#"(component
   (core module $a (memory (export "memory") 32))
@@ -81,7 +81,7 @@ fn issue_12_the_memory_limit_holds_for_every_memory_of_a_component() {
 }
 
 #[test]
-fn issue_12_a_component_that_is_no_command_and_invoke_are_refused_by_name() {
+fn a_component_that_is_no_command_and_invoke_are_refused_by_name() {
     let runtime = Runtime::new().unwrap();
     let err = runtime.load_bytes("lib.wat", b"(component)").unwrap_err();
     assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::NotACommand { .. })), "{err:#}");
@@ -95,7 +95,7 @@ fn issue_12_a_component_that_is_no_command_and_invoke_are_refused_by_name() {
 }
 
 #[test]
-fn issue_12_an_unknown_layer_is_neither_module_nor_component() {
+fn an_unknown_layer_is_neither_module_nor_component() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("layer2.wasm");
     std::fs::write(&path, b"\0asm\x0d\0\x02\0").unwrap();
@@ -110,7 +110,7 @@ fn issue_12_an_unknown_layer_is_neither_module_nor_component() {
 }
 
 #[test]
-fn issue_12_components_are_cached_and_loaded_back_as_components() {
+fn components_are_cached_and_loaded_back_as_components() {
     let dir = tempfile::tempdir().unwrap();
     let cache = wrt_runtime::CacheMode::Dir(dir.path().join("cache"));
     let runtime = Runtime::builder().cache(cache.clone()).build().unwrap();
@@ -126,7 +126,7 @@ fn issue_12_components_are_cached_and_loaded_back_as_components() {
 /// A core module's start function runs while the component is instantiated: under the same
 /// timeout and fuel as `run`.
 #[test]
-fn issue_12_a_start_function_that_spins_is_stopped_by_the_timeout_and_fuel() {
+fn a_start_function_that_spins_is_stopped_by_the_timeout_and_fuel() {
     let text = r#"(component
   (core module $m
     (func $spin (loop (br 0)))

@@ -1,6 +1,6 @@
-//! Issue 10, section 1: no descendant of a guest's children survives the guest, whatever it
-//! does (a new session, a double fork, ignoring `SIGTERM`, stopped), and `SIGTERM`, `SIGINT`
-//! or `SIGHUP` to `wrt` end the guest and every descendant, with exit code 128 + the signal.
+//! No descendant of a guest's children survives the guest, whatever it does (a new session, a
+//! double fork, ignoring `SIGTERM`, stopped), and `SIGTERM`, `SIGINT` or `SIGHUP` to `wrt` end the
+//! guest and every descendant, with exit code 128 + the signal.
 //!
 //! Each test marks the processes it starts with a unique `sleep 1000.<token>` and looks for
 //! them in `/proc` afterwards; any it finds are killed, so a failing test leaves nothing behind.
@@ -95,7 +95,7 @@ fn contain_sh() {
 
 /// A child that starts a new session is not in the child's process group.
 #[test]
-fn issue_10_setsid_child_dies_with_guest() {
+fn setsid_child_dies_with_guest() {
     if have_setsid() {
         assert_nothing_survives(|mark| format!("setsid sleep {mark} & sleep 0.3"));
     }
@@ -103,7 +103,7 @@ fn issue_10_setsid_child_dies_with_guest() {
 
 /// The daemon pattern: fork, setsid, fork again, and the middle process exits at once.
 #[test]
-fn issue_10_double_fork_dies_with_guest() {
+fn double_fork_dies_with_guest() {
     if have_setsid() {
         assert_nothing_survives(|mark| format!("(setsid sh -c 'sleep {mark} & exit' &); sleep 0.3"));
     }
@@ -111,7 +111,7 @@ fn issue_10_double_fork_dies_with_guest() {
 
 /// A descendant that ignores `SIGTERM` (the ignored disposition survives `exec`).
 #[test]
-fn issue_10_descendant_ignoring_sigterm_dies_with_guest() {
+fn descendant_ignoring_sigterm_dies_with_guest() {
     if have_setsid() {
         assert_nothing_survives(|mark| format!("trap '' TERM; setsid sleep {mark} & sleep 0.3"));
     }
@@ -119,7 +119,7 @@ fn issue_10_descendant_ignoring_sigterm_dies_with_guest() {
 
 /// A descendant stopped with `SIGSTOP`.
 #[test]
-fn issue_10_stopped_descendant_dies_with_guest() {
+fn stopped_descendant_dies_with_guest() {
     if have_setsid() {
         assert_nothing_survives(|mark| format!("setsid sleep {mark} & pid=$!; sleep 0.1; kill -STOP $pid; sleep 0.3"));
     }
@@ -190,17 +190,17 @@ fn signal_ends_everything(signal: Signal) {
 }
 
 #[test]
-fn issue_10_sigterm_ends_wrt_and_every_descendant() {
+fn sigterm_ends_wrt_and_every_descendant() {
     signal_ends_everything(Signal::SIGTERM);
 }
 
 #[test]
-fn issue_10_sigint_ends_wrt_and_every_descendant() {
+fn sigint_ends_wrt_and_every_descendant() {
     signal_ends_everything(Signal::SIGINT);
 }
 
 #[test]
-fn issue_10_sighup_ends_wrt_and_every_descendant() {
+fn sighup_ends_wrt_and_every_descendant() {
     signal_ends_everything(Signal::SIGHUP);
 }
 
@@ -267,7 +267,7 @@ fn the_first_spawn_starts_the_signal_and_reaper_threads() {
 /// A `SIGINT` ignored when wrt starts stays ignored: wrt keeps running; `SIGTERM` still ends
 /// it and its descendants.
 #[test]
-fn issue_10_sigint_ignored_at_startup_stays_ignored() {
+fn sigint_ignored_at_startup_stays_ignored() {
     if !have_setsid() {
         return;
     }
@@ -289,8 +289,8 @@ fn issue_10_sigint_ignored_at_startup_stays_ignored() {
     assert_eq!(left, Vec::<i32>::new(), "a descendant outlived wrt");
 }
 
-/// Issue 10, section 7, as reported: a guest in a `poll` + non-blocking read loop at the
-/// sandbox deadline. The child's own timeout (the time left, no grace) ends it at that deadline
+/// The race as it was first seen: a guest in a `poll` + non-blocking read loop at the sandbox
+/// deadline. The child's own timeout (the time left, no grace) ends it at that deadline
 /// and the guest's read would see end of file; it must stop with the timeout instead. The race
 /// is narrow (the epoch tick usually stops the guest first) and did not reproduce before the
 /// fix; this test guards the loop as written, `contain_deadline_eof` reproduces it for certain.
@@ -308,7 +308,7 @@ fn contain_nonblocking_eof() {
 /// (`PR_SET_PDEATHSIG`). Children started with `posix_spawn`, and grandchildren, survive it:
 /// a documented limit.
 #[test]
-fn issue_10_sigkill_of_wrt_takes_fork_exec_children() {
+fn sigkill_of_wrt_takes_fork_exec_children() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let token = token();
     let mark = format!("1000.{token}");
@@ -332,9 +332,10 @@ fn issue_10_sigkill_of_wrt_takes_fork_exec_children() {
     assert_eq!(survivors(&mark), Vec::<i32>::new(), "the fork-exec child outlived a SIGKILL of wrt");
 }
 
-/// The deterministic regression test of issue 10, section 7: a guest that reaches a child call
-/// past the deadline without any epoch check on the way (straight-line code after a WASI sleep)
-/// and would see the end of file the child's timeout caused. Before the fix it exited 0.
+/// The deterministic regression test of the race `contain_nonblocking_eof` guards: a guest that
+/// reaches a child call past the deadline without any epoch check on the way (straight-line code
+/// after a WASI sleep) and would see the end of file the child's timeout caused. Before the fix it
+/// exited 0.
 #[test]
 fn contain_deadline_eof() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());

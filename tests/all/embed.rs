@@ -1,5 +1,5 @@
-//! The embedding API (issue 11): one shared `Runtime`, guests compiled once, per-run options;
-//! errors that name the thing and the reason on one line.
+//! The embedding API: one shared `Runtime`, guests compiled once, per-run options; errors that name
+//! the thing and the reason on one line.
 
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ fn one_line(err: &wrt_runtime::Error) -> String {
 }
 
 #[test]
-fn issue_11_errors_name_the_thing_and_the_reason() {
+fn errors_name_the_thing_and_the_reason() {
     let runtime = Runtime::new().unwrap();
     let err = runtime.load_file("/nonexistent/x.wasm").unwrap_err();
     assert!(matches!(err.downcast_ref::<LoadError>(), Some(LoadError::Read { .. })), "{err:#}");
@@ -47,7 +47,7 @@ fn issue_11_errors_name_the_thing_and_the_reason() {
 }
 
 #[test]
-fn issue_11_initial_memory_over_the_limit_is_an_error_that_says_so() {
+fn initial_memory_over_the_limit_is_an_error_that_says_so() {
     let runtime = Runtime::new().unwrap();
     let guest = runtime.load_bytes("big.wat", b"(module (memory 32) (func (export \"_start\")))").unwrap();
     let err = guest.run(&RunOptions::new().max_memory(1 << 20)).unwrap_err();
@@ -61,7 +61,7 @@ fn issue_11_initial_memory_over_the_limit_is_an_error_that_says_so() {
 }
 
 #[test]
-fn issue_11_one_guest_many_options_many_threads() {
+fn one_guest_many_options_many_threads() {
     let runtime = Runtime::new().unwrap();
     let guest = runtime.load_file(CLI_ECHO).unwrap();
     let base = RunOptions::new().stdout(GuestOutput::Capture { limit: 1 << 16 }).timeout(Duration::from_secs(60));
@@ -85,7 +85,7 @@ fn issue_11_one_guest_many_options_many_threads() {
 }
 
 #[test]
-fn issue_11_unknown_imports_fail_at_load_and_trap_when_allowed() {
+fn unknown_imports_fail_at_load_and_trap_when_allowed() {
     let wat = br#"(module (import "env" "nope" (func $nope)) (func (export "_start") (call $nope)))"#;
     let err = Runtime::new().unwrap().load_bytes("imports.wat", wat).unwrap_err();
     assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::UnknownImport { .. })));
@@ -99,9 +99,9 @@ fn issue_11_unknown_imports_fail_at_load_and_trap_when_allowed() {
     assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::UnknownImport { .. })));
 }
 
-/// Issue 11: the capture limit behaves as documented, and the report says what was cut.
+/// The capture limit behaves as documented, and the report says what was cut.
 #[test]
-fn issue_11_capture_limit_keeps_what_fits_and_reports_truncation() {
+fn capture_limit_keeps_what_fits_and_reports_truncation() {
     let guest = Runtime::new().unwrap().load_file(wrt_test_guests::CLI_HELLO).unwrap();
     let full = guest.run(&RunOptions::new().stdout(GuestOutput::Capture { limit: 1 << 16 })).unwrap();
     assert_eq!(full.outcome, Outcome::Exited(0));
@@ -117,10 +117,10 @@ fn issue_11_capture_limit_keeps_what_fits_and_reports_truncation() {
     assert!(err.contains("failed printing to stdout"), "{:?}: {err}", report.outcome);
 }
 
-/// Issue 11: a guest that imports no WASI function gets no WASI context (it costs about a
-/// microsecond per run), yet its runs fail and succeed as any guest's do.
+/// A guest that imports no WASI function gets no WASI context (it costs about a microsecond per
+/// run), yet its runs fail and succeed as any guest's do.
 #[test]
-fn issue_11_guests_without_wasi_imports_run_the_same_without_a_context() {
+fn guests_without_wasi_imports_run_the_same_without_a_context() {
     let runtime = Runtime::new().unwrap();
     let trivial = runtime.load_bytes("trivial.wat", br#"(module (func (export "_start")))"#).unwrap();
     let captured = RunOptions::new().stdout(GuestOutput::Capture { limit: 64 });

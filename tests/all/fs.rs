@@ -52,9 +52,9 @@ fn missing_preopen_is_an_error_naming_it() {
     assert!(crate::util::stderr(&out).contains(&format!("`{}`", missing.display())));
 }
 
-/// Issue 16, defect 2 (FIFOs): a guest reading a FIFO never blocks past the timeout, with or
-/// without a silent writer. wasmtime-wasi opens the FIFO without waiting for a writer and reads
-/// files at an offset, so the read fails at once with `ESPIPE` (exit 100 + 70).
+/// A guest reading a FIFO never blocks past the timeout, with or without a silent writer.
+/// wasmtime-wasi opens the FIFO without waiting for a writer and reads files at an offset, so the
+/// read fails at once with `ESPIPE` (exit 100 + 70).
 #[test]
 fn fs_read_fifo() {
     let dir = tempfile::tempdir().unwrap();

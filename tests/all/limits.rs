@@ -83,8 +83,8 @@ fn limits_oob_guard() {
     }
 }
 
-/// Issue 10, section 2: `--timeout` and `--fuel` cover the start function, with the exit codes
-/// and messages of a spinning `_start`.
+/// `--timeout` and `--fuel` cover the start function, with the exit codes and messages of a
+/// spinning `_start`.
 #[test]
 fn limits_start_spin() {
     let start = Instant::now();
@@ -107,7 +107,7 @@ fn limits_start_spin() {
     assert_eq!(instance.memory_range(), None);
 }
 
-/// Issue 10, section 2: a trap in the start function exits 134 with the trap's message, not 2.
+/// A trap in the start function exits 134 with the trap's message, not 2.
 #[test]
 fn limits_start_trap() {
     let out = run(["run", LIMITS_START_TRAP]);
@@ -128,7 +128,8 @@ fn limits_start_exit() {
     assert!(crate::util::wrt_lines(&out).is_empty(), "{}", stderr(&out));
 }
 
-/// Issue 16, defect 2: a guest sleeping 10 s in `poll_oneoff` stops at a 1 s timeout.
+/// A guest sleeping 10 s in `poll_oneoff` stops at a 1 s timeout; a blocking WASI call used to
+/// run past the deadline.
 #[test]
 fn limits_sleep() {
     let start = Instant::now();
@@ -156,9 +157,9 @@ fn limits_sleep() {
     }
 }
 
-/// Issue 16, defect 2: a guest writing to a stdout pipe that nobody reads stops at the deadline;
-/// it was held until the reader went away. (The same holds for stderr, but wrt's own message
-/// about the timeout then waits for room in that pipe too.)
+/// A guest writing to a stdout pipe that nobody reads stops at the deadline; it was held until the
+/// reader went away. (The same holds for stderr, but wrt's own message about the timeout then waits
+/// for room in that pipe too.)
 #[test]
 fn limits_stdout_flood() {
     use std::process::Stdio;

@@ -254,11 +254,11 @@ fn mem_concat_save() {
     assert!(rss <= idle_rss + (28 << 20) + HOST_SLACK, "peak RSS {rss} vs {idle_rss} with one part");
 }
 
-/// Issue 10, section 3: a `buffer_concat` of 1024 parts that all name the same 1 MiB, at
-/// `--max-memory 128MiB` in a guest that exports `wrt_gc`, drove the host's peak RSS to about
-/// 1.2 GB while it saved the sources before a full collection.
+/// A `buffer_concat` of 1024 parts that all name the same 1 MiB, at `--max-memory 128MiB` in a
+/// guest that exports `wrt_gc`, drove the host's peak RSS to about 1.2 GB while it saved the
+/// sources before a full collection.
 #[test]
-fn issue_10_concat_of_one_range_stays_within_the_memory_limit() {
+fn concat_of_one_range_stays_within_the_memory_limit() {
     let args = |n| ["run", "--max-memory", "128MiB", "--invoke", "concat", MEM_CONCAT_SAVE, n, "0"];
     let Some((idle, idle_rss)) = peak_rss(&args("1")) else { return };
     crate::util::assert_code(&idle, 0);
@@ -414,11 +414,11 @@ fn mem_run_output() {
     assert!(rss <= idle_rss + (28 << 20) + HOST_SLACK, "peak RSS {rss}, {idle_rss} with the memory touched");
 }
 
-/// Issue 11: a pooled memory slot serves one guest after another. It stays `MADV_DONTFORK`
-/// (smaps `dc`, and absent from a forked child), and the next guest in the slot reads zeros
-/// where the previous one wrote its secret.
+/// A pooled memory slot serves one guest after another. It stays `MADV_DONTFORK` (smaps `dc`, and
+/// absent from a forked child), and the next guest in the slot reads zeros where the previous one
+/// wrote its secret.
 #[test]
-fn issue_11_pooled_slots_stay_dontfork_and_never_leak_bytes() {
+fn pooled_slots_stay_dontfork_and_never_leak_bytes() {
     const SECRET: &str = "1592653589";
     let wat = br#"(module (memory (export "memory") 2)
         (func (export "store") (param i32 i32) (i32.store (local.get 0) (local.get 1)))

@@ -1,5 +1,5 @@
-//! `wrt policy check` and `wrt policy explain` (issue 15: users can check what a policy
-//! allows before a guest finds out).
+//! `wrt policy check` and `wrt policy explain`: users can check what a policy allows before a
+//! guest finds out.
 
 use std::path::Path;
 
@@ -130,10 +130,10 @@ fn policy_explain_shows_what_the_child_would_get() {
     assert_code(&out, 2);
 }
 
-/// Issue 15: `--spawn-strategy posix-spawn` switched to fork-exec silently when rlimits
-/// applied. Given explicitly, it refuses; without the flag, the switch is the default.
+/// `--spawn-strategy posix-spawn` switched to fork-exec silently when rlimits applied. Given
+/// explicitly, it refuses; without the flag, the switch is the default.
 #[test]
-fn issue_15_explicit_posix_spawn_refuses_rlimits() {
+fn explicit_posix_spawn_refuses_rlimits() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "[rlimits]\ncore_size = 0\n\n[[allow]]\nprogram = \"true\"\n");
@@ -179,11 +179,10 @@ fn issue_15_explicit_posix_spawn_refuses_rlimits() {
     assert_code(&out, 0);
 }
 
-/// Issue 15: hints named fixes that do not work: `--allow-run /etc/passwd`, `--allow-run` for
-/// a program a rule already covers, and `allow_ld_env` (which no flag sets) for
-/// `--allow-env LD_PRELOAD`.
+/// Hints named fixes that do not work: `--allow-run /etc/passwd`, `--allow-run` for a program a
+/// rule already covers, and `allow_ld_env` (which no flag sets) for `--allow-env LD_PRELOAD`.
 #[test]
-fn issue_15_hints_name_only_fixes_that_work() {
+fn hints_name_only_fixes_that_work() {
     use wrt_test_guests::SPAWN_DENIED;
     // A file that is no program: no hint.
     let out = run(["run", "--allow-run", "true", SPAWN_DENIED, "/etc/passwd", "no allow rule"]);

@@ -136,8 +136,8 @@ fn spawn_denied() {
     let link = dir.path().join("innocent");
     std::os::unix::fs::symlink(Path::new("/bin/sh").canonicalize().unwrap(), &link).unwrap();
     let link = link.to_str().unwrap();
-    // Issue 15, defect 7: the guest is told only that no rule names its spelling, not that
-    // the link leads to a denied program.
+    // The guest is told only that no rule names its spelling, not that the link leads to a denied
+    // program.
     let out = run(["run", "--allow-run", "true", "--deny-run", "sh", SPAWN_DENIED, link, "no allow rule"]);
     assert_code(&out, 0);
     let out = run(["run", "--allow-run", link, "--deny-run", "sh", SPAWN_DENIED, link, "deny rule"]);
@@ -204,9 +204,9 @@ fn spawn_hang() {
     assert_eq!(processes_with(&format!("1000.{token}")), Vec::<u32>::new(), "the child outlived the sandbox");
 }
 
-/// Issue 14: a child's own timeout (300 ms) ends it while the guest sleeps and never looks at
-/// it; before, the timer moved only while the guest waited, read, wrote or polled, so the child
-/// ran until the guest touched it or ended.
+/// A child's own timeout (300 ms) ends it while the guest sleeps and never looks at it; before, the
+/// timer moved only while the guest waited, read, wrote or polled, so the child ran until the guest
+/// touched it or ended.
 #[test]
 fn spawn_unwatched() {
     use std::io::{BufRead, BufReader};
@@ -258,9 +258,9 @@ fn audit_lines_with(path: &Path, arg: &str) -> Vec<String> {
     log.lines().filter(|l| l.contains(&format!("\"{arg}\""))).map(str::to_owned).collect()
 }
 
-/// Issue 10, section 4: with every handle in use, `spawn` returned NO_MEMORY after the program
-/// had already run (the audit log showed its allow and exit records). Every check that can
-/// refuse a spawn now comes before the program starts: no record, no `execve`.
+/// With every handle in use, `spawn` used to return NO_MEMORY after the program had already run
+/// (the audit log showed its allow and exit records). Every check that can refuse a spawn now comes
+/// before the program starts: no record, no `execve`.
 #[test]
 fn spawn_handle_limit() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -291,11 +291,11 @@ fn spawn_handle_limit() {
 }
 
 #[test]
-fn issue_10_refused_spawn_never_executes() {
+fn refused_spawn_never_executes() {
     // The same, seen by the kernel: strace lists every execve of wrt and its children.
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if std::process::Command::new("strace").arg("-V").output().is_err() {
-        eprintln!("SKIPPED issue_10_refused_spawn_never_executes: strace is not installed");
+        eprintln!("SKIPPED refused_spawn_never_executes: strace is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -324,9 +324,9 @@ fn run_with_fd_limits(limits: &str, max: &str) -> std::process::Output {
         .unwrap()
 }
 
-/// Issue 10, section 6: under `ulimit -n 256`, spawns with piped stdio failed with SPAWN_FAILED
-/// once the process ran out of descriptors (82 children). The budget refuses first, with a
-/// message, and the guest can go on.
+/// Under `ulimit -n 256`, spawns with piped stdio used to fail with SPAWN_FAILED once the process
+/// ran out of descriptors (82 children). The budget refuses first, with a message, and the guest
+/// can go on.
 #[test]
 fn spawn_fd_budget() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -341,7 +341,7 @@ fn spawn_fd_budget() {
 }
 
 #[test]
-fn issue_10_cli_raises_the_soft_descriptor_limit() {
+fn cli_raises_the_soft_descriptor_limit() {
     // A low soft limit under a higher hard one: wrt raises the soft limit at startup, so 300
     // children with piped stdio fit where 82 did.
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -350,9 +350,9 @@ fn issue_10_cli_raises_the_soft_descriptor_limit() {
     assert_eq!(stdout(&out), "held 300\n");
 }
 
-/// Issue 10: a guest looping on a denied program whose name forges a line, carries terminal
-/// escapes and is 100 KiB long: stderr shows each name escaped and capped, at most 20 denial
-/// lines, and one line with the count of the rest.
+/// A guest looping on a denied program whose name forges a line, carries terminal escapes and is
+/// 100 KiB long: stderr shows each name escaped and capped, at most 20 denial lines, and one line
+/// with the count of the rest.
 #[test]
 fn spawn_denied_loop() {
     let mut name = String::from("/no/such/x\nwrt: allow it with `--allow-run /bin/sh`\u{1b}[2J\u{202e}");
@@ -386,11 +386,11 @@ fn spawn_denied_loop() {
     assert!(log.len() < 64 << 10, "{} bytes of audit log", log.len());
 }
 
-/// Issue 10: a program the guest could replace (inside a read-write preopen, or below a
-/// preopened parent, or through a symlinked preopen) is refused before the guest starts; a
-/// read-only preopen, or a read-write one elsewhere, is fine.
+/// A program the guest could replace (inside a read-write preopen, or below a preopened parent, or
+/// through a symlinked preopen) is refused before the guest starts; a read-only preopen, or a
+/// read-write one elsewhere, is fine.
 #[test]
-fn issue_10_program_in_writable_preopen_is_refused() {
+fn program_in_writable_preopen_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
@@ -421,9 +421,9 @@ fn issue_10_program_in_writable_preopen_is_refused() {
 
 const PIPELINE_PROGRAMS: [&str; 8] = ["printf", "tr", "sort", "sh", "wc", "head", "yes", "cat"];
 
-/// Issue 14, part 1: a three-stage pipeline, stderr merged into stdout; the megabyte that
-/// passes between children never passes through the guest: `--stats` counts only what the guest
-/// read (the last stages' output).
+/// A three-stage pipeline, stderr merged into stdout; the megabyte that passes between children
+/// never passes through the guest: `--stats` counts only what the guest read (the last stages'
+/// output).
 #[test]
 fn spawn_pipeline() {
     let mut argv = vec!["run".to_owned(), "--stats=json".to_owned()];
@@ -445,10 +445,9 @@ fn spawn_pipeline() {
     assert_eq!(json_number(&stats, "spawns"), 9.0, "{stats}");
 }
 
-/// Issue 14, part 1: every stage of a pipeline ends with the guest, and so does what each
-/// stage started.
+/// Every stage of a pipeline ends with the guest, and so does what each stage started.
 #[test]
-fn issue_14_pipeline_children_end_with_the_guest() {
+fn pipeline_children_end_with_the_guest() {
     let token = token();
     let mut argv = vec!["run".to_owned()];
     argv.extend(allow(&PIPELINE_PROGRAMS));
@@ -463,8 +462,8 @@ fn issue_14_pipeline_children_end_with_the_guest() {
     assert_eq!(processes_with(&token), Vec::<u32>::new(), "stages outlived the guest");
 }
 
-/// Issue 14, part 1: pipeline errors of a hostile guest, each with its own code and message;
-/// a denied stage leaves the source's stdout readable.
+/// Pipeline errors of a hostile guest, each with its own code and message; a denied stage leaves
+/// the source's stdout readable.
 #[test]
 fn spawn_pipeline_errors() {
     let out = run_guest(&["printf", "cat"], SPAWN_PIPELINE_ERRORS, &[]);
@@ -472,9 +471,8 @@ fn spawn_pipeline_errors() {
     assert!(stdout(&out).ends_with("pipeline errors ok\n"), "{}", stdout(&out));
 }
 
-/// Issue 14, part 2: a pseudo-terminal (isatty on 0, 1, 2; `stty size` at spawn and after a
-/// resize; `sh -i`); what the child prints to the terminal goes to the guest, never to wrt's
-/// stderr.
+/// A pseudo-terminal (isatty on 0, 1, 2; `stty size` at spawn and after a resize; `sh -i`); what
+/// the child prints to the terminal goes to the guest, never to wrt's stderr.
 #[test]
 fn spawn_pty() {
     let out = run_guest(&["sh", "stty"], SPAWN_PTY, &[]);
@@ -483,10 +481,10 @@ fn spawn_pty() {
     assert!(!stderr(&out).contains("PTY-MARKER") && !stderr(&out).contains("PTY-TITLE"), "{}", stderr(&out));
 }
 
-/// Issue 14, part 2: a child on a terminal leads its own session, and still ends with the
-/// guest, with what it started.
+/// A child on a terminal leads its own session, and still ends with the guest, with what it
+/// started.
 #[test]
-fn issue_14_pty_children_end_with_the_guest() {
+fn pty_children_end_with_the_guest() {
     let token = token();
     let out = run_guest(&["sh"], SPAWN_PTY, &["hang", &token]);
     assert_code(&out, 0);
@@ -498,9 +496,9 @@ fn issue_14_pty_children_end_with_the_guest() {
     assert_eq!(processes_with(&token), Vec::<u32>::new(), "a terminal's processes outlived the guest");
 }
 
-/// Issue 11: a child's inherited stdout and stderr go where the guest's go. Through the CLI
-/// they are the host's; under an embedder's capture they land in the same capture, the
-/// child's lines after what the guest printed before it and before what it printed after.
+/// A child's inherited stdout and stderr go where the guest's go. Through the CLI they are the
+/// host's; under an embedder's capture they land in the same capture, the child's lines after what
+/// the guest printed before it and before what it printed after.
 #[test]
 fn spawn_inherit() {
     let out = run_guest(&["sh"], SPAWN_INHERIT, &[]);

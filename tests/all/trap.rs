@@ -30,7 +30,7 @@ fn trap_out_of_bounds() {
     let out = run(["run", TRAP_OUT_OF_BOUNDS]);
     assert_code(&out, 134);
     assert_eq!(wrt_lines(&out).len(), 1);
-    // Issue 16: the message shows the address the guest reached for.
+    // The message shows the address the guest reached for.
     assert!(
         stderr(&out)
             .contains("trapped: wasm trap: out of bounds memory access: memory fault at wasm address 0xffffff00"),

@@ -72,9 +72,9 @@ fn plots_are_png_and_svg_files() {
     assert!(draw(&[], &dir.path().join("empty.png")).is_err());
 }
 
-/// Issue 16: `--plot` to an unsupported extension failed only after the run.
+/// `--plot` to an unsupported extension used to fail only after the run.
 #[test]
-fn issue_16_plot_formats_by_extension() {
+fn plot_formats_by_extension() {
     assert_eq!(Format::of(Path::new("a.png")).unwrap(), Format::Png);
     assert_eq!(Format::of(Path::new("dir/a.SVG")).unwrap(), Format::Svg);
     for bad in ["a.txt", "a", "a.png.gz", ".png"] {
@@ -86,10 +86,10 @@ fn issue_16_plot_formats_by_extension() {
     assert_eq!(err, "cannot plot into `/nonexistent`: not a directory");
 }
 
-/// Issue 16: tick labels read `250000.0`, and the spawn plot labelled no tick between 500 and
+/// Tick labels used to read `250000.0`, and the spawn plot labelled no tick between 500 and
 /// 1000 µs.
 #[test]
-fn issue_16_tick_labels_are_short_and_where_the_lines_are() {
+fn tick_labels_are_short_and_where_the_lines_are() {
     let labels: Vec<String> = [0.0, 250.0, 50_000.0, 250_000.0, 1_500_000.0, 12.5].map(ticks::si).to_vec();
     assert_eq!(labels, ["0", "250", "50k", "250k", "1.5M", "12.5"]);
     assert_eq!([600.0, 1000.0, 1500.0, 50_000.0].map(ticks::micros), ["600 µs", "1 ms", "1.5 ms", "50 ms"]);
@@ -383,10 +383,10 @@ fn pixels(results: &[ConfigResult]) -> (Vec<RGBColor>, (u32, u32)) {
     (buffer.chunks(3).map(|p| RGBColor(p[0], p[1], p[2])).collect(), size)
 }
 
-/// Issue 16: in the buffer plot, a single configuration left half the plot empty, the floor
-/// was not drawn, and the bars reused the blue and red of young and full collections.
+/// In the buffer plot, a single configuration left half the plot empty, the floor was not drawn,
+/// and the bars reused the blue and red of young and full collections.
 #[test]
-fn issue_16_buffer_bars_fill_the_plot_over_their_floor_in_their_own_colours() {
+fn buffer_bars_fill_the_plot_over_their_floor_in_their_own_colours() {
     let one = vec![result(buffer(BufferGuest::Rust), &[1500.0, 1600.0], (0.0, 0.0))];
     let (image, (w, h)) = pixels(&one);
     let columns = |color: RGBColor| {
@@ -412,9 +412,9 @@ fn issue_16_buffer_bars_fill_the_plot_over_their_floor_in_their_own_colours() {
     assert!(h > bars::height(&one).unwrap() && w == WIDTH);
 }
 
-/// Issue 16: an empty collections panel looked broken; it is a line saying there were none.
+/// An empty collections panel looked broken; it is a line saying there were none.
 #[test]
-fn issue_16_no_collections_is_said_not_drawn() {
+fn no_collections_is_said_not_drawn() {
     let none = vec![result(buffer(BufferGuest::Rust), &[1500.0], (0.0, 0.0))];
     let some = vec![result(buffer(BufferGuest::Rust), &[1500.0], (3.0, 0.0))];
     let startup = vec![result(Params::Startup(crate::params::StartupParams { n: 1 }), &[200.0], (0.0, 0.0))];

@@ -1,7 +1,7 @@
-//! Pipelines through the SDK (issue 14): `printf | tr a-z A-Z | sort`, stderr merged into
-//! stdout (`2>&1`), also into a pipeline stage, and `head -c N /dev/zero | tr '\0' a | wc -c`,
-//! whose N bytes never pass through the guest: it prints how many bytes it read from its
-//! children, for the test to compare with `--stats`. With `hang TOKEN` it starts
+//! Pipelines through the SDK: `printf | tr a-z A-Z | sort`, stderr merged into stdout (`2>&1`),
+//! also into a pipeline stage, and `head -c N /dev/zero | tr '\0' a | wc -c`, whose N bytes never
+//! pass through the guest: it prints how many bytes it read from its children, for the test to
+//! compare with `--stats`. With `hang TOKEN` it starts
 //! `yes TOKEN | sh -c 'cat; : TOKEN' | sh -c 'cat >/dev/null; : TOKEN'` and exits with all three
 //! running. Needs `printf`, `tr`, `sort`, `sh`, `wc`, `head`, `yes` and `cat`.
 use std::io::Read;

@@ -1,9 +1,8 @@
-//! Pseudo-terminals through the SDK (issue 14): the child sees a terminal on 0, 1 and 2,
-//! `stty size` reports the size set at spawn and after `pty_resize`, `sh -i` answers input,
-//! terminal control sequences the child prints reach the guest unchanged, and resizing a child
-//! without a terminal, or to 0 rows, fails with its own code. With `hang TOKEN` it starts a
-//! shell on a terminal with a background descendant and exits with both running. Needs `sh`
-//! and `stty`.
+//! Pseudo-terminals through the SDK: the child sees a terminal on 0, 1 and 2, `stty size` reports
+//! the size set at spawn and after `pty_resize`, `sh -i` answers input, terminal control sequences
+//! the child prints reach the guest unchanged, and resizing a child without a terminal, or to 0
+//! rows, fails with its own code. With `hang TOKEN` it starts a shell on a terminal with a
+//! background descendant and exits with both running. Needs `sh` and `stty`.
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
-//! Issue 10 §7: starts `sleep 1000` with stdout piped and reads it the way an event loop does,
-//! in a loop: `poll` for stdout (no timeout of its own), then a non-blocking read, until end of
-//! file. Only the sandbox's `--timeout` ends the child; when it does, the guest must stop with
-//! the timeout (124), never see the end of file and exit 0. Needs `sleep`.
+//! Starts `sleep 1000` with stdout piped and reads it the way an event loop does, in a loop: `poll`
+//! for stdout (no timeout of its own), then a non-blocking read, until end of file. Only the
+//! sandbox's `--timeout` ends the child; when it does, the guest must stop with the timeout (124),
+//! never see the end of file and exit 0. Needs `sleep`.
 use std::io::ErrorKind;
 
 use wrt_guest::{Command, Events, Stdio};

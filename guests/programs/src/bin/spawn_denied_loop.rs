@@ -1,5 +1,5 @@
 //! A hostile guest: asks to run `argv[1]` `argv[2]` times, each time expecting a denial, to
-//! check that the host's reports of denials are escaped and rate-limited (issue 10).
+//! check that the host's reports of denials are escaped and rate-limited.
 use std::io::ErrorKind;
 
 use wrt_guest::Command;

@@ -1,8 +1,8 @@
-//! Issue 10, section 6: spawns `true` with piped stdio and keeps each finished child's handle
-//! (and so its pipes) until a spawn fails, at most `argv[1]` times (default 1000). The failure
-//! must come from the host's descriptor budget (NO_MEMORY or TOO_MANY_CHILDREN, with a message),
-//! never from the operating system (SPAWN_FAILED); once the handles are released, spawns work
-//! again. Prints `held N` and, if one was refused, `refused after N: MESSAGE`. Needs `true`.
+//! Spawns `true` with piped stdio and keeps each finished child's handle (and so its pipes) until a
+//! spawn fails, at most `argv[1]` times (default 1000). The failure must come from the host's
+//! descriptor budget (NO_MEMORY or TOO_MANY_CHILDREN, with a message), never from the operating
+//! system (SPAWN_FAILED); once the handles are released, spawns work again. Prints `held N` and, if
+//! one was refused, `refused after N: MESSAGE`. Needs `true`.
 use wrt_guest::{Command, ErrorCode, Stdio};
 
 fn main() {

@@ -1,7 +1,7 @@
-//! Issue 10, section 4: a spawn refused for want of a handle never runs. Holds `argv[1]`
-//! (default 1024, the handle limit) finished children of `true` (stdio null), then asks for
-//! `true refused-spawn`, which must fail with NO_MEMORY; releases one handle, and runs
-//! `true after-release`. Prints `refused: MESSAGE` and `released ok`. Needs `true`.
+//! A spawn refused for want of a handle never runs. Holds `argv[1]` (default 1024, the handle
+//! limit) finished children of `true` (stdio null), then asks for `true refused-spawn`, which must
+//! fail with NO_MEMORY; releases one handle, and runs `true after-release`. Prints
+//! `refused: MESSAGE` and `released ok`. Needs `true`.
 use wrt_guest::{Child, Command, ErrorCode, Stdio};
 
 fn quiet(arg: &str) -> std::io::Result<Child> {

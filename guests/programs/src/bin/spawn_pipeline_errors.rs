@@ -1,7 +1,7 @@
-//! A hostile guest's pipelines through the raw `wrt_v1` ABI (issue 14): a source that is no
-//! handle, a buffer handle, a released child, a stdout that is not piped, taken already or at
-//! its end, modes on the wrong stream, a missing or extra source handle, and a stage the
-//! policy denies (the source keeps its stdout). Needs `printf` and `cat`; `ls` must be denied.
+//! A hostile guest's pipelines through the raw `wrt_v1` ABI: a source that is no handle, a buffer
+//! handle, a released child, a stdout that is not piped, taken already or at its end, modes on the
+//! wrong stream, a missing or extra source handle, and a stage the policy denies (the source keeps
+//! its stdout). Needs `printf` and `cat`; `ls` must be denied.
 #![allow(unsafe_code, reason = "calls the raw `wrt_v1` imports, with bad arguments on purpose")]
 
 use wrt_guest::ErrorCode;

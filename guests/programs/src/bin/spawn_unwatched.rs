@@ -1,7 +1,7 @@
-//! Issue 14: a child's own timeout holds while the guest never looks at the child. Spawns
-//! `sleep <argv[1]>` with a 300 ms timeout, prints `started`, sleeps 3 s itself, then waits:
-//! the child must have ended by its timeout meanwhile (the test looks for its process while the
-//! guest sleeps), and the status says so. Needs `sleep`.
+//! A child's own timeout holds while the guest never looks at the child. Spawns `sleep <argv[1]>`
+//! with a 300 ms timeout, prints `started`, sleeps 3 s itself, then waits: the child must have
+//! ended by its timeout meanwhile (the test looks for its process while the guest sleeps), and the
+//! status says so. Needs `sleep`.
 use std::io::Write;
 use std::time::Duration;
 

@@ -177,8 +177,8 @@ pub(crate) fn read_child(state: &mut GuestState, handle: i32, stream: i32, flags
     } else {
         block_on(&mut entry.child.lock(), interest, deadline, |child| try_read(child, buf))
     };
-    // Issue 10 §7: what a call saw after the deadline (an end of file, because the child's own
-    // timeout ended it) never reaches the guest; the guest stops with the timeout.
+    // What a call saw after the deadline (an end of file, because the child's own timeout ended it)
+    // never reaches the guest; the guest stops with the timeout.
     check_deadline(state)?;
     match result {
         Ok(n) => {

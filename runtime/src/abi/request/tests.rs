@@ -102,10 +102,10 @@ fn arb_request() -> impl Strategy<Value = SpawnRequest> {
         )
 }
 
-/// Issue 14: stdin mode 3 carries a child handle after the output limit; mode 3 anywhere but
-/// stdin and mode 4 anywhere but stderr are malformed.
+/// Stdin mode 3 carries a child handle after the output limit; mode 3 anywhere but stdin and mode 4
+/// anywhere but stderr are malformed.
 #[test]
-fn issue_14_pipeline_modes_fit_only_their_stream() {
+fn pipeline_modes_fit_only_their_stream() {
     let mut request = sample();
     request.stdio = [StdioMode::ChildStdout, StdioMode::Piped, StdioMode::Stdout];
     request.stdin_child = Some(7);
@@ -126,9 +126,9 @@ fn issue_14_pipeline_modes_fit_only_their_stream() {
     assert_eq!(decode(&plain), Err(ErrorCode::InvalidArgument));
 }
 
-/// Issue 14: any stream may be a pty (mode 5); the size follows the stdin handle, if any.
+/// Any stream may be a pty (mode 5); the size follows the stdin handle, if any.
 #[test]
-fn issue_14_pty_size_follows_the_request() {
+fn pty_size_follows_the_request() {
     let mut request = sample();
     request.stdio = [StdioMode::ChildStdout, StdioMode::Pty, StdioMode::Stdout];
     request.stdin_child = Some(9);
@@ -145,7 +145,7 @@ fn issue_14_pty_size_follows_the_request() {
 }
 
 /// The program of a request the decoder rejects is still read as far as it goes, for its
-/// audit record (issue 15, defect 4).
+/// audit record.
 #[test]
 fn program_bytes_of_malformed_requests() {
     assert_eq!(program_bytes(&[]), b"");
