@@ -259,6 +259,16 @@ pub(crate) fn key(engine: &Engine, bytes: &[u8]) -> String {
     hasher.finalize().to_hex().to_string()
 }
 
+/// How [`load_or_compile`] loads an entry it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Load {
+    /// Mapped from its file, whose descriptor stays open while the module lives: for guests,
+    /// loaded before they run.
+    Map,
+    /// Read into memory, leaving no descriptor open: for code loaded while a guest runs.
+    Copy,
+}
+
 /// A cache entry whose MAC matched, open: only [`CacheDir::read`] makes one, so
 /// [`crate::sys::deserialize_cached`] never sees a file that was not authenticated.
 #[derive(Debug)]
@@ -281,7 +291,8 @@ impl Verified {
 
 /// Loads `bytes` compiled from `dir`, or compiles them with `compile` and stores the result,
 /// then removes the entries used longest ago past `limit` bytes. Returns the module (or
-/// component) and whether it came from the cache. A directory that cannot be used is given to
+/// component) and whether it came from the cache. A loaded entry is mapped (and its descriptor
+/// kept open as long as the module lives) or, with `Load::Copy`, read into memory. A directory that cannot be used is given to
 /// `unusable` and the module is compiled; failing to write the cache is not an error: the run
 /// goes on with the freshly compiled code.
 pub(crate) fn load_or_compile<C: crate::sys::Compiled>(
@@ -289,6 +300,7 @@ pub(crate) fn load_or_compile<C: crate::sys::Compiled>(
     dir: &Path,
     limit: u64,
     bytes: &[u8],
+    load: Load,
     compile: impl FnOnce() -> wasmtime::Result<C>,
     unusable: impl FnOnce(CacheError),
 ) -> wasmtime::Result<(C, bool)> {
@@ -304,7 +316,7 @@ pub(crate) fn load_or_compile<C: crate::sys::Compiled>(
     // a planted file of any size is never read whole.
     let most = u64::try_from(bytes.len()).unwrap_or(u64::MAX).saturating_mul(MAX_RATIO).saturating_add(64 << 20);
     if let Some(entry) = cache.read(&name, most)
-        && let Ok(module) = crate::sys::deserialize_cached(engine, &entry)
+        && let Ok(module) = crate::sys::deserialize_cached(engine, &entry, load == Load::Map)
     {
         return Ok((module, true));
     }

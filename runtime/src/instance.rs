@@ -21,6 +21,7 @@ use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
 use crate::wasi_ctx::{self, Captured};
 use crate::wasi_original;
+use crate::wasi_stdio::DirectStdio;
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.
 #[derive(Debug, Clone)]
@@ -118,6 +119,10 @@ impl Instance {
             matches!(options.stderr, crate::GuestOutput::Inherit),
         ];
         let captures = [captured.stdout.clone(), captured.stderr.clone()];
+        let direct_stdio = DirectStdio::new(
+            wasi.is_some() && captured.stdout.is_none() && inherit[1],
+            wasi.is_some() && captured.stderr.is_none() && inherit[2],
+        );
         let spawn = SpawnState::new(options.spawner()?, options.denials.clone(), guest.name.clone(), inherit, captures);
         let accountant = Accountant::new(options.gc_policy.clone());
         let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
@@ -135,6 +140,7 @@ impl Instance {
             spawn,
             last_error: String::new(),
             memory: None,
+            direct_stdio,
             external,
             wasi_originals: None,
         };

@@ -165,6 +165,7 @@ mod wasi_deadline;
 mod wasi_exit;
 mod wasi_limits;
 mod wasi_original;
+mod wasi_stdio;
 
 pub use abi::spawn_state::DeniedSpawn;
 pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage, DEFAULT_CACHE_LIMIT, ENTRY_MAC_ATTR};

@@ -233,6 +233,7 @@ impl RuntimeBuilder {
         crate::wasi_exit::add_to_linker(&mut linker)?;
         crate::wasi_deadline::add_to_linker(&mut linker)?;
         crate::wasi_limits::add_to_linker(&mut linker)?;
+        crate::wasi_stdio::add_to_linker(&mut linker)?;
         crate::abi::host::add_to_linker(&mut linker)?;
         let ticker = Arc::new(EpochTicker::new(&engine));
         let slabs = MemoryPool::new(!self.allow_fork_copies, self.slab_pool());
@@ -381,6 +382,7 @@ impl Runtime {
                     &dir,
                     settings.cache_limit.unwrap_or(crate::cache::DEFAULT_CACHE_LIMIT),
                     bytes,
+                    crate::cache::Load::Map,
                     compile,
                     unusable,
                 )
@@ -398,12 +400,6 @@ impl Runtime {
                 crate::guest::check_collector_hook(name, &module)?;
                 let pre = self.link(name, &module)?;
                 let wasi = module.imports().any(|import| import.module() == crate::wasi_original::WASI);
-                if module.imports().any(|import| crate::wasi_original::is_shadowed(import.module(), import.name())) {
-                    // Now, not at the guest's first path call: the trampoline holds its cache
-                    // entry open (mapped) from when it is loaded. If it cannot be had, that
-                    // first call says why.
-                    let _ = self.inner.wasi_trampoline.module(&self.inner.engine);
-                }
                 let entry = ["_start", ""].map(|name| module.get_export_index(name));
                 Code::Module { pre, wasi, entry }
             }

@@ -40,6 +40,8 @@ pub(crate) struct GuestState {
     /// start function look it up by name): exports never change afterwards, and every host
     /// call that reads or writes guest memory would otherwise look it up again.
     pub(crate) memory: Option<wasmtime::Memory>,
+    /// Which of a core module's descriptors 1 and 2 write straight to wrt's own streams.
+    pub(crate) direct_stdio: crate::wasi_stdio::DirectStdio,
 }
 
 impl GuestState {

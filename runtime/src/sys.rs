@@ -67,16 +67,18 @@ impl Compiled for crate::guest::Compiled {
 }
 
 /// Loads a module or component that [`crate::cache`] compiled, wrote earlier and
-/// authenticated, by mapping its file; by reading it where `/proc` is missing.
+/// authenticated: by mapping its file if `map` is set and `/proc` is there, otherwise by reading
+/// it.
 pub(crate) fn deserialize_cached<C: Compiled>(
     engine: &wasmtime::Engine,
     entry: &crate::cache::Verified,
+    map: bool,
 ) -> wasmtime::Result<C> {
     use std::os::fd::AsRawFd;
     // The descriptor's own path: wasmtime opens the very file whose MAC was checked, whatever
     // has been renamed over its name since.
     let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", entry.file().as_raw_fd()));
-    if path.exists() {
+    if map && path.exists() {
         // SAFETY: only `cache::CacheDir::read` makes a `Verified`, once the entry's MAC matched: a
         // keyed BLAKE3 of the entry's name and bytes whose key is an extended attribute of the
         // cache directory, which no guest can read or set (WASI has no call for extended

@@ -10,7 +10,9 @@
 //!
 //! - Stdout and stderr: a write to an inherited pipe or socket waits for room with `poll`, at
 //!   most until the deadline, and writes no more than fits without blocking (one page), so a
-//!   reader that stops reading cannot hold the guest past it.
+//!   reader that stops reading cannot hold the guest past it. This is a component's path, and a
+//!   core module's in a process whose `SIGURG` handler is not wrt's; otherwise a core module
+//!   writes to wrt's streams directly (`wasi_stdio`), interrupted at the deadline.
 //!
 //! Files need nothing here: WASI runs their calls on the guest's thread, which the ticker
 //! interrupts from the deadline on (`deadline`), so a FIFO's open that waits for the other end

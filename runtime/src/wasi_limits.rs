@@ -11,7 +11,8 @@
 //!
 //! The rest need no wrapper: file reads and writes go straight between the file and linear
 //! memory (the context lets WASI block the guest's thread, see `wasi_ctx`), `fd_pread` reads
-//! at most 64 KiB at a time, and stdout and stderr are written a page at a time.
+//! at most 64 KiB at a time, stdout and stderr go straight from linear memory while they are
+//! wrt's own (`wasi_stdio`), and a page at a time otherwise.
 
 use wasmtime::{Caller, Linker, Val};
 

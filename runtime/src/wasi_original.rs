@@ -1,5 +1,5 @@
 //! WASI preview 1's own functions, for the wrappers that shadow them in the linker
-//! (`wasi_deadline`, `wasi_limits`). Each shadowed function stays defined under an internal
+//! (`wasi_deadline`, `wasi_limits`, `wasi_stdio`). Each shadowed function stays defined under an internal
 //! module name that guests cannot import (see [`is_internal`]), and a wrapper calls it through
 //! a trampoline instance that shares the guest's memory: WASI's functions find guest memory
 //! through their caller's `memory` export, which a call from the host does not have.
@@ -17,6 +17,9 @@ const ORIGINAL: &str = "wrt internal: wasi_snapshot_preview1";
 
 /// The shadowed functions and their parameter types; every one returns an errno (`i32`).
 const SHADOWED: &[(&str, &str)] = &[
+    ("fd_close", "i32"),
+    ("fd_renumber", "i32 i32"),
+    ("fd_write", "i32 i32 i32 i32"),
     ("poll_oneoff", "i32 i32 i32 i32"),
     ("random_get", "i32 i32"),
     ("path_create_directory", "i32 i32 i32"),
@@ -30,11 +33,6 @@ const SHADOWED: &[(&str, &str)] = &[
     ("path_symlink", "i32 i32 i32 i32 i32"),
     ("path_unlink_file", "i32 i32 i32"),
 ];
-
-/// Whether the import `module`.`name` is a WASI function that a wrapper shadows.
-pub(crate) fn is_shadowed(module: &str, name: &str) -> bool {
-    module == WASI && SHADOWED.iter().any(|(n, _)| *n == name)
-}
 
 /// Whether an import names the module that holds WASI's own functions for the wrappers.
 pub(crate) fn is_internal(module: &str) -> bool {
@@ -97,9 +95,12 @@ fn trampoline_text() -> String {
     text
 }
 
-/// The trampoline's compiled code, shared by the stores of a runtime: compiled on first use, or
-/// loaded from the runtime's compile cache, like a guest (compiling it took about 11 ms of CPU,
-/// the difference between a `wrt run` and a `wasmtime run` of a program that opens files).
+/// The trampoline's compiled code, shared by the stores of a runtime: compiled when a wrapper
+/// first calls WASI's own function, or loaded from the runtime's compile cache like a guest
+/// (compiling it took about 11 ms of CPU, the difference between a `wrt run` and a `wasmtime
+/// run` of a program that opens files). Loaded while a guest runs, it is read rather than mapped,
+/// so that no descriptor appears in the middle of a run; and not before, since most guests
+/// never need it (a hello world writes only to its stdout, which needs no trampoline).
 #[derive(Debug, Default)]
 pub(crate) struct Trampoline {
     module: OnceLock<Module>,
@@ -122,7 +123,10 @@ impl Trampoline {
         let compile = || Module::new(engine, &text).map(crate::guest::Compiled::Module);
         let compiled = match &self.cache {
             // A cache that cannot be used is the guest's load to report; this one compiles.
-            Some((dir, limit)) => crate::cache::load_or_compile(engine, dir, *limit, text.as_bytes(), compile, drop)?.0,
+            Some((dir, limit)) => {
+                let load = crate::cache::Load::Copy;
+                crate::cache::load_or_compile(engine, dir, *limit, text.as_bytes(), load, compile, drop)?.0
+            }
             None => compile()?,
         };
         let crate::guest::Compiled::Module(module) = compiled else {

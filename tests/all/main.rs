@@ -26,6 +26,7 @@ mod policy_escapes;
 mod py;
 mod refs;
 mod spawn;
+mod stdio;
 mod trap;
 mod trust;
 mod util;

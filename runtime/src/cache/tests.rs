@@ -10,7 +10,8 @@ fn load_text(engine: &Engine, dir: &Path, text: &str, limit: u64) -> (bool, Vec<
     let mut unusable = Vec::new();
     let compile = || Ok(crate::guest::Compiled::Module(wasmtime::Module::new(engine, text)?));
     let (module, hit) =
-        load_or_compile(engine, dir, limit, text.as_bytes(), compile, |e| unusable.push(e.to_string())).unwrap();
+        load_or_compile(engine, dir, limit, text.as_bytes(), Load::Map, compile, |e| unusable.push(e.to_string()))
+            .unwrap();
     // The loaded code runs.
     let crate::guest::Compiled::Module(module) = module else { panic!("a module") };
     let mut store = wasmtime::Store::new(engine, ());
