@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+#[cfg(feature = "bench")]
 pub(crate) mod bench;
 pub(crate) mod cache;
 pub(crate) mod compile;
@@ -62,7 +63,15 @@ enum Command {
     /// Run a WebAssembly module (WASI preview 1) or a WASI 0.2 command component
     Run(Box<run::RunArgs>),
     /// Measure spawn, buffer, startup, instantiate and pipeline workloads against their floors, compare settings
+    #[cfg(feature = "bench")]
     Bench(bench::BenchArgs),
+    /// `wrt bench` in a build without it: says so, rather than taking `bench` for a module.
+    #[cfg(not(feature = "bench"))]
+    #[command(hide = true, disable_help_flag = true)]
+    Bench {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// Check a spawn policy file, or explain the decision a spawn request would get
     #[cfg(unix)]
     Policy(policy::PolicyArgs),
@@ -110,19 +119,29 @@ impl Cli {
     /// no spawner tracks when a guest ends and reaps such children as they exit: not for
     /// `wrt bench`, which starts and waits for host programs of its own (the floors).
     pub(crate) fn contains_descendants(&self) -> bool {
-        !matches!(self.command, Some(Command::Bench(_)))
+        !self.starts_own_children()
     }
 
     /// Whether the command starts host programs of its own, outside any spawner: `wrt bench`
     /// (the floors and the peers).
     pub(crate) fn starts_own_children(&self) -> bool {
-        matches!(self.command, Some(Command::Bench(_)))
+        #[cfg(feature = "bench")]
+        if matches!(self.command, Some(Command::Bench(_))) {
+            return true;
+        }
+        false
     }
 
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Some(Command::Run(args)) => args.run(),
+            #[cfg(feature = "bench")]
             Some(Command::Bench(args)) => args.run(),
+            #[cfg(not(feature = "bench"))]
+            Some(Command::Bench { .. }) => {
+                say!("wrt: this wrt was built without `wrt bench` (the cargo feature `bench`, on by default)");
+                Ok(ExitCode::from(2))
+            }
             #[cfg(unix)]
             Some(Command::Policy(args)) => args.run(),
             Some(Command::Cache(args)) => args.run(),
