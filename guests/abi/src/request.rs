@@ -138,7 +138,7 @@ pub fn decode(bytes: &[u8]) -> Result<SpawnRequest, ErrorCode> {
         let value = r.string()?;
         env.push((name, value));
     }
-    let cwd = Some(r.string()?).filter(|c| !c.is_empty());
+    let cwd = Some(r.string()?);
     let mut stdio = [StdioMode::Null; 3];
     for (index, mode) in stdio.iter_mut().enumerate() {
         *mode = StdioMode::from_raw(r.u8()?).filter(|m| m.fits(index)).ok_or(ErrorCode::InvalidArgument)?;
@@ -146,14 +146,62 @@ pub fn decode(bytes: &[u8]) -> Result<SpawnRequest, ErrorCode> {
     if r.u8()? != 0 {
         return Err(ErrorCode::InvalidArgument);
     }
-    let timeout_ms = Some(r.u64()?).filter(|&t| t != 0);
-    let output_limit = Some(r.u64()?).filter(|&l| l != 0);
+    let timeout_ms = Some(r.u64()?);
+    let output_limit = Some(r.u64()?);
     let stdin_child = if stdio[0] == StdioMode::ChildStdout { Some(r.u32()?) } else { None };
     let pty_size = if stdio.contains(&StdioMode::Pty) { Some((r.u16()?, r.u16()?)) } else { None };
     if !r.bytes.is_empty() {
         return Err(ErrorCode::InvalidArgument);
     }
-    Ok(SpawnRequest { program, args, env, cwd, stdio, stdin_child, pty_size, timeout_ms, output_limit })
+    // The reader has refused what the rules refuse, at the first byte at fault (which decides
+    // between `BadUtf8` and `InvalidArgument`); `check` puts the request in its form.
+    check(SpawnRequest { program, args, env, cwd, stdio, stdin_child, pty_size, timeout_ms, output_limit })
+}
+
+/// A request built in memory, checked by the rules [`decode`] applies to bytes, and in the form
+/// `decode` returns: the same request, or the code `decode` gives its encoding ([`encode`]). A
+/// host that takes requests in another form (the component bindings) checks them here, so that
+/// both forms refuse the same requests with the same codes.
+///
+/// The rules: the encoding is at most [`MAX_REQUEST_LEN`] bytes; the program is not empty; no
+/// string holds a NUL byte; each stdio mode [`fits`](StdioMode::fits) its stream. The form: an
+/// empty working directory, a zero timeout and a zero output limit are `None` (the policy's);
+/// `stdin_child` is `Some` exactly when stdin is [`StdioMode::ChildStdout`] (0 if it was
+/// missing), and `pty_size` exactly when a stream is [`StdioMode::Pty`] (0 × 0 if missing).
+///
+/// # Errors
+///
+/// [`ErrorCode::InvalidArgument`] for a request that breaks a rule.
+pub fn check(mut request: SpawnRequest) -> Result<SpawnRequest, ErrorCode> {
+    if encoded_len(&request) > MAX_REQUEST_LEN || request.program.is_empty() {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let env = request.env.iter().flat_map(|(name, value)| [name, value]);
+    let nul =
+        [&request.program].into_iter().chain(&request.args).chain(env).chain(&request.cwd).any(|s| s.contains('\0'));
+    if nul || request.stdio.iter().enumerate().any(|(index, mode)| !mode.fits(index)) {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    request.cwd = request.cwd.filter(|cwd| !cwd.is_empty());
+    request.timeout_ms = request.timeout_ms.filter(|&ms| ms != 0);
+    request.output_limit = request.output_limit.filter(|&limit| limit != 0);
+    request.stdin_child = (request.stdio[0] == StdioMode::ChildStdout).then(|| request.stdin_child.unwrap_or(0));
+    request.pty_size = request.stdio.contains(&StdioMode::Pty).then(|| request.pty_size.unwrap_or((0, 0)));
+    Ok(request)
+}
+
+/// The length of `request`'s encoding ([`encode`]), computed without encoding it.
+pub fn encoded_len(request: &SpawnRequest) -> usize {
+    let string = |s: &str| s.len().saturating_add(4);
+    let strings = |items: &mut dyn Iterator<Item = usize>| items.fold(0usize, usize::saturating_add);
+    let args = strings(&mut request.args.iter().map(|arg| string(arg)));
+    let env = strings(&mut request.env.iter().map(|(name, value)| string(name).saturating_add(string(value))));
+    let cwd = string(request.cwd.as_deref().unwrap_or(""));
+    // version, argc, envc; stdio modes and flags; timeout; output limit.
+    let fixed = 4 + 4 + 4 + 4 + 8 + 8;
+    let tail = if request.stdio[0] == StdioMode::ChildStdout { 4 } else { 0 }
+        + if request.stdio.contains(&StdioMode::Pty) { 4 } else { 0 };
+    strings(&mut [fixed, string(&request.program), args, env, cwd, tail].into_iter())
 }
 
 /// The program's bytes of a request that may be malformed, as far as they can be read (empty

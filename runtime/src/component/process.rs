@@ -1,6 +1,6 @@
 //! `wrt:process` (the WIT package in `wit/`) for components: a thin layer over the same host
-//! functions as the core ABI `wrt_v1`. A component's command record becomes the core ABI's
-//! spawn request and is checked by the same decoder; spawns, waits, kills and runs go through
+//! functions as the core ABI `wrt_v1`. A component's command record becomes the same spawn
+//! request the core ABI decodes, checked by the same rules (never encoded to bytes); spawns, waits, kills and runs go through
 //! the same functions, so the policy, the audit log, the limits and the messages are the same.
 //! A `child` resource is a child handle of the core ABI; its streams are `wasi:io` streams over
 //! the same child (see [`super::streams`]).
@@ -103,9 +103,9 @@ impl GuestState {
         }
     }
 
-    /// The core ABI's spawn request for `cmd`, checked by the core ABI's decoder (so both ABIs
-    /// refuse the same requests with the same codes), or its error, written to the audit log
-    /// like every refused request.
+    /// The spawn request for `cmd`, checked by the rules the core ABI's decoder applies to a
+    /// request's bytes (`request::check`: both ABIs refuse the same requests with the same
+    /// codes), or its error, written to the audit log like every refused request.
     fn request_of(&mut self, cmd: &Command, stdin_child: Option<i32>) -> Result<SpawnRequest, Error> {
         let mode = |stdio: Stdio| match stdio {
             Stdio::Null => StdioMode::Null,
@@ -128,8 +128,7 @@ impl GuestState {
             timeout_ms: cmd.timeout_ms,
             output_limit: cmd.output_limit,
         };
-        let bytes = request::encode(&request);
-        match request::decode(&bytes) {
+        match request::check(request) {
             Ok(request) => Ok(request),
             Err(code) => {
                 let ret = self.fail_request(code, cmd.program.as_bytes(), "malformed command".into());

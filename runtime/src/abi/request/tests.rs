@@ -201,3 +201,43 @@ proptest! {
         }
     }
 }
+
+/// A request as a guest might build it in memory: strings with and without NUL bytes, empty
+/// ones, any stdio mode on any stream, zero and non-zero numbers, tails present or not.
+fn any_request() -> impl Strategy<Value = SpawnRequest> {
+    let text = prop_oneof![Just(String::new()), "[a-z/]{1,8}", "[a-z]{0,3}\0[a-z]{0,3}"];
+    let mode = (0u8..6).prop_map(|raw| StdioMode::from_raw(raw).unwrap());
+    (
+        (
+            text.clone(),
+            prop::collection::vec(text.clone(), 0..3),
+            prop::collection::vec((text.clone(), text.clone()), 0..3),
+        ),
+        (prop::option::of(text), [mode.clone(), mode.clone(), mode]),
+        (prop::option::of(0u32..4), prop::option::of((0u16..3, 0u16..3))),
+        (prop::option::of(0u64..3), prop::option::of(0u64..3)),
+    )
+        .prop_map(|((program, args, env), (cwd, stdio), (stdin_child, pty_size), (timeout_ms, output_limit))| {
+            SpawnRequest { program, args, env, cwd, stdio, stdin_child, pty_size, timeout_ms, output_limit }
+        })
+}
+
+proptest! {
+    /// The rules for requests built in memory (the component bindings) are the decoder's: a
+    /// request checked in memory is what its bytes decode to, or the same error code; and the
+    /// length computed without encoding is the encoding's.
+    #[test]
+    fn a_request_checked_in_memory_is_what_its_bytes_decode_to(request in any_request()) {
+        let bytes = encode(&request);
+        prop_assert_eq!(wrt_abi::request::encoded_len(&request), bytes.len());
+        prop_assert_eq!(wrt_abi::request::check(request), decode(&bytes));
+    }
+}
+
+#[test]
+fn a_request_longer_than_the_limit_is_refused_in_memory_as_in_bytes() {
+    let mut request = sample();
+    request.args = vec!["x".repeat(MAX_REQUEST_LEN / 2); 2];
+    assert_eq!(wrt_abi::request::check(request.clone()), Err(ErrorCode::InvalidArgument));
+    assert_eq!(decode(&encode(&request)), Err(ErrorCode::InvalidArgument));
+}
