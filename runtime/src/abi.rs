@@ -12,16 +12,6 @@ macro_rules! try_code {
     };
 }
 
-/// As `try_code!`, in a function whose error return is `Ok(Err(return value))`.
-macro_rules! try_err {
-    ($state:expr, $result:expr, $($msg:tt)+) => {
-        match $result {
-            Ok(value) => value,
-            Err(code) => return Ok(Err($state.fail(code, format!($($msg)+)))),
-        }
-    };
-}
-
 /// As `try_code!`, for the steps of a spawn request before it reaches the spawner: the
 /// failure is also written to the audit log, with the program's bytes `$program` (a slice).
 macro_rules! try_request {
@@ -34,14 +24,11 @@ macro_rules! try_request {
 }
 
 pub(crate) mod buffers;
-mod drain;
-pub(crate) mod handles;
 pub(crate) mod host;
 mod last_error;
 pub(crate) mod memory;
 #[cfg(test)]
 mod request;
-pub(crate) mod spawn_state;
 pub(crate) mod status;
 
 /// The import module name of the ABI.

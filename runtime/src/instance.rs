@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, Val, ValType, WasmBacktrace};
 use wasmtime_wasi::p2::bindings::sync::Command;
 
-use crate::abi::spawn_state::SpawnState;
 use crate::capture::Capture;
 use crate::component::wasi::P2;
 use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker, Ticking};
@@ -17,6 +16,7 @@ use crate::guest::{Code, Guest};
 use crate::limiter::Limiter;
 use crate::options::RunOptions;
 use crate::outcome::{Outcome, TrapInfo, WasmValue};
+use crate::process_service::state::SpawnState;
 use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
 use crate::wasi_ctx::{self, Captured};

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use wrt_host_spawn::{ChildSandbox, CompiledPolicy, Policy, RateLimit, Spawner, Strategy};
 
-use crate::abi::spawn_state::{DenialReporting, DeniedSpawn};
 use crate::error::ConfigError;
 use crate::external::policy::GcPolicy;
 use crate::preopen::{DirAccess, Preopen};
+use crate::process_service::state::{DenialReporting, DeniedSpawn};
 use crate::stdio::{GuestOutput, GuestStdin};
 
 /// The options of a run: arguments, environment, preopened directories, stdio, limits, the

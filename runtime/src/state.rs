@@ -6,12 +6,12 @@ use std::time::Instant;
 use wasmtime::TypedFunc;
 use wasmtime_wasi::p1::WasiP1Ctx;
 
-use crate::abi::handles::Handles;
-use crate::abi::spawn_state::SpawnState;
 use crate::external::accountant::Accountant;
 use crate::external::buffer::BufferView;
 use crate::external::collector::DEFAULT_EXTERNAL_LIMIT;
 use crate::limiter::Limiter;
+use crate::process_service::handles::Handles;
+use crate::process_service::state::SpawnState;
 use crate::sys::buffer_memory::BufferPool;
 use crate::sys::memory_pool::MemoryPool;
 

@@ -20,7 +20,7 @@ pub(crate) struct Captured {
 }
 
 /// The streams the embedder captures, whether or not the guest can write them (its children
-/// may: see `abi::drain`).
+/// may: see `process_service::drain`).
 pub(crate) fn captures(settings: &RunOptions) -> Captured {
     let capture = |output: &GuestOutput| match output {
         GuestOutput::Capture { limit } => Some(Capture::new(*limit)),

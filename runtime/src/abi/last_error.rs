@@ -6,6 +6,7 @@ use wrt_abi::ErrorCode;
 
 use super::host::with_memory;
 use super::memory;
+use crate::process_service::Failure;
 use crate::state::GuestState;
 
 impl GuestState {
@@ -15,13 +16,16 @@ impl GuestState {
         code.to_return()
     }
 
-    /// Fails a spawn request that never reached the spawner (outside linear memory, or
-    /// malformed): like [`GuestState::fail`], and writes its audit record, so that every
-    /// request leaves one. `program` is the program's bytes as far as they could be read.
+    /// Records a service failure as the last error and returns its code.
+    pub(crate) fn fail_with(&mut self, failure: Failure) -> i32 {
+        self.fail(failure.code, failure.message)
+    }
+
+    /// Fails a spawn request that never reached the spawner: [`GuestState::refuse_request`]
+    /// (which writes its audit record), recorded as the last error.
     pub(crate) fn fail_request(&mut self, code: ErrorCode, program: &[u8], message: String) -> i32 {
-        // The request fails either way; a failed audit write cannot make it fail harder.
-        let _ = self.spawn.spawner.audit_malformed(program, &message);
-        self.fail(code, message)
+        let failure = self.refuse_request(code, program, message);
+        self.fail_with(failure)
     }
 }
 

@@ -14,7 +14,7 @@ use wrt_abi::ErrorCode;
 use wrt_abi::request::{self, SpawnRequest, StdioMode};
 use wrt_host_spawn::{ChildOutcome, ExitStatus};
 
-use crate::abi::host::{control, spawn, wait};
+use crate::process_service::{self, Failure, control, spawn, wait};
 use crate::state::GuestState;
 
 pub(crate) mod bindings {
@@ -71,8 +71,14 @@ pub(crate) fn wit_code(code: ErrorCode) -> types::ErrorCode {
     }
 }
 
+/// The WIT error of a service failure.
+fn wit(failure: Failure) -> Error {
+    Error { code: wit_code(failure.code), message: failure.message }
+}
+
 impl GuestState {
-    /// The error of a core ABI error return, with the message it recorded.
+    /// The error of a core ABI error return, with the message it recorded (for the stream and
+    /// buffer calls, which still answer in the core ABI's form).
     pub(crate) fn wit_error(&mut self, ret: i32) -> Error {
         let code = ErrorCode::from_return(ret).unwrap_or(ErrorCode::Io);
         Error { code: wit_code(code), message: std::mem::take(&mut self.last_error) }
@@ -89,16 +95,20 @@ impl GuestState {
         Ok(self.ctx().table.get(child)?.0)
     }
 
-    /// Makes a `child` resource of a core ABI return: a handle, or an error return.
-    fn child_resource(&mut self, ret: i32) -> wasmtime::Result<Result<Resource<ChildHandle>, Error>> {
-        if ret < 0 {
-            return Ok(Err(self.wit_error(ret)));
-        }
-        match self.ctx().table.push(ChildHandle(ret)) {
+    /// Makes a `child` resource of the service's answer to a spawn.
+    fn child_resource(
+        &mut self,
+        spawned: process_service::Served<i32>,
+    ) -> wasmtime::Result<Result<Resource<ChildHandle>, Error>> {
+        let handle = match spawned? {
+            Ok(handle) => handle,
+            Err(failure) => return Ok(Err(wit(failure))),
+        };
+        match self.ctx().table.push(ChildHandle(handle)) {
             Ok(child) => Ok(Ok(child)),
             Err(err) => {
-                let _ = control::release_handle(self, ret);
-                Ok(Err(self.wit_fail(ErrorCode::NoMemory, format!("too many resources: {err}"))))
+                let _ = control::release(self, handle);
+                Ok(Err(wit(Failure::new(ErrorCode::NoMemory, format!("too many resources: {err}")))))
             }
         }
     }
@@ -130,10 +140,7 @@ impl GuestState {
         };
         match request::check(request) {
             Ok(request) => Ok(request),
-            Err(code) => {
-                let ret = self.fail_request(code, cmd.program.as_bytes(), "malformed command".into());
-                Err(self.wit_error(ret))
-            }
+            Err(code) => Err(wit(self.refuse_request(code, cmd.program.as_bytes(), "malformed command".into()))),
         }
     }
 }
@@ -169,8 +176,8 @@ impl Host for GuestState {
             Ok(request) => request,
             Err(err) => return Ok(Err(err)),
         };
-        let ret = spawn::spawn_request(self, &request)?;
-        self.child_resource(ret)
+        let spawned = spawn::spawn(self, &request);
+        self.child_resource(spawned)
     }
 
     fn wait_any(
@@ -181,12 +188,12 @@ impl Host for GuestState {
         if children.is_empty() || children.len() > wrt_abi::consts::MAX_WAIT_ANY as usize {
             let message =
                 format!("wait-any takes 1 to {} children, not {}", wrt_abi::consts::MAX_WAIT_ANY, children.len());
-            return Ok(Err(self.wit_fail(ErrorCode::InvalidArgument, message)));
+            return Ok(Err(wit(Failure::new(ErrorCode::InvalidArgument, message))));
         }
         let handles = children.iter().map(|child| self.child_handle(child)).collect::<wasmtime::Result<Vec<_>>>()?;
-        Ok(match wait::wait_any_handle(self, &handles, until(timeout_ms))? {
+        Ok(match wait::wait_any(self, &handles, until(timeout_ms))? {
             Ok((index, outcome)) => Ok((index as u32, status_of(&outcome))),
-            Err(ret) => Err(self.wit_error(ret)),
+            Err(failure) => Err(wit(failure)),
         })
     }
 
@@ -196,11 +203,11 @@ impl Host for GuestState {
             Err(err) => return Ok(Err(err)),
         };
         let cap = max_output as usize;
-        Ok(match spawn::run_request(self, &request, &stdin, [cap, cap])? {
+        Ok(match spawn::run(self, &request, &stdin, [cap, cap])? {
             Ok(output) => {
                 Ok(Output { status: status_of(&output.outcome), stdout: output.stdout, stderr: output.stderr })
             }
-            Err(ret) => Err(self.wit_error(ret)),
+            Err(failure) => Err(wit(failure)),
         })
     }
 }
@@ -246,9 +253,9 @@ impl HostChild for GuestState {
         timeout_ms: Option<u64>,
     ) -> wasmtime::Result<Result<Status, Error>> {
         let handle = self.child_handle(&child)?;
-        Ok(match wait::wait_handle(self, handle, until(timeout_ms))? {
+        Ok(match wait::wait(self, handle, until(timeout_ms))? {
             Ok(outcome) => Ok(status_of(&outcome)),
-            Err(ret) => Err(self.wit_error(ret)),
+            Err(failure) => Err(wit(failure)),
         })
     }
 
@@ -256,20 +263,16 @@ impl HostChild for GuestState {
         let handle = self.child_handle(&child)?;
         // No time to wait: a child still running is a `TIMEOUT` return, which is `none` here.
         let now = Some(Instant::now());
-        Ok(match wait::wait_handle(self, handle, now)? {
+        Ok(match wait::wait(self, handle, now)? {
             Ok(outcome) => Ok(Some(status_of(&outcome))),
-            Err(ret) if ErrorCode::from_return(ret) == Some(ErrorCode::Timeout) => {
-                self.last_error.clear();
-                Ok(None)
-            }
-            Err(ret) => Err(self.wit_error(ret)),
+            Err(failure) if failure.code == ErrorCode::Timeout => Ok(None),
+            Err(failure) => Err(wit(failure)),
         })
     }
 
     fn kill(&mut self, child: Resource<ChildHandle>, signal: u8) -> wasmtime::Result<Result<(), Error>> {
         let handle = self.child_handle(&child)?;
-        let ret = control::kill_handle(self, handle, i32::from(signal))?;
-        Ok(if ret < 0 { Err(self.wit_error(ret)) } else { Ok(()) })
+        Ok(control::kill(self, handle, i32::from(signal))?.map_err(wit))
     }
 
     fn pty_resize(
@@ -279,8 +282,7 @@ impl HostChild for GuestState {
         cols: u16,
     ) -> wasmtime::Result<Result<(), Error>> {
         let handle = self.child_handle(&child)?;
-        let ret = control::pty_resize_handle(self, handle, i32::from(rows), i32::from(cols))?;
-        Ok(if ret < 0 { Err(self.wit_error(ret)) } else { Ok(()) })
+        Ok(control::pty_resize(self, handle, i32::from(rows), i32::from(cols))?.map_err(wit))
     }
 
     fn read_buffer(
@@ -311,20 +313,20 @@ impl HostChild for GuestState {
         let handle = self.child_handle(&child)?;
         if self.spawn.children.get(handle).is_ok_and(|entry| entry.taken[1]) {
             let message = format!("the stdout of pipeline source `{handle}` was taken as a stream");
-            return Ok(Err(self.wit_fail(ErrorCode::NotPiped, message)));
+            return Ok(Err(wit(Failure::new(ErrorCode::NotPiped, message))));
         }
         let request = match self.request_of(&cmd, Some(handle)) {
             Ok(request) => request,
             Err(err) => return Ok(Err(err)),
         };
-        let ret = spawn::spawn_request(self, &request)?;
-        self.child_resource(ret)
+        let spawned = spawn::spawn(self, &request);
+        self.child_resource(spawned)
     }
 
     fn drop(&mut self, child: Resource<ChildHandle>) -> wasmtime::Result<()> {
         let handle = self.ctx().table.delete(child)?.0;
-        control::release_handle(self, handle)?;
-        self.last_error.clear();
+        // A handle of a live resource is always the service's: nothing to report.
+        let _ = control::release(self, handle)?;
         Ok(())
     }
 }

@@ -25,8 +25,8 @@ use wrt_host_spawn::{Child, Interest, ReadError, WriteError};
 
 use super::process::bindings::wrt::process::process::OutputSource;
 use super::process::bindings::wrt::process::types::Error;
-use crate::abi::spawn_state::SharedChild;
 use crate::deadline::{DeadlineCell, DeadlineExceeded};
+use crate::process_service::state::SharedChild;
 use crate::state::GuestState;
 
 /// The most bytes one read returns, and one write accepts.

@@ -1,14 +1,15 @@
-//! What one guest instance holds for the spawn ABI: its spawner, its children by handle, and
-//! the message of its last error.
+//! What one guest instance holds for its children: its spawner, its children by handle, the
+//! drains of captured streams, and counts for its statistics.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use wrt_host_spawn::{Child, ChildOutcome, RateLimit, SpawnError, Spawner, Verdict, error_chain};
 
+use super::Failure;
 use super::drain::{Drain, Drains, FINISH_WITHIN};
-use super::handles::Handles;
 use crate::capture::Capture;
+use crate::process_service::handles::Handles;
 use crate::state::GuestState;
 use wrt_abi::ErrorCode;
 
@@ -97,7 +98,7 @@ impl ChildEntry {
     }
 
     /// Records the child's outcome, once reaped, after what it wrote into the guest's captures
-    /// has been copied there (see `abi::drain`).
+    /// has been copied there (see `process_service::drain`).
     pub(crate) fn reaped(&mut self, outcome: Option<ChildOutcome>) {
         if outcome.is_some() {
             let until = Instant::now() + FINISH_WITHIN;
@@ -195,11 +196,20 @@ impl SpawnState {
 }
 
 impl GuestState {
-    /// Fails a spawn the spawner refused or could not start: records [`SpawnState::spawn_error`]'s
-    /// message and returns its code.
-    pub(crate) fn fail_spawn(&mut self, program: &str, err: &SpawnError) -> i32 {
+    /// The failure of a spawn the spawner refused or could not start
+    /// ([`SpawnState::spawn_error`]).
+    pub(crate) fn spawn_failure(&mut self, program: &str, err: &SpawnError) -> Failure {
         let (code, message) = self.spawn.spawn_error(program, err);
-        self.fail(code, message)
+        Failure::new(code, message)
+    }
+
+    /// The failure of a spawn request that never reached the spawner (outside linear memory,
+    /// or malformed), with its audit record written, so that every request leaves one.
+    /// `program` is the program's bytes as far as they could be read.
+    pub(crate) fn refuse_request(&mut self, code: ErrorCode, program: &[u8], message: String) -> Failure {
+        // The request fails either way; a failed audit write cannot make it fail harder.
+        let _ = self.spawn.spawner.audit_malformed(program, &message);
+        Failure::new(code, message)
     }
 }
 

@@ -1,0 +1,78 @@
+//! Wait and wait-any: reap a child, or the first of several.
+
+use std::time::{Duration, Instant};
+
+use wrt_abi::ErrorCode;
+use wrt_host_spawn::{Child, ChildOutcome, WaitError, error_chain};
+
+use super::state::{ChildEntry, SharedChild};
+use super::{Failure, Served};
+use crate::abi::host::{check_deadline, earliest};
+use crate::state::GuestState;
+
+/// Reaps `entry` if it ended by `deadline` (`None`: wait without limit). Returns whether it
+/// has an outcome.
+fn wait_entry(entry: &mut ChildEntry, deadline: Option<Instant>) -> Result<bool, WaitError> {
+    if entry.outcome.is_some() {
+        return Ok(true);
+    }
+    // Not `Child::wait`, which closes stdin: a wait leaves the child as it is.
+    let limit = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
+    let outcome = entry.child.lock().wait_timeout(limit)?;
+    entry.reaped(outcome);
+    Ok(entry.outcome.is_some())
+}
+
+/// Waits for the child behind `handle` until `user_deadline` (and never past the sandbox's):
+/// its outcome, or a failure (`TIMEOUT` when it is still running).
+pub(crate) fn wait(state: &mut GuestState, handle: i32, user_deadline: Option<Instant>) -> Served<ChildOutcome> {
+    let deadline = earliest(user_deadline, state.deadline);
+    let entry = tried!(state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    let waited = wait_entry(entry, deadline);
+    check_deadline(state)?;
+    let entry = tried!(state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    match waited {
+        Ok(true) => Ok(Ok(entry.outcome.clone().expect("reaped"))),
+        Ok(false) => {
+            check_deadline(state)?;
+            Ok(Err(Failure::new(ErrorCode::Timeout, format!("child `{handle}` is still running"))))
+        }
+        Err(err) => Ok(Err(Failure::new(ErrorCode::Io, error_chain(&err)))),
+    }
+}
+
+/// Waits until one of the children behind `handles` has ended, until `user_deadline` (and
+/// never past the sandbox's): its index and outcome, or a failure (`TIMEOUT` when none has).
+pub(crate) fn wait_any(
+    state: &mut GuestState,
+    handles: &[i32],
+    user_deadline: Option<Instant>,
+) -> Served<(usize, ChildOutcome)> {
+    let deadline = earliest(user_deadline, state.deadline);
+    let entries = match state.spawn.children.get_many_mut(handles) {
+        Ok(entries) => entries,
+        Err(bad) => return Ok(Err(Failure::new(ErrorCode::BadHandle, format!("`{bad}` is not a handle")))),
+    };
+    let (indexes, shared): (Vec<usize>, Vec<SharedChild>) =
+        entries.into_iter().map(|(index, entry)| (index, entry.child.clone())).unzip();
+    let mut guards: Vec<_> = shared.iter().map(SharedChild::lock).collect();
+    let mut children: Vec<&mut Child> = guards.iter_mut().map(|guard| &mut **guard).collect();
+    let waited = wrt_host_spawn::wait_any(&mut children, deadline.map(|d| d.saturating_duration_since(Instant::now())));
+    drop(children);
+    drop(guards);
+    check_deadline(state)?;
+    match waited {
+        Ok(Some((position, outcome))) => {
+            let index = indexes[position];
+            if let Ok(entry) = state.spawn.children.get_mut(handles[index]) {
+                entry.reaped(Some(outcome.clone()));
+            }
+            Ok(Ok((index, outcome)))
+        }
+        Ok(None) => {
+            check_deadline(state)?;
+            Ok(Err(Failure::new(ErrorCode::Timeout, "no child ended before the timeout")))
+        }
+        Err(err) => Ok(Err(Failure::new(ErrorCode::Io, error_chain(&err)))),
+    }
+}
