@@ -9,6 +9,9 @@
 //! (`sys::interrupt`). The blocked call fails with `EINTR`, and the guest stops with the timeout
 //! as soon as it runs wasm again, or when the call returns, whatever the guest made of the error.
 
+pub(crate) mod component;
+pub(crate) mod wasi_p1;
+
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -203,5 +206,28 @@ impl Drop for Ticking {
         let mut state = self.shared.lock();
         state.active = state.active.saturating_sub(1);
         state.calls.retain(|call| call.id != self.id);
+    }
+}
+
+/// Fails with the sandbox timeout once its deadline has passed.
+pub(crate) fn check_deadline(state: &GuestState) -> wasmtime::Result<()> {
+    match state.deadline {
+        Some(deadline) if Instant::now() >= deadline => Err(DeadlineExceeded.into()),
+        _ => Ok(()),
+    }
+}
+
+/// A guest timeout in milliseconds (negative: none) as an instant; one too far away to
+/// represent is no limit.
+pub(crate) fn until(timeout_ms: i64) -> Option<Instant> {
+    let ms = u64::try_from(timeout_ms).ok()?;
+    Instant::now().checked_add(Duration::from_millis(ms))
+}
+
+/// The earlier of two optional instants.
+pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

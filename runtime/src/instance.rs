@@ -19,9 +19,9 @@ use crate::outcome::{Outcome, TrapInfo, WasmValue};
 use crate::process_service::state::SpawnState;
 use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
-use crate::wasi_ctx::{self, Captured};
-use crate::wasi_original;
-use crate::wasi_stdio::DirectStdio;
+use crate::wasi::ctx::{self as wasi_ctx, Captured};
+use crate::wasi::original as wasi_original;
+use crate::wasi::stdio::DirectStdio;
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.
 #[derive(Debug, Clone)]

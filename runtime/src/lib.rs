@@ -161,12 +161,7 @@ mod stdio;
 )]
 mod sys;
 mod units;
-mod wasi_ctx;
-mod wasi_deadline;
-mod wasi_exit;
-mod wasi_limits;
-mod wasi_original;
-mod wasi_stdio;
+mod wasi;
 
 pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage, DEFAULT_CACHE_LIMIT, ENTRY_MAC_ATTR};
 pub use error::{ConfigError, InstantiateError, LoadError};

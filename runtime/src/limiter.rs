@@ -44,7 +44,7 @@ pub(crate) struct Limiter {
 }
 
 /// Core instances of a core module: the guest, and the trampoline through which the wrappers of
-/// WASI functions call WASI's own (`wasi_original`; it defines no memory or table of its own).
+/// WASI functions call WASI's own (`wasi::original`; it defines no memory or table of its own).
 pub(crate) const MODULE_INSTANCES: usize = 2;
 /// Core instances of a component: fixed by the component itself (a component cannot create
 /// instances at run time), so this only bounds what a hostile component can declare; wasmtime's

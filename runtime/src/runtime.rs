@@ -58,7 +58,7 @@ pub(crate) struct Inner {
     pub(crate) ticker: Arc<EpochTicker>,
     /// The module through which the wrappers of WASI functions reach WASI's own, compiled on
     /// first use.
-    pub(crate) wasi_trampoline: Arc<crate::wasi_original::Trampoline>,
+    pub(crate) wasi_trampoline: Arc<crate::wasi::original::Trampoline>,
     /// Slabs of host-buffer memory, recycled across runs.
     pub(crate) slabs: Arc<MemoryPool>,
     /// Whether [`RuntimeBuilder::on_cache_unusable`] was called: it is, once per runtime.
@@ -230,10 +230,10 @@ impl RuntimeBuilder {
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, wasi_of)?;
-        crate::wasi_exit::add_to_linker(&mut linker)?;
-        crate::wasi_deadline::add_to_linker(&mut linker)?;
-        crate::wasi_limits::add_to_linker(&mut linker)?;
-        crate::wasi_stdio::add_to_linker(&mut linker)?;
+        crate::wasi::exit::add_to_linker(&mut linker)?;
+        crate::deadline::wasi_p1::add_to_linker(&mut linker)?;
+        crate::wasi::limits::add_to_linker(&mut linker)?;
+        crate::wasi::stdio::add_to_linker(&mut linker)?;
         crate::abi::host::add_to_linker(&mut linker)?;
         let ticker = Arc::new(EpochTicker::new(&engine));
         let slabs = MemoryPool::new(!self.allow_fork_copies, self.slab_pool());
@@ -244,7 +244,7 @@ impl RuntimeBuilder {
             components: OnceLock::new(),
             settings: self,
             ticker,
-            wasi_trampoline: Arc::new(crate::wasi_original::Trampoline::new(cache)),
+            wasi_trampoline: Arc::new(crate::wasi::original::Trampoline::new(cache)),
             slabs,
             cache_reported: AtomicBool::new(false),
         };
@@ -399,7 +399,7 @@ impl Runtime {
             Compiled::Module(module) => {
                 crate::guest::check_collector_hook(name, &module)?;
                 let pre = self.link(name, &module)?;
-                let wasi = module.imports().any(|import| import.module() == crate::wasi_original::WASI);
+                let wasi = module.imports().any(|import| import.module() == crate::wasi::original::WASI);
                 let entry = ["_start", ""].map(|name| module.get_export_index(name));
                 Code::Module { pre, wasi, entry }
             }
@@ -454,7 +454,7 @@ impl Runtime {
             module: module.to_owned(),
             name: field.to_owned(),
         };
-        if let Some(import) = module.imports().find(|import| crate::wasi_original::is_internal(import.module())) {
+        if let Some(import) = module.imports().find(|import| crate::wasi::original::is_internal(import.module())) {
             return Err(unknown(import.module(), import.name()).into());
         }
         linker.instantiate_pre(module).map_err(|err| match err.downcast_ref::<wasmtime::UnknownImportError>() {

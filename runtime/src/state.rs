@@ -34,14 +34,14 @@ pub(crate) struct GuestState {
     pub(crate) last_error: String,
     /// The guest's host buffers and their accountant.
     pub(crate) external: ExternalState,
-    /// WASI's own functions, which their wrappers call (`wasi_original`).
-    pub(crate) wasi_originals: Option<crate::wasi_original::Originals>,
+    /// WASI's own functions, which their wrappers call (`wasi::original`).
+    pub(crate) wasi_originals: Option<crate::wasi::original::Originals>,
     /// A core module's exported `memory`, once instantiation has finished (host calls from its
     /// start function look it up by name): exports never change afterwards, and every host
     /// call that reads or writes guest memory would otherwise look it up again.
     pub(crate) memory: Option<wasmtime::Memory>,
     /// Which of a core module's descriptors 1 and 2 write straight to wrt's own streams.
-    pub(crate) direct_stdio: crate::wasi_stdio::DirectStdio,
+    pub(crate) direct_stdio: crate::wasi::stdio::DirectStdio,
 }
 
 impl GuestState {

@@ -11,8 +11,6 @@ pub(crate) mod io;
 pub(crate) mod spawn;
 pub(crate) mod wait;
 
-use std::time::{Duration, Instant};
-
 use wasmtime::{Caller, Linker, Memory};
 use wrt_abi::ErrorCode;
 
@@ -21,7 +19,6 @@ pub(super) use self::io::{check_read_args, read_child, write_child};
 use self::io::{close_stdin, poll, read, write};
 use self::spawn::{run, spawn};
 use self::wait::{wait, wait_any};
-use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
 
 /// Non-blocking flag of `write` and `read`.
@@ -71,28 +68,5 @@ pub(super) fn with_memory(
             f(data, state)
         }
         Err(ret) => Ok(ret),
-    }
-}
-
-/// Fails with the sandbox timeout once its deadline has passed.
-pub(crate) fn check_deadline(state: &GuestState) -> Result<()> {
-    match state.deadline {
-        Some(deadline) if Instant::now() >= deadline => Err(DeadlineExceeded.into()),
-        _ => Ok(()),
-    }
-}
-
-/// A guest timeout in milliseconds (negative: none) as an instant; one too far away to
-/// represent is no limit.
-pub(crate) fn until(timeout_ms: i64) -> Option<Instant> {
-    let ms = u64::try_from(timeout_ms).ok()?;
-    Instant::now().checked_add(Duration::from_millis(ms))
-}
-
-/// The earlier of two optional instants.
-pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }

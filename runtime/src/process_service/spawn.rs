@@ -12,7 +12,7 @@ use wrt_host_spawn::{ChildStdout, Command, Stdio, error_chain};
 use super::drain::Drain;
 use super::state::ChildEntry;
 use super::{Failure, Served};
-use crate::abi::host::check_deadline;
+use crate::deadline::check_deadline;
 use crate::state::GuestState;
 
 /// The command of a request. A stream the child inherits while the guest's own is captured

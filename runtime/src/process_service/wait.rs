@@ -7,7 +7,7 @@ use wrt_host_spawn::{Child, ChildOutcome, WaitError, error_chain};
 
 use super::state::{ChildEntry, SharedChild};
 use super::{Failure, Served};
-use crate::abi::host::{check_deadline, earliest};
+use crate::deadline::{check_deadline, earliest};
 use crate::state::GuestState;
 
 /// Reaps `entry` if it ended by `deadline` (`None`: wait without limit). Returns whether it

@@ -9,8 +9,9 @@ use wrt_abi::consts::{INTEREST_ALL, INTEREST_EXITED, INTEREST_STDERR, INTEREST_S
 use wrt_host_spawn::{Child, Interest, ReadError, WriteError, error_chain};
 
 use super::super::memory;
-use super::{NONBLOCK, Result, check_deadline, earliest, until, with_memory};
+use super::{NONBLOCK, Result, with_memory};
 use crate::deadline::DeadlineExceeded;
+use crate::deadline::{check_deadline, earliest, until};
 use crate::state::GuestState;
 
 /// Why a blocking operation on a child stopped without a result.

@@ -8,7 +8,8 @@ use wrt_abi::status::STATUS_LEN;
 
 use super::super::memory;
 use super::super::status;
-use super::{Result, until, with_memory};
+use super::{Result, with_memory};
+use crate::deadline::until;
 use crate::process_service;
 use crate::state::GuestState;
 

@@ -17,7 +17,7 @@
 //! Under a deadline the write blocks only as long as the deadline's interruption allows
 //! (`deadline`): from the deadline on, the blocked `writev` fails with `EINTR` and the guest
 //! stops. A process whose `SIGURG` handler is not wrt's has no such interruption, so there the
-//! writes go to WASI's own through the deadline's stream (`wasi_deadline`).
+//! writes go to WASI's own through the deadline's stream (`deadline::wasi_p1`).
 //!
 //! Host memory: the list of buffers, at most [`MAX_BUFFERS`] of them (16 KiB), per call.
 
@@ -29,9 +29,9 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use wasmtime::{Caller, Linker, Val};
 
+use super::original;
 use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
-use crate::wasi_original;
 
 /// The most buffers one call writes (Linux's `IOV_MAX`); the rest of a longer list is left for
 /// the guest's next call, which the short count tells it to make.
@@ -92,16 +92,16 @@ impl DirectStdio {
 /// Wraps WASI's `fd_write`, `fd_close` and `fd_renumber` in `linker`, which already holds the
 /// WASI functions.
 pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
-    wasi_original::shadow(linker, "fd_write", fd_write)?;
-    wasi_original::shadow(linker, "fd_close", |mut caller: Caller<'_, GuestState>, fd: i32| {
+    original::shadow(linker, "fd_write", fd_write)?;
+    original::shadow(linker, "fd_close", |mut caller: Caller<'_, GuestState>, fd: i32| {
         caller.data_mut().direct_stdio.end(fd);
-        wasi_original::call(&mut caller, "fd_close", &[Val::I32(fd)])
+        original::call(&mut caller, "fd_close", &[Val::I32(fd)])
     })?;
-    wasi_original::shadow(linker, "fd_renumber", |mut caller: Caller<'_, GuestState>, from: i32, to: i32| {
+    original::shadow(linker, "fd_renumber", |mut caller: Caller<'_, GuestState>, from: i32, to: i32| {
         let direct = &mut caller.data_mut().direct_stdio;
         direct.end(from);
         direct.end(to);
-        wasi_original::call(&mut caller, "fd_renumber", &[Val::I32(from), Val::I32(to)])
+        original::call(&mut caller, "fd_renumber", &[Val::I32(from), Val::I32(to)])
     })
 }
 
@@ -111,7 +111,7 @@ fn fd_write(mut caller: Caller<'_, GuestState>, fd: i32, iovs: i32, count: i32, 
     if direct && let Some(result) = write_direct(&mut caller, fd, iovs, count, written) {
         return result;
     }
-    wasi_original::call(&mut caller, "fd_write", &[fd, iovs, count, written].map(Val::I32))
+    original::call(&mut caller, "fd_write", &[fd, iovs, count, written].map(Val::I32))
 }
 
 /// Writes the buffers to `fd` (1 or 2) and stores the count at `written`; `None` when the

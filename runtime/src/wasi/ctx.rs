@@ -6,11 +6,11 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::capture::Capture;
 use crate::deadline::DeadlineCell;
+use crate::deadline::wasi_p1::{DeadlineStdin, DeadlineStdout};
 use crate::error::ConfigError;
 use crate::options::RunOptions;
 use crate::preopen::DirAccess;
 use crate::stdio::{GuestOutput, GuestStdin};
-use crate::wasi_deadline::{DeadlineStdin, DeadlineStdout};
 
 /// Captured output streams of one guest instance.
 #[derive(Debug, Default)]
@@ -58,7 +58,7 @@ pub(crate) fn build(
 /// The context of a guest, core module or component: argv, environment, preopens and stdio
 /// (`captured`, from [`captures`], for the captured streams). Nothing of the host (env, args,
 /// network) is inherited unless the settings say so. With a timeout, an inherited stdin stops
-/// the guest at `deadline` (see `wasi_deadline`). The preopens were checked with
+/// the guest at `deadline` (see `deadline::wasi_p1`). The preopens were checked with
 /// [`check_preopens`].
 pub(crate) fn builder(
     settings: &RunOptions,
@@ -68,10 +68,10 @@ pub(crate) fn builder(
 ) -> wasmtime::Result<WasiCtxBuilder> {
     let mut wasi = WasiCtxBuilder::new();
     // Files are read and written on the guest's thread, straight between the file and linear
-    // memory: no copy of the guest's buffer in host memory (`wasi_limits`), and a call blocked
+    // memory: no copy of the guest's buffer in host memory (`wasi::limits`), and a call blocked
     // past the deadline is interrupted there (`deadline`).
     wasi.allow_blocking_current_thread(true);
-    wasi.max_random_size(u64::from(crate::wasi_limits::MAX_HOST_COPY));
+    wasi.max_random_size(u64::from(crate::wasi::limits::MAX_HOST_COPY));
     wasi.arg(settings.argv0.as_deref().unwrap_or(guest_name));
     wasi.args(&settings.args);
     for (name, value) in &settings.env {

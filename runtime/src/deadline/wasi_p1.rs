@@ -12,7 +12,7 @@
 //!   most until the deadline, and writes no more than fits without blocking (one page), so a
 //!   reader that stops reading cannot hold the guest past it. This is a component's path, and a
 //!   core module's in a process whose `SIGURG` handler is not wrt's; otherwise a core module
-//!   writes to wrt's streams directly (`wasi_stdio`), interrupted at the deadline.
+//!   writes to wrt's streams directly (`wasi::stdio`), interrupted at the deadline.
 //!
 //! Files need nothing here: WASI runs their calls on the guest's thread, which the ticker
 //! interrupts from the deadline on (`deadline`), so a FIFO's open that waits for the other end
@@ -32,7 +32,7 @@ use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, Stream
 
 use crate::deadline::{DeadlineCell, DeadlineExceeded};
 use crate::state::GuestState;
-use crate::{wasi_limits, wasi_original};
+use crate::wasi::{limits, original};
 
 /// Size of a WASI preview 1 `subscription`, and offsets in it.
 const SUBSCRIPTION: u64 = 48;
@@ -46,7 +46,7 @@ const MARGIN: Duration = Duration::from_millis(1);
 
 /// Wraps WASI's `poll_oneoff` in `linker`, which already holds the WASI functions.
 pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
-    wasi_original::shadow(linker, "poll_oneoff", poll_oneoff)
+    original::shadow(linker, "poll_oneoff", poll_oneoff)
 }
 
 fn poll_oneoff(
@@ -56,19 +56,19 @@ fn poll_oneoff(
     count: i32,
     event_count: i32,
 ) -> wasmtime::Result<i32> {
-    if let Some(errno) = wasi_limits::check_subscriptions(count) {
+    if let Some(errno) = limits::check_subscriptions(count) {
         return Ok(errno);
     }
     let args = [subscriptions, events, count, event_count].map(Val::I32);
     let Some(deadline) = caller.data().deadline else {
-        return wasi_original::call(&mut caller, "poll_oneoff", &args);
+        return original::call(&mut caller, "poll_oneoff", &args);
     };
     let Some(remaining) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
         return Err(DeadlineExceeded.into());
     };
     let limit = u64::try_from((remaining + MARGIN).as_nanos()).unwrap_or(u64::MAX);
     let shortened = shorten_sleeps(&mut caller, subscriptions, count, limit);
-    let result = wasi_original::call(&mut caller, "poll_oneoff", &args);
+    let result = original::call(&mut caller, "poll_oneoff", &args);
     restore(&mut caller, &shortened);
     let errno = result?;
     if Instant::now() >= deadline {

@@ -1,7 +1,7 @@
 //! What one WASI preview 1 call may make the host allocate on the guest's behalf, kept within
 //! the fixed overhead of the memory limit (docs/abi.md, "Memory limit"). wasmtime-wasi copies a
 //! call's arguments into host memory whole, and sizes them from the guest's numbers, so the
-//! wrappers here bound those numbers before WASI's own functions (`wasi_original`) see them:
+//! wrappers here bound those numbers before WASI's own functions (`wasi::original`) see them:
 //!
 //! - a path longer than [`MAX_PATH`] bytes is refused with `ENAMETOOLONG`, in every function
 //!   that takes one (both paths of `path_link`, `path_rename` and `path_symlink`);
@@ -10,14 +10,14 @@
 //!   (wasmtime-wasi holds about 600 bytes per subscription while it polls).
 //!
 //! The rest need no wrapper: file reads and writes go straight between the file and linear
-//! memory (the context lets WASI block the guest's thread, see `wasi_ctx`), `fd_pread` reads
+//! memory (the context lets WASI block the guest's thread, see `wasi::ctx`), `fd_pread` reads
 //! at most 64 KiB at a time, stdout and stderr go straight from linear memory while they are
-//! wrt's own (`wasi_stdio`), and a page at a time otherwise.
+//! wrt's own (`wasi::stdio`), and a page at a time otherwise.
 
 use wasmtime::{Caller, Linker, Val};
 
+use super::original;
 use crate::state::GuestState;
-use crate::wasi_original;
 
 /// The longest path a WASI call takes, in bytes: Linux's `PATH_MAX`, past which the kernel
 /// refuses a path anyway.
@@ -47,19 +47,19 @@ const PATHS: &[(&str, &[usize])] = &[
 ];
 
 /// Wraps WASI's path functions and `random_get` in `linker`, which already holds the WASI
-/// functions (`poll_oneoff`'s wrapper, in `wasi_deadline`, asks [`check_subscriptions`]).
+/// functions (`poll_oneoff`'s wrapper, in `deadline::wasi_p1`, asks [`check_subscriptions`]).
 pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
     for &(name, lengths) in PATHS {
-        wasi_original::shadow_new(linker, name, move |mut caller, params, results| {
+        original::shadow_new(linker, name, move |mut caller, params, results| {
             let too_long = lengths.iter().any(|&at| params[at].unwrap_i32().cast_unsigned() > MAX_PATH);
             results[0] = Val::I32(match too_long {
                 true => ENAMETOOLONG,
-                false => wasi_original::call(&mut caller, name, params)?,
+                false => original::call(&mut caller, name, params)?,
             });
             Ok(())
         })?;
     }
-    wasi_original::shadow(linker, "random_get", random_get)
+    original::shadow(linker, "random_get", random_get)
 }
 
 /// The errno for a `poll_oneoff` of `count` subscriptions, if it is refused.
@@ -78,7 +78,7 @@ fn random_get(mut caller: Caller<'_, GuestState>, buf: i32, len: i32) -> wasmtim
     loop {
         let piece = (len - done).min(MAX_HOST_COPY);
         let at = (buf + done).cast_signed();
-        let errno = wasi_original::call(&mut caller, "random_get", &[Val::I32(at), Val::I32(piece.cast_signed())])?;
+        let errno = original::call(&mut caller, "random_get", &[Val::I32(at), Val::I32(piece.cast_signed())])?;
         done += piece;
         if errno != 0 || done == len {
             return Ok(errno);

@@ -1,5 +1,5 @@
 //! WASI preview 1's own functions, for the wrappers that shadow them in the linker
-//! (`wasi_deadline`, `wasi_limits`, `wasi_stdio`). Each shadowed function stays defined under an internal
+//! (`deadline::wasi_p1`, `wasi::limits`, `wasi::stdio`). Each shadowed function stays defined under an internal
 //! module name that guests cannot import (see [`is_internal`]), and a wrapper calls it through
 //! a trampoline instance that shares the guest's memory: WASI's functions find guest memory
 //! through their caller's `memory` export, which a call from the host does not have.
