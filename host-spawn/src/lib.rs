@@ -72,6 +72,7 @@ mod spawner;
 mod strategy;
 #[allow(unsafe_code, reason = "posix_spawn file actions, fork-exec, wait4 and pidfd_open need libc")]
 mod sys;
+mod units;
 mod watchdog;
 
 pub use nix::sys::signal::Signal;
@@ -98,3 +99,4 @@ pub use self::sandbox::{
 };
 pub use self::spawner::Spawner;
 pub use self::strategy::{Strategy, Unsupported};
+pub use self::units::{UnitError, parse_bytes, parse_duration, parse_size};

@@ -160,7 +160,6 @@ mod stdio;
     reason = "maps guest memory, implements wasmtime's unsafe memory traits, loads compiled code, reads extended attributes, which nix does not wrap, and installs a signal handler"
 )]
 mod sys;
-mod units;
 mod wasi;
 
 pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage, DEFAULT_CACHE_LIMIT, ENTRY_MAC_ATTR};
@@ -179,13 +178,13 @@ pub use stats::Stats;
 pub use stdio::{GuestOutput, GuestStdin};
 pub use sys::memory_pool::PoolLimits;
 pub use sys::precompiled::PrecompiledFile;
-pub use units::{UnitError, parse_bytes, parse_duration, parse_size};
 pub use wasmtime;
 /// The error of every fallible call: wasmtime's, holding wrt's typed errors ([`LoadError`],
 /// [`InstantiateError`], [`ConfigError`]) for `downcast_ref`. `{err}` gives the outermost message
 /// (which names the thing and the reason), `{err:#}` the whole chain on one line, and
 /// [`error_chain`] the same as a `String`.
 pub use wasmtime::Error;
+pub use wrt_host_spawn::{UnitError, parse_bytes, parse_duration, parse_size};
 
 /// `Result` with wrt's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

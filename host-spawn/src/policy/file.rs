@@ -143,41 +143,15 @@ impl<'de> Deserialize<'de> for MaxChildren {
     }
 }
 
+/// A duration string of a policy file: the flags' grammar ([`crate::parse_duration`]).
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale = match unit.trim() {
-        "ms" => 0.001,
-        "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        _ => return Err(format!("`{text}` needs a unit: ms, s, m or h")),
-    };
-    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a duration"))?;
-    Duration::try_from_secs_f64(value * scale).map_err(|_| format!("`{text}` is out of range"))
+    crate::parse_duration(text).map_err(|err| err.to_string())
 }
 
+/// A size string of a policy file: the flags' grammar, where a number alone is bytes as an
+/// integer is ([`crate::parse_bytes`]).
 fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        "TiB" => 1 << 40,
-        "KB" | "kB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        "TB" => 1_000_000_000_000,
-        _ => {
-            return Err(format!("`{text}` has an unknown unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"));
-        }
-    };
-    let value: u64 = number.parse().map_err(|_| format!("`{text}` is not a size"))?;
-    value.checked_mul(scale).ok_or_else(|| format!("`{text}` is out of range"))
+    crate::parse_bytes(text).map_err(|err| err.to_string())
 }
 
 struct SecondsVisitor {
@@ -531,7 +505,7 @@ mod tests {
         assert_eq!(parse_duration("1.5 s"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert!(parse_duration("30").is_err());
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("1d").is_err());
     }
@@ -542,7 +516,8 @@ mod tests {
         assert_eq!(parse_size("16MiB"), Ok(16 << 20));
         assert_eq!(parse_size("1 GiB"), Ok(1 << 30));
         assert_eq!(parse_size("2 KB"), Ok(2000));
-        assert!(parse_size("1.5MiB").is_err());
+        assert_eq!(parse_size("1.5MiB"), Ok(3 << 19));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
         assert!(parse_size("1 mib").is_err());
         assert!(parse_size("99999999999 TiB").is_err());
     }

@@ -1,4 +1,5 @@
-//! Human-readable sizes (`512MiB`) and durations (`2s`) as the CLI and config files take them.
+//! Human-readable sizes (`512MiB`) and durations (`2s`): the one grammar of wrt's flags and of
+//! spawn policy files (whose strings are read with [`parse_bytes`] and [`parse_duration`]).
 
 use std::time::Duration;
 
@@ -30,11 +31,11 @@ fn split_number(s: &str) -> (&str, &str) {
 /// # Examples
 ///
 /// ```
-/// assert_eq!(wrt_runtime::parse_size("512MiB").unwrap(), 512 << 20);
-/// assert_eq!(wrt_runtime::parse_size("2G").unwrap(), 2 << 30);
-/// assert_eq!(wrt_runtime::parse_size("1KB").unwrap(), 1000);
-/// assert_eq!(wrt_runtime::parse_size("4096B").unwrap(), 4096);
-/// assert!(wrt_runtime::parse_size("512").is_err());
+/// assert_eq!(wrt_host_spawn::parse_size("512MiB").unwrap(), 512 << 20);
+/// assert_eq!(wrt_host_spawn::parse_size("2G").unwrap(), 2 << 30);
+/// assert_eq!(wrt_host_spawn::parse_size("1KB").unwrap(), 1000);
+/// assert_eq!(wrt_host_spawn::parse_size("4096B").unwrap(), 4096);
+/// assert!(wrt_host_spawn::parse_size("512").is_err());
 /// ```
 ///
 /// # Errors
@@ -54,8 +55,8 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
 /// # Examples
 ///
 /// ```
-/// assert_eq!(wrt_runtime::parse_bytes("65536").unwrap(), 65536);
-/// assert_eq!(wrt_runtime::parse_bytes("1MiB").unwrap(), 1 << 20);
+/// assert_eq!(wrt_host_spawn::parse_bytes("65536").unwrap(), 65536);
+/// assert_eq!(wrt_host_spawn::parse_bytes("1MiB").unwrap(), 1 << 20);
 /// ```
 ///
 /// # Errors
@@ -105,9 +106,9 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
 ///
 /// ```
 /// use std::time::Duration;
-/// assert_eq!(wrt_runtime::parse_duration("2s").unwrap(), Duration::from_secs(2));
-/// assert_eq!(wrt_runtime::parse_duration("150ms").unwrap(), Duration::from_millis(150));
-/// assert_eq!(wrt_runtime::parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+/// assert_eq!(wrt_host_spawn::parse_duration("2s").unwrap(), Duration::from_secs(2));
+/// assert_eq!(wrt_host_spawn::parse_duration("150ms").unwrap(), Duration::from_millis(150));
+/// assert_eq!(wrt_host_spawn::parse_duration("1.5").unwrap(), Duration::from_millis(1500));
 /// ```
 ///
 /// # Errors
