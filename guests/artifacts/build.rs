@@ -49,7 +49,7 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let target_dir = out_dir.join("target");
 
-    for watched in ["Cargo.toml", "Cargo.lock", "abi", "programs", "sdk", "wat"] {
+    for watched in ["Cargo.toml", "Cargo.lock", "abi", "programs", "sdk", "sdk-core", "wat"] {
         println!("cargo:rerun-if-changed={}", guests.join(watched).display());
     }
 

@@ -471,6 +471,19 @@ fn spawn_pipeline_errors() {
     assert!(stdout(&out).ends_with("pipeline errors ok\n"), "{}", stdout(&out));
 }
 
+/// `Child::pipe_into` in the core-module SDK: `printf | sort` joined by the host; a stdout that
+/// is not piped and a denied stage fail with their own codes, and the denied stage leaves the
+/// source's stdout readable.
+#[test]
+fn spawn_pipe_into() {
+    let out = run_guest(&["printf", "sort"], SPAWN_PIPE_INTO, &[]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    assert!(text.contains("not piped: cannot pipe the stdout of child"), "{text}");
+    assert!(text.contains("denied: ") && text.contains("ls"), "{text}");
+    assert!(text.ends_with("pipe_into ok\n"), "{text}");
+}
+
 /// A pseudo-terminal (isatty on 0, 1, 2; `stty size` at spawn and after a resize; `sh -i`); what
 /// the child prints to the terminal goes to the guest, never to wrt's stderr.
 #[test]

@@ -11,7 +11,7 @@ pub const PACKAGES: &[&str] = &["wrt-process", "components"];
 /// Builds every bin of `guests/components` for wasm32-wasip2 into `target_dir` and adds each
 /// to `guests_by_name` under its bin name.
 pub fn add(guests: &Path, target_dir: &Path, guests_by_name: &mut BTreeMap<String, PathBuf>) {
-    for watched in ["process", "components", "../wit"] {
+    for watched in ["process", "sdk-core", "components", "../wit"] {
         println!("cargo:rerun-if-changed={}", guests.join(watched).display());
     }
     let status = super::plain_cargo(guests, target_dir)

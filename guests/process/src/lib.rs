@@ -11,8 +11,11 @@
 //! runs. [`wait_any`] waits for the first of several children, [`Child::pipe_into`] joins two
 //! children with a pipe the guest never reads, and a [`Buffer`] holds bytes in the host.
 //!
-//! It is the component twin of the core-module SDK `wrt-guest`: the same names, defaults and
-//! results, so a program moves between the two by changing its `use` line. Failures are
+//! It is the component twin of the core-module SDK `wrt-guest`, from the same source:
+//! [`Command`], [`Child`], [`Stdio`], [`ExitStatus`], [`Output`] and [`wait_any`] are written
+//! once in the repository's `guests/sdk-core/` and compiled into both crates, each over its own
+//! transport (here `wrt:process`), so a program moves between the two by changing its `use`
+//! line. Only this crate has [`Child::subscribe`] and [`exit`]. Failures are
 //! [`std::io::Error`]s holding a [`WrtError`] with the host's code and message; the WIT's
 //! `error-code` is the core ABI's [`ErrorCode`] (same cases, same order), so
 //! [`ErrorCode::of`] an error works for both SDKs.
@@ -51,17 +54,29 @@
 #![deny(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
 
-mod buffer;
+// The API shared with `wrt-guest`, written once in `guests/sdk-core/`.
+#[path = "../../sdk-core/child.rs"]
 mod child;
+#[path = "../../sdk-core/command.rs"]
 mod command;
+#[path = "../../sdk-core/status.rs"]
+mod status;
+#[path = "../../sdk-core/stdio.rs"]
+mod stdio;
+#[path = "../../sdk-core/wait_any.rs"]
+mod wait_any;
+
+// The `wrt:process` transport under it, and what only this SDK has.
+mod buffer;
+mod communicate;
 mod error;
 mod exit;
-mod status;
-mod stdio;
+mod pipes;
+mod pollable;
 #[allow(unsafe_code, reason = "the bindings wit-bindgen generates lift and lower values through raw pointers")]
 #[allow(missing_docs, reason = "generated from the WIT, whose comments become their docs")]
 mod sys;
-mod wait_any;
+mod transport;
 
 pub use crate::buffer::Buffer;
 pub use crate::child::{Child, ChildStderr, ChildStdin, ChildStdout};

@@ -1,9 +1,17 @@
-//! The events [`Child::poll`](crate::Child::poll) waits for.
+//! The events [`Child::poll`] waits for, and `poll` itself (only `wrt-guest` has it: components
+//! wait on `wasi:io` pollables instead).
 
 use std::fmt;
+use std::io;
 use std::ops::{BitOr, BitOrAssign};
+use std::time::Duration;
 
 use wrt_abi::consts;
+
+use crate::child::Child;
+use crate::error::check;
+use crate::sys;
+use crate::transport::timeout_ms;
 
 /// A set of child events, as `poll` takes and returns them: stdin writable, stdout or stderr
 /// readable (data or end of file), the child ended.
@@ -97,6 +105,61 @@ impl fmt::Debug for Events {
             }
         }
         set.finish()
+    }
+}
+
+impl Child {
+    /// Waits until one of `interest` is ready or `timeout` passes (`None`: no limit besides the
+    /// sandbox's), and returns the ready subset: empty after the timeout. Events for streams
+    /// that are not piped (or no longer: closed stdin) are ready at once, and
+    /// [`EXITED`](Events::EXITED) stays ready once the child has ended.
+    ///
+    /// Use it with [`ChildStdin::try_write`](crate::ChildStdin::try_write),
+    /// [`ChildStdout::try_read`](crate::ChildStdout::try_read) and
+    /// [`ChildStderr::try_read`](crate::ChildStderr::try_read) to serve several pipes without blocking on one.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::io::ErrorKind;
+    /// use wrt_guest::{Command, Events, Stdio};
+    ///
+    /// let mut child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    /// let (mut stdin, mut stdout) = (child.stdin.take(), child.stdout.take().unwrap());
+    /// let (input, mut written, mut output, mut chunk) = (vec![7u8; 1 << 20], 0, Vec::new(), [0; 4096]);
+    /// loop {
+    ///     let interest = if stdin.is_some() { Events::STDIN | Events::STDOUT } else { Events::STDOUT };
+    ///     let ready = child.poll(interest, None)?;
+    ///     if let Some(pipe) = stdin.as_mut().filter(|_| ready.contains(Events::STDIN)) {
+    ///         match pipe.try_write(&input[written..]) {
+    ///             Ok(n) => written += n,
+    ///             Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+    ///             Err(e) => return Err(e),
+    ///         }
+    ///         if written == input.len() {
+    ///             stdin = None; // closes cat's stdin
+    ///         }
+    ///     }
+    ///     if ready.contains(Events::STDOUT) {
+    ///         match stdout.try_read(&mut chunk) {
+    ///             Ok(0) => break,
+    ///             Ok(n) => output.extend_from_slice(&chunk[..n]),
+    ///             Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+    ///             Err(e) => return Err(e),
+    ///         }
+    ///     }
+    /// }
+    /// assert_eq!(output, input);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` if `interest` is empty; otherwise as [`wait`](Self::wait).
+    pub fn poll(&self, interest: Events, timeout: Option<Duration>) -> io::Result<Events> {
+        let ret = sys::poll(self.handle().raw(), interest.bits(), timeout_ms(timeout));
+        let ready = check(ret, || format!("cannot poll child {}", self.id()))?;
+        Ok(Events::from_bits_truncate(ready).intersection(interest))
     }
 }
 

@@ -15,15 +15,21 @@
 //! ([`ChildStdout::read_buffer`]), joined and sliced there, and written to another child
 //! ([`ChildStdin::write_buffer`]) without passing through the guest.
 //!
-//! Pipelines are wired by the host: `Stdio::from(child.stdout.take().unwrap())` makes one
-//! child's stdout the next child's stdin (the bytes go from child to child, never through the
-//! guest), and [`Stdio::merge_with_stdout`] is `2>&1`. Each stage is a spawn the policy checks
+//! Pipelines are wired by the host: `Stdio::from(child.stdout.take().unwrap())` or
+//! [`Child::pipe_into`] makes one child's stdout the next child's stdin (the bytes go from child
+//! to child, never through the guest), and [`Stdio::merge_with_stdout`] is `2>&1`. Each stage is a spawn the policy checks
 //! on its own (see [`Stdio`]). [`Stdio::pty`] gives the child a pseudo-terminal instead of a
 //! pipe, and [`Child::pty_resize`] sets its size.
 //!
 //! The sandbox denies every program its policy does not allow:
 //! `wrt run --allow-run ls guest.wasm` lets the guest run `ls`, with an empty environment, in
 //! `/`, for at most 30 s, keeping 16 MiB of each output stream (the default policy).
+//!
+//! The API is the one of the component SDK `wrt-process`, from the same source: [`Command`],
+//! [`Child`], [`Stdio`], [`ExitStatus`], [`Output`] and [`wait_any`] are written once in the
+//! repository's `guests/sdk-core/` and compiled into both crates, each over its own transport
+//! (here the `wrt_v1` imports). Only this crate has [`Events`], [`Child::poll`] and the
+//! non-blocking pipe calls.
 //!
 //! # Examples
 //!
@@ -56,18 +62,29 @@
 #![deny(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
 
-mod buffer;
+// The API shared with `wrt-process`, written once in `guests/sdk-core/`.
+#[path = "../../sdk-core/child.rs"]
 mod child;
+#[path = "../../sdk-core/command.rs"]
 mod command;
+#[path = "../../sdk-core/status.rs"]
+mod status;
+#[path = "../../sdk-core/stdio.rs"]
+mod stdio;
+#[path = "../../sdk-core/wait_any.rs"]
+mod wait_any;
+
+// The `wrt_v1` transport under it, and what only this SDK has.
+mod buffer;
+mod communicate;
 mod error;
 mod events;
 mod handle;
+mod pipes;
 mod request;
-mod status;
-mod stdio;
 #[allow(unsafe_code, reason = "the wrt_v1 imports are foreign functions that read and write guest memory")]
 mod sys;
-mod wait_any;
+mod transport;
 
 pub use crate::buffer::Buffer;
 pub use crate::child::{Child, ChildStderr, ChildStdin, ChildStdout};

@@ -66,7 +66,8 @@ impl Request<'_> {
         out.string(self.cwd.as_encoded_bytes()).map_err(too_long)?;
         let stdio = [self.stdin.mode(), self.stdout.mode(), self.stderr.mode()];
         let pty_size = stdio.contains(&StdioMode::Pty).then_some(self.pty_size);
-        let tail = Tail { stdin_child: self.stdin.source(), pty_size };
+        let stdin_child = self.stdin.source().map(|child| child.raw().cast_unsigned());
+        let tail = Tail { stdin_child, pty_size };
         Ok(out.finish(stdio, tail, self.timeout_ms, self.output_limit))
     }
 }

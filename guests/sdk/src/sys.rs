@@ -9,9 +9,7 @@
 use std::mem::MaybeUninit;
 
 use wrt_abi::consts::NONBLOCKING;
-use wrt_abi::status::run_lengths;
-
-use crate::status::{RUN_STATUS_LEN, STATUS_LEN};
+use wrt_abi::status::{RUN_STATUS_LEN, STATUS_LEN, run_lengths};
 
 /// What the host-side stubs return; no `wrt_v1` host returns it (its codes are small).
 pub(crate) const UNSUPPORTED: i32 = i32::MIN;

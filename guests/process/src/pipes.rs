@@ -6,13 +6,13 @@
 
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::rc::Rc;
 
 use wasip2::io::streams::{InputStream, OutputStream, StreamError};
 
 use crate::buffer::Buffer;
 use crate::error::{ErrorCode, WrtError, from_wit, local};
 use crate::sys;
+use crate::transport::ChildHandle;
 
 /// The most a read asks for at once (the host's cap for a buffer read too).
 pub(crate) const MAX_READ: usize = 1 << 20;
@@ -36,11 +36,11 @@ pub(crate) fn stream_error(err: StreamError, context: impl FnOnce() -> String) -
 /// Dropping it closes the pipe, so the child sees end of file.
 pub struct ChildStdin {
     stream: Option<OutputStream>,
-    child: Rc<sys::Child>,
+    child: ChildHandle,
 }
 
 impl ChildStdin {
-    pub(crate) fn new(child: Rc<sys::Child>) -> Self {
+    pub(crate) fn new(child: ChildHandle) -> Self {
         Self { stream: None, child }
     }
 
@@ -112,11 +112,11 @@ impl fmt::Debug for ChildStdin {
 pub(crate) struct OutputPipe {
     stream: Option<InputStream>,
     source: sys::OutputSource,
-    child: Rc<sys::Child>,
+    child: ChildHandle,
 }
 
 impl OutputPipe {
-    fn new(child: Rc<sys::Child>, source: sys::OutputSource) -> Self {
+    fn new(child: ChildHandle, source: sys::OutputSource) -> Self {
         Self { stream: None, source, child }
     }
 
@@ -173,7 +173,7 @@ macro_rules! output_pipe {
         pub struct $name(pub(crate) OutputPipe);
 
         impl $name {
-            pub(crate) fn new(child: Rc<sys::Child>) -> Self {
+            pub(crate) fn new(child: ChildHandle) -> Self {
                 Self(OutputPipe::new(child, sys::OutputSource::$source))
             }
 
@@ -208,7 +208,7 @@ macro_rules! output_pipe {
 
 impl ChildStdout {
     /// The child, for a pipeline; the stream (if the guest took it) is closed.
-    pub(crate) fn into_child(self) -> Rc<sys::Child> {
+    pub(crate) fn into_handle(self) -> ChildHandle {
         let OutputPipe { stream, child, .. } = self.0;
         drop(stream);
         child

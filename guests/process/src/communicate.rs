@@ -6,7 +6,9 @@ use std::io;
 use wasip2::io::poll::{Pollable, poll};
 use wasip2::io::streams::StreamError;
 
-use super::pipes::{ChildStdin, OutputPipe, stream_error};
+use crate::child::Collected;
+use crate::pipes::{ChildStderr, ChildStdin, ChildStdout, OutputPipe, stream_error};
+use crate::transport::ChildHandle;
 
 /// How much one non-blocking read asks for.
 const CHUNK: u64 = 64 << 10;
@@ -18,9 +20,6 @@ struct Writer<'a> {
     rest: &'a [u8],
 }
 
-/// A stream's bytes, and the error that ended it early, if one did.
-pub(super) type Collected = (Vec<u8>, Option<io::Error>);
-
 struct Reader {
     ready: Pollable,
     pipe: OutputPipe,
@@ -31,12 +30,14 @@ struct Reader {
 
 /// Writes `input` to `stdin` (then closes it) while reading `stdout` and `stderr` to their ends.
 /// Returns what stdout and stderr gave and, for each, the error that ended it early (reading past
-/// the output limit fails; the caller decides with the status).
-pub(super) fn communicate(
+/// the output limit fails; the caller decides with the status). The streams are all it needs,
+/// so `_child` (there for the same signature as `wrt-guest`'s) is not used.
+pub(crate) fn communicate(
+    _child: &ChildHandle,
     stdin: Option<ChildStdin>,
     input: &[u8],
-    stdout: Option<super::ChildStdout>,
-    stderr: Option<super::ChildStderr>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
 ) -> io::Result<[Collected; 2]> {
     let mut writer = match stdin {
         Some(mut pipe) if !input.is_empty() => Some(Writer { ready: pipe.stream()?.subscribe(), pipe, rest: input }),

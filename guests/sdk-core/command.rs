@@ -1,4 +1,6 @@
 //! The builder of a host program to run: [`Command`].
+//!
+//! Shared by both SDKs (`guests/sdk-core/`): the host calls are the crate's `transport`.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -7,17 +9,16 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::child::Child;
-use crate::error::{ErrorCode, from_wit, local};
 use crate::status::{ExitStatus, Output};
 use crate::stdio::Stdio;
-use crate::sys;
+use crate::transport;
 
 /// How much [`Command::output`] captures per stream when no
 /// [`output_limit`](Command::output_limit) is set: 16 MiB, the default policy's limit.
 pub const DEFAULT_CAPTURE: u64 = 16 << 20;
 
 /// A host program to run, with its arguments, environment, working directory, stdio, timeout
-/// and output limit; shaped like [`std::process::Command`] (and like the core-module SDK's).
+/// and output limit; shaped like [`std::process::Command`].
 ///
 /// Defaults: no arguments; an empty environment (the child starts with only the variables the
 /// policy passes through); the policy's default working directory; stdin, stdout and stderr
@@ -26,25 +27,29 @@ pub const DEFAULT_CAPTURE: u64 = 16 << 20;
 ///
 /// Every request is checked by the host against the sandbox's spawn policy, which denies
 /// everything it does not allow: the program (`wrt run --allow-run PROGRAM`), each variable
-/// set with [`env`](Self::env), the working directory, and the arguments when the policy has
-/// patterns for them.
+/// set with [`env`](Self::env) (the policy file's `env.allow`), the working directory (its
+/// `cwd_allow`), and the arguments when the policy has patterns for them. Host variables the
+/// policy passes through (`--allow-env NAME`) reach the child without the guest asking.
 ///
 /// # Differences from `std::process::Command`
 ///
-/// - The child's environment is not the guest's: it starts empty, and
-///   [`env_remove`](Self::env_remove) and [`env_clear`](Self::env_clear) only undo
-///   [`env`](Self::env).
+/// - The child's environment is not the guest's: it starts empty, and [`env_remove`](Self::env_remove)
+///   and [`env_clear`](Self::env_clear) only undo [`env`](Self::env) (variables the policy
+///   passes through cannot be removed by the guest).
 /// - A program name is looked up on the policy's search path, never on the guest's `PATH`;
-///   a path must be absolute, and a [`current_dir`](Self::current_dir) too.
-/// - Component strings are UTF-8: a program, argument, variable or directory that is not fails
-///   with `InvalidData` ([`BadUtf8`](ErrorCode::BadUtf8)) before the host is asked, as the core
-///   ABI's host refuses it.
+///   a path must be absolute, and a [`current_dir`](Self::current_dir) too (the guest's own
+///   working directory means nothing to the host).
+/// - Strings must be UTF-8 without NUL bytes: a spawn fails with `InvalidData`
+///   ([`BadUtf8`](crate::ErrorCode::BadUtf8)) or `InvalidInput`
+///   ([`InvalidArgument`](crate::ErrorCode::InvalidArgument)) otherwise.
+/// - [`timeout`](Self::timeout) and [`output_limit`](Self::output_limit) have no `std`
+///   equivalent; the policy may lower both.
 ///
 /// # Examples
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use wrt_process::Command;
+#[doc = concat!("use ", env!("CARGO_CRATE_NAME"), "::Command;")]
 ///
 /// let output = Command::new("ls").arg("-l").arg("/").timeout(Duration::from_secs(5)).output()?;
 /// assert!(output.status.success());
@@ -52,22 +57,32 @@ pub const DEFAULT_CAPTURE: u64 = 16 << 20;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 ///
+/// # Platform-specific behavior
+///
+/// On `wasm32-wasip1` (`wrt-guest`, the `wrt_v1` ABI) strings are sent as the guest holds them
+/// and the host refuses the ones that are not UTF-8. On `wasm32-wasip2` (`wrt-process`,
+/// `wrt:process`) component strings are UTF-8, so the SDK refuses them itself, with the same
+/// error, before the host is asked.
+///
 /// # Ambient authority
 ///
 /// The program runs on the host, outside the sandbox, with the authority of the user running
 /// `wrt`, limited only by what the sandbox's policy allows.
 #[derive(Debug, Clone)]
 pub struct Command {
-    program: OsString,
-    args: Vec<OsString>,
-    env: BTreeMap<OsString, OsString>,
-    cwd: Option<OsString>,
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: BTreeMap<OsString, OsString>,
+    /// `None` for the policy's default.
+    pub(crate) cwd: Option<OsString>,
     stdin: Option<Stdio>,
     stdout: Option<Stdio>,
     stderr: Option<Stdio>,
     timeout: Option<Duration>,
-    output_limit: Option<u64>,
-    pty_size: Option<(u16, u16)>,
+    /// Bytes per output stream; `None` for the policy's limit.
+    pub(crate) output_limit: Option<u64>,
+    /// Rows and columns of a pseudo-terminal; `None` for the host's default (24 × 80).
+    pub(crate) pty_size: Option<(u16, u16)>,
 }
 
 impl Command {
@@ -177,7 +192,7 @@ impl Command {
     }
 
     /// Sets the initial size of the pseudo-terminal, when a stream is [`Stdio::pty`] (default
-    /// 24 rows and 80 columns).
+    /// 24 rows and 80 columns); [`Child::pty_resize`] changes it later.
     pub fn pty_size(&mut self, rows: u16, cols: u16) -> &mut Self {
         self.pty_size = Some((rows, cols));
         self
@@ -187,9 +202,9 @@ impl Command {
     ///
     /// # Errors
     ///
-    /// `PermissionDenied` (code [`Denied`](ErrorCode::Denied)) if the policy refuses the
+    /// `PermissionDenied` (code [`Denied`](crate::ErrorCode::Denied)) if the policy refuses the
     /// request, with the host's message naming the rule and the flag that would allow it;
-    /// `NotFound`, `PermissionDenied` ([`NotExecutable`](ErrorCode::NotExecutable)),
+    /// `NotFound`, `PermissionDenied` ([`NotExecutable`](crate::ErrorCode::NotExecutable)),
     /// `ResourceBusy` (too many children), `InvalidInput`, `InvalidData` (not UTF-8) and
     /// `Other` (the host failed to start it) as the host reports them.
     pub fn spawn(&mut self) -> io::Result<Child> {
@@ -214,12 +229,20 @@ impl Command {
     /// With stdout and stderr unset or piped, and stdin not inherited, this is one host call
     /// (`run`), which captures up to [`output_limit`](Self::output_limit) bytes of each stream,
     /// or [`DEFAULT_CAPTURE`] (16 MiB) without one: more output is dropped and flagged as
-    /// truncated. Otherwise the program is spawned with the given streams and read as
+    /// truncated even if the policy's limit is higher, so set a limit to capture more.
+    /// Otherwise the program is spawned with the given streams and read as
     /// [`Child::wait_with_output`] does.
     ///
     /// # Errors
     ///
-    /// As [`spawn`](Self::spawn).
+    /// As [`spawn`](Self::spawn); on `wasm32-wasip1`, `OutOfMemory` if the capture buffers
+    /// cannot be allocated.
+    ///
+    /// # Platform-specific behavior
+    ///
+    /// On `wasm32-wasip1` the host writes straight into two capture buffers of that size in
+    /// linear memory: they grow linear memory, but their unused pages are never touched. On
+    /// `wasm32-wasip2` the host returns what it captured, and only that is allocated.
     pub fn output(&mut self) -> io::Result<Output> {
         self.output_impl(None)
     }
@@ -243,31 +266,21 @@ impl Command {
             return self.run(input.unwrap_or_default());
         }
         let stdin = if input.is_some() { Stdio::piped() } else { self.stdin.clone().unwrap_or_else(Stdio::null) };
-        let piped = || Some(Stdio::piped());
-        let (stdout, stderr) = (self.stdout.clone().or_else(piped), self.stderr.clone().or_else(piped));
-        let child = self.spawn_with(stdin, stdout.expect("piped"), stderr.expect("piped"))?;
+        let (stdout, stderr) = (self.stdout_or(Stdio::piped()), self.stderr_or(Stdio::piped()));
+        let child = self.spawn_with(stdin, stdout, stderr)?;
         child.communicate(input.unwrap_or_default())
     }
 
-    fn spawn_with(&self, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> io::Result<Child> {
-        let cmd = self.to_wit(&stdin, &stdout, &stderr)?;
-        let spawned = match stdin.source() {
-            Some(source) => source.pipe_into(&cmd),
-            None => sys::wrt::process::process::spawn(&cmd),
-        };
-        let child = spawned.map_err(|e| from_wit(e, || self.context("spawn")))?;
-        Ok(Child::new(child, &stdin, &stdout, &stderr))
+    /// Spawns with the given streams.
+    pub(crate) fn spawn_with(&self, stdin: Stdio, stdout: Stdio, stderr: Stdio) -> io::Result<Child> {
+        let handle = transport::spawn(self, &stdin, &stdout, &stderr)?;
+        Ok(Child::new(handle, &stdin, &stdout, &stderr))
     }
 
     /// The one-shot host call: every stream piped, stdin written from `input`.
     fn run(&self, input: &[u8]) -> io::Result<Output> {
-        let piped = Stdio::piped();
-        let cmd = self.to_wit(&piped, &piped, &piped)?;
         let capture = self.output_limit.unwrap_or(DEFAULT_CAPTURE).min(u64::from(u32::MAX));
-        let output = sys::wrt::process::process::run(&cmd, input, capture as u32)
-            .map_err(|e| from_wit(e, || self.context("run")))?;
-        let status = crate::status::from_wit(&output.status);
-        Ok(Output { status, stdout: output.stdout, stderr: output.stderr })
+        transport::run(self, input, capture)
     }
 
     /// The stdout setting, or `default`.
@@ -280,38 +293,19 @@ impl Command {
         self.stderr.clone().unwrap_or(default)
     }
 
-    /// What the SDK was doing, for errors without a host message: ``cannot spawn `ls` ``.
+    /// The timeout in milliseconds: rounded up, at least 1; `None` for the policy's.
+    pub(crate) fn timeout_ms(&self) -> Option<u64> {
+        self.timeout.map(millis_at_least_one)
+    }
+
+    /// What the SDK was doing, for errors: ``cannot spawn `ls` ``.
     pub(crate) fn context(&self, what: &str) -> String {
         format!("cannot {what} `{}`", self.program.display())
     }
-
-    /// The WIT `command` record; `InvalidData` (`BAD_UTF8`) for a string that is not UTF-8.
-    pub(crate) fn to_wit(&self, stdin: &Stdio, stdout: &Stdio, stderr: &Stdio) -> io::Result<sys::Command> {
-        let utf8 = |s: &OsStr, what: &str| {
-            s.to_str().map(str::to_owned).ok_or_else(|| {
-                local(ErrorCode::BadUtf8, format!("{}: {what} {:?} is not UTF-8", self.context("spawn"), s.display()))
-            })
-        };
-        Ok(sys::Command {
-            program: utf8(&self.program, "the program")?,
-            args: self.args.iter().map(|a| utf8(a, "an argument")).collect::<io::Result<_>>()?,
-            env: self
-                .env
-                .iter()
-                .map(|(k, v)| Ok((utf8(k, "a variable")?, utf8(v, "a value")?)))
-                .collect::<io::Result<_>>()?,
-            cwd: self.cwd.as_deref().map(|d| utf8(d, "the directory")).transpose()?,
-            stdin: stdin.mode(),
-            stdout: stdout.mode(),
-            stderr: stderr.mode(),
-            timeout_ms: self.timeout.map(millis_at_least_one),
-            output_limit: self.output_limit,
-            pty_size: self.pty_size,
-        })
-    }
 }
 
-/// `timeout` in milliseconds for a command: rounded up, at least 1.
+/// `timeout` in milliseconds for a command: rounded up, at least 1 (0 would mean the
+/// policy's).
 fn millis_at_least_one(timeout: Duration) -> u64 {
     u64::try_from(timeout.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX).max(1)
 }
@@ -320,41 +314,36 @@ fn millis_at_least_one(timeout: Duration) -> u64 {
 mod tests {
     use super::*;
 
+    /// Both SDKs compile this file as their `command` module, so they cannot drift apart again:
+    /// a copy of `Command` in either crate would carry this test with another path.
     #[test]
-    fn the_record_reflects_the_builder() {
+    fn both_sdks_build_this_command() {
+        assert!(file!().replace('\\', "/").ends_with("sdk-core/command.rs"), "{}", file!());
+    }
+
+    #[test]
+    fn the_builder_keeps_what_it_was_given() {
         let mut cmd = Command::new("env");
         cmd.arg("-0").args(["a", "b"]).env("B", "2").envs([("A", "1"), ("C", "3")]).env_remove("C");
         cmd.current_dir("/tmp").timeout(Duration::from_micros(1500)).output_limit(4096).pty_size(30, 100);
-        let wit = cmd.to_wit(&Stdio::piped(), &Stdio::null(), &Stdio::merge_with_stdout()).unwrap();
-        assert_eq!(wit.program, "env");
-        assert_eq!(wit.args, ["-0", "a", "b"]);
-        assert_eq!(wit.env, [("A".to_owned(), "1".to_owned()), ("B".to_owned(), "2".to_owned())]);
-        assert_eq!(wit.cwd.as_deref(), Some("/tmp"));
-        assert_eq!(
-            (wit.stdin, wit.stdout, wit.stderr),
-            (sys::Stdio::Piped, sys::Stdio::Null, sys::Stdio::MergeWithStdout)
-        );
-        assert_eq!((wit.timeout_ms, wit.output_limit, wit.pty_size), (Some(2), Some(4096), Some((30, 100))));
+        assert_eq!(cmd.program, "env");
+        assert_eq!(cmd.args, ["-0", "a", "b"]);
+        let env: Vec<_> = cmd.env.iter().map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap())).collect();
+        assert_eq!(env, [("A", "1"), ("B", "2")]);
+        assert_eq!(cmd.cwd.as_deref(), Some(OsStr::new("/tmp")));
+        assert_eq!((cmd.timeout_ms(), cmd.output_limit, cmd.pty_size), (Some(2), Some(4096), Some((30, 100))));
+        assert_eq!(cmd.context("spawn"), "cannot spawn `env`");
+
+        cmd.env("A", "replaced").env_clear().env("D", "4").output_limit(0);
+        assert_eq!(cmd.env.len(), 1);
+        assert_eq!(cmd.output_limit, None);
     }
 
     #[test]
     fn defaults_are_the_policy_s() {
-        let wit = Command::new("true").output_limit(0).to_wit(&Stdio::null(), &Stdio::null(), &Stdio::null()).unwrap();
-        assert!(wit.args.is_empty() && wit.env.is_empty());
-        assert_eq!((wit.cwd, wit.timeout_ms, wit.output_limit, wit.pty_size), (None, None, None, None));
-    }
-
-    #[test]
-    #[cfg(unix)]
-    fn strings_that_are_not_utf8_fail_before_the_host() {
-        use std::os::unix::ffi::OsStrExt;
-        let err = Command::new("ls")
-            .arg(OsStr::from_bytes(b"\xff"))
-            .to_wit(&Stdio::null(), &Stdio::null(), &Stdio::null())
-            .unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
-        assert_eq!(ErrorCode::of(&err), Some(ErrorCode::BadUtf8));
-        assert!(err.to_string().starts_with("cannot spawn `ls`: an argument"), "{err}");
+        let cmd = Command::new("true");
+        assert!(cmd.args.is_empty() && cmd.env.is_empty());
+        assert_eq!((cmd.cwd.as_deref(), cmd.timeout_ms(), cmd.output_limit, cmd.pty_size), (None, None, None, None));
     }
 
     #[test]

@@ -2,12 +2,11 @@
 
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::sync::Arc;
 
 use crate::buffer::Buffer;
 use crate::error::{ErrorCode, WrtError, check, error};
-use crate::handle::Handle;
 use crate::sys::{self, ConcatPart};
+use crate::transport::ChildHandle;
 
 /// The `stream` numbers of `read`.
 use wrt_abi::consts::{STREAM_STDERR as STDERR, STREAM_STDOUT as STDOUT};
@@ -20,11 +19,11 @@ const MAX_READ_BUFFER: usize = wrt_abi::consts::MAX_READ_BUFFER as usize;
 ///
 /// Writing after the child closed its stdin fails with `BrokenPipe`.
 pub struct ChildStdin {
-    handle: Arc<Handle>,
+    handle: ChildHandle,
 }
 
 impl ChildStdin {
-    pub(super) fn new(handle: Arc<Handle>) -> Self {
+    pub(crate) fn new(handle: ChildHandle) -> Self {
         Self { handle }
     }
 
@@ -132,7 +131,7 @@ impl fmt::Debug for ChildStdin {
 
 /// One readable stream of a child.
 struct Reader {
-    handle: Arc<Handle>,
+    handle: ChildHandle,
     stream: i32,
 }
 
@@ -176,7 +175,7 @@ macro_rules! reader {
         pub struct $name(Reader);
 
         impl $name {
-            pub(super) fn new(handle: Arc<Handle>) -> Self {
+            pub(crate) fn new(handle: ChildHandle) -> Self {
                 Self(Reader { handle, stream: $stream })
             }
 
@@ -251,8 +250,8 @@ macro_rules! reader {
 reader!(ChildStdout, STDOUT, "stdout");
 
 impl ChildStdout {
-    /// The child's handle, for a pipeline stage's request.
-    pub(crate) fn into_handle(self) -> Arc<Handle> {
+    /// The child, for a pipeline stage's request.
+    pub(crate) fn into_handle(self) -> ChildHandle {
         self.0.handle
     }
 }

@@ -2,27 +2,29 @@
 
 use std::io;
 
-use super::pipes::{ChildStderr, ChildStdin, ChildStdout};
+use crate::child::Collected;
 use crate::error::{ErrorCode, check};
 use crate::events::Events;
-use crate::handle::Handle;
+use crate::pipes::{ChildStderr, ChildStdin, ChildStdout};
 use crate::sys;
+use crate::transport::ChildHandle;
 
 /// How much one non-blocking read asks for.
 const CHUNK: usize = 64 << 10;
 
 /// Writes `input` to `stdin` (then closes it) while reading `stdout` and `stderr` to their ends,
-/// serving whichever `poll` reports ready. Returns what was read.
+/// serving whichever `poll` reports ready. Returns what was read; a failed read is returned as
+/// the error, so no stream ends with one.
 ///
 /// A stream past its output limit counts as ended (the status says truncated). If the child
 /// closes its stdin or ends before taking all of `input`, the rest is dropped.
-pub(super) fn communicate(
-    handle: &Handle,
+pub(crate) fn communicate(
+    handle: &ChildHandle,
     mut stdin: Option<ChildStdin>,
     input: &[u8],
     mut stdout: Option<ChildStdout>,
     mut stderr: Option<ChildStderr>,
-) -> io::Result<(Vec<u8>, Vec<u8>)> {
+) -> io::Result<[Collected; 2]> {
     let mut written = 0;
     if input.is_empty() {
         drop(stdin.take());
@@ -42,7 +44,7 @@ pub(super) fn communicate(
             interest |= Events::STDERR;
         }
         if interest.is_empty() {
-            return Ok((out, err));
+            return Ok([(out, None), (err, None)]);
         }
         let ret = sys::poll(handle.raw(), interest.bits(), -1);
         let ready = Events::from_bits_truncate(check(ret, || format!("cannot poll child {}", handle.raw()))?);

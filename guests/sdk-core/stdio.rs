@@ -1,11 +1,11 @@
-//! What a child's stdin, stdout or stderr is connected to.
-
-use std::sync::Arc;
+//! What a child's stdin, stdout or stderr is connected to: [`Stdio`].
+//!
+//! Shared by both SDKs (`guests/sdk-core/`).
 
 use wrt_abi::request::StdioMode as Mode;
 
 use crate::child::ChildStdout;
-use crate::handle::Handle;
+use crate::transport::ChildHandle;
 
 /// What a child's standard stream is connected to, like [`std::process::Stdio`].
 ///
@@ -14,13 +14,14 @@ use crate::handle::Handle;
 /// connects the child's to null, so a child never writes around the embedder's capture.
 ///
 /// A pipeline connects one child's stdout to the next one's stdin with
-/// `Stdio::from(child.stdout.take().unwrap())`: the host joins the two children with that
+/// `Stdio::from(child.stdout.take().unwrap())`, or with
+/// [`Child::pipe_into`](crate::Child::pipe_into): the host joins the two children with that
 /// pipe, so the bytes never pass through the guest.
 ///
 /// # Examples
 ///
 /// ```no_run
-/// use wrt_guest::{Command, Stdio};
+#[doc = concat!("use ", env!("CARGO_CRATE_NAME"), "::{Command, Stdio};")]
 ///
 /// // printf 'b\na\n' | sort
 /// let mut first = Command::new("printf").arg("b\\na\\n").stdout(Stdio::piped()).spawn()?;
@@ -33,8 +34,8 @@ use crate::handle::Handle;
 pub struct Stdio {
     mode: Mode,
     /// For [`Mode::ChildStdout`]: the child whose stdout becomes stdin. Holding it keeps the
-    /// handle live until the request is sent.
-    source: Option<Arc<Handle>>,
+    /// child known to the host until the request is sent.
+    source: Option<ChildHandle>,
 }
 
 impl Stdio {
@@ -90,28 +91,32 @@ impl Stdio {
         self.mode == Mode::Inherit
     }
 
-    /// The mode's byte in the spawn request.
-    #[cfg(test)]
-    pub(crate) fn raw(&self) -> u8 {
-        self.mode.raw()
-    }
-
-    /// The mode as the spawn request encodes it.
+    /// The mode, as the core ABI's spawn request encodes it.
     pub(crate) fn mode(&self) -> Mode {
         self.mode
     }
 
-    /// The child handle whose stdout this is, for a pipeline.
-    pub(crate) fn source(&self) -> Option<u32> {
-        self.source.as_ref().map(|handle| handle.raw().cast_unsigned())
+    /// The stdout of the child `source`, as stdin of the next (a pipeline stage).
+    pub(crate) fn stdout_of(source: ChildHandle) -> Self {
+        Self { mode: Mode::ChildStdout, source: Some(source) }
+    }
+
+    /// The child whose stdout this is, for a pipeline.
+    pub(crate) fn source(&self) -> Option<&ChildHandle> {
+        self.source.as_ref()
     }
 }
 
 /// The stdout of another child, as stdin of the next (a pipeline stage): the host connects the
 /// two children with that pipe, and the first child's stdout can no longer be read by the
 /// guest. If the spawn fails, the pipe stays with the first child.
+///
+/// # Platform-specific behavior
+///
+/// On `wasm32-wasip2` the stdout must not have been read by the guest yet: a first read takes
+/// its `wasi:io` stream into the guest, and dropping the stream closes the pipe.
 impl From<ChildStdout> for Stdio {
     fn from(stdout: ChildStdout) -> Self {
-        Self { mode: Mode::ChildStdout, source: Some(stdout.into_handle()) }
+        Self::stdout_of(stdout.into_handle())
     }
 }
