@@ -1,5 +1,7 @@
-//! The guest ABI `wrt_v1` (docs/abi.md): host functions that let a guest run host programs
-//! through `wrt-host-spawn`, with every pointer, length and handle checked.
+//! The guest ABI `wrt_v1` (docs/abi.md), an adapter: its host functions read a guest's requests
+//! from linear memory with every pointer, length and handle checked, have the process service
+//! (`process_service`) answer them, and write the answers back (a return code, `last_error`, a
+//! status record); plus the host buffers' functions and child stream I/O.
 
 /// The value of `$result`, or an early `Ok` return of its error code with the formatted message
 /// recorded as the guest's last error.
