@@ -21,7 +21,7 @@ use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
 use crate::wasi::ctx::{self as wasi_ctx, Captured};
 use crate::wasi::original as wasi_original;
-use crate::wasi::stdio::DirectStdio;
+use crate::wasi::stdio::{DirectStdio, Stream};
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.
 #[derive(Debug, Clone)]
@@ -119,9 +119,15 @@ impl Instance {
             matches!(options.stderr, crate::GuestOutput::Inherit),
         ];
         let captures = [captured.stdout.clone(), captured.stderr.clone()];
+        let stream = |output: &crate::GuestOutput, captured: bool| match output {
+            _ if wasi.is_none() || captured => Stream::Wasi,
+            crate::GuestOutput::Inherit => Stream::Host,
+            crate::GuestOutput::Null => Stream::Discard,
+            _ => Stream::Wasi,
+        };
         let direct_stdio = DirectStdio::new(
-            wasi.is_some() && captured.stdout.is_none() && inherit[1],
-            wasi.is_some() && captured.stderr.is_none() && inherit[2],
+            stream(&options.stdout, captured.stdout.is_some()),
+            stream(&options.stderr, captured.stderr.is_some()),
         );
         let spawn = SpawnState::new(options.spawner()?, options.denials.clone(), guest.name.clone(), inherit, captures);
         let accountant = Accountant::new(options.gc_policy.clone());
@@ -151,7 +157,7 @@ impl Instance {
         }
         if let Code::Module { wasi: true, .. } = guest.code {
             let trampoline = Arc::clone(&runtime.wasi_trampoline);
-            store.data_mut().wasi_originals = wasi_original::Originals::new(&runtime.linker, &mut store, trampoline);
+            store.data_mut().wasi_originals = Some(wasi_original::Originals::new(&runtime.linker, &trampoline));
         }
         let mut this = Self {
             store,

@@ -49,7 +49,9 @@ pub struct Runtime {
 
 pub(crate) struct Inner {
     pub(crate) engine: Engine,
-    pub(crate) linker: Linker<GuestState>,
+    /// Shared with each store, whose wrappers of WASI functions look WASI's own up in it when
+    /// they first need them (`wasi::original`).
+    pub(crate) linker: Arc<Linker<GuestState>>,
     /// The linker of components: WASI 0.2 and `wrt:process`, built when the first component
     /// is loaded (a runtime that runs core modules only never pays for it).
     pub(crate) components: OnceLock<wasmtime::component::Linker<GuestState>>,
@@ -240,7 +242,7 @@ impl RuntimeBuilder {
         let cache = self.cache.dir().map(|dir| (dir, self.cache_limit.unwrap_or(crate::cache::DEFAULT_CACHE_LIMIT)));
         let inner = Inner {
             engine,
-            linker,
+            linker: Arc::new(linker),
             components: OnceLock::new(),
             settings: self,
             ticker,
@@ -441,7 +443,7 @@ impl Runtime {
     /// Links `module` once, so that each run only instantiates: every import must be one wrt
     /// provides (or, with [`RuntimeBuilder::unknown_imports_trap`], becomes a trapping stub).
     fn link(&self, name: &str, module: &Module) -> crate::Result<wasmtime::InstancePre<GuestState>> {
-        let base = &self.inner.linker;
+        let base: &Linker<GuestState> = &self.inner.linker;
         let mut stubbed = None;
         if self.inner.settings.unknown_imports_trap {
             let mut linker = base.clone();

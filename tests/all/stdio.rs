@@ -157,3 +157,20 @@ fn a_write_to_stdout_that_wrt_has_not_got_succeeds() {
         .unwrap();
     assert_code(&out, 0);
 }
+
+/// A discarded stdout or stderr (`GuestOutput::Null`) takes every write, as WASI's own does for
+/// a stream that goes nowhere: the guest sees all of its bytes written, on either descriptor.
+#[test]
+fn a_discarded_stdout_takes_every_byte() {
+    use wrt_runtime::{GuestOutput, Outcome, RunOptions, Runtime};
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = Runtime::new().unwrap();
+    let to_stdout = runtime.load_file(three_buffers(dir.path())).unwrap();
+    let report = to_stdout.run(&RunOptions::new().stdout(GuestOutput::Null)).unwrap();
+    assert_eq!(report.outcome, Outcome::Exited(0));
+    let text = std::fs::read_to_string(dir.path().join("three.wat")).unwrap();
+    let to_stderr = dir.path().join("three_stderr.wat");
+    std::fs::write(&to_stderr, text.replace("(call $write (i32.const 1)", "(call $write (i32.const 2)")).unwrap();
+    let report = runtime.load_file(&to_stderr).unwrap().run(&RunOptions::new().stderr(GuestOutput::Null)).unwrap();
+    assert_eq!(report.outcome, Outcome::Exited(0));
+}

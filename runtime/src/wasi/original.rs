@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use wasmtime::{Caller, Engine, Func, FuncType, Instance, IntoFunc, Linker, Module, Store, Val, ValType};
+use wasmtime::{Caller, Engine, FuncType, Instance, IntoFunc, Linker, Module, Val, ValType};
 
 use crate::state::GuestState;
 
@@ -136,30 +136,21 @@ impl Trampoline {
     }
 }
 
-/// WASI's own functions for one store, and the trampoline bound to the guest's memory once a
-/// wrapper first needs it.
+/// Where one store's wrappers find WASI's own functions, and the trampoline bound to the guest's
+/// memory once a wrapper first needs it. Nothing is looked up before then: most guests never
+/// call a wrapper that needs WASI's own (looking the functions up for every store cost about a
+/// microsecond of each instantiation).
 pub(crate) struct Originals {
-    originals: Vec<Func>,
+    linker: Arc<Linker<GuestState>>,
     trampoline: Arc<Trampoline>,
     bound: Option<Instance>,
 }
 
 impl Originals {
-    /// WASI's own functions for a store of `linker`; `trampoline` is shared by the stores of a
-    /// runtime and compiled on first use.
-    pub(crate) fn new(
-        linker: &Linker<GuestState>,
-        store: &mut Store<GuestState>,
-        trampoline: Arc<Trampoline>,
-    ) -> Option<Self> {
-        let mut originals = Vec::with_capacity(SHADOWED.len());
-        for (name, _) in SHADOWED {
-            match linker.get(&mut *store, ORIGINAL, name) {
-                Ok(wasmtime::Extern::Func(original)) => originals.push(original),
-                _ => return None,
-            }
-        }
-        Some(Self { originals, trampoline, bound: None })
+    /// For a store of `linker`; `trampoline` is shared by the stores of a runtime and compiled
+    /// on first use.
+    pub(crate) fn new(linker: &Arc<Linker<GuestState>>, trampoline: &Arc<Trampoline>) -> Self {
+        Self { linker: Arc::clone(linker), trampoline: Arc::clone(trampoline), bound: None }
     }
 }
 
@@ -171,12 +162,18 @@ fn bound(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Instance> {
     if let Some(bound) = originals.bound {
         return Ok(bound);
     }
-    let trampoline = Arc::clone(&originals.trampoline);
-    let mut imports: Vec<wasmtime::Extern> = originals.originals.iter().map(|f| (*f).into()).collect();
+    let (trampoline, linker) = (Arc::clone(&originals.trampoline), Arc::clone(&originals.linker));
     let Some(wasmtime::Extern::Memory(memory)) = caller.get_export("memory") else {
         return Err(wasmtime::Error::msg("missing required memory export"));
     };
-    imports.insert(0, memory.into());
+    let mut imports: Vec<wasmtime::Extern> = Vec::with_capacity(SHADOWED.len() + 1);
+    imports.push(memory.into());
+    for (name, _) in SHADOWED {
+        match linker.get(&mut *caller, ORIGINAL, name) {
+            Ok(original @ wasmtime::Extern::Func(_)) => imports.push(original),
+            _ => return Err(wasmtime::Error::msg(format!("WASI's own `{name}` is not in the linker"))),
+        }
+    }
     let module = trampoline.module(caller.engine())?;
     let instance = Instance::new(&mut *caller, &module, &imports)?;
     if let Some(originals) = &mut caller.data_mut().wasi_originals {

@@ -10,6 +10,9 @@
 //! bytes and discards them (as Rust's standard output does). Anything out of bounds or misaligned
 //! goes to WASI's own, which traps as the specification says.
 //!
+//! A discarded stream ([`crate::GuestOutput::Null`]) takes every write here too, as WASI's own
+//! does, without the trip through WASI's own function.
+//!
 //! The guest's descriptors 1 and 2 are wrt's streams until the guest closes or renumbers them:
 //! `fd_close` and `fd_renumber` are wrapped to notice, and from then on that descriptor's writes
 //! go to WASI's own, as do writes to any other descriptor and to a captured or discarded stream.
@@ -55,18 +58,30 @@ mod errno {
     pub(super) const PERM: i32 = 63;
 }
 
-/// Which of the guest's descriptors 1 and 2 write straight to wrt's own stdout and stderr.
+/// Where a core module's descriptor 1 or 2 writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Stream {
+    /// Through WASI's own `fd_write` (a captured stream, or one the guest renumbered or closed).
+    #[default]
+    Wasi,
+    /// Straight to wrt's own stdout or stderr ([`crate::GuestOutput::Inherit`]).
+    Host,
+    /// Nowhere: every write succeeds, as WASI's own does for a discarded stream
+    /// ([`crate::GuestOutput::Null`]).
+    Discard,
+}
+
+/// Where the guest's descriptors 1 and 2 write.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct DirectStdio {
-    direct: [bool; 2],
+    streams: [Stream; 2],
     /// The most bytes a write takes on each stream, once looked at ([`piece_for`]).
     pieces: [Option<usize>; 2],
 }
 
 impl DirectStdio {
-    /// Direct writes for each stream that is inherited.
-    pub(crate) fn new(stdout: bool, stderr: bool) -> Self {
-        Self { direct: [stdout, stderr], pieces: [None; 2] }
+    pub(crate) fn new(stdout: Stream, stderr: Stream) -> Self {
+        Self { streams: [stdout, stderr], pieces: [None; 2] }
     }
 
     fn index(fd: i32) -> Option<usize> {
@@ -77,14 +92,14 @@ impl DirectStdio {
         }
     }
 
-    fn is_direct(self, fd: i32) -> bool {
-        Self::index(fd).is_some_and(|at| self.direct[at])
+    fn stream(self, fd: i32) -> Stream {
+        Self::index(fd).map_or(Stream::Wasi, |at| self.streams[at])
     }
 
     /// Sends `fd`'s writes to WASI's own from now on.
     fn end(&mut self, fd: i32) {
         if let Some(at) = Self::index(fd) {
-            self.direct[at] = false;
+            self.streams[at] = Stream::Wasi;
         }
     }
 }
@@ -106,15 +121,19 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result
 }
 
 fn fd_write(mut caller: Caller<'_, GuestState>, fd: i32, iovs: i32, count: i32, written: i32) -> wasmtime::Result<i32> {
-    let direct = caller.data().direct_stdio.is_direct(fd)
-        && (caller.data().deadline.is_none() || crate::sys::interrupt::install());
+    let direct = match caller.data().direct_stdio.stream(fd) {
+        Stream::Wasi => false,
+        Stream::Host => caller.data().deadline.is_none() || crate::sys::interrupt::install(),
+        Stream::Discard => true,
+    };
     if direct && let Some(result) = write_direct(&mut caller, fd, iovs, count, written) {
         return result;
     }
     original::call(&mut caller, "fd_write", &[fd, iovs, count, written].map(Val::I32))
 }
 
-/// Writes the buffers to `fd` (1 or 2) and stores the count at `written`; `None` when the
+/// Writes the buffers to `fd` (1 or 2), or drops them for a discarded stream, and stores the
+/// count at `written`; `None` when the
 /// guest's arguments are out of bounds or misaligned, for WASI's own to report.
 fn write_direct(
     caller: &mut Caller<'_, GuestState>,
@@ -145,6 +164,12 @@ fn write_direct(
         }
     }
     let total: usize = buffers.iter().map(|b| b.len()).sum();
+    if caller.data().direct_stdio.stream(fd) == Stream::Discard {
+        drop(buffers);
+        let total = u32::try_from(total).expect("within 32-bit linear memory");
+        memory.data_mut(&mut *caller)[written..written + 4].copy_from_slice(&total.to_le_bytes());
+        return Some(Ok(0));
+    }
     let at = usize::from(fd == 2);
     let known = caller.data().direct_stdio.pieces[at];
     let (result, piece) = match fd {
