@@ -174,3 +174,18 @@ fn a_discarded_stdout_takes_every_byte() {
     let report = runtime.load_file(&to_stderr).unwrap().run(&RunOptions::new().stderr(GuestOutput::Null)).unwrap();
     assert_eq!(report.outcome, Outcome::Exited(0));
 }
+
+/// A write from the module's start function, before instantiation has finished (the host has
+/// not yet kept the guest's memory export), reaches stdout whole and reports every byte.
+#[test]
+fn a_write_to_stdout_from_the_start_function_arrives_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(three_buffers(dir.path())).unwrap();
+    let started =
+        text.replace("(func (export \"_start\")", "(start $from_start) (func (export \"_start\")) (func $from_start");
+    let path = dir.path().join("start.wat");
+    std::fs::write(&path, started).unwrap();
+    let out = run(["run".as_ref(), path.as_os_str()]);
+    assert_code(&out, 0);
+    assert!(out.stdout == expected_three(), "{} bytes, not the three buffers", out.stdout.len());
+}

@@ -164,29 +164,29 @@ fn write_direct(
         }
     }
     let total: usize = buffers.iter().map(|b| b.len()).sum();
-    if caller.data().direct_stdio.stream(fd) == Stream::Discard {
-        drop(buffers);
-        let total = u32::try_from(total).expect("within 32-bit linear memory");
-        memory.data_mut(&mut *caller)[written..written + 4].copy_from_slice(&total.to_le_bytes());
-        return Some(Ok(0));
-    }
-    let at = usize::from(fd == 2);
-    let known = caller.data().direct_stdio.pieces[at];
-    let (result, piece) = match fd {
-        1 => {
-            let mut stdout = std::io::stdout().lock();
-            // Bytes wrt itself printed go first, as they would through WASI's own.
-            let _ = stdout.flush();
-            let piece = known.unwrap_or_else(|| piece_for(&stdout));
-            (write_all(&stdout, &mut buffers, piece, deadline), piece)
-        }
+    let result = match caller.data().direct_stdio.stream(fd) {
+        Stream::Discard => Ok(()),
         _ => {
-            let stderr = std::io::stderr().lock();
-            let piece = known.unwrap_or_else(|| piece_for(&stderr));
-            (write_all(&stderr, &mut buffers, piece, deadline), piece)
+            let at = usize::from(fd == 2);
+            let known = caller.data().direct_stdio.pieces[at];
+            let (result, piece) = match fd {
+                1 => {
+                    let mut stdout = std::io::stdout().lock();
+                    // Bytes wrt itself printed go first, as they would through WASI's own.
+                    let _ = stdout.flush();
+                    let piece = known.unwrap_or_else(|| piece_for(&stdout));
+                    (write_all(&stdout, &mut buffers, piece, deadline), piece)
+                }
+                _ => {
+                    let stderr = std::io::stderr().lock();
+                    let piece = known.unwrap_or_else(|| piece_for(&stderr));
+                    (write_all(&stderr, &mut buffers, piece, deadline), piece)
+                }
+            };
+            caller.data_mut().direct_stdio.pieces[at] = Some(piece);
+            result
         }
     };
-    caller.data_mut().direct_stdio.pieces[at] = Some(piece);
     let errno = match result {
         Ok(()) => 0,
         Err(Failure::Deadline) => return Some(Err(DeadlineExceeded.into())),
