@@ -19,8 +19,9 @@
 //!   way out too) and `io_uring_setup`, and Landlock refuses TCP bind and connect (ABI 4);
 //! - **scoped** (Landlock ABI 6, where the kernel has it): it cannot signal wrt or any process
 //!   outside its own tree, nor connect to abstract unix sockets made outside it;
-//! - in a **session of its own**, so no terminal is its controlling terminal, and with
-//!   `ioctl(TIOCSTI)` refused by the filter;
+//! - with **no controlling terminal** (it gives up wrt's with `TIOCNOTTY`, or starts a session
+//!   of its own where it cannot), in a process group of its own, and with `ioctl(TIOCSTI)`
+//!   refused by the filter;
 //! - with **no new namespaces** (`unshare`, `clone` with `CLONE_NEW*` and `setns` refused,
 //!   `clone3` answered `ENOSYS` so that libc falls back to `clone`);
 //! - within a **process budget** shared by every child of the spawner and their descendants:
@@ -56,14 +57,15 @@ use nix::errno::Errno;
 use serde::Serialize;
 
 mod budget;
+mod filter;
 
 pub use self::budget::DEFAULT_MAX_PROCESSES;
 use self::budget::ProcessBudget;
+use self::filter::Filter;
 use crate::escape::shown;
 use crate::policy::CompiledPolicy;
 use crate::sys::Confine;
 use crate::sys::landlock::{self, RulesetAttr, fs, net, scope};
-use crate::sys::seccomp::Filter;
 
 /// The oldest Landlock ABI the sandbox accepts: 3, the first that refuses truncation (without
 /// it a child could empty any file it can read, `/etc/passwd` included when wrt runs as root).
@@ -263,6 +265,8 @@ pub(crate) struct Prepared {
     online: OnceLock<Result<Variant, SandboxUnavailable>>,
     /// Made on the first confined spawn; `None` where no pids group can be made.
     budget: OnceLock<Option<ProcessBudget>>,
+    /// Whether this process may have a controlling terminal, found on the first confined spawn.
+    terminal: OnceLock<bool>,
 }
 
 #[derive(Debug)]
@@ -284,9 +288,21 @@ impl Prepared {
         let budget = self.budget.get_or_init(|| ProcessBudget::create(policy.sandbox.max_processes));
         Ok(Confine {
             ruleset: std::os::fd::AsRawFd::as_raw_fd(&variant.ruleset),
-            filter: &variant.filter,
-            budget: budget.as_ref().map(ProcessBudget::procs_fd),
+            filter: variant.filter.program(),
+            budget: budget.as_ref().map(ProcessBudget::join_fd),
+            terminal: *self.terminal.get_or_init(may_have_terminal),
         })
+    }
+}
+
+/// Whether this process may have a controlling terminal, which a confined child gives up:
+/// `/dev/tty` opens only for a process that has one, and fails with `ENXIO` for one that has
+/// none (wrt under CI, a service, a container). Any other failure (no `/dev/tty` here) counts
+/// as "may have one", so that the child finds out for itself.
+fn may_have_terminal() -> bool {
+    match File::options().read(true).custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC).open("/dev/tty") {
+        Ok(_) => true,
+        Err(err) => err.raw_os_error() != Some(libc::ENXIO),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The process budget: one pids control group per spawner, which every confined child joins
-//! before `execve` (a write of `0` to its `cgroup.procs`, prepared in the parent), so that the
+//! before `execve` (a write of `0` to a file of the group opened in the parent), so that the
 //! whole tree under a guest's children holds at most `max_processes` tasks (processes and
 //! threads) at once: a fork bomb inside a child hits the limit (`fork` fails with `EAGAIN`)
 //! instead of the host's. When the spawner is dropped, whatever is still in the group is
@@ -85,6 +85,16 @@ fn find_parent_group() -> Option<PathBuf> {
     None
 }
 
+/// The file of the group at `dir` through which a child joins it: cgroup v1's `tasks`, which
+/// moves the writing thread alone, where it exists, else `cgroup.procs`. A confined child has
+/// one thread, so both move the same process; but a write to `cgroup.procs` takes a lock that
+/// every `fork`, `exec` and `exit` on the machine shares (to move a whole thread group
+/// stably), and one to `tasks` naming the writer itself does not. cgroup v2 moves no thread
+/// across domain groups, so there it is `cgroup.procs`.
+fn join_file(dir: &Path) -> &'static str {
+    if dir.join("tasks").exists() { "tasks" } else { "cgroup.procs" }
+}
+
 fn writable(dir: &Path) -> bool {
     nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok() && dir.join("cgroup.procs").exists()
 }
@@ -98,7 +108,7 @@ pub(crate) fn available() -> bool {
 #[derive(Debug)]
 pub(crate) struct ProcessBudget {
     dir: PathBuf,
-    procs: File,
+    join: File,
 }
 
 impl ProcessBudget {
@@ -111,12 +121,12 @@ impl ProcessBudget {
         fs::create_dir(&dir).ok()?;
         let made = (|| -> io::Result<File> {
             File::options().write(true).open(dir.join("pids.max"))?.write_all(max.to_string().as_bytes())?;
-            File::options().write(true).open(dir.join("cgroup.procs"))
+            File::options().write(true).open(dir.join(join_file(&dir)))
         })();
         match made {
-            Ok(procs) => {
+            Ok(join) => {
                 LIVE.lock().unwrap_or_else(PoisonError::into_inner).push(dir.clone());
-                Some(Self { dir, procs })
+                Some(Self { dir, join })
             }
             Err(_) => {
                 let _ = fs::remove_dir(&dir);
@@ -125,9 +135,10 @@ impl ProcessBudget {
         }
     }
 
-    /// `cgroup.procs`, open for writing (close-on-exec).
-    pub(crate) fn procs_fd(&self) -> RawFd {
-        self.procs.as_raw_fd()
+    /// The file a child writes `0` to to join the group ([`join_file`]), open for writing
+    /// (close-on-exec).
+    pub(crate) fn join_fd(&self) -> RawFd {
+        self.join.as_raw_fd()
     }
 }
 

@@ -22,10 +22,13 @@ pub(crate) type Rlimit = (u32, u64, u64);
 pub(crate) struct Confine<'a> {
     /// The filled Landlock ruleset (close-on-exec).
     pub(crate) ruleset: RawFd,
-    /// The compiled seccomp filter.
-    pub(crate) filter: &'a seccomp::Filter,
-    /// `cgroup.procs` of the process budget's control group, opened for writing.
+    /// The seccomp filter's program.
+    pub(crate) filter: &'a [libc::sock_filter],
+    /// The file of the process budget's control group that moves the writing process into it,
+    /// opened for writing.
     pub(crate) budget: Option<RawFd>,
+    /// Whether the host process may have a controlling terminal, which the child gives up.
+    pub(crate) terminal: bool,
 }
 
 /// How the child reports the step that failed and its `errno`.
@@ -69,7 +72,7 @@ impl<'a> ChildPlan<'a> {
         Self {
             exec,
             rlimits,
-            fprog: confine.map(|c| c.filter.fprog()),
+            fprog: confine.map(|c| seccomp::fprog(c.filter)),
             confine,
             report,
             max_fd,
@@ -118,9 +121,17 @@ pub(super) fn child_exec(plan: &ChildPlan<'_>) -> ! {
 fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
     let fail = |step| (step, Errno::last_raw());
 
-    // A confined child starts a session of its own, so that no terminal is its controlling
-    // terminal (one it could push input into); so does a child on a pseudo-terminal.
-    if plan.exec.pty.is_some() || plan.confine.is_some() {
+    // A child on a pseudo-terminal starts a session of its own, whose controlling terminal it
+    // opens below. A confined child must have no controlling terminal (one it could push input
+    // into, or take the foreground of): where the host may have one, it gives it up, and starts
+    // a session of its own only where that cannot be done otherwise (`setsid` is the dearer way).
+    let own_session = plan.exec.pty.is_some()
+        || plan.confine.is_some_and(|c| c.terminal)
+            && match imp::give_up_controlling_terminal() {
+                Ok(done) => !done,
+                Err(errno) => return (SpawnStep::Session, errno as c_int),
+            };
+    if own_session {
         // SAFETY: setsid makes the calling process the leader of a new session and of a new
         // process group whose id is its pid; no memory is passed.
         if unsafe { libc::setsid() } == -1 {
@@ -164,7 +175,7 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
     }
 
     if let Some(fd) = plan.confine.and_then(|c| c.budget) {
-        // Writing 0 to `cgroup.procs` moves the writing process.
+        // Writing 0 to the group's `tasks` (or `cgroup.procs`) moves the writer, the whole child.
         // SAFETY: the buffer is a static byte; `fd` was opened for writing by the parent.
         if unsafe { libc::write(fd, c"0".as_ptr().cast(), 1) } != 1 {
             return fail(SpawnStep::ProcessBudget);

@@ -101,6 +101,34 @@ pub(super) fn set_parent_death_kill() -> Result<(), Errno> {
     if ret == -1 { Err(Errno::last()) } else { Ok(()) }
 }
 
+/// Gives up the calling process's controlling terminal without leaving its session, see
+/// [TIOCNOTTY](https://man7.org/linux/man-pages/man2/TIOCNOTTY.2const.html): `Ok(true)` when it
+/// has none now (it had none: `/dev/tty` is `ENXIO`; or it gave it up), `Ok(false)` when that
+/// cannot be known here (no `/dev/tty` to open). For a process that leads no session (a new
+/// child never does: a session leader's `TIOCNOTTY` would hang up its whole session).
+/// Async-signal-safe: `open`, `ioctl` and `close`.
+///
+/// `setsid` gives up the terminal too, but with the scheduler's automatic grouping on (as on
+/// most distributions) it also makes a scheduling group for the new session, which costs more
+/// than a `posix_spawn` child's whole set-up.
+pub(super) fn give_up_controlling_terminal() -> Result<bool, Errno> {
+    // SAFETY: the path is a NUL-terminated static string; the flags ask for a descriptor that
+    // does not become a controlling terminal and does not survive `execve`.
+    let fd = unsafe { libc::open(c"/dev/tty".as_ptr(), libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
+    if fd == -1 {
+        return match Errno::last() {
+            Errno::ENXIO => Ok(true),
+            _ => Ok(false),
+        };
+    }
+    // SAFETY: `fd` was just opened and is the controlling terminal; TIOCNOTTY takes no argument.
+    let ret = unsafe { libc::ioctl(fd, libc::TIOCNOTTY) };
+    let errno = Errno::last();
+    // SAFETY: `fd` is ours and closed once.
+    unsafe { libc::close(fd) };
+    if ret == -1 { Err(errno) } else { Ok(true) }
+}
+
 /// Whether `signal`'s disposition in this process is `SIG_IGN`, read with
 /// [sigaction(2)](https://man7.org/linux/man-pages/man2/sigaction.2.html) without changing it.
 pub(crate) fn is_ignored(signal: Signal) -> Result<bool, Errno> {

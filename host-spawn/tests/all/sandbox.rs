@@ -316,3 +316,64 @@ fn a_child_makes_no_namespace_and_still_forks_and_runs_threads() {
     let out = run(&off, "unshare", &["-U", "-r", "true"]);
     assert!(out.outcome.success(), "unconfined, the kernel allows it here: {out:?}");
 }
+
+/// Runs this test binary's test `name` again, with `WRT_TEST_UNDER_TERMINAL` set, in a session
+/// of its own whose controlling terminal is a new pseudo-terminal, also its stdin. Returns what
+/// it printed and whether it passed.
+fn rerun_under_a_terminal(name: &str) -> (String, bool) {
+    let python = "import fcntl, os, sys, termios
+master, slave = os.openpty()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    os.dup2(slave, 0)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))";
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", python])
+        .arg(&exe)
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env("WRT_TEST_UNDER_TERMINAL", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (text, out.status.success())
+}
+
+/// Before, a confined child gave up wrt's controlling terminal by starting a session of its own
+/// (`setsid`); now it gives it up with `TIOCNOTTY` and stays in wrt's session. Either way it
+/// must not keep the terminal: with it, it could take the terminal's foreground from wrt or
+/// the shell (`tcsetpgrp`). An unconfined child keeps it, which shows the probe can tell.
+#[test]
+fn a_confined_child_has_no_controlling_terminal() {
+    const PROBE: &str = "import os
+try:
+    os.tcgetpgrp(0)
+    print('terminal')
+except OSError:
+    print('none')";
+    if std::env::var_os("WRT_TEST_UNDER_TERMINAL").is_none() {
+        let (text, passed) = rerun_under_a_terminal("sandbox::a_confined_child_has_no_controlling_terminal");
+        assert!(passed && text.contains("probed: confined none, unconfined terminal"), "{text}");
+        return;
+    }
+    let _lock = lock();
+    let d = dirs();
+    let probe = |spawner: &Spawner| {
+        let out = spawner
+            .output(
+                Command::new("/usr/bin/python3").args(["-c", PROBE]).stdin(Stdio::Inherit).stdout(Stdio::Piped),
+                None,
+            )
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let policy = Policy::deny_all().allow_program("/usr/bin/python3");
+    let confined = probe(&spawner(policy.clone(), &d));
+    let unconfined = probe(&Spawner::new(policy).unwrap());
+    println!("probed: confined {confined}, unconfined {unconfined}");
+}
