@@ -338,13 +338,18 @@ fn build(sandbox: &ChildSandbox, policy: &CompiledPolicy, network: bool) -> Resu
     };
     let ruleset = landlock::create_ruleset(&attr, abi).map_err(SandboxUnavailable::Ruleset)?;
 
-    let optional = SYSTEM_READ
+    // The system locations, where they exist, as the objects they lead to.
+    let system: Vec<PathBuf> = SYSTEM_READ
         .iter()
-        .map(|p| (PathBuf::from(p), READ))
-        .chain(policy.search_path.iter().map(|dir| (dir.clone(), READ)))
-        .chain(policy.allowed_programs().map(|(_, path)| (path.to_owned(), READ)));
-    for (path, access) in optional {
-        add(&ruleset, &path, access & handled, false)?;
+        .map(PathBuf::from)
+        .chain(policy.search_path.iter().cloned())
+        .chain(policy.allowed_programs().map(|(_, path)| path.to_owned()))
+        .filter_map(|path| std::fs::canonicalize(path).ok())
+        .collect();
+    let given =
+        sandbox.read.iter().chain(&policy.sandbox.read).chain(sandbox.write.iter().chain(&policy.sandbox.write));
+    for path in outermost(&system, given) {
+        add(&ruleset, path, READ & handled, false)?;
     }
     for &(path, writable) in DEVICES {
         let access = if writable { fs::READ_FILE | fs::WRITE_FILE | fs::TRUNCATE } else { fs::READ_FILE };
@@ -359,6 +364,20 @@ fn build(sandbox: &ChildSandbox, policy: &CompiledPolicy, network: bool) -> Resu
     Ok(Variant { ruleset, filter: Filter::new(network) })
 }
 
+/// The system locations (canonical) that no other system location nor given directory (each
+/// of which grants at least reading) lies above: only they need a rule. `/usr/bin`, the
+/// policy's search path and its programs sit under `/usr` on most systems, and Landlock grants
+/// a path what the rules on it and on every directory above it grant, so a rule for them adds
+/// nothing but its cost, paid by every child, whose domain gets a copy of each rule.
+fn outermost<'a>(system: &'a [PathBuf], given: impl Iterator<Item = &'a PathBuf>) -> Vec<&'a Path> {
+    let above: Vec<&Path> = system.iter().chain(given).map(PathBuf::as_path).collect();
+    system
+        .iter()
+        .map(PathBuf::as_path)
+        .filter(|path| !above.iter().any(|dir| path != dir && path.starts_with(dir)))
+        .collect()
+}
+
 /// Adds a rule for `path`; a missing path is skipped unless `required`.
 fn add(ruleset: &OwnedFd, path: &Path, access: u64, required: bool) -> Result<(), SandboxUnavailable> {
     let fail = |source: Errno| SandboxUnavailable::Path { path: path.to_owned(), source };
@@ -370,4 +389,20 @@ fn add(ruleset: &OwnedFd, path: &Path, access: u64, required: bool) -> Result<()
     let is_dir = file.metadata().map_err(|e| fail(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))))?.is_dir();
     let access = if is_dir { access } else { access & fs::FILE };
     landlock::add_path_rule(ruleset.as_fd(), file.as_fd(), access).map_err(fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_system_location_under_another_or_under_a_given_directory_gets_no_rule_of_its_own() {
+        let system: Vec<PathBuf> =
+            ["/usr", "/usr/bin", "/usr/bin/true", "/usr2/bin", "/etc/passwd", "/srv/data/tool", "/usr"]
+                .map(PathBuf::from)
+                .into();
+        let given = [PathBuf::from("/srv/data")];
+        let kept = outermost(&system, given.iter());
+        assert_eq!(kept, ["/usr", "/usr2/bin", "/etc/passwd", "/usr"].map(Path::new));
+    }
 }
