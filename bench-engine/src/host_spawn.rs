@@ -49,7 +49,11 @@ impl HostSpawn {
         let unconfined = || Spawner::new(policy.clone()).map(|s| s.with_sandbox(ChildSandbox::off()));
         let spawner = unconfined().map_err(floor_err)?;
         let forked = unconfined().map_err(floor_err)?.with_strategy(Strategy::ForkExec);
-        let confined = Spawner::new(policy.clone()).map_err(floor_err)?.with_strategy(Strategy::VforkExec).strict(true);
+        let confined = Spawner::new(policy.clone())
+            .map_err(floor_err)?
+            .with_strategy(Strategy::VforkExec)
+            .with_sandbox(ChildSandbox::confined())
+            .strict(true);
         // The bare call: no attributes, no file actions, empty environment.
         let bare = (PosixSpawnAttr::init().map_err(floor_err)?, PosixSpawnFileActions::init().map_err(floor_err)?);
         // What host-spawn asks posix_spawn for (minus closefrom and chdir, which nix does not
