@@ -357,7 +357,9 @@ impl RunOptions {
 
     /// Called for every spawn the policy denies, for example to tell a user which flag would
     /// allow it. A hint it returns is appended to the message the guest reads with
-    /// `last_error`. Default: none.
+    /// `last_error` when the guest named the program by bare name; for a program given by
+    /// path it is not, since a hint given only for paths that lead to an executable would tell
+    /// the guest which files exist on the host. Default: none.
     ///
     /// Calls are rate-limited per guest instance (by default 20 per 10 seconds, see
     /// [`RunOptions::spawn_denial_rate_limit`]): past the limit the hook is not called

@@ -342,16 +342,14 @@ impl RunArgs {
                 // The program is the guest's: escaped and capped, so it can forge no line and
                 // send no terminal escape. `reason` is escaped already. The hint only when it
                 // would work: not for a file that is no program, nor for a program already
-                // allowed or denied.
+                // allowed or denied. The runtime decides whether the guest sees it too.
                 let program = Shown::new(&denied.program);
                 let hint = denied.allow_rule_would_help.then(|| format!("allow it with `--allow-run {program}`"));
                 match &hint {
                     Some(hint) => say!("wrt: {}; {hint}", denied.reason),
                     None => say!("wrt: {}", denied.reason),
                 }
-                // The guest sees the hint only for a bare name: for a path, it would say which
-                // files exist on the host.
-                hint.filter(|_| !denied.program.contains('/'))
+                hint
             })
             .on_spawn_denials_suppressed(|guest, count| {
                 use wrt_runtime::wrt_host_spawn::Shown;
