@@ -16,7 +16,9 @@ const MIB: u64 = 1 << 20;
 
 /// Calls `export(arg)` and returns its `i32` result.
 fn call(instance: &mut Instance, export: &str, arg: u64) -> Result<i32, BenchError> {
-    match runtime(export, instance.invoke(export, &[arg.to_string()]))? {
+    let arg = i32::try_from(arg)
+        .map_err(|_| BenchError::Guest(format!("`{export}` takes an `i32`: {arg} is out of its range")))?;
+    match runtime(export, instance.invoke(export, &[WasmValue::I32(arg)]))? {
         Outcome::Returned(values) if values.len() == 1 => match values[0] {
             WasmValue::I32(v) => Ok(v),
             other => Err(BenchError::Guest(format!("`{export}` returned {other}"))),
