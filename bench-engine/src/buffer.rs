@@ -8,8 +8,10 @@ use std::time::Instant;
 
 use wrt_runtime::{GcPolicy, GuestOutput, Outcome, RunOptions, Runtime};
 
-use crate::params::{BufferGuest, BufferParams};
+use crate::params::{BufferGuest, BufferParams, Params};
+use crate::peers::{self, PeerResult, Script};
 use crate::runner::Sample;
+use crate::workload::Workload;
 use crate::{BenchError, floor, guests, runtime};
 
 pub(crate) fn run_once(p: &BufferParams) -> Result<Sample, BenchError> {
@@ -55,4 +57,36 @@ pub(crate) fn run_once(p: &BufferParams) -> Result<Sample, BenchError> {
     ]);
     let per_second = |d: std::time::Duration| f64::from(p.n) / d.as_secs_f64();
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+impl Workload for BufferParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        run_once(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "ops/s"
+    }
+
+    /// Node running the same burst (`readable_burst.js`), with its collections.
+    fn peer(&self, name: String) -> Result<Option<PeerResult>, BenchError> {
+        let env = [("N", self.n.to_string()), ("BODY", self.body_size.to_string())];
+        let peer = peers::node(Script::ReadableBurst, &["--trace-gc"], &env)?;
+        let extra = BTreeMap::from([
+            ("young_collections".to_owned(), peer.young as f64),
+            ("full_collections".to_owned(), peer.full as f64),
+            ("rss".to_owned(), peers::number(&peer.json, "rss")?),
+        ]);
+        Ok(Some(PeerResult { name, rate: peers::number(&peer.json, "ops_per_s")?, extra }))
+    }
+
+    /// A collection policy the runtime would reject.
+    fn check(&self) -> Result<(), BenchError> {
+        if self.gc {
+            GcPolicy::new(self.gc_young, self.gc_soft_limit, self.gc_growth).map_err(|source| {
+                BenchError::BadConfig { config: Params::Buffer(self.clone()).to_string(), source: Box::new(source) }
+            })?;
+        }
+        Ok(())
+    }
 }

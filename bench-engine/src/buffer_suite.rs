@@ -15,6 +15,7 @@
 //! one round) checks every workload's output. A failed check or a failed run panics: this is a
 //! benchmark harness, run by `cargo bench`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,9 +25,9 @@ use serde_json::{Value, json};
 use wrt_runtime::{GcPolicy, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::child::{self, ChildRun};
-use crate::floor;
 use crate::peers::{self, NodeRun, Script};
-use crate::stats::Summary;
+use crate::runner::Sample;
+use crate::{floor, report};
 
 const MIB: u64 = 1 << 20;
 const KIB: usize = 1 << 10;
@@ -96,32 +97,25 @@ const SWEEP_RATIOS_TEST: [f64; 2] = [0.25, 2.0];
 
 // One measurement ------------------------------------------------------------------------------
 
-/// What one run of a workload gave. Absent fields do not apply to the runner.
-#[derive(Debug, Clone, Copy, Default)]
-struct Sample {
-    ms: f64,
-    ops_per_s: f64,
-    peak_rss: Option<u64>,
-    peak_external: Option<u64>,
-    young: Option<u64>,
-    full: Option<u64>,
-    gc_ms: Option<f64>,
+// A run of a runner is the engine's `Sample`: `rate` is ops/s, `floor_rate` NaN (the floor is a
+// runner of its own), and `extra` holds what applies to the runner of `ms`, `peak_rss`,
+// `peak_external`, `young`, `full` and `gc_ms`.
+
+/// A run of `ops_per_s` in `ms`, with the `figures` that apply to its runner.
+fn sample(ms: f64, ops_per_s: f64, figures: &[(&str, Option<f64>)]) -> Sample {
+    let mut extra = BTreeMap::from([("ms".to_owned(), ms)]);
+    extra.extend(figures.iter().filter_map(|&(key, value)| Some((key.to_owned(), value?))));
+    Sample { rate: ops_per_s, floor_rate: f64::NAN, extra }
 }
 
-/// The median of each field over `samples` (runs of one runner, one per round).
-fn median(samples: &[Sample]) -> Sample {
-    let f = |get: fn(&Sample) -> f64| Summary::median(&samples.iter().map(get).collect::<Vec<_>>());
-    let opt = |values: Vec<f64>| (!values.is_empty()).then(|| Summary::median(&values));
-    let u = |get: fn(&Sample) -> Option<u64>| opt(samples.iter().filter_map(get).map(|v| v as f64).collect());
-    Sample {
-        ms: f(|s| s.ms),
-        ops_per_s: f(|s| s.ops_per_s),
-        peak_rss: u(|s| s.peak_rss).map(|v| v as u64),
-        peak_external: u(|s| s.peak_external).map(|v| v as u64),
-        young: u(|s| s.young).map(|v| v as u64),
-        full: u(|s| s.full).map(|v| v as u64),
-        gc_ms: opt(samples.iter().filter_map(|s| s.gc_ms).collect()),
-    }
+/// The figure `key` of `s`, if it applies.
+fn get(s: &Sample, key: &str) -> Option<f64> {
+    s.extra.get(key).copied()
+}
+
+/// The count or size `key` of `s`, if it applies.
+fn count(s: &Sample, key: &str) -> Option<u64> {
+    get(s, key).map(|v| v as u64)
 }
 
 // Child processes ------------------------------------------------------------------------------
@@ -185,15 +179,17 @@ impl WrtStats {
     }
 
     fn sample(&self, ms: f64, ops_per_s: f64, peak_rss: u64) -> Sample {
-        Sample {
+        sample(
             ms,
             ops_per_s,
-            peak_rss: Some(peak_rss),
-            peak_external: Some(self.peak_external),
-            young: Some(self.young),
-            full: Some(self.full),
-            gc_ms: Some(self.gc_seconds * 1e3),
-        }
+            &[
+                ("peak_rss", Some(peak_rss as f64)),
+                ("peak_external", Some(self.peak_external as f64)),
+                ("young", Some(self.young as f64)),
+                ("full", Some(self.full as f64)),
+                ("gc_ms", Some(self.gc_seconds * 1e3)),
+            ],
+        )
     }
 }
 
@@ -266,15 +262,16 @@ fn burst_node(sz: Sizes) -> Sample {
     let NodeRun { run, json, young, full } =
         run_node(Script::ReadableBurst, &[("N", n.to_string()), ("BODY", body.to_string())]);
     let ms = checked_ms("readable_burst.js", &json, &burst_expect(n, body));
-    Sample {
+    sample(
         ms,
-        ops_per_s: ops(n, ms),
-        peak_rss: Some(run.peak_rss),
-        peak_external: json["external"].as_u64(),
-        young: Some(young),
-        full: Some(full),
-        gc_ms: None,
-    }
+        ops(n, ms),
+        &[
+            ("peak_rss", Some(run.peak_rss as f64)),
+            ("peak_external", json["external"].as_f64()),
+            ("young", Some(young as f64)),
+            ("full", Some(full as f64)),
+        ],
+    )
 }
 
 /// The floor: each iteration copies the nine chunks into one new `Vec` (one allocation, one
@@ -284,11 +281,11 @@ fn burst_floor(sz: Sizes) -> Sample {
     let start = Instant::now();
     floor::alloc_concat_burst(&chunks, sz.burst_n);
     let ms = start.elapsed().as_secs_f64() * 1e3;
-    Sample { ms, ops_per_s: ops(sz.burst_n, ms), ..Sample::default() }
+    sample(ms, ops(sz.burst_n, ms), &[])
 }
 
 /// Every runner once per round, in the same order each round; `None` when a runner is skipped.
-fn burst(paths: &Paths, sz: Sizes, node: bool, out: &mut Report) {
+fn burst(paths: &Paths, sz: Sizes, node: bool, out: &mut Sections) {
     // A first run of each guest fills the compiled-module cache (and is the check in --test).
     if sz.full {
         let warm = Sizes { burst_n: 20, ..sz };
@@ -308,12 +305,12 @@ fn burst(paths: &Paths, sz: Sizes, node: bool, out: &mut Report) {
         }
         samples[FLOOR].push(burst_floor(sz));
     }
-    let rows: Vec<Option<Sample>> = samples.iter().map(|s| (!s.is_empty()).then(|| median(s))).collect();
+    let rows: Vec<Option<Sample>> = samples.iter().map(|s| (!s.is_empty()).then(|| Sample::median(s))).collect();
     if !sz.full {
         return;
     }
-    let node_row = rows[NODE];
-    let floor_ops = rows[FLOOR].map_or(0.0, |f| f.ops_per_s);
+    let node_row = rows[NODE].as_ref();
+    let floor_ops = rows[FLOOR].as_ref().map_or(0.0, |f| f.rate);
     let mut table = String::from(
         "| runner | ops/s | vs Node 20 | vs floor | young | full | peak external | peak RSS | RSS vs Node 20 |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
@@ -326,14 +323,14 @@ fn burst(paths: &Paths, sz: Sizes, node: bool, out: &mut Report) {
         let _ = writeln!(
             table,
             "| {label} | {:.0} | {} | {} | {} | {} | {} | {} | {} |",
-            row.ops_per_s,
-            ratio(Some(row.ops_per_s), node_row.map(|n| n.ops_per_s)),
-            ratio(Some(row.ops_per_s), Some(floor_ops)),
-            opt(row.young),
-            opt(row.full),
-            row.peak_external.map_or("—".into(), bytes),
-            row.peak_rss.map_or("—".into(), bytes),
-            ratio(row.peak_rss.map(|r| r as f64), node_row.and_then(|n| n.peak_rss).map(|r| r as f64)),
+            row.rate,
+            ratio(Some(row.rate), node_row.map(|n| n.rate)),
+            ratio(Some(row.rate), Some(floor_ops)),
+            opt(count(row, "young")),
+            opt(count(row, "full")),
+            count(row, "peak_external").map_or("—".into(), bytes),
+            count(row, "peak_rss").map_or("—".into(), bytes),
+            ratio(get(row, "peak_rss"), node_row.and_then(|n| get(n, "peak_rss"))),
         );
     }
     println!("\n## burst: n = {}, body = {} KiB, median of {} rounds\n\n{table}", sz.burst_n, sz.body / KIB, sz.rounds);
@@ -342,16 +339,16 @@ fn burst(paths: &Paths, sz: Sizes, node: bool, out: &mut Report) {
          | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for (label, index) in [("on (default policy)", ASC), ("off (`--gc off`)", ASC_OFF)] {
-        let row = rows[index].expect("asc rows");
+        let row = rows[index].as_ref().expect("asc rows");
         let _ = writeln!(
             off,
             "| {label} | {:.0} | {} | {} | {} | {} | {:.0} ms |",
-            row.ops_per_s,
-            row.peak_external.map_or("—".into(), bytes),
-            row.peak_rss.map_or("—".into(), bytes),
-            opt(row.young),
-            opt(row.full),
-            row.gc_ms.unwrap_or(0.0),
+            row.rate,
+            count(row, "peak_external").map_or("—".into(), bytes),
+            count(row, "peak_rss").map_or("—".into(), bytes),
+            opt(count(row, "young")),
+            opt(count(row, "full")),
+            get(row, "gc_ms").unwrap_or(0.0),
         );
     }
     println!("\n## burst, AssemblyScript guest: accountant on vs off\n\n{off}");
@@ -387,18 +384,19 @@ fn chains_node(sz: Sizes) -> Sample {
     let NodeRun { run, json, young, full } = run_node(Script::BufferChains, &env);
     let expect = [("total", sz.chains_total.into()), ("chains", sz.chains.into()), ("size", sz.chain_size as u64)];
     let ms = checked_ms("buffer_chains.js", &json, &expect);
-    Sample {
+    sample(
         ms,
-        ops_per_s: ops(sz.chains_total, ms),
-        peak_rss: Some(run.peak_rss),
-        peak_external: json["peak_external"].as_u64(),
-        young: Some(young),
-        full: Some(full),
-        gc_ms: None,
-    }
+        ops(sz.chains_total, ms),
+        &[
+            ("peak_rss", Some(run.peak_rss as f64)),
+            ("peak_external", json["peak_external"].as_f64()),
+            ("young", Some(young as f64)),
+            ("full", Some(full as f64)),
+        ],
+    )
 }
 
-fn chains(paths: &Paths, sz: Sizes, node: bool, out: &mut Report) {
+fn chains(paths: &Paths, sz: Sizes, node: bool, out: &mut Sections) {
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); CHAIN_RUNNERS.len()];
     for round in 0..sz.rounds {
         eprintln!("chains: round {} of {}", round + 1, sz.rounds);
@@ -408,13 +406,13 @@ fn chains(paths: &Paths, sz: Sizes, node: bool, out: &mut Report) {
             samples[2].push(chains_node(sz));
         }
     }
-    let rows: Vec<Option<Sample>> = samples.iter().map(|s| (!s.is_empty()).then(|| median(s))).collect();
-    let asc = rows[1].expect("asc row");
+    let rows: Vec<Option<Sample>> = samples.iter().map(|s| (!s.is_empty()).then(|| Sample::median(s))).collect();
+    let asc = rows[1].as_ref().expect("asc row");
     let total_bytes = u64::from(sz.chains_total) * sz.chain_size as u64;
     // Garbage piles up by the young trigger between young collections.
     check(
         sz,
-        asc.young.unwrap_or(0) >= total_bytes / (GcPolicy::DEFAULT_YOUNG_TRIGGER * 2),
+        count(asc, "young").unwrap_or(0) >= total_bytes / (GcPolicy::DEFAULT_YOUNG_TRIGGER * 2),
         &format!("AS chains: too few young collections: {asc:?}"),
     );
     if !sz.full {
@@ -424,7 +422,7 @@ fn chains(paths: &Paths, sz: Sizes, node: bool, out: &mut Report) {
         "| runner | time | vs Node 20 | young | full | peak external | peak RSS | RSS vs Node 20 |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
-    let node_row = rows[2];
+    let node_row = rows[2].as_ref();
     for (label, row) in CHAIN_RUNNERS.iter().zip(&rows) {
         let Some(row) = row else {
             let _ = writeln!(table, "| {label} | skipped (no `node` on PATH) | | | | | | |");
@@ -433,13 +431,13 @@ fn chains(paths: &Paths, sz: Sizes, node: bool, out: &mut Report) {
         let _ = writeln!(
             table,
             "| {label} | {} | {} | {} | {} | {} | {} | {} |",
-            millis(row.ms),
-            ratio(Some(row.ms), node_row.map(|n| n.ms)),
-            opt(row.young),
-            opt(row.full),
-            row.peak_external.map_or("—".into(), bytes),
-            row.peak_rss.map_or("—".into(), bytes),
-            ratio(row.peak_rss.map(|r| r as f64), node_row.and_then(|n| n.peak_rss).map(|r| r as f64)),
+            millis(get(row, "ms").unwrap_or(0.0)),
+            ratio(get(row, "ms"), node_row.and_then(|n| get(n, "ms"))),
+            opt(count(row, "young")),
+            opt(count(row, "full")),
+            count(row, "peak_external").map_or("—".into(), bytes),
+            count(row, "peak_rss").map_or("—".into(), bytes),
+            ratio(get(row, "peak_rss"), node_row.and_then(|n| get(n, "peak_rss"))),
         );
     }
     println!(
@@ -477,18 +475,19 @@ fn sweep_run(paths: &Paths, sz: Sizes, policy: GcPolicy) -> Sample {
     let n = sz.sweep_n;
     let ms = checked_ms("asc_buffers burst", &json, &[("n", n.into()), ("total", 9 * u64::from(n))]);
     let stats = report.stats;
-    Sample {
+    sample(
         ms,
-        ops_per_s: ops(n, ms),
-        peak_rss: None,
-        peak_external: Some(stats.peak_external),
-        young: Some(stats.young_collections),
-        full: Some(stats.full_collections),
-        gc_ms: Some(stats.gc_time.as_secs_f64() * 1e3),
-    }
+        ops(n, ms),
+        &[
+            ("peak_external", Some(stats.peak_external as f64)),
+            ("young", Some(stats.young_collections as f64)),
+            ("full", Some(stats.full_collections as f64)),
+            ("gc_ms", Some(stats.gc_time.as_secs_f64() * 1e3)),
+        ],
+    )
 }
 
-fn sweep(paths: &Paths, sz: Sizes, out: &mut Report) {
+fn sweep(paths: &Paths, sz: Sizes, out: &mut Sections) {
     let s = sz.sweep_soft_limit;
     let f = GcPolicy::DEFAULT_GROWTH_FACTOR;
     let ratios: &[f64] = if sz.full { &SWEEP_RATIOS } else { &SWEEP_RATIOS_TEST };
@@ -503,9 +502,10 @@ fn sweep(paths: &Paths, sz: Sizes, out: &mut Report) {
         rows.push((r, y, accepted, unclamped, clamped));
     }
     // The cliff: at least 5× the full collections of the smallest Y (and at least 5).
-    let base = |pick: fn(&(f64, u64, bool, Sample, Sample)) -> &Sample| pick(&rows[0]).full.unwrap_or(0).max(1);
+    let base =
+        |pick: fn(&(f64, u64, bool, Sample, Sample)) -> &Sample| count(pick(&rows[0]), "full").unwrap_or(0).max(1);
     let (base_unclamped, base_clamped) = (base(|r| &r.3), base(|r| &r.4));
-    let cliff = |s: &Sample, base: u64| s.full.unwrap_or(0) >= 5 * base;
+    let cliff = |s: &Sample, base: u64| count(s, "full").unwrap_or(0) >= 5 * base;
     for (r, _, _, unclamped, clamped) in &rows {
         check(sz, !cliff(clamped, base_clamped), &format!("clamped Y/S = {r} has the cliff: {clamped:?}"));
         let expected = *r >= 1.0;
@@ -526,20 +526,20 @@ fn sweep(paths: &Paths, sz: Sizes, out: &mut Report) {
             "| {r} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {:.0} | {} |",
             bytes(*y),
             if *accepted { "accepted" } else { "rejected" },
-            opt(u.young),
-            opt(u.full),
-            u.ops_per_s,
+            opt(count(u, "young")),
+            opt(count(u, "full")),
+            u.rate,
             if cliff(u, base_unclamped) { "**yes**" } else { "no" },
-            opt(c.young),
-            opt(c.full),
-            c.ops_per_s,
+            opt(count(c, "young")),
+            opt(count(c, "full")),
+            c.rate,
             if cliff(c, base_clamped) { "**yes**" } else { "no" },
         );
     }
     println!("\n## sweep: AssemblyScript burst in-process, n = {}, S = {}, f = {f}\n\n{table}", sz.sweep_n, bytes(s));
     let labels: Vec<String> =
         rows.iter().flat_map(|(r, ..)| [format!("Y/S={r} unclamped"), format!("Y/S={r} clamped")]).collect();
-    let samples: Vec<Vec<Sample>> = rows.iter().flat_map(|(.., u, c)| [vec![*u], vec![*c]]).collect();
+    let samples: Vec<Vec<Sample>> = rows.iter().flat_map(|(.., u, c)| [vec![u.clone()], vec![c.clone()]]).collect();
     let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
     let params = json!({"n": sz.sweep_n, "body": sz.body, "soft_limit": s, "growth_factor": f});
     out.section("sweep", params, &labels, &samples);
@@ -583,42 +583,18 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
 }
 
 /// The machine-readable results, written to `target/buffer-bench.json`: every round of every
-/// runner, and their medians.
+/// runner, and their medians, by section ([`report::suite_section`]).
 #[derive(Debug, Default)]
-struct Report {
+struct Sections {
     sections: serde_json::Map<String, Value>,
 }
 
-impl Report {
+impl Sections {
     fn section(&mut self, name: &str, params: Value, labels: &[&str], samples: &[Vec<Sample>]) {
-        let runners: Vec<Value> = labels
-            .iter()
-            .zip(samples)
-            .filter(|(_, runs)| !runs.is_empty())
-            .map(|(label, runs)| {
-                json!({
-                    "runner": label.replace('`', ""),
-                    "median": sample_json(&median(runs)),
-                    "rounds": runs.iter().map(sample_json).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        let mut section = params;
-        section["runners"] = runners.into();
-        self.sections.insert(name.to_owned(), section);
+        let runners: Vec<(&str, &[Sample])> =
+            labels.iter().zip(samples).map(|(label, runs)| (*label, runs.as_slice())).collect();
+        self.sections.insert(name.to_owned(), report::suite_section(params, &runners));
     }
-}
-
-fn sample_json(s: &Sample) -> Value {
-    json!({
-        "ms": (s.ms * 10.0).round() / 10.0,
-        "ops_per_s": s.ops_per_s.round(),
-        "peak_rss": s.peak_rss,
-        "peak_external": s.peak_external,
-        "young": s.young,
-        "full": s.full,
-        "gc_ms": s.gc_ms.map(|ms| (ms * 10.0).round() / 10.0),
-    })
 }
 
 /// Runs the sections whose names contain one of `filters` (all with no filter): a full run
@@ -637,7 +613,7 @@ pub fn run(paths: &Paths, full: bool, filters: &[&str], json_out: &Path) {
     }
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let parent_rss = child::own_rss().unwrap_or(0);
-    let mut out = Report::default();
+    let mut out = Sections::default();
     let started = Instant::now();
     // The sections with children first, while this process is small (see `run_child`).
     if wanted("burst") {

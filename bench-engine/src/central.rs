@@ -24,16 +24,9 @@ pub enum Centre {
 }
 
 impl Centre {
-    /// The centre of `params`'s workload.
+    /// The centre of `params`'s workload ([`Workload::centre`](crate::Workload::centre)).
     pub fn of(params: &Params) -> Self {
-        match params {
-            Params::Instantiate(_)
-            | Params::ComponentSpawn(_)
-            | Params::ComponentStartup(_)
-            | Params::SpawnOverhead(_)
-            | Params::Real(_) => Centre::Median,
-            Params::Spawn(_) | Params::Buffer(_) | Params::Startup(_) | Params::Pipeline(_) => Centre::Mean,
-        }
+        params.workload().centre()
     }
 
     /// `mean` or `median`.

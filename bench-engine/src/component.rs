@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
+use crate::central::Centre;
 use crate::clis::Clis;
-use crate::params::{ComponentSpawnParams, StartupParams};
+use crate::params::{ComponentSpawnParams, ComponentStartupParams};
 use crate::runner::Sample;
+use crate::workload::Workload;
 use crate::{BenchError, child, floor, guests, runtime};
 
 /// The goal for a component spawn + wait: at most this many times the core ABI's.
@@ -169,7 +171,7 @@ fn says_hello(cmd: &mut Command) -> Result<(), BenchError> {
 /// directory, both compile caches in one temporary `XDG_CACHE_HOME`, warmed by an untimed first
 /// run each) as new processes, alternately, `p.n` times each; then `p.n` `posix_spawn` +
 /// `waitpid` of `/bin/true`, the floor.
-pub(crate) fn startup_once(p: &StartupParams) -> Result<Sample, BenchError> {
+pub(crate) fn startup_once(p: &ComponentStartupParams) -> Result<Sample, BenchError> {
     let clis = Clis::new()?;
     let hello = clis.write("hello.wasm", guests::COMPONENT_HELLO)?;
     let wrt_run = || {
@@ -210,6 +212,44 @@ pub(crate) fn startup_once(p: &StartupParams) -> Result<Sample, BenchError> {
     }
     let per_second = |d: Duration| f64::from(p.n) / d.as_secs_f64();
     Ok(Sample { rate: per_second(wrt_elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+impl Workload for ComponentSpawnParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        spawn_once(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "spawns/s"
+    }
+
+    /// Its ratios are read against goals.
+    fn centre(&self) -> Centre {
+        Centre::Median
+    }
+
+    fn baselines_in_every_run(&self) -> Option<&'static str> {
+        Some("the core ABI and posix_spawn")
+    }
+}
+
+impl Workload for ComponentStartupParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        startup_once(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "runs/s"
+    }
+
+    /// Its ratios are read against goals.
+    fn centre(&self) -> Centre {
+        Centre::Median
+    }
+
+    fn baselines_in_every_run(&self) -> Option<&'static str> {
+        Some("`wasmtime run` and posix_spawn")
+    }
 }
 
 #[cfg(test)]

@@ -20,8 +20,10 @@ use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{GcPolicy, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::BenchError;
+use crate::central::Centre;
 use crate::params::{InstantiateGuest, InstantiateParams, MAX_THREADS, RunConfig};
 use crate::runner::Sample;
+use crate::workload::Workload;
 
 /// `(func (export "_start"))`: no import, no memory.
 pub const TRIVIAL_WAT: &str = r#"(module (func (export "_start")))"#;
@@ -347,6 +349,29 @@ pub(crate) fn run_once(p: &InstantiateParams) -> Result<Sample, BenchError> {
     ]);
     let per_second = |d: Duration| runs / d.as_secs_f64();
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+impl Workload for InstantiateParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        run_once(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "runs/s"
+    }
+
+    /// Its runs are batches.
+    fn centre(&self) -> Centre {
+        Centre::Median
+    }
+
+    fn baselines_in_every_run(&self) -> Option<&'static str> {
+        Some("plain wasmtime")
+    }
+
+    fn compare_replaces(&self) -> &'static [&'static str] {
+        &["guest", "config", "threads"]
+    }
 }
 
 #[cfg(test)]

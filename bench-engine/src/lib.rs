@@ -2,33 +2,36 @@
 //! startup, instantiate, pipeline, component and real-program workloads that run anywhere the `wrt`
 //! binary runs (their guests are built into it), each measured against its floor in the same
 //! process and run, compared between two configurations with Welch's t-test, and reported as a
-//! table, JSON or a plot. The criterion benches in `benches/` are thin drivers over the same
-//! pieces: the floors ([`floor`]), the spawn guest ([`SpawnGuest`]), the host's ways to spawn
-//! ([`host_spawn`]), paired timing ([`paired`]), instantiate + run in process against plain
-//! wasmtime ([`instantiate`]), the component workloads ([`component`]), a real-world-shaped program
-//! under `wrt run` and `wasmtime run` ([`real`]), child processes with their peak RSS ([`child`]),
-//! the Node and wasmtime peers ([`peers`]) and, with the `gc-experiments` feature, the buffer suite
-//! (`buffer_suite`).
+//! table, JSON or a plot.
+//!
+//! Each workload implements [`Workload`] on its parameters, in its own file: one run with its
+//! floor, the unit of its rate, how its runs are summed up, its Node peer or the baselines that
+//! replace one, and the checks of a configuration; [`Params::workload`] registers it. A
+//! [`Plan`] turns a workload's settings (what `wrt bench`'s flags give: [`Setting`]s, and
+//! `--compare`'s `KEY=VALUE`) into checked configurations and runs them; every run gives one
+//! [`Sample`].
+//!
+//! The criterion benches in `benches/` are thin drivers over the same pieces: the floors
+//! ([`floor`]), the spawn guest ([`SpawnGuest`]), the host's ways to spawn ([`host_spawn`]),
+//! paired timing ([`paired`]), instantiate + run in process against plain wasmtime
+//! ([`instantiate`]), the component workloads ([`component`]), a real-world-shaped program under
+//! `wrt run` and `wasmtime run` ([`real`]), child processes with their peak RSS ([`child`]), the
+//! Node and wasmtime peers ([`peers`]) and, with the `gc-experiments` feature, the buffer suite
+//! (`buffer_suite`, whose runners' runs are [`Sample`]s too).
 //!
 //! # Examples
 //!
 //! ```no_run
-//! use wrt_bench::{Bench, Params, SpawnParams, Strategy, Method};
+//! use wrt_bench::{Params, Plan, Setting, SpawnParams, plan};
 //!
 //! # fn main() -> Result<(), wrt_bench::BenchError> {
-//! let base = Params::Spawn(SpawnParams {
-//!     n: 200,
-//!     heap: 600 << 20,
-//!     external: 0,
-//!     strategy: Strategy::PosixSpawn,
-//!     dontfork: true,
-//!     sandbox: false,
-//!     method: Method::Spawn,
-//! });
-//! let mut other = base.clone();
-//! other.apply("strategy=fork-exec")?;
-//! let comparison = Bench::new(5).compare(&base, &other)?;
-//! println!("{}", wrt_bench::report::comparison_table(&comparison));
+//! // `wrt bench spawn --heap 600MiB --compare strategy=posix-spawn strategy=fork-exec`
+//! let base = Params::Spawn(SpawnParams::default());
+//! let heap = vec![Setting::Heap(600 << 20)];
+//! let plan = Plan::new(base, vec![heap], Some(["strategy=posix-spawn", "strategy=fork-exec"]), false)?;
+//! if let plan::Measured::Comparison(comparison) = plan.run(5)? {
+//!     println!("{}", wrt_bench::report::comparison_table(&comparison));
+//! }
 //! # Ok(()) }
 //! ```
 #![deny(unsafe_code)]
@@ -50,6 +53,7 @@ pub mod paired;
 pub mod params;
 pub mod peers;
 pub mod pipeline;
+pub mod plan;
 pub mod plot;
 pub mod real;
 pub mod report;
@@ -58,14 +62,18 @@ mod spawn;
 mod startup;
 pub mod stats;
 mod sys;
+mod workload;
 
 pub use params::PipelineParams;
 pub use params::{
-    BufferGuest, BufferParams, ComponentSpawnParams, InstantiateGuest, InstantiateParams, Method, ParamError, Params,
-    RealCase, RealParams, RunConfig, Setting, SpawnOverheadParams, SpawnParams, StartupParams, Strategy,
+    BufferGuest, BufferParams, ComponentSpawnParams, ComponentStartupParams, InstantiateGuest, InstantiateParams,
+    Method, ParamError, Params, RealCase, RealParams, RunConfig, Setting, SpawnOverheadParams, SpawnParams,
+    StartupParams, Strategy,
 };
+pub use plan::Plan;
 pub use runner::{Bench, CompareResult, ConfigResult, Sample};
 pub use spawn::SpawnGuest;
+pub use workload::Workload;
 
 /// Why a benchmark could not run.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +82,29 @@ pub enum BenchError {
     /// A parameter is invalid.
     #[error(transparent)]
     Param(#[from] ParamError),
+    /// `--peers` for a workload whose baselines run in every run, so that it has no Node peer.
+    #[error("`wrt bench {workload}` has no Node peer: its baselines are {baselines}, in the same run")]
+    NoPeer {
+        /// The workload.
+        workload: &'static str,
+        /// What its baselines are.
+        baselines: &'static str,
+    },
+    /// `--compare` with flags that make more than one configuration.
+    #[error("--compare takes one value of each other flag ({configs} configurations given)")]
+    CompareNeedsOne {
+        /// How many configurations the flags make.
+        configs: usize,
+    },
+    /// A configuration the runtime would reject (a collection policy breaking a rule).
+    #[error("configuration `{config}`")]
+    BadConfig {
+        /// The configuration, as `key=value` pairs.
+        config: String,
+        /// Why the runtime rejects it.
+        #[source]
+        source: Box<wrt_runtime::ConfigError>,
+    },
     /// The sandbox or the guest failed.
     #[error("{context}: {source:#}")]
     Runtime {

@@ -16,10 +16,12 @@ use std::time::{Duration, Instant};
 use nix::sys::resource::{UsageWho, getrusage};
 use nix::sys::time::TimeVal;
 
+use crate::central::Centre;
 use crate::host_spawn::HostSpawn;
 use crate::params::{Method, SpawnOverheadParams, SpawnParams, Strategy};
 use crate::runner::Sample;
 use crate::spawn::SpawnGuest;
+use crate::workload::Workload;
 use crate::{BenchError, floor};
 
 /// The goal: a guest's spawn + wait of `/bin/true` at most this many times the floor's (CPU time,
@@ -143,6 +145,26 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
     ]);
     let rate = |d: Duration| f64::from(n) / d.as_secs_f64().max(1e-9);
     Ok(Sample { rate: rate(guest.total), floor_rate: rate(floor.total), extra })
+}
+
+impl Workload for SpawnOverheadParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        round(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "spawns/CPU-s"
+    }
+
+    /// Its ratios are read against goals.
+    fn centre(&self) -> Centre {
+        Centre::Median
+    }
+
+    /// Its sides are wrt's own layers and the floor.
+    fn baselines_in_every_run(&self) -> Option<&'static str> {
+        Some("host-spawn and posix_spawn")
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,10 @@
 use std::fmt;
 
 use serde::{Serialize, Serializer};
+use wrt_runtime::GcPolicy;
 pub use wrt_runtime::wrt_host_spawn::Strategy;
+
+use crate::workload::Workload;
 
 /// A parameter that could not be set.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -205,6 +208,13 @@ pub struct StartupParams {
     pub n: u32,
 }
 
+/// Parameters of `wrt bench component-startup`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComponentStartupParams {
+    /// `wrt run` processes per run (and as many `wasmtime run`s).
+    pub n: u32,
+}
+
 /// Parameters of `wrt bench instantiate`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InstantiateParams {
@@ -269,11 +279,83 @@ pub enum Params {
     /// `wrt bench component-spawn`
     ComponentSpawn(ComponentSpawnParams),
     /// `wrt bench component-startup`
-    ComponentStartup(StartupParams),
+    ComponentStartup(ComponentStartupParams),
     /// `wrt bench spawn-overhead`
     SpawnOverhead(SpawnOverheadParams),
     /// `wrt bench real`
     Real(RealParams),
+}
+
+// The defaults of `wrt bench`'s flags: what a configuration is before its flags set it.
+
+impl Default for SpawnParams {
+    fn default() -> Self {
+        Self {
+            n: 200,
+            heap: 0,
+            external: 0,
+            strategy: Strategy::PosixSpawn,
+            dontfork: true,
+            method: Method::Spawn,
+            sandbox: false,
+        }
+    }
+}
+
+impl Default for BufferParams {
+    fn default() -> Self {
+        Self {
+            n: 20_000,
+            body_size: 120 << 10,
+            guest: BufferGuest::Rust,
+            gc: true,
+            gc_young: GcPolicy::DEFAULT_YOUNG_TRIGGER,
+            gc_soft_limit: GcPolicy::DEFAULT_SOFT_LIMIT,
+            gc_growth: GcPolicy::DEFAULT_GROWTH_FACTOR,
+        }
+    }
+}
+
+impl Default for StartupParams {
+    fn default() -> Self {
+        Self { n: 20 }
+    }
+}
+
+impl Default for ComponentStartupParams {
+    fn default() -> Self {
+        Self { n: 20 }
+    }
+}
+
+impl Default for InstantiateParams {
+    fn default() -> Self {
+        Self { n: 2000, guest: InstantiateGuest::Trivial, config: RunConfig::Defaults, threads: 1 }
+    }
+}
+
+impl Default for PipelineParams {
+    fn default() -> Self {
+        Self { bytes: 1 << 30 }
+    }
+}
+
+impl Default for ComponentSpawnParams {
+    fn default() -> Self {
+        Self { n: 200 }
+    }
+}
+
+impl Default for SpawnOverheadParams {
+    fn default() -> Self {
+        Self { n: 100 }
+    }
+}
+
+impl Default for RealParams {
+    fn default() -> Self {
+        Self { n: 10, files: 2000, bytes: 100 << 20, case: RealCase::TreeSearchCore }
+    }
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
@@ -406,8 +488,23 @@ impl Setting {
 }
 
 impl Params {
+    /// The workload this configuration is of: the one registration of each workload.
+    pub fn workload(&self) -> &dyn Workload {
+        match self {
+            Params::Spawn(p) => p,
+            Params::Buffer(p) => p,
+            Params::Startup(p) => p,
+            Params::Instantiate(p) => p,
+            Params::Pipeline(p) => p,
+            Params::ComponentSpawn(p) => p,
+            Params::ComponentStartup(p) => p,
+            Params::SpawnOverhead(p) => p,
+            Params::Real(p) => p,
+        }
+    }
+
     /// The workload's name, as in `wrt bench <name>`.
-    pub fn workload(&self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             Params::Spawn(_) => "spawn",
             Params::Buffer(_) => "buffer",
@@ -436,7 +533,7 @@ impl Params {
     }
 
     fn unknown(&self, key: &str) -> ParamError {
-        ParamError::UnknownKey { workload: self.workload(), key: key.to_owned(), known: self.keys().join(", ") }
+        ParamError::UnknownKey { workload: self.name(), key: key.to_owned(), known: self.keys().join(", ") }
     }
 
     /// Parses `value` for the parameter `key` of this workload (as the flag is spelled,
@@ -509,7 +606,8 @@ impl Params {
             (Params::ComponentSpawn(_), Setting::N(1)) => return Err(out_of_range("must be at least 2")),
             (Params::Spawn(p), Setting::N(n)) => p.n = n,
             (Params::Buffer(p), Setting::N(n)) => p.n = n,
-            (Params::Startup(p) | Params::ComponentStartup(p), Setting::N(n)) => p.n = n,
+            (Params::Startup(p), Setting::N(n)) => p.n = n,
+            (Params::ComponentStartup(p), Setting::N(n)) => p.n = n,
             (Params::ComponentSpawn(p), Setting::N(n)) => p.n = n,
             (Params::SpawnOverhead(p), Setting::N(n)) => p.n = n,
             (Params::Instantiate(p), Setting::N(n)) => p.n = n,
@@ -591,7 +689,8 @@ impl Params {
         let setting = match (self, key) {
             (Params::Spawn(p), "n") => Setting::N(p.n),
             (Params::Buffer(p), "n") => Setting::N(p.n),
-            (Params::Startup(p) | Params::ComponentStartup(p), "n") => Setting::N(p.n),
+            (Params::Startup(p), "n") => Setting::N(p.n),
+            (Params::ComponentStartup(p), "n") => Setting::N(p.n),
             (Params::ComponentSpawn(p), "n") => Setting::N(p.n),
             (Params::SpawnOverhead(p), "n") => Setting::N(p.n),
             (Params::Instantiate(p), "n") => Setting::N(p.n),

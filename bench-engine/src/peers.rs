@@ -5,15 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::BenchError;
 use crate::child::{self, ChildRun};
 use crate::params::Params;
-
-const MIB: u64 = 1 << 20;
 
 /// A Node.js script of `bench-engine/peers/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,11 +124,13 @@ pub fn wasmtime_binary(dir: &Path) -> Option<PathBuf> {
     Some(binary)
 }
 
-fn number(json: &serde_json::Value, key: &str) -> Result<f64, BenchError> {
+/// The number `key` of a peer's JSON line.
+pub(crate) fn number(json: &serde_json::Value, key: &str) -> Result<f64, BenchError> {
     json.get(key).and_then(serde_json::Value::as_f64).ok_or_else(|| BenchError::Peer(format!("no `{key}` in {json}")))
 }
 
-/// Runs the Node peer of `params`, or `None` when `node` is not on PATH.
+/// Runs the Node peer of `params` ([`Workload::peer`](crate::Workload::peer)), or `None` when
+/// `node` is not on PATH or the workload has no peer.
 ///
 /// # Errors
 ///
@@ -140,45 +139,5 @@ pub fn run(params: &Params) -> Result<Option<PeerResult>, BenchError> {
     let Some(version) = node_version() else {
         return Ok(None);
     };
-    let name = format!("node {version}");
-    let result = match params {
-        // The pipeline's baseline is the same pipeline run by `sh`, in every run.
-        Params::Pipeline(_) => return Ok(None),
-        Params::Spawn(p) => {
-            // Node holds the same amount as a touched WebAssembly.Memory, and the buffers as
-            // Buffers (which, malloc'd, are not DONTFORK).
-            let (heap_mb, kind) = if p.external > 0 { (p.external / MIB, "buffer") } else { (p.heap / MIB, "wasm") };
-            let env = [("N", p.n.to_string()), ("HEAP_MB", heap_mb.to_string()), ("KIND", kind.to_owned())];
-            let json = node(Script::SpawnHeap, &[], &env)?.json;
-            let ms = number(&json, "ms_per_spawn")?;
-            PeerResult { name, rate: 1e3 / ms, extra: BTreeMap::from([("us_per_spawn".to_owned(), ms * 1e3)]) }
-        }
-        Params::Buffer(p) => {
-            let env = [("N", p.n.to_string()), ("BODY", p.body_size.to_string())];
-            let peer = node(Script::ReadableBurst, &["--trace-gc"], &env)?;
-            let extra = BTreeMap::from([
-                ("young_collections".to_owned(), peer.young as f64),
-                ("full_collections".to_owned(), peer.full as f64),
-                ("rss".to_owned(), number(&peer.json, "rss")?),
-            ]);
-            PeerResult { name, rate: number(&peer.json, "ops_per_s")?, extra }
-        }
-        // No peer instantiates in process; the component workloads measure their baselines
-        // (the core ABI, `wasmtime run`) in every run.
-        Params::Instantiate(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) => return Ok(None),
-        // Its sides are wrt's own layers and the floor, in every run.
-        Params::SpawnOverhead(_) => return Ok(None),
-        // Its baselines are `wasmtime run` and the native program, in every run.
-        Params::Real(_) => return Ok(None),
-        Params::Startup(p) => {
-            let start = Instant::now();
-            for _ in 0..p.n {
-                child::run_quiet(Command::new("node").args(["-e", "console.log('hello')"]))
-                    .map_err(|e| BenchError::Peer(e.to_string()))?;
-            }
-            let elapsed = start.elapsed();
-            PeerResult { name, rate: f64::from(p.n) / elapsed.as_secs_f64(), extra: BTreeMap::new() }
-        }
-    };
-    Ok(Some(result))
+    params.workload().peer(format!("node {version}"))
 }

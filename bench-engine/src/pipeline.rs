@@ -14,6 +14,7 @@ use wrt_runtime::{Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::params::{PipelineParams, size};
 use crate::runner::{ConfigResult, Sample};
+use crate::workload::Workload;
 use crate::{BenchError, child, guests, runtime};
 
 /// The most bytes the guest may read from or write to its children's pipes in one run: `wc`'s
@@ -152,6 +153,18 @@ pub(crate) fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Ve
             "-".to_owned(),
         ],
     ]
+}
+
+/// The pipeline's baseline, the same pipeline run by `sh`, runs in every run; `--peers` is
+/// taken, but no Node peer runs.
+impl Workload for PipelineParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        run_once(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "MiB/s"
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use crate::child::{self, Drained};
 use crate::clis::Clis;
 use crate::params::{RealCase, RealParams};
 use crate::runner::Sample;
+use crate::workload::Workload;
 use crate::{BenchError, guests};
 
 /// The goal for every case: `wrt run` takes at most this many times `wasmtime run`'s time
@@ -274,6 +275,30 @@ pub(crate) fn round(p: &RealParams) -> Result<Sample, BenchError> {
         }
     }
     Ok(Sample { rate: 1e3 / ms, floor_rate: 1e3 / native_ms, extra })
+}
+
+impl Workload for RealParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        round(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "runs/s"
+    }
+
+    /// Its ratios are read against goals.
+    fn centre(&self) -> Centre {
+        Centre::Median
+    }
+
+    fn baselines_in_every_run(&self) -> Option<&'static str> {
+        Some("`wasmtime run` and the native program")
+    }
+
+    /// `--case` gives every case by default.
+    fn compare_replaces(&self) -> &'static [&'static str] {
+        &["case"]
+    }
 }
 
 #[cfg(test)]

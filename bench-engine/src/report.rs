@@ -6,18 +6,12 @@ use serde::Serialize;
 
 use crate::central::{self, Centre};
 use crate::params::{Params, RunConfig};
-use crate::runner::{CompareResult, ConfigResult};
+use crate::runner::{CompareResult, ConfigResult, Sample};
 use crate::stats::LEVELS;
 
 /// The unit of a workload's rate.
 pub fn unit(params: &Params) -> &'static str {
-    match params {
-        Params::Spawn(_) | Params::ComponentSpawn(_) => "spawns/s",
-        Params::SpawnOverhead(_) => "spawns/CPU-s",
-        Params::Buffer(_) => "ops/s",
-        Params::Startup(_) | Params::Instantiate(_) | Params::ComponentStartup(_) | Params::Real(_) => "runs/s",
-        Params::Pipeline(_) => "MiB/s",
-    }
+    params.workload().unit()
 }
 
 /// A rate with three significant figures or more.
@@ -397,7 +391,7 @@ pub(crate) fn common_line(all: &[Params]) -> String {
         .filter(|k| all.iter().all(|p| p.get(k) == first.get(k)))
         .filter_map(|k| first.get(k).map(|v| format!("{k}={v}")))
         .collect();
-    format!("wrt bench {}: {}", first.workload(), shared.join(" "))
+    format!("wrt bench {}: {}", first.name(), shared.join(" "))
 }
 
 /// A comparison as Node's `benchmark/compare.js` prints it: each side's mean, the improvement
@@ -469,7 +463,44 @@ pub fn short_label(params: &Params, all: &[Params]) -> String {
     let varying: Vec<&str> =
         params.keys().iter().copied().filter(|k| all.iter().any(|p| p.get(k) != params.get(k))).collect();
     let pairs: Vec<String> = varying.iter().filter_map(|k| params.get(k).map(|v| format!("{k}={v}"))).collect();
-    if pairs.is_empty() { params.workload().to_owned() } else { pairs.join(" ") }
+    if pairs.is_empty() { params.name().to_owned() } else { pairs.join(" ") }
+}
+
+/// One section of a suite's JSON (the criterion `buffer` bench writes `target/buffer-bench.json`
+/// from these): `params`, with `runners` added: for each runner that ran, its label (without
+/// backquotes), the median of its rounds ([`Sample::median`]) and every round.
+pub fn suite_section(mut params: serde_json::Value, runners: &[(&str, &[Sample])]) -> serde_json::Value {
+    let runners: Vec<serde_json::Value> = runners
+        .iter()
+        .filter(|(_, rounds)| !rounds.is_empty())
+        .map(|(label, rounds)| {
+            serde_json::json!({
+                "runner": label.replace('`', ""),
+                "median": sample_json(&Sample::median(rounds)),
+                "rounds": rounds.iter().map(sample_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    params["runners"] = runners.into();
+    params
+}
+
+/// A sample as JSON: `ops_per_s` (its rate), then its own figures; a whole number is written
+/// as an integer, any other rounded to a tenth.
+fn sample_json(sample: &Sample) -> serde_json::Value {
+    let figure = |value: f64| {
+        if value.fract() == 0.0 && value.abs() < 2f64.powi(53) {
+            serde_json::Value::from(value as i64)
+        } else {
+            serde_json::Value::from((value * 10.0).round() / 10.0)
+        }
+    };
+    let mut json = serde_json::Map::new();
+    json.insert("ops_per_s".into(), figure(sample.rate.round()));
+    for (key, value) in &sample.extra {
+        json.insert(key.clone(), figure(*value));
+    }
+    json.into()
 }
 
 #[cfg(test)]

@@ -9,14 +9,18 @@ use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
 
 use crate::params::{Method, SpawnParams};
+use crate::peers::{self, PeerResult, Script};
 use crate::runner::Sample;
+use crate::workload::Workload;
 use crate::{BenchError, floor, guests, runtime};
 
 const MIB: u64 = 1 << 20;
 
 /// Calls `export(arg)` and returns its `i32` result.
 fn call(instance: &mut Instance, export: &str, arg: u64) -> Result<i32, BenchError> {
-    match runtime(export, instance.invoke(export, &[arg.to_string()]))? {
+    let arg = i32::try_from(arg)
+        .map_err(|_| BenchError::Guest(format!("`{export}` takes an `i32`: {arg} is out of its range")))?;
+    match runtime(export, instance.invoke(export, &[WasmValue::I32(arg)]))? {
         Outcome::Returned(values) if values.len() == 1 => match values[0] {
             WasmValue::I32(v) => Ok(v),
             other => Err(BenchError::Guest(format!("`{export}` returned {other}"))),
@@ -103,4 +107,26 @@ pub(crate) fn run_once(p: &SpawnParams) -> Result<Sample, BenchError> {
         ("peak_external".to_owned(), stats.peak_external as f64),
     ]);
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+impl Workload for SpawnParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        run_once(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "spawns/s"
+    }
+
+    /// Node's `child_process.spawn('/bin/true')`, holding the same amount as a touched
+    /// `WebAssembly.Memory`, and the buffers as `Buffer`s (which, malloc'd, are not DONTFORK).
+    fn peer(&self, name: String) -> Result<Option<PeerResult>, BenchError> {
+        let (heap_mb, kind) =
+            if self.external > 0 { (self.external / MIB, "buffer") } else { (self.heap / MIB, "wasm") };
+        let env = [("N", self.n.to_string()), ("HEAP_MB", heap_mb.to_string()), ("KIND", kind.to_owned())];
+        let json = peers::node(Script::SpawnHeap, &[], &env)?.json;
+        let ms = peers::number(&json, "ms_per_spawn")?;
+        let extra = BTreeMap::from([("us_per_spawn".to_owned(), ms * 1e3)]);
+        Ok(Some(PeerResult { name, rate: 1e3 / ms, extra }))
+    }
 }

@@ -6,7 +6,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::params::StartupParams;
+use crate::peers::PeerResult;
 use crate::runner::Sample;
+use crate::workload::Workload;
 use crate::{BenchError, child, floor, guests};
 
 pub(crate) fn run_once(p: &StartupParams) -> Result<Sample, BenchError> {
@@ -29,4 +31,25 @@ pub(crate) fn run_once(p: &StartupParams) -> Result<Sample, BenchError> {
     let per_second = |d: std::time::Duration| f64::from(p.n) / d.as_secs_f64();
     let extra = BTreeMap::from([("ms_per_run".to_owned(), elapsed.as_secs_f64() * 1e3 / f64::from(p.n))]);
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+impl Workload for StartupParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        run_once(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "runs/s"
+    }
+
+    /// `node -e "console.log('hello')"` as a new process, as many times.
+    fn peer(&self, name: String) -> Result<Option<PeerResult>, BenchError> {
+        let start = Instant::now();
+        for _ in 0..self.n {
+            child::run_quiet(Command::new("node").args(["-e", "console.log('hello')"]))
+                .map_err(|e| BenchError::Peer(e.to_string()))?;
+        }
+        let rate = f64::from(self.n) / start.elapsed().as_secs_f64();
+        Ok(Some(PeerResult { name, rate, extra: BTreeMap::new() }))
+    }
 }

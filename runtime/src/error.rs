@@ -201,7 +201,8 @@ pub enum ConfigError {
         /// The variable as given.
         spec: String,
     },
-    /// `--env NAME` without a value names a variable the host does not set.
+    /// [`RunOptions::env_from_host`](crate::RunOptions::env_from_host) (`--env NAME` without a
+    /// value) names a variable the host does not set.
     #[error("environment variable `{name}` is not set on the host (give it a value with `{name}=VALUE`)")]
     EnvNotSet {
         /// The variable's name.

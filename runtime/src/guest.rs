@@ -11,6 +11,7 @@ use crate::instance::{Instance, Report};
 use crate::options::RunOptions;
 use crate::runtime::{Runtime, SlowCompileHook};
 use crate::state::GuestState;
+use crate::value::{WasmType, WasmValue};
 
 /// A guest compiled and linked by a [`Runtime`] ([`Runtime::load_file`]), ready to run any
 /// number of times, from any thread, each run in a fresh store with its own [`RunOptions`].
@@ -69,17 +70,58 @@ impl Guest {
         Ok(instance.into_report(outcome))
     }
 
-    /// Calls the export `name` of a fresh instance with `args` parsed as its parameters (as
-    /// `wasmtime run --invoke` does), after the guest's `_initialize` if it has one.
+    /// Calls the export `name` of a fresh instance with `args` as its parameters, after the
+    /// guest's `_initialize` if it has one (as `wasmtime run --invoke` does);
+    /// [`Instance::invoke`] in a fresh instance.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use wrt_runtime::{Outcome, RunOptions, Runtime, WasmType, WasmValue};
+    ///
+    /// # fn main() -> wrt_runtime::Result<()> {
+    /// let wat = r#"(module (func (export "add") (param i32 i64) (result i64)
+    ///     (i64.add (i64.extend_i32_s (local.get 0)) (local.get 1))))"#;
+    /// let guest = Runtime::new()?.load_bytes("add.wat", wat.as_bytes())?;
+    /// assert_eq!(guest.export_params("add")?, [WasmType::I32, WasmType::I64]);
+    /// let report = guest.invoke(&RunOptions::new(), "add", &[WasmValue::I32(-1), WasmValue::I64(1 << 40)])?;
+    /// assert_eq!(report.outcome, Outcome::Returned(vec![WasmValue::I64((1 << 40) - 1)]));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
     /// As [`Guest::instantiate`], and [`InstantiateError`] when the export is missing or the
     /// arguments do not match its parameters.
-    pub fn invoke(&self, options: &RunOptions, name: &str, args: &[String]) -> crate::Result<Report> {
+    pub fn invoke(&self, options: &RunOptions, name: &str, args: &[WasmValue]) -> crate::Result<Report> {
         let mut instance = self.instantiate(options)?;
         let outcome = instance.invoke(name, args)?;
         Ok(instance.into_report(outcome))
+    }
+
+    /// The parameter types of the exported function `name`: what [`Guest::invoke`] and
+    /// [`Instance::invoke`] take, for a caller that builds the arguments from text.
+    ///
+    /// # Errors
+    ///
+    /// [`InstantiateError::InvokeComponent`] for a component, whose exports are not core
+    /// functions; [`InstantiateError::NoSuchExport`] when the guest exports no function of
+    /// that name.
+    pub fn export_params(&self, name: &str) -> crate::Result<Vec<WasmType>> {
+        let pre = match &self.code {
+            Code::Module { pre, .. } => pre,
+            Code::Component(_) => return Err(InstantiateError::InvokeComponent { guest: self.name.clone() }.into()),
+        };
+        let module = pre.module();
+        match module.get_export(name) {
+            Some(wasmtime::ExternType::Func(ty)) => Ok(ty.params().map(|ty| WasmType::of(&ty)).collect()),
+            _ => Err(InstantiateError::NoSuchExport {
+                guest: self.name.clone(),
+                export: name.to_owned(),
+                functions: module.exports().filter(|e| e.ty().func().is_some()).map(|e| e.name().to_owned()).collect(),
+            }
+            .into()),
+        }
     }
 
     /// The guest's name: its file name, or the name given with its bytes.

@@ -15,10 +15,11 @@ use crate::external::accountant::Accountant;
 use crate::guest::{Code, Guest};
 use crate::limiter::Limiter;
 use crate::options::RunOptions;
-use crate::outcome::{Outcome, TrapInfo, WasmValue};
+use crate::outcome::{Outcome, TrapInfo};
 use crate::process_service::state::SpawnState;
 use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
+use crate::value::{WasmType, WasmValue};
 use crate::wasi::ctx::{self as wasi_ctx, Captured};
 use crate::wasi::original as wasi_original;
 use crate::wasi::stdio::{DirectStdio, Stream};
@@ -255,19 +256,17 @@ impl Instance {
         self.call(|store| func.call(store, ()).map(|()| Outcome::Exited(0)))
     }
 
-    /// Calls an exported function with `args` parsed as its parameters (`i32`, `i64`, `f32`,
-    /// `f64`). Calls `_initialize` first if the guest exports it, under the same timeout and
-    /// fuel.
-    ///
-    /// A decimal integer must fit the parameter's signed type (`i32`: -2147483648 to
-    /// 2147483647). A hex integer (`0x…`) may also give any bit pattern of the type's width
-    /// (`0xffffffff` is the `i32` -1); with a minus sign it must fit the signed type.
+    /// Calls the exported function `name` with `args` as its parameters and returns the
+    /// values it returned ([`Outcome::Returned`]). Calls `_initialize` first if the guest
+    /// exports it, under the same timeout and fuel. [`Guest::export_params`] gives the types
+    /// the arguments must have.
     ///
     /// # Errors
     ///
-    /// [`InstantiateError`] when the export is missing, is not a function, or the arguments do
-    /// not fit its parameters; a failure of the host while it runs.
-    pub fn invoke(&mut self, name: &str, args: &[String]) -> wasmtime::Result<Outcome> {
+    /// [`InstantiateError`] when the guest is a component, the export is missing or is not a
+    /// function, the arguments do not match its parameters in number or type, or a result has
+    /// a type no [`WasmValue`] holds; a failure of the host while it runs.
+    pub fn invoke(&mut self, name: &str, args: &[WasmValue]) -> wasmtime::Result<Outcome> {
         let instance = match &self.state {
             State::Ready(instance) => *instance,
             State::Command(_) => {
@@ -289,12 +288,20 @@ impl Instance {
         if ty.params().len() != args.len() {
             return Err(bad_args(format!("expects {} arguments, got {}", ty.params().len(), args.len())).into());
         }
-        let params = ty
-            .params()
-            .zip(args)
-            .enumerate()
-            .map(|(i, (ty, arg))| parse_val(&ty, arg).map_err(|why| bad_args(format!("argument {}: {why}", i + 1))))
-            .collect::<Result<Vec<_>, _>>()?;
+        for (i, (ty, arg)) in ty.params().zip(args).enumerate() {
+            match WasmType::of(&ty) {
+                WasmType::Unsupported(ty) => {
+                    return Err(bad_args(format!("argument {}: parameter type `{ty}` is not supported", i + 1)).into());
+                }
+                ty if ty != arg.ty() => {
+                    let reason =
+                        format!("argument {}: the parameter is `{ty}`, the value `{arg}` is `{}`", i + 1, arg.ty());
+                    return Err(bad_args(reason).into());
+                }
+                _ => {}
+            }
+        }
+        let params: Vec<Val> = args.iter().map(|arg| arg.to_val()).collect();
         let mut results = Vec::new();
         for ty in ty.results() {
             results.push(default_val(&ty).ok_or_else(|| bad_args(format!("result type `{ty}` is not supported")))?);
@@ -312,7 +319,7 @@ impl Instance {
                 }
             }
             func.call(&mut *store, &params, &mut results)?;
-            Ok(Outcome::Returned(results.iter().filter_map(wasm_value).collect()))
+            Ok(Outcome::Returned(results.iter().filter_map(WasmValue::from_val).collect()))
         })
     }
 
@@ -500,63 +507,12 @@ fn format_backtrace(backtrace: &WasmBacktrace) -> String {
     shown
 }
 
-/// Parses an `--invoke` argument as a value of `ty`. Decimal integers must fit the signed type;
-/// unsigned hex (`0x…`) may give any bit pattern of its width.
-fn parse_val(ty: &ValType, arg: &str) -> Result<Val, String> {
-    Ok(match ty {
-        ValType::I32 => Val::I32(parse_int(arg, ty, 32)? as i32),
-        ValType::I64 => Val::I64(parse_int(arg, ty, 64)? as i64),
-        ValType::F32 => Val::F32(arg.parse::<f32>().map_err(|_| format!("`{arg}` is not a number"))?.to_bits()),
-        ValType::F64 => Val::F64(arg.parse::<f64>().map_err(|_| format!("`{arg}` is not a number"))?.to_bits()),
-        other => return Err(format!("parameter type `{other}` is not supported")),
-    })
-}
-
-/// Parses an integer for a type of `bits` bits: a decimal or signed hex value in the signed
-/// range, or an unsigned hex value up to the largest bit pattern. Returns it as `i128`, to be
-/// truncated to the type's width.
-fn parse_int(arg: &str, ty: &ValType, bits: u32) -> Result<i128, String> {
-    let (negative, digits) = arg.strip_prefix('-').map_or((false, arg), |d| (true, d));
-    let hex = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X"));
-    let magnitude = match hex {
-        Some(hex) if !hex.starts_with(['+', '-']) => i128::from_str_radix(hex, 16),
-        None if !digits.starts_with(['+', '-']) => digits.parse::<i128>(),
-        _ => "".parse::<i128>(),
-    }
-    .map_err(|err| match err.kind() {
-        std::num::IntErrorKind::PosOverflow => format!("`{arg}` is out of range for `{ty}`"),
-        _ => format!("`{arg}` is not an integer"),
-    })?;
-    let value = if negative { -magnitude } else { magnitude };
-    let (min, max) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
-    let unsigned_max = (1i128 << bits) - 1;
-    if (min..=max).contains(&value) || (hex.is_some() && !negative && value <= unsigned_max) {
-        return Ok(value);
-    }
-    if hex.is_none() && (0..=unsigned_max).contains(&value) {
-        return Err(format!(
-            "`{arg}` is out of range for `{ty}` (decimal arguments are signed; give the bit pattern in hex: `{value:#x}`)"
-        ));
-    }
-    Err(format!("`{arg}` is out of range for `{ty}`"))
-}
-
 fn default_val(ty: &ValType) -> Option<Val> {
     Some(match ty {
         ValType::I32 => Val::I32(0),
         ValType::I64 => Val::I64(0),
         ValType::F32 => Val::F32(0),
         ValType::F64 => Val::F64(0),
-        _ => return None,
-    })
-}
-
-fn wasm_value(val: &Val) -> Option<WasmValue> {
-    Some(match *val {
-        Val::I32(v) => WasmValue::I32(v),
-        Val::I64(v) => WasmValue::I64(v),
-        Val::F32(bits) => WasmValue::F32(f32::from_bits(bits)),
-        Val::F64(bits) => WasmValue::F64(f64::from_bits(bits)),
         _ => return None,
     })
 }

@@ -160,6 +160,7 @@ mod stdio;
     reason = "maps guest memory, implements wasmtime's unsafe memory traits, loads compiled code, reads extended attributes, which nix does not wrap, and installs a signal handler"
 )]
 mod sys;
+mod value;
 mod wasi;
 
 pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage, DEFAULT_CACHE_LIMIT, ENTRY_MAC_ATTR};
@@ -169,7 +170,7 @@ pub use guest::Guest;
 pub use instance::{Instance, Report};
 pub use module_file::MAX_MODULE_BYTES;
 pub use options::RunOptions;
-pub use outcome::{Outcome, TrapInfo, WasmValue};
+pub use outcome::{Outcome, TrapInfo};
 pub use preopen::{DirAccess, Preopen};
 pub use process_service::state::DeniedSpawn;
 pub use reach::Reach;
@@ -178,6 +179,7 @@ pub use stats::Stats;
 pub use stdio::{GuestOutput, GuestStdin};
 pub use sys::memory_pool::PoolLimits;
 pub use sys::precompiled::PrecompiledFile;
+pub use value::{WasmType, WasmValue};
 pub use wasmtime;
 /// The error of every fallible call: wasmtime's, holding wrt's typed errors ([`LoadError`],
 /// [`InstantiateError`], [`ConfigError`]) for `downcast_ref`. `{err}` gives the outermost message

@@ -155,25 +155,24 @@ impl RunOptions {
         Ok(self)
     }
 
-    /// Sets a variable from `NAME=VALUE`, or from `NAME` alone with the host's value of `NAME`,
-    /// as `--env` takes it (and `wasmtime run --env`).
+    /// Sets the guest's variable `name` to the host's value of `name`, replacing an earlier
+    /// value of the same name (what `wrt run --env NAME` and `wasmtime run --env NAME` do).
     ///
     /// # Errors
     ///
-    /// As [`RunOptions::env`], and [`ConfigError::EnvNotSet`] for a `NAME` that the host
-    /// does not set (or sets to something that is not UTF-8).
+    /// As [`RunOptions::env`], and [`ConfigError::EnvNotSet`] for a name that the host does
+    /// not set (or sets to something that is not UTF-8).
     ///
     /// # Ambient authority
     ///
-    /// `NAME` alone passes the host's value to the guest.
-    pub fn env_spec(self, spec: &str) -> Result<Self, ConfigError> {
-        match spec.split_once('=') {
-            Some((name, value)) => self.env(name, value),
-            None if spec.is_empty() || spec.contains('\0') => Err(ConfigError::BadEnv { spec: spec.to_owned() }),
-            None => match std::env::var(spec) {
-                Ok(value) => self.env(spec, value),
-                Err(_) => Err(ConfigError::EnvNotSet { name: spec.to_owned() }),
-            },
+    /// Passes the host's value to the guest.
+    pub fn env_from_host(self, name: &str) -> Result<Self, ConfigError> {
+        if name.is_empty() || name.contains(['=', '\0']) {
+            return Err(ConfigError::BadEnv { spec: name.to_owned() });
+        }
+        match std::env::var(name) {
+            Ok(value) => self.env(name, value),
+            Err(_) => Err(ConfigError::EnvNotSet { name: name.to_owned() }),
         }
     }
 
@@ -208,7 +207,11 @@ impl RunOptions {
         self
     }
 
-    /// Gives the guest a directory described by a parsed [`Preopen`].
+    /// Gives the guest the directory of a [`Preopen`] (as [`RunOptions::preopen`]).
+    ///
+    /// # Ambient authority
+    ///
+    /// As [`RunOptions::preopen`].
     pub fn preopen_spec(mut self, preopen: Preopen) -> Self {
         self.preopens.push(preopen);
         self
@@ -357,7 +360,9 @@ impl RunOptions {
 
     /// Called for every spawn the policy denies, for example to tell a user which flag would
     /// allow it. A hint it returns is appended to the message the guest reads with
-    /// `last_error`. Default: none.
+    /// `last_error` when the guest named the program by bare name; for a program given by
+    /// path it is not, since a hint given only for paths that lead to an executable would tell
+    /// the guest which files exist on the host. Default: none.
     ///
     /// Calls are rate-limited per guest instance (by default 20 per 10 seconds, see
     /// [`RunOptions::spawn_denial_rate_limit`]): past the limit the hook is not called

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::value::WasmValue;
+
 /// How a guest run ended.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -13,7 +15,7 @@ pub enum Outcome {
     /// `i32`); every status is an exit, none is a trap. `wrt run` exits with its low 8 bits, as
     /// POSIX `exit` does.
     Exited(i32),
-    /// An `--invoke`d export returned these values.
+    /// An invoked export ([`crate::Instance::invoke`]) returned these values.
     Returned(Vec<WasmValue>),
     /// The guest trapped: unreachable, out-of-bounds access, stack overflow, a host function
     /// refusing to continue, and so on.
@@ -51,30 +53,5 @@ impl fmt::Display for TrapInfo {
             write!(f, "\n{backtrace}")?;
         }
         Ok(())
-    }
-}
-
-/// A value returned by an invoked export.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub enum WasmValue {
-    /// `i32`
-    I32(i32),
-    /// `i64`
-    I64(i64),
-    /// `f32`
-    F32(f32),
-    /// `f64`
-    F64(f64),
-}
-
-impl fmt::Display for WasmValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WasmValue::I32(v) => write!(f, "{v}"),
-            WasmValue::I64(v) => write!(f, "{v}"),
-            WasmValue::F32(v) => write!(f, "{v}"),
-            WasmValue::F64(v) => write!(f, "{v}"),
-        }
     }
 }

@@ -8,13 +8,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use wrt_bench::plan::Measured;
 use wrt_bench::report::{self, JsonReport};
 use wrt_bench::{
-    Bench, BufferGuest, BufferParams, InstantiateGuest, InstantiateParams, Method, Params, RunConfig, Setting,
-    SpawnParams, StartupParams, Strategy,
+    BufferGuest, BufferParams, ComponentSpawnParams, ComponentStartupParams, InstantiateGuest, InstantiateParams,
+    Method, Params, PipelineParams, Plan, RealCase, RealParams, RunConfig, Setting, SpawnOverheadParams, SpawnParams,
+    StartupParams, Strategy,
 };
-use wrt_bench::{ComponentSpawnParams, PipelineParams, RealCase, RealParams, SpawnOverheadParams};
-use wrt_runtime::GcPolicy;
 
 use super::OnOff;
 
@@ -316,199 +316,112 @@ fn axis<T: Copy>(values: &[T], setting: impl Fn(T) -> Setting) -> Vec<Setting> {
     values.iter().copied().map(setting).collect()
 }
 
-/// What a `wrt bench` command line asks for, checked before anything runs.
-#[derive(Debug)]
-struct Plan {
-    /// The configurations, one per combination of the flags' values.
-    configs: Vec<Params>,
-    /// With `--compare`: A and B.
-    pair: Option<(Params, Params)>,
-    common: Common,
-}
-
 impl BenchArgs {
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
-        self.plan()?.run()
+        let (plan, common) = self.plan()?;
+        run(&plan, &common)
     }
 
-    /// The configurations to run, every one checked.
-    fn plan(self) -> anyhow::Result<Plan> {
-        let (configs, common) = match self.workload {
+    /// The flags as the engine's configuration and axes, planned (and checked) by the engine.
+    fn plan(self) -> anyhow::Result<(Plan, Common)> {
+        let on = |v: OnOff| v == OnOff::On;
+        let (base, axes, common) = match self.workload {
             Workload::Spawn(a) => {
-                let base = Params::Spawn(SpawnParams {
-                    n: a.n,
-                    heap: 0,
-                    external: 0,
-                    strategy: Strategy::PosixSpawn,
-                    dontfork: true,
-                    method: Method::Spawn,
-                    sandbox: false,
-                });
-                let axes = [
+                let axes = vec![
+                    vec![Setting::N(a.n)],
                     axis(&a.strategy, Setting::Strategy),
-                    axis(&a.dontfork, |v| Setting::Dontfork(v == OnOff::On)),
-                    axis(&a.sandbox, |v| Setting::Sandbox(v == OnOff::On)),
+                    axis(&a.dontfork, |v| Setting::Dontfork(on(v))),
+                    axis(&a.sandbox, |v| Setting::Sandbox(on(v))),
                     axis(&a.method, Setting::Method),
                     axis(&a.external, Setting::External),
                     axis(&a.heap, Setting::Heap),
                 ];
-                (base.grid(&axes)?, a.common)
+                (Params::Spawn(SpawnParams::default()), axes, a.common)
             }
             Workload::Buffer(a) => {
-                let base = Params::Buffer(BufferParams {
-                    n: a.n,
-                    body_size: 1,
-                    guest: BufferGuest::Rust,
-                    gc: true,
-                    gc_young: GcPolicy::DEFAULT_YOUNG_TRIGGER,
-                    gc_soft_limit: GcPolicy::DEFAULT_SOFT_LIMIT,
-                    gc_growth: GcPolicy::DEFAULT_GROWTH_FACTOR,
-                });
-                let axes = [
+                let axes = vec![
+                    vec![Setting::N(a.n)],
                     axis(&a.guest, Setting::Guest),
                     axis(&a.body_size, Setting::BodySize),
-                    axis(&a.gc, |v| Setting::Gc(v == OnOff::On)),
+                    axis(&a.gc, |v| Setting::Gc(on(v))),
                     axis(&a.gc_young, Setting::GcYoung),
                     axis(&a.gc_soft_limit, Setting::GcSoftLimit),
                     axis(&a.gc_growth, Setting::GcGrowth),
                 ];
-                let configs = base.grid(&axes)?;
-                for config in &configs {
-                    check_gc(config)?;
-                }
-                (configs, a.common)
+                (Params::Buffer(BufferParams::default()), axes, a.common)
             }
-            Workload::Startup(a) => (vec![Params::Startup(StartupParams { n: a.n })], a.common),
+            Workload::Startup(a) => (Params::Startup(StartupParams::default()), vec![vec![Setting::N(a.n)]], a.common),
             Workload::Instantiate(a) => {
-                let base = Params::Instantiate(InstantiateParams {
-                    n: a.n,
-                    guest: InstantiateGuest::Trivial,
-                    config: RunConfig::Defaults,
-                    threads: 1,
-                });
-                // `--guest` and `--config` default to every value: a key that `--compare` sets
-                // is not an axis.
-                let compared: Vec<&str> =
-                    a.common.compare.iter().flatten().filter_map(|kv| kv.split_once('=').map(|(k, _)| k)).collect();
-                let axes: Vec<Vec<Setting>> = [
+                let axes = vec![
+                    vec![Setting::N(a.n)],
                     axis(&a.guest, Setting::InstantiateGuest),
                     axis(&a.config, Setting::Config),
                     axis(&a.threads, Setting::Threads),
-                ]
-                .into_iter()
-                .filter(|axis| !axis.first().is_some_and(|s| compared.contains(&s.key())))
-                .collect();
-                anyhow::ensure!(
-                    !a.common.peers,
-                    "`wrt bench instantiate` has no Node peer: its baselines are plain wasmtime, in the same run"
-                );
-                let configs = base.grid(&axes)?;
-                (configs, a.common)
+                ];
+                (Params::Instantiate(InstantiateParams::default()), axes, a.common)
             }
             Workload::Pipeline(a) => {
-                let base = Params::Pipeline(PipelineParams { bytes: 1 << 30 });
-                (base.grid(&[axis(&a.bytes, Setting::Bytes)])?, a.common)
+                (Params::Pipeline(PipelineParams::default()), vec![axis(&a.bytes, Setting::Bytes)], a.common)
             }
             Workload::ComponentSpawn(a) => {
-                no_peers(&a.common, "component-spawn", "the core ABI and posix_spawn")?;
-                (vec![Params::ComponentSpawn(ComponentSpawnParams { n: a.n })], a.common)
+                (Params::ComponentSpawn(ComponentSpawnParams::default()), vec![vec![Setting::N(a.n)]], a.common)
             }
             Workload::ComponentStartup(a) => {
-                no_peers(&a.common, "component-startup", "`wasmtime run` and posix_spawn")?;
-                (vec![Params::ComponentStartup(StartupParams { n: a.n })], a.common)
+                (Params::ComponentStartup(ComponentStartupParams::default()), vec![vec![Setting::N(a.n)]], a.common)
             }
             Workload::SpawnOverhead(a) => {
-                no_peers(&a.common, "spawn-overhead", "host-spawn and posix_spawn")?;
-                (vec![Params::SpawnOverhead(SpawnOverheadParams { n: a.n })], a.common)
+                (Params::SpawnOverhead(SpawnOverheadParams::default()), vec![vec![Setting::N(a.n)]], a.common)
             }
             Workload::Real(a) => {
-                no_peers(&a.common, "real", "`wasmtime run` and the native program")?;
-                let base = Params::Real(RealParams {
-                    n: a.n,
-                    files: a.files,
-                    bytes: 100 << 20,
-                    case: RealCase::TreeSearchCore,
-                });
-                // `--case` defaults to every case: a `--compare case=…` replaces it.
-                let compares_case = a.common.compare.iter().flatten().any(|kv| kv.starts_with("case="));
-                let cases = if compares_case { Vec::new() } else { axis(&a.case, Setting::Case) };
-                (base.grid(&[vec![Setting::Bytes(a.bytes)], cases])?, a.common)
+                let axes = vec![
+                    vec![Setting::N(a.n)],
+                    vec![Setting::Files(a.files)],
+                    vec![Setting::Bytes(a.bytes)],
+                    axis(&a.case, Setting::Case),
+                ];
+                (Params::Real(RealParams::default()), axes, a.common)
             }
         };
-        let pair = match &common.compare {
-            Some(pair) => {
-                anyhow::ensure!(
-                    configs.len() == 1,
-                    "--compare takes one value of each other flag ({} configurations given)",
-                    configs.len()
-                );
-                let (mut a, mut b) = (configs[0].clone(), configs[0].clone());
-                a.apply(&pair[0])?;
-                b.apply(&pair[1])?;
-                check_gc(&a)?;
-                check_gc(&b)?;
-                Some((a, b))
-            }
-            None => None,
-        };
-        Ok(Plan { configs, pair, common })
+        let compare = common.compare.as_deref().map(|pair| [pair[0].as_str(), pair[1].as_str()]);
+        let plan = Plan::new(base, axes, compare, common.peers)?;
+        Ok((plan, common))
     }
 }
 
-/// Rejects `--peers` for a workload whose baselines run in every run.
-fn no_peers(common: &Common, workload: &str, baselines: &str) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        !common.peers,
-        "`wrt bench {workload}` has no Node peer: its baselines are {baselines}, in the same run"
-    );
-    Ok(())
-}
-
-/// Rejects a collection policy the runtime would reject, before any run.
-fn check_gc(config: &Params) -> anyhow::Result<()> {
-    if let Params::Buffer(p) = config
-        && p.gc
-    {
-        GcPolicy::new(p.gc_young, p.gc_soft_limit, p.gc_growth).with_context(|| format!("configuration `{config}`"))?;
+/// Runs `plan` and prints its results as a table or JSON, and the plot.
+fn run(plan: &Plan, common: &Common) -> anyhow::Result<ExitCode> {
+    if plan.pair.is_some() && common.runs < 2 {
+        say!("wrt: warning: --compare with --runs {} cannot test the difference; use --runs 2 or more", common.runs);
     }
-    Ok(())
-}
-
-impl Plan {
-    fn run(self) -> anyhow::Result<ExitCode> {
-        let Plan { configs, pair, common: this } = self;
-        if pair.is_some() && this.runs < 2 {
-            say!("wrt: warning: --compare with --runs {} cannot test the difference; use --runs 2 or more", this.runs);
-        }
-        let bench = Bench::new(this.runs).peers(this.peers);
-        let workload = configs[0].workload();
-        let mut stdout = std::io::stdout().lock();
-        let results = if let Some((a, b)) = &pair {
-            let result = bench.compare(a, b)?;
-            if this.json {
+    let workload = plan.workload();
+    let mut stdout = std::io::stdout().lock();
+    let results = match plan.run(common.runs)? {
+        Measured::Comparison(result) => {
+            if common.json {
                 writeln!(stdout, "{}", report::json(&JsonReport::Comparison { workload, comparison: &result }))?;
             } else {
                 write!(stdout, "{}", report::comparison_table(&result))?;
             }
+            let result = *result;
             vec![result.a, result.b]
-        } else {
-            let results = bench.run_all(&configs)?;
-            if this.json {
+        }
+        Measured::Results(results) => {
+            if common.json {
                 writeln!(stdout, "{}", report::json(&JsonReport::Results { workload, results: &results }))?;
             } else {
                 write!(stdout, "{}", report::results_table(&results))?;
             }
             results
-        };
-        if this.peers && wrt_bench::peers::node_version().is_none() {
-            say!("wrt: --peers: `node` is not on PATH; no peer was run");
         }
-        if let Some(path) = &this.plot {
-            wrt_bench::plot::draw(&results, path).with_context(|| format!("failed to plot `{}`", path.display()))?;
-            say!("wrt: wrote the plot to `{}`", path.display());
-        }
-        Ok(ExitCode::SUCCESS)
+    };
+    if plan.peers_missing() {
+        say!("wrt: --peers: `node` is not on PATH; no peer was run");
     }
+    if let Some(path) = &common.plot {
+        wrt_bench::plot::draw(&results, path).with_context(|| format!("failed to plot `{}`", path.display()))?;
+        say!("wrt: wrote the plot to `{}`", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
@@ -546,7 +459,7 @@ mod tests {
             for line in examples.lines().filter_map(|l| l.trim().strip_prefix("wrt ")) {
                 let argv = std::iter::once("wrt").chain(line.split_whitespace());
                 let Top::Bench(args) = Wrt::try_parse_from(argv).unwrap_or_else(|e| panic!("{line}: {e}")).command;
-                let plan = args.plan().unwrap_or_else(|e| panic!("{line}: {e:#}"));
+                let (plan, _) = args.plan().unwrap_or_else(|e| panic!("{line}: {e:#}"));
                 assert!(!plan.configs.is_empty(), "{line}");
             }
         }

@@ -1,6 +1,8 @@
 //! `wrt run`: run a guest and exit with its status.
 
 mod compat;
+mod invoke_args;
+mod spec;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -11,7 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use wrt_runtime::{
-    CacheMode, DirAccess, GcPolicy, GuestStdin, InstantiateError, Outcome, Preopen, RunOptions, Runtime,
+    CacheMode, DirAccess, GcPolicy, Guest, GuestStdin, InstantiateError, Outcome, Report, RunOptions, Runtime,
     RuntimeBuilder, Stats,
 };
 
@@ -260,7 +262,7 @@ impl RunArgs {
         }
         for (specs, access) in [(&self.dirs, DirAccess::ReadWrite), (&self.ro_dirs, DirAccess::ReadOnly)] {
             for spec in specs {
-                builder = builder.preopen_spec(Preopen::parse(spec, access)?);
+                builder = builder.preopen_spec(spec::preopen(spec, access)?);
             }
         }
         builder = builder.allow_pseudo_fs(self.allow_pseudo_fs);
@@ -268,7 +270,7 @@ impl RunArgs {
             builder = builder.inherit_env();
         }
         for spec in &self.env {
-            builder = builder.env_spec(spec)?;
+            builder = spec::env(builder, spec)?;
         }
         if let Some(max) = either("--max-memory", self.max_memory, "-W max-memory-size", wasmtime.max_memory)? {
             builder = builder.max_memory(max);
@@ -342,16 +344,14 @@ impl RunArgs {
                 // The program is the guest's: escaped and capped, so it can forge no line and
                 // send no terminal escape. `reason` is escaped already. The hint only when it
                 // would work: not for a file that is no program, nor for a program already
-                // allowed or denied.
+                // allowed or denied. The runtime decides whether the guest sees it too.
                 let program = Shown::new(&denied.program);
                 let hint = denied.allow_rule_would_help.then(|| format!("allow it with `--allow-run {program}`"));
                 match &hint {
                     Some(hint) => say!("wrt: {}; {hint}", denied.reason),
                     None => say!("wrt: {}", denied.reason),
                 }
-                // The guest sees the hint only for a bare name: for a path, it would say which
-                // files exist on the host.
-                hint.filter(|_| !denied.program.contains('/'))
+                hint
             })
             .on_spawn_denials_suppressed(|guest, count| {
                 use wrt_runtime::wrt_host_spawn::Shown;
@@ -379,7 +379,7 @@ impl RunArgs {
         }
         .map_err(with_hint)?;
         let report = match &self.invoke {
-            Some(export) => guest.invoke(&options, export, &self.args),
+            Some(export) => invoke(&guest, &options, export, &self.args),
             None => guest.run(&options),
         }
         .map_err(with_hint)?;
@@ -415,6 +415,21 @@ impl RunArgs {
             }
         })
     }
+}
+
+/// `--invoke EXPORT`: a fresh instance, then the arguments parsed as the export's parameters,
+/// then the call. A start function that ended the guest ends the run before the export or
+/// its arguments are looked at.
+fn invoke(guest: &Guest, options: &RunOptions, export: &str, args: &[String]) -> wrt_runtime::Result<Report> {
+    let mut instance = guest.instantiate(options)?;
+    let outcome = match instance.ended() {
+        Some(outcome) => outcome.clone(),
+        None => {
+            let values = invoke_args::parse(guest.name(), export, &guest.export_params(export)?, args)?;
+            instance.invoke(export, &values)?
+        }
+    };
+    Ok(instance.into_report(outcome))
 }
 
 /// The value of a wrt flag or of its wasmtime `-W` spelling; both at once is an error.

@@ -71,7 +71,8 @@ fn abi_fuzz() {
     let options = RunOptions::new().spawn_policy(&Policy::deny_all().allow_program("/bin/true")).unwrap();
     let guest = Runtime::new().unwrap().load_file(ABI_FUZZ).unwrap();
     let mut instance = guest.instantiate(&options).unwrap();
-    let outcome = instance.invoke("spawn", &["1024".into(), "49".into()]).unwrap();
+    let outcome =
+        instance.invoke("spawn", &[wrt_runtime::WasmValue::I32(1024), wrt_runtime::WasmValue::I32(49)]).unwrap();
     assert_eq!(outcome, Outcome::Returned(vec![wrt_runtime::WasmValue::I32(1)]));
 }
 
@@ -128,43 +129,42 @@ mod fuzz {
         int().prop_map(|s| if (19..=22).contains(&s) { 9 } else { s })
     }
 
-    fn call() -> impl Strategy<Value = (&'static str, Vec<String>)> {
+    fn call() -> impl Strategy<Value = (&'static str, Vec<WasmValue>)> {
         prop_oneof![
-            (int(), int()).prop_map(|(a, b)| ("spawn", vec![a.to_string(), b.to_string()])),
-            Just(("spawn", vec!["1024".to_owned(), "49".to_owned()])),
-            (int(), int(), int(), int())
-                .prop_map(|(a, b, c, d)| ("write", [a, b, c, d].iter().map(i32::to_string).collect())),
-            int().prop_map(|a| ("close_stdin", vec![a.to_string()])),
+            (int(), int()).prop_map(|(a, b)| ("spawn", vec![WasmValue::I32(a), WasmValue::I32(b)])),
+            Just(("spawn", vec![WasmValue::I32(1024), WasmValue::I32(49)])),
+            (int(), int(), int(), int()).prop_map(|(a, b, c, d)| ("write", [a, b, c, d].map(WasmValue::I32).to_vec())),
+            int().prop_map(|a| ("close_stdin", vec![WasmValue::I32(a)])),
             (int(), int(), int(), int(), int())
-                .prop_map(|(a, b, c, d, e)| ("read", [a, b, c, d, e].iter().map(i32::to_string).collect())),
-            (int(), int(), timeout()).prop_map(|(a, b, t)| ("poll", vec![a.to_string(), b.to_string(), t.to_string()])),
-            (int(), timeout(), int()).prop_map(|(a, t, c)| ("wait", vec![a.to_string(), t.to_string(), c.to_string()])),
+                .prop_map(|(a, b, c, d, e)| ("read", [a, b, c, d, e].map(WasmValue::I32).to_vec())),
+            (int(), int(), timeout())
+                .prop_map(|(a, b, t)| ("poll", vec![WasmValue::I32(a), WasmValue::I32(b), WasmValue::I64(t)])),
+            (int(), timeout(), int())
+                .prop_map(|(a, t, c)| ("wait", vec![WasmValue::I32(a), WasmValue::I64(t), WasmValue::I32(c)])),
             (int(), int(), timeout(), int()).prop_map(|(a, b, t, d)| (
                 "wait_any",
-                vec![a.to_string(), b.to_string(), t.to_string(), d.to_string()]
+                vec![WasmValue::I32(a), WasmValue::I32(b), WasmValue::I64(t), WasmValue::I32(d)]
             )),
-            (int(), signal()).prop_map(|(a, b)| ("kill", vec![a.to_string(), b.to_string()])),
-            int().prop_map(|a| ("release", vec![a.to_string()])),
+            (int(), signal()).prop_map(|(a, b)| ("kill", vec![WasmValue::I32(a), WasmValue::I32(b)])),
+            int().prop_map(|a| ("release", vec![WasmValue::I32(a)])),
+            (int(), int(), int(), int()).prop_map(|(a, b, c, d)| ("run", [a, b, c, d].map(WasmValue::I32).to_vec())),
+            (int(), int()).prop_map(|(a, b)| ("last_error", vec![WasmValue::I32(a), WasmValue::I32(b)])),
+            (int(), int()).prop_map(|(a, b)| ("buffer_from", vec![WasmValue::I32(a), WasmValue::I32(b)])),
+            Just(("buffer_from", vec![WasmValue::I32(1024), WasmValue::I32(49)])),
+            int().prop_map(|a| ("buffer_alloc", vec![WasmValue::I32(a)])),
+            int().prop_map(|a| ("buffer_len", vec![WasmValue::I32(a)])),
             (int(), int(), int(), int())
-                .prop_map(|(a, b, c, d)| ("run", [a, b, c, d].iter().map(i32::to_string).collect())),
-            (int(), int()).prop_map(|(a, b)| ("last_error", vec![a.to_string(), b.to_string()])),
-            (int(), int()).prop_map(|(a, b)| ("buffer_from", vec![a.to_string(), b.to_string()])),
-            Just(("buffer_from", vec!["1024".to_owned(), "49".to_owned()])),
-            int().prop_map(|a| ("buffer_alloc", vec![a.to_string()])),
-            int().prop_map(|a| ("buffer_len", vec![a.to_string()])),
+                .prop_map(|(a, b, c, d)| ("buffer_read", [a, b, c, d].map(WasmValue::I32).to_vec())),
             (int(), int(), int(), int())
-                .prop_map(|(a, b, c, d)| ("buffer_read", [a, b, c, d].iter().map(i32::to_string).collect())),
+                .prop_map(|(a, b, c, d)| ("buffer_write", [a, b, c, d].map(WasmValue::I32).to_vec())),
+            (int(), int(), int()).prop_map(|(a, b, c)| ("buffer_slice", [a, b, c].map(WasmValue::I32).to_vec())),
+            (int(), int()).prop_map(|(a, b)| ("buffer_concat", vec![WasmValue::I32(a), WasmValue::I32(b)])),
+            Just(("buffer_concat", vec![WasmValue::I32(2048), WasmValue::I32(2)])),
+            int().prop_map(|a| ("buffer_release", vec![WasmValue::I32(a)])),
             (int(), int(), int(), int())
-                .prop_map(|(a, b, c, d)| ("buffer_write", [a, b, c, d].iter().map(i32::to_string).collect())),
-            (int(), int(), int())
-                .prop_map(|(a, b, c)| ("buffer_slice", [a, b, c].iter().map(i32::to_string).collect())),
-            (int(), int()).prop_map(|(a, b)| ("buffer_concat", vec![a.to_string(), b.to_string()])),
-            Just(("buffer_concat", vec!["2048".to_owned(), "2".to_owned()])),
-            int().prop_map(|a| ("buffer_release", vec![a.to_string()])),
+                .prop_map(|(a, b, c, d)| ("read_buffer", [a, b, c, d].map(WasmValue::I32).to_vec())),
             (int(), int(), int(), int())
-                .prop_map(|(a, b, c, d)| ("read_buffer", [a, b, c, d].iter().map(i32::to_string).collect())),
-            (int(), int(), int(), int())
-                .prop_map(|(a, b, c, d)| ("write_buffer", [a, b, c, d].iter().map(i32::to_string).collect())),
+                .prop_map(|(a, b, c, d)| ("write_buffer", [a, b, c, d].map(WasmValue::I32).to_vec())),
         ]
     }
 

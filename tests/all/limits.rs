@@ -74,12 +74,12 @@ fn limits_oob_guard() {
     // the PROT_NONE reservation or in the guard region past it.
     let guest = Runtime::new().unwrap().load_file(LIMITS_OOB_GUARD).unwrap();
     let options = RunOptions::new();
-    let report = guest.invoke(&options, "load", &["0xffff".into()]).unwrap();
+    let report = guest.invoke(&options, "load", &[WasmValue::I32(0xffff)]).unwrap();
     assert_eq!(report.outcome, Outcome::Returned(vec![WasmValue::I32(0)]));
-    for addr in ["0x10000", "0x1000000", "0x7fffffff", "0xfffffff0", "0xffffffff"] {
-        let report = guest.invoke(&options, "load", &[addr.into()]).unwrap();
-        let Outcome::Trapped(trap) = report.outcome else { panic!("{addr}: {:?}", report.outcome) };
-        assert_eq!(trap.trap, Some(wrt_runtime::wasmtime::Trap::MemoryOutOfBounds), "{addr}");
+    for addr in [0x10000u32, 0x1000000, 0x7fffffff, 0xfffffff0, 0xffffffff] {
+        let report = guest.invoke(&options, "load", &[WasmValue::I32(addr as i32)]).unwrap();
+        let Outcome::Trapped(trap) = report.outcome else { panic!("{addr:#x}: {:?}", report.outcome) };
+        assert_eq!(trap.trap, Some(wrt_runtime::wasmtime::Trap::MemoryOutOfBounds), "{addr:#x}");
     }
 }
 
@@ -147,8 +147,8 @@ fn limits_sleep() {
     let guest = Runtime::new().unwrap().load_file(LIMITS_SLEEP).unwrap();
     let plain = RunOptions::new();
     let timed = RunOptions::new().timeout(Duration::from_secs(20));
-    for args in [["0xfffffff0", "1"], ["65520", "1"], ["0", "0x7fffffff"], ["0", "0xffffffff"], ["0", "0"]] {
-        let args = [args[0].to_owned(), args[1].to_owned()];
+    for args in [[0xfffffff0u32, 1], [65520, 1], [0, 0x7fffffff], [0, 0xffffffff], [0, 0]] {
+        let args = args.map(|arg| WasmValue::I32(arg as i32));
         let outcome = |options: &RunOptions| match guest.invoke(options, "poll", &args).unwrap().outcome {
             Outcome::Trapped(trap) => Err(trap.message),
             other => Ok(other),

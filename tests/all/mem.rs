@@ -22,7 +22,7 @@ fn mem_touch() {
         let runtime = Runtime::builder().dontfork(dontfork).build().unwrap();
         let guest = runtime.load_file(MEM_TOUCH).unwrap();
         let mut instance = guest.instantiate(&RunOptions::new()).unwrap();
-        let outcome = instance.invoke("touch", &[TOUCHED_MIB.to_string()]).unwrap();
+        let outcome = instance.invoke("touch", &[WasmValue::I32(TOUCHED_MIB)]).unwrap();
         assert_eq!(outcome, Outcome::Returned(vec![WasmValue::I32(TOUCHED_MIB * 16)]));
         let range = instance.memory_range().unwrap();
         assert_eq!(range.len(), (TOUCHED_MIB as usize) << 20);
@@ -161,14 +161,14 @@ fn without_the_accountant_garbage_piles_up_until_the_limit() {
 fn live_buffers_past_the_limit_get_no_memory_and_the_host_stays_up() {
     let options = RunOptions::new().max_memory(64 << 20);
     let guest = Runtime::new().unwrap().load_file(MEM_GC_HOOK).unwrap();
-    let report = guest.invoke(&options, "hold", &["1000".into()]).unwrap();
+    let report = guest.invoke(&options, "hold", &[WasmValue::I32(1000)]).unwrap();
     let no_memory = wrt_runtime::ErrorCode::NoMemory.to_return();
     assert_eq!(report.outcome, Outcome::Returned(vec![WasmValue::I32(no_memory)]));
     // Two full collections before giving up; everything the guest holds is still there.
     assert_eq!(report.stats.full_collections, 2, "{:?}", report.stats);
     assert_eq!(report.stats.final_external, 63 << 20, "{:?}", report.stats);
     // The same guest runs again.
-    let report = guest.invoke(&options, "run", &["100".into()]).unwrap();
+    let report = guest.invoke(&options, "run", &[WasmValue::I32(100)]).unwrap();
     assert!(matches!(report.outcome, Outcome::Returned(_)), "{:?}", report.outcome);
 }
 
@@ -419,7 +419,7 @@ fn mem_run_output() {
 /// wrote its secret.
 #[test]
 fn pooled_slots_stay_dontfork_and_never_leak_bytes() {
-    const SECRET: &str = "1592653589";
+    const SECRET: i32 = 1592653589;
     let wat = br#"(module (memory (export "memory") 2)
         (func (export "store") (param i32 i32) (i32.store (local.get 0) (local.get 1)))
         (func (export "load") (param i32) (result i32) (i32.load (local.get 0)))
@@ -430,9 +430,9 @@ fn pooled_slots_stay_dontfork_and_never_leak_bytes() {
     let options = RunOptions::new();
     let mut first = guest.instantiate(&options).unwrap();
     // The secret lies in the first page, and in a page the guest grew into.
-    assert_eq!(first.invoke("grow", &["3".into()]).unwrap(), Outcome::Returned(vec![WasmValue::I32(2)]));
-    for addr in ["100", "262140"] {
-        first.invoke("store", &[addr.into(), SECRET.into()]).unwrap();
+    assert_eq!(first.invoke("grow", &[WasmValue::I32(3)]).unwrap(), Outcome::Returned(vec![WasmValue::I32(2)]));
+    for addr in [100, 262140] {
+        first.invoke("store", &[WasmValue::I32(addr), WasmValue::I32(SECRET)]).unwrap();
     }
     let base = first.memory_range().unwrap().start;
     drop(first);
@@ -440,11 +440,13 @@ fn pooled_slots_stay_dontfork_and_never_leak_bytes() {
     let range = second.memory_range().unwrap();
     assert_eq!(range.start, base, "the slot was not reused: the test proves nothing");
     assert_eq!(range.len(), 2 << 16, "the second guest starts at its own minimum");
-    assert_eq!(second.invoke("load", &["100".into()]).unwrap(), Outcome::Returned(vec![WasmValue::I32(0)]));
+    assert_eq!(second.invoke("load", &[WasmValue::I32(100)]).unwrap(), Outcome::Returned(vec![WasmValue::I32(0)]));
     // Past its minimum the second guest traps until it grows, then reads zeros.
-    let Outcome::Trapped(_) = second.invoke("load", &["262140".into()]).unwrap() else { panic!("page 3 is mapped") };
-    second.invoke("grow", &["3".into()]).unwrap();
-    assert_eq!(second.invoke("load", &["262140".into()]).unwrap(), Outcome::Returned(vec![WasmValue::I32(0)]));
+    let Outcome::Trapped(_) = second.invoke("load", &[WasmValue::I32(262140)]).unwrap() else {
+        panic!("page 3 is mapped")
+    };
+    second.invoke("grow", &[WasmValue::I32(3)]).unwrap();
+    assert_eq!(second.invoke("load", &[WasmValue::I32(262140)]).unwrap(), Outcome::Returned(vec![WasmValue::I32(0)]));
     let flags = vm_flags(range.start).expect("the guest memory is mapped in this process");
     assert!(flags.contains(&"dc".to_owned()), "VmFlags: {flags:?}");
     assert!(!mapped_in_forked_child(&second.memory_range().unwrap()), "the pooled slot was copied into a fork");

@@ -207,6 +207,31 @@ fn hints_name_only_fixes_that_work() {
     assert!(stderr(&out).contains("only a policy with `allow_ld_env = true` may list it"), "{}", stderr(&out));
 }
 
+/// The runtime, not the embedder's hook, decides whether the guest reads a hint about its
+/// denied spawn: an embedder that returns one for every denial still shows the guest none for
+/// a program it named by path (the hint would tell it which host files exist).
+#[test]
+fn a_denial_hint_reaches_the_guest_only_for_a_bare_name() {
+    use wrt_runtime::{GuestOutput, Outcome, RunOptions, Runtime};
+    use wrt_test_guests::SPAWN_DENIED;
+    let policy = wrt_host_spawn::Policy::deny_all().allow_program("true");
+    let capture = GuestOutput::Capture { limit: 1 << 16 };
+    let options = RunOptions::new()
+        .spawn_policy(&policy)
+        .unwrap()
+        .stdout(capture.clone())
+        .stderr(capture)
+        .on_spawn_denied(|_| Some("EMBEDDER HINT".to_owned()));
+    let guest = Runtime::new().unwrap().load_file(SPAWN_DENIED).unwrap();
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    for (program, shown) in [("env", true), ("/usr/bin/env", false), ("./env", false)] {
+        let report = guest.run(&options.clone().args([program])).unwrap();
+        let out = String::from_utf8_lossy(&report.stdout);
+        assert_eq!(report.outcome, Outcome::Exited(0), "{program}: {out}{}", String::from_utf8_lossy(&report.stderr));
+        assert_eq!(out.contains("EMBEDDER HINT"), shown, "{program}: {out}");
+    }
+}
+
 /// The examples of docs/policy.md pass `wrt policy check` as written (the audit-only one
 /// with its warning), and the old first example's `*.c` would not have.
 #[test]

@@ -87,7 +87,7 @@ fn rows(results: &[ConfigResult]) -> Vec<Row> {
         let (baseline, _) = sides::baseline(&r.params);
         let config = short_label(&r.params, &all);
         // Nothing varies: the subtitle has the parameters, and a row names its side alone.
-        let single = config == r.params.workload();
+        let single = config == r.params.name();
         let mut ratio = format!("{:.2}× of {baseline}", r.of_floor);
         for side in sides::sides(&r.params) {
             if let Some((title, wrt_key)) = side.versus

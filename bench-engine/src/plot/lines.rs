@@ -84,7 +84,7 @@ fn series(results: &[ConfigResult]) -> Vec<Series> {
     for r in results {
         let x = memory(&r.params);
         let setting = short_label(&without_memory(&r.params), &others);
-        let single = setting == r.params.workload();
+        let single = setting == r.params.name();
         let label = if single { "wrt guest: spawn + wait".to_owned() } else { setting.clone() };
         let p = point(x, &micros_of(r, "us_per_spawn", |s| s.rate));
         let floor = point(x, &micros_of(r, "floor_us_per_spawn", |s| s.floor_rate));

@@ -104,7 +104,7 @@ pub(super) fn title(params: &Params) -> String {
         Params::Real(_) => "the native program",
         _ => "the floor",
     };
-    format!("wrt bench {}: {what} against {against}", params.workload())
+    format!("wrt bench {}: {what} against {against}", params.name())
 }
 
 /// What the workload runs, for a subtitle that has no parameters to show (each of them varies).

@@ -178,7 +178,7 @@ fn labels(results: &[ConfigResult]) -> Vec<String> {
 /// the floor's.
 #[test]
 fn component_startup_plot_draws_wasmtime() {
-    let params = Params::ComponentStartup(crate::params::StartupParams { n: 3 });
+    let params = Params::ComponentStartup(crate::params::ComponentStartupParams { n: 3 });
     let first: &[(&str, f64)] = &[("ms_per_run", 8.0), ("wasmtime_ms_per_run", 10.0)];
     let second: &[(&str, f64)] = &[("ms_per_run", 7.0), ("wasmtime_ms_per_run", 10.0)];
     let results = [measured(params, &[(125.0, 1000.0, first), (1e3 / 7.0, 1000.0, second)])];
@@ -189,7 +189,7 @@ fn component_startup_plot_draws_wasmtime() {
     assert!(bars::legend_for_test(&results).iter().any(|l| l == "wasmtime run"));
     // Without wasmtime, no wasmtime bar.
     let alone = [measured(
-        Params::ComponentStartup(crate::params::StartupParams { n: 3 }),
+        Params::ComponentStartup(crate::params::ComponentStartupParams { n: 3 }),
         &[(125.0, 1000.0, &[("ms_per_run", 8.0)])],
     )];
     assert_eq!(labels(&alone), ["wrt run"]);
@@ -349,7 +349,10 @@ fn every_workload_plots() {
         vec![instantiate(InstantiateGuest::Trivial), instantiate(InstantiateGuest::Hello)],
         vec![Params::Pipeline(crate::params::PipelineParams { bytes: 1 << 20 })],
         vec![Params::ComponentSpawn(crate::params::ComponentSpawnParams { n: 10 })],
-        vec![Params::ComponentStartup(StartupParams { n: 3 }), Params::ComponentStartup(StartupParams { n: 5 })],
+        vec![
+            Params::ComponentStartup(crate::params::ComponentStartupParams { n: 3 }),
+            Params::ComponentStartup(crate::params::ComponentStartupParams { n: 5 }),
+        ],
         vec![Params::SpawnOverhead(crate::params::SpawnOverheadParams { n: 10 })],
         vec![Params::Real(crate::params::RealParams {
             n: 3,
@@ -365,7 +368,7 @@ fn every_workload_plots() {
         let results: Vec<ConfigResult> = params.into_iter().map(|p| measured(p, &runs)).collect();
         for ext in ["png", "svg"] {
             let path = dir.path().join(format!("{i}.{ext}"));
-            draw(&results, &path).unwrap_or_else(|e| panic!("{}: {e}", results[0].params.workload()));
+            draw(&results, &path).unwrap_or_else(|e| panic!("{}: {e}", results[0].params.name()));
         }
     }
 }

@@ -37,7 +37,8 @@ pub struct DeniedSpawn {
 }
 
 /// Called for every denied spawn within the rate limit; a returned hint is appended to the
-/// message the guest sees.
+/// message the guest sees when the guest named the program by bare name
+/// ([`guest_may_see_hint`]).
 pub type DenialHook = Arc<dyn Fn(&DeniedSpawn) -> Option<String> + Send + Sync>;
 
 /// Called with the guest's name and the number of denied spawns the rate limit kept from the
@@ -187,12 +188,23 @@ impl SpawnState {
                     && self.spawner.allow_rule_would_help(program),
                 reason: message.clone(),
             });
-            if let Some(hint) = hint {
+            if let Some(hint) = hint
+                && guest_may_see_hint(program)
+            {
                 message = format!("{message}; {hint}");
             }
         }
         (code, message)
     }
+}
+
+/// Whether the guest may read the embedder's hint about its denied spawn of `program`: only
+/// when it named the program by bare name. For a path, a hint such as "allow it with
+/// `--allow-run /some/path`" is given only when the path resolves to an executable
+/// ([`DeniedSpawn::allow_rule_would_help`]), so the guest would learn which files exist on the
+/// host; the embedder's own report (the hook's caller) still gets it.
+pub(crate) fn guest_may_see_hint(program: &str) -> bool {
+    !program.contains('/')
 }
 
 impl GuestState {
@@ -246,5 +258,19 @@ impl Drop for SpawnState {
         {
             on_suppressed(&self.guest, suppressed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::guest_may_see_hint;
+
+    #[test]
+    fn the_guest_sees_a_denial_hint_only_for_a_bare_name() {
+        assert!(guest_may_see_hint("ls"));
+        assert!(guest_may_see_hint("git-upload-pack"));
+        assert!(!guest_may_see_hint("/usr/bin/env"));
+        assert!(!guest_may_see_hint("./tool"));
+        assert!(!guest_may_see_hint("bin/tool"));
     }
 }
