@@ -1,8 +1,9 @@
-//! Component guests (`wasm32-wasip2`, built from `guests/components` on the SDK `wrt-process`)
-//! running host programs through `wrt:process`: `ls -l /`, and the conformance scenarios (output,
-//! exit status and signals, environment scrubbing, deny by default, timeout, kill, waiting on
-//! several children, output limit, buffers, bad inputs; pseudo-terminals too). Each scenario whose
-//! core-module twin (`spawn_*`, on `wrt-guest`) prints a stable text runs both and compares.
+//! Component guests (`wasm32-wasip2`, built from `guests/test-guests/components` on the SDK
+//! `wrt-process`) running host programs through `wrt:process`: `ls -l /`, and the conformance
+//! scenarios (output, exit status and signals, environment scrubbing, deny by default, timeout,
+//! kill, waiting on several children, output limit, buffers, bad inputs; pseudo-terminals too).
+//! Each scenario whose core-module twin (`spawn_*`, on `wrt-guest`) prints a stable text runs
+//! both and compares.
 
 use std::path::Path;
 use std::process::Output;
@@ -230,7 +231,7 @@ fn component_bad_inputs() {
 /// changed on one side only fails here.
 #[test]
 fn components_are_their_twins_sources() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guests");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guests/test-guests");
     let read = |path: String| std::fs::read_to_string(root.join(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
     let names = [
         "output",
