@@ -57,7 +57,7 @@ fn main() {
     for watched in ["Cargo.toml", "Cargo.lock", "sdk"] {
         println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
     }
-    for watched in ["programs", "wat"] {
+    for watched in ["programs", "twins", "wat"] {
         println!("cargo:rerun-if-changed={}", fixtures.join(watched).display());
     }
 
@@ -73,11 +73,15 @@ fn main() {
     let wasm_dir = target_dir.join("wasm32-wasip1").join("release");
 
     let mut guests_by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for entry in read_dir_sorted(&fixtures.join("programs/src/bin")) {
-        if let Some(name) = stem_with_ext(&entry, "rs") {
-            let wasm = wasm_dir.join(format!("{name}.wasm"));
-            assert!(wasm.is_file(), "guest `{name}` was not built at {}", wasm.display());
-            guests_by_name.insert(name, wasm);
+    // The twins' core modules keep their bin names; `build/components.rs` adds their components.
+    for bins in ["programs/src/bin", "twins/src/bin"] {
+        for entry in read_dir_sorted(&fixtures.join(bins)) {
+            if let Some(name) = stem_with_ext(&entry, "rs") {
+                let wasm = wasm_dir.join(format!("{name}.wasm"));
+                assert!(wasm.is_file(), "guest `{name}` was not built at {}", wasm.display());
+                let previous = guests_by_name.insert(name.clone(), wasm);
+                assert!(previous.is_none(), "guest `{name}` is both in programs/ and in twins/");
+            }
         }
     }
     for entry in read_dir_sorted(&fixtures.join("wat")) {

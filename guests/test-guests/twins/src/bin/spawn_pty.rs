@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use wrt_guest::{Child, Command, ErrorCode, Stdio};
+use twins::sdk::{Child, Command, ErrorCode, Stdio};
 
 fn on_pty(program: &str, args: &[&str]) -> Command {
     let mut command = Command::new(program);

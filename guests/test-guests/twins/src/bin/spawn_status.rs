@@ -2,7 +2,7 @@
 //! `kill -KILL`; waiting twice gives the same status. Needs `true`, `false` and `sh`.
 use std::time::Duration;
 
-use wrt_process::{Command, ExitStatus};
+use twins::sdk::{Command, ExitStatus};
 
 fn sh(script: &str) -> ExitStatus {
     Command::new("sh").arg("-c").arg(script).status().expect(script)

@@ -3,7 +3,7 @@
 //! `None` and leaves it running. Needs `sleep`.
 use std::time::{Duration, Instant};
 
-use wrt_process::{Command, ExitStatus, Stdio};
+use twins::sdk::{Command, ExitStatus, Stdio};
 
 fn sleeper() -> Command {
     let mut cmd = Command::new("sleep");

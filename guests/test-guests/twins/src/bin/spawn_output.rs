@@ -4,7 +4,7 @@
 //! output left unread at `wait`, and truncation at `output_limit` on both paths. Needs `echo`, `sh`, `cat` and `head`.
 use std::io::Read;
 
-use wrt_process::{Command, Stdio};
+use twins::sdk::{Command, Stdio};
 
 fn sh(script: &str) -> Command {
     let mut cmd = Command::new("sh");

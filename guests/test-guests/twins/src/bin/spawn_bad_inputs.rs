@@ -2,14 +2,14 @@
 //! status): NUL bytes, an empty or relative program, a relative directory, `2>&1` on the wrong
 //! stream, signals out of range, a terminal resize without a
 //! terminal, `wait_any` of nothing, a buffer past 1 GiB, a backwards slice and a zero timeout.
-//! Its core-module twin `spawn_bad_inputs` is the same source on `wrt-guest`: the two
-//! outputs must be the same. Needs `true` and `sleep`.
+//! Built as the core module `spawn_bad_inputs` and as the component `component_bad_inputs`: the
+//! two outputs must be the same. Needs `true` and `sleep`.
 use std::fmt::Display;
 use std::io;
 use std::ops::Bound;
 use std::time::Duration;
 
-use wrt_process::{Buffer, Child, Command, ErrorCode, Stdio, wait_any};
+use twins::sdk::{Buffer, Child, Command, ErrorCode, Stdio, wait_any};
 
 /// `ok: VALUE`, or the error's code (its kind if it has none).
 fn result<T: Display>(result: io::Result<T>) -> String {

@@ -5,7 +5,7 @@
 //! deadline, and the guest stops there (124). Needs `sh` and `setsid`.
 use std::time::Duration;
 
-use wrt_process::Command;
+use twins::sdk::Command;
 
 fn main() {
     let script = std::env::args().nth(1).expect("a shell script");

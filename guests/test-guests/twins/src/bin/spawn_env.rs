@@ -4,7 +4,7 @@
 //! the policy does not allow, or a loader variable, is denied. Needs `env`.
 use std::io::ErrorKind;
 
-use wrt_guest::{Command, ErrorCode};
+use twins::sdk::{Command, ErrorCode};
 
 /// The child's environment, sorted.
 fn env_of(cmd: &mut Command) -> Vec<String> {

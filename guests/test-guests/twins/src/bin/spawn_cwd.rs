@@ -4,7 +4,7 @@
 use std::io::ErrorKind;
 use std::path::Path;
 
-use wrt_guest::{Command, ErrorCode};
+use twins::sdk::{Command, ErrorCode};
 
 fn pwd(dir: Option<&str>) -> std::io::Result<String> {
     let mut cmd = Command::new("pwd");

@@ -3,7 +3,7 @@
 //! its slot is free again. Needs `sleep`.
 use std::io::ErrorKind;
 
-use wrt_guest::{Child, Command, ErrorCode};
+use twins::sdk::{Child, Command, ErrorCode};
 
 fn sleeper() -> std::io::Result<Child> {
     Command::new("sleep").arg("100").spawn()

@@ -6,7 +6,7 @@
 //! running. Needs `printf`, `tr`, `sort`, `sh`, `wc`, `head`, `yes` and `cat`.
 use std::io::Read;
 
-use wrt_guest::{Child, Command, Stdio};
+use twins::sdk::{Child, Command, Stdio};
 
 /// Takes `child`'s stdout as the next stage's stdin.
 fn next(child: &mut Child) -> Stdio {

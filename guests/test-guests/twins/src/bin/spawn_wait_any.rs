@@ -3,7 +3,7 @@
 //! removed, and an ended child is reported again until it is released. Needs `sleep` and `sh`.
 use std::time::{Duration, Instant};
 
-use wrt_process::{Child, Command, wait_any};
+use twins::sdk::{Child, Command, wait_any};
 
 fn sleep(secs: &str) -> Child {
     Command::new("sleep").arg(secs).spawn().expect("spawn sleep")

@@ -4,7 +4,7 @@
 //! a denied program.
 use std::io::ErrorKind;
 
-use wrt_process::{Command, ErrorCode, WrtError};
+use twins::sdk::{Command, ErrorCode, WrtError};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
