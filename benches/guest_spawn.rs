@@ -3,7 +3,7 @@
 //! spawn+wait while it holds 600 MiB of written host buffers (external memory), beside the floor
 //! (a bare `posix_spawn` + `waitpid` from the host process holding the same memory) in the same
 //! run; and, when `node` is on PATH, Node spawning from a process that holds a touched
-//! WebAssembly.Memory of the same size (`bench-engine/peers/spawn_heap.js`). The guest, the
+//! WebAssembly.Memory of the same size (`bench/peers/spawn_heap.js`). The guest, the
 //! floor and the peer are `wrt_bench`'s.
 //!
 //! `guest_spawn_cpu` measures CPU time instead of wall-clock time (this process's and its

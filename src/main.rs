@@ -6,12 +6,12 @@ use std::process::ExitCode;
 mod say;
 
 mod cmd;
-mod process;
+mod owner;
 
 fn main() -> ExitCode {
     let cli = cmd::Cli::parse_or_exit();
     // Then, while wrt has one thread: the process-wide settings that only the CLI may choose.
-    match process::own(cli.contains_descendants(), cli.starts_own_children()).and_then(|()| cli.run()) {
+    match owner::own(cli.contains_descendants(), cli.starts_own_children()).and_then(|()| cli.run()) {
         Ok(code) => code,
         Err(err) => {
             say!("wrt: {err:#}");

@@ -83,7 +83,7 @@ fn abi_no_memory() {
 }
 
 /// Arbitrary calls of every host function (child and handle-based buffer functions alike), with
-/// arguments drawn from edge values and random ones (`guests/wat/abi_fuzz.wat` exports each
+/// arguments drawn from edge values and random ones (`guests/test-guests/wat/abi_fuzz.wat` exports each
 /// function with raw arguments): every call returns a value or a documented error code; none
 /// traps, none panics the host.
 mod fuzz {

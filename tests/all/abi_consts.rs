@@ -1,11 +1,11 @@
-//! The AssemblyScript guest library (guests/assemblyscript/assembly/wrt.ts) spells the ABI's
+//! The AssemblyScript guest library (guests/test-guests/assemblyscript/assembly/wrt.ts) spells the ABI's
 //! constants out in TypeScript; this checks every one of them against `wrt-abi`, the ABI's one
 //! definition, so a value that drifts fails here.
 
 use wrt_abi::ErrorCode;
 use wrt_abi::consts::{INLINE_MAX, MAX_CONCAT_PARTS};
 
-const WRT_TS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/guests/assemblyscript/assembly/wrt.ts");
+const WRT_TS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/guests/test-guests/assemblyscript/assembly/wrt.ts");
 
 /// Every `export const NAME: i32 = VALUE;` of `source`, as (name, value).
 fn exported_consts(source: &str) -> Vec<(String, i64)> {

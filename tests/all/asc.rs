@@ -1,4 +1,4 @@
-//! The AssemblyScript guest `asc_buffers` (`guests/assemblyscript`): a garbage-collected guest
+//! The AssemblyScript guest `asc_buffers` (`guests/test-guests/assemblyscript`): a garbage-collected guest
 //! language holding host buffers by handle, released by its finaliser when the host asks for a
 //! collection (`wrt_gc`). Functional checks, then the collection policy seen through
 //! `wrt run --stats=json`: young collections bound the burst and chain workloads, `--gc off`

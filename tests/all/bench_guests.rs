@@ -1,4 +1,4 @@
-//! The compiled benchmark guests committed under `bench-engine/guests/` (so that the CLI builds with
+//! The compiled benchmark guests committed under `bench/guests/` (so that the CLI builds with
 //! cargo alone) are exactly what their sources build to today.
 //!
 //! After changing a benchmark guest, its source, the SDK or the toolchain, refresh them with
@@ -26,7 +26,7 @@ fn pairs() -> [(&'static str, &'static [u8], &'static [u8]); 9] {
 
 #[test]
 fn committed_bench_guests_match_their_sources() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-engine/guests");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/guests");
     let bless = std::env::var_os("WRT_BLESS").is_some_and(|v| v == "1");
     let mut stale = Vec::new();
     for (name, committed, fresh) in pairs() {
@@ -41,7 +41,7 @@ fn committed_bench_guests_match_their_sources() {
     assert!(
         stale.is_empty() || bless,
         "committed benchmark guests differ from their sources: {}; refresh them with \
-         `WRT_BLESS=1 cargo test --release --workspace --test all bench_guests` and commit bench-engine/guests/",
+         `WRT_BLESS=1 cargo test --release --workspace --test all bench_guests` and commit bench/guests/",
         stale.join(", ")
     );
 }

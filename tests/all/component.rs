@@ -1,8 +1,9 @@
-//! Component guests (`wasm32-wasip2`, built from `guests/components` on the SDK `wrt-process`)
-//! running host programs through `wrt:process`: `ls -l /`, and the conformance scenarios (output,
-//! exit status and signals, environment scrubbing, deny by default, timeout, kill, waiting on
-//! several children, output limit, buffers, bad inputs; pseudo-terminals too). Each scenario whose
-//! core-module twin (`spawn_*`, on `wrt-guest`) prints a stable text runs both and compares.
+//! Component guests (`wasm32-wasip2`, built from `guests/test-guests/components` on the SDK
+//! `wrt-process`) running host programs through `wrt:process`: `ls -l /`, and the conformance
+//! scenarios (output, exit status and signals, environment scrubbing, deny by default, timeout,
+//! kill, waiting on several children, output limit, buffers, bad inputs; pseudo-terminals too).
+//! Each scenario whose core-module twin (`spawn_*`, on `wrt-guest`) prints a stable text runs
+//! both and compares.
 
 use std::path::Path;
 use std::process::Output;
@@ -225,34 +226,34 @@ fn component_bad_inputs() {
     assert_eq!(stdout(&out), BAD_INPUTS_OUTPUT);
 }
 
-/// Twins that are one source: each `component_<name>` here is `spawn_<name>` with `wrt_guest`
-/// replaced by `wrt_process` (and, for `bad_inputs`, the sentence naming its twin), so a scenario
-/// changed on one side only fails here.
+/// Twins that are one source: each scenario here is one file in `twins/`, built as the core
+/// module `<suite>_<name>` on `wrt-guest` and as the component `component_<name>` on
+/// `wrt-process`, and no copy of it is left among the core-module or the component guests, so a
+/// scenario changed on one side only cannot be.
 #[test]
-fn components_are_their_twins_sources() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guests");
-    let read = |path: String| std::fs::read_to_string(root.join(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+fn twin_scenarios_have_one_source() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guests/test-guests");
     let names = [
-        "output",
-        "status",
-        "env",
-        "denied",
-        "timeout",
-        "wait_any",
-        "too_many",
-        "cwd",
-        "pipeline",
-        "pty",
-        "bad_inputs",
+        "spawn_output",
+        "spawn_status",
+        "spawn_env",
+        "spawn_denied",
+        "spawn_timeout",
+        "spawn_wait_any",
+        "spawn_too_many",
+        "spawn_cwd",
+        "spawn_pipeline",
+        "spawn_pty",
+        "spawn_bad_inputs",
+        "contain_run_ends_at_deadline",
     ];
     for name in names {
-        let core = read(format!("programs/src/bin/spawn_{name}.rs"));
-        let component = read(format!("components/src/bin/component_{name}.rs"));
-        let as_component = core.replace("wrt_guest", "wrt_process").replace(
-            "Its component twin `component_bad_inputs` is the same source on `wrt-process`",
-            "Its core-module twin `spawn_bad_inputs` is the same source on `wrt-guest`",
-        );
-        assert!(as_component == component, "component_{name} is not spawn_{name} on wrt-process");
+        let twin = root.join(format!("twins/src/bin/{name}.rs"));
+        assert!(twin.is_file(), "{} is missing", twin.display());
+        let (_suite, rest) = name.split_once('_').unwrap();
+        for copy in [format!("programs/src/bin/{name}.rs"), format!("components/src/bin/component_{rest}.rs")] {
+            assert!(!root.join(&copy).exists(), "{copy} is a second source of the twin `{name}`");
+        }
     }
 }
 

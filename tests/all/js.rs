@@ -1,4 +1,4 @@
-//! The JavaScript component guests (`guests/js`, built by componentize-js): `wrt:process`
+//! The JavaScript component guests (`guests/test-guests/js`, built by componentize-js): `wrt:process`
 //! commands run by `wrt run`, allowed and denied.
 
 use wrt_test_guests::*;

@@ -1,4 +1,4 @@
-//! The Python component guests (`guests/python`, built by componentize-py): `wrt:process`
+//! The Python component guests (`guests/test-guests/python`, built by componentize-py): `wrt:process`
 //! commands run by `wrt run`, allowed and denied.
 
 use wrt_test_guests::*;

@@ -1,0 +1,132 @@
+//! `wrt bench spawn`: a guest spawning `/bin/true` through the `wrt_v1` ABI while it holds
+//! touched linear memory and live host buffers, against `posix_spawn` + `waitpid` of
+//! `/bin/true` from this process while it holds the same memory.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use wrt_runtime::wrt_host_spawn::Policy;
+use wrt_runtime::{Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
+
+use crate::params::{Method, SpawnParams};
+use crate::peers::{self, PeerResult, Script};
+use crate::runner::Sample;
+use crate::workload::Workload;
+use crate::{BenchError, floor, guests, runtime};
+
+const MIB: u64 = 1 << 20;
+
+/// Calls `export(arg)` and returns its `i32` result.
+fn call(instance: &mut Instance, export: &str, arg: u64) -> Result<i32, BenchError> {
+    let arg = i32::try_from(arg)
+        .map_err(|_| BenchError::Guest(format!("`{export}` takes an `i32`: {arg} is out of its range")))?;
+    match runtime(export, instance.invoke(export, &[WasmValue::I32(arg)]))? {
+        Outcome::Returned(values) if values.len() == 1 => match values[0] {
+            WasmValue::I32(v) => Ok(v),
+            other => Err(BenchError::Guest(format!("`{export}` returned {other}"))),
+        },
+        other => Err(BenchError::Guest(format!("`{export}` ended with {other:?}"))),
+    }
+}
+
+/// The spawn guest (`guests/test-guests/wat/bench_spawn.wat`) in a sandbox that may run `/bin/true` and
+/// `/bin/sh`, holding `heap` bytes of touched linear memory and `external` bytes of written
+/// host buffers: what the spawn workloads measure, here and in the criterion benches.
+#[derive(Debug)]
+pub struct SpawnGuest {
+    instance: Instance,
+}
+
+impl SpawnGuest {
+    /// Instantiates the guest with `p`'s strategy and DONTFORK setting and makes it hold `p`'s
+    /// memory (rounded up to whole MiB). `p.n` and `p.method` are for [`SpawnGuest::spawn`].
+    ///
+    /// # Errors
+    ///
+    /// When the sandbox fails, or the guest cannot grow its memory or hold the buffers.
+    pub fn new(p: &SpawnParams) -> Result<Self, BenchError> {
+        let policy = Policy::deny_all().allow_program("/bin/true").allow_program("/bin/sh");
+        let options = runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(Into::into))?
+            .spawn_strategy(p.strategy, true)
+            .child_sandbox(p.sandbox);
+        let wrt = runtime("failed to create the runtime", Runtime::builder().dontfork(p.dontfork).build())?;
+        let guest = runtime("failed to load the spawn guest", wrt.load_bytes("bench_spawn.wat", guests::BENCH_SPAWN))?;
+        let mut instance = runtime("failed to instantiate the spawn guest", guest.instantiate(&options))?;
+        if p.heap > 0 {
+            let mib = p.heap.div_ceil(MIB);
+            if call(&mut instance, "touch", mib)? < 0 {
+                return Err(BenchError::Guest(format!("could not grow linear memory to {mib} MiB")));
+            }
+        }
+        if p.external > 0 {
+            let mib = p.external.div_ceil(MIB);
+            let held = call(&mut instance, "hold_buffers", mib)?;
+            if u64::try_from(held).ok() != Some(mib) {
+                return Err(BenchError::Guest(format!("could not hold {mib} MiB of host buffers: {held}")));
+            }
+        }
+        Ok(Self { instance })
+    }
+
+    /// Spawns `/bin/true` `n` times as `method` says, and returns how long that took.
+    ///
+    /// # Errors
+    ///
+    /// When the guest fails or a spawn does.
+    pub fn spawn(&mut self, method: Method, n: u64) -> Result<Duration, BenchError> {
+        let export = method.export();
+        let start = Instant::now();
+        let ret = call(&mut self.instance, export, n)?;
+        let elapsed = start.elapsed();
+        if ret != 0 {
+            return Err(BenchError::Guest(format!("`{export}` failed with {ret}")));
+        }
+        Ok(elapsed)
+    }
+
+    /// The guest's memory figures so far.
+    pub fn stats(&self) -> Stats {
+        self.instance.stats()
+    }
+}
+
+pub(crate) fn run_once(p: &SpawnParams) -> Result<Sample, BenchError> {
+    let mut guest = SpawnGuest::new(p)?;
+    let elapsed = guest.spawn(p.method, u64::from(p.n))?;
+    // The floor runs while the guest's memory and buffers are still held by this process.
+    let start = Instant::now();
+    floor::posix_spawn_wait("/bin/true", p.n)?;
+    let floor_elapsed = start.elapsed();
+    let stats = guest.stats();
+    drop(guest);
+    let per_second = |d: Duration| f64::from(p.n) / d.as_secs_f64();
+    let extra = BTreeMap::from([
+        ("us_per_spawn".to_owned(), elapsed.as_secs_f64() * 1e6 / f64::from(p.n)),
+        ("floor_us_per_spawn".to_owned(), floor_elapsed.as_secs_f64() * 1e6 / f64::from(p.n)),
+        ("peak_linear_memory".to_owned(), stats.peak_linear_memory as f64),
+        ("peak_external".to_owned(), stats.peak_external as f64),
+    ]);
+    Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+impl Workload for SpawnParams {
+    fn run_once(&self) -> Result<Sample, BenchError> {
+        run_once(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "spawns/s"
+    }
+
+    /// Node's `child_process.spawn('/bin/true')`, holding the same amount as a touched
+    /// `WebAssembly.Memory`, and the buffers as `Buffer`s (which, malloc'd, are not DONTFORK).
+    fn peer(&self, name: String) -> Result<Option<PeerResult>, BenchError> {
+        let (heap_mb, kind) =
+            if self.external > 0 { (self.external / MIB, "buffer") } else { (self.heap / MIB, "wasm") };
+        let env = [("N", self.n.to_string()), ("HEAP_MB", heap_mb.to_string()), ("KIND", kind.to_owned())];
+        let json = peers::node(Script::SpawnHeap, &[], &env)?.json;
+        let ms = peers::number(&json, "ms_per_spawn")?;
+        let extra = BTreeMap::from([("us_per_spawn".to_owned(), ms * 1e3)]);
+        Ok(Some(PeerResult { name, rate: 1e3 / ms, extra }))
+    }
+}
