@@ -39,13 +39,16 @@ use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat, renameat};
 use nix::sys::stat::{Mode, SFlag, fchmod, fstat, futimens};
 use nix::sys::time::TimeSpec;
 use nix::unistd::{Uid, UnlinkatFlags, unlinkat};
-use wasmtime::Engine;
+use wasmtime::{Engine, Module};
+
+use crate::sys::compiled::{Compiled, Verified, deserialize_cached};
 
 /// Where compiled modules are cached.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -269,23 +272,42 @@ pub(crate) enum Load {
     Copy,
 }
 
-/// A cache entry whose MAC matched, open: only [`CacheDir::read`] makes one, so
-/// [`crate::sys::deserialize_cached`] never sees a file that was not authenticated.
-#[derive(Debug)]
-pub(crate) struct Verified(File);
+/// A module compiled from WebAssembly text when first needed, shared by the stores of a
+/// runtime, and loaded from the runtime's compile cache like a guest if it has one. Loaded while
+/// a guest runs, it is read rather than mapped, so that no descriptor appears in the middle of a
+/// run; and not before, since most guests never need it. (WASI's trampoline, `wasi::original`:
+/// compiling it took about 11 ms of CPU, the difference between a `wrt run` and a `wasmtime
+/// run` of a program that opens files; a hello world writes only to its stdout, which needs no
+/// trampoline.)
+#[derive(Debug, Default)]
+pub(crate) struct LazyModule {
+    module: OnceLock<Module>,
+    /// The runtime's compile cache and its size limit, if it has one.
+    cache: Option<(PathBuf, u64)>,
+}
 
-impl Verified {
-    pub(crate) fn file(&self) -> &File {
-        &self.0
+impl LazyModule {
+    /// A module compiled through `cache` (directory and size limit), if given.
+    pub(crate) fn new(cache: Option<(PathBuf, u64)>) -> Self {
+        Self { module: OnceLock::new(), cache }
     }
 
-    /// The entry's bytes, read from its descriptor.
-    pub(crate) fn read_all(&self) -> std::io::Result<Vec<u8>> {
-        use std::os::unix::fs::FileExt;
-        let len = usize::try_from(self.0.metadata()?.len()).map_err(std::io::Error::other)?;
-        let mut bytes = vec![0; len];
-        self.0.read_exact_at(&mut bytes, 0)?;
-        Ok(bytes)
+    /// The compiled module, for `engine`: the text `text` returns, compiled on the first call.
+    pub(crate) fn module(&self, engine: &Engine, text: impl FnOnce() -> String) -> wasmtime::Result<Module> {
+        if let Some(module) = self.module.get() {
+            return Ok(module.clone());
+        }
+        let text = text();
+        let compile = || Module::new(engine, &text).map(Compiled::Module);
+        let compiled = match &self.cache {
+            // A cache that cannot be used is the guest's load to report; this one compiles.
+            Some((dir, limit)) => load_or_compile(engine, dir, *limit, text.as_bytes(), Load::Copy, compile, drop)?.0,
+            None => compile()?,
+        };
+        let Compiled::Module(module) = compiled else {
+            return Err(wasmtime::Error::msg("the module compiled to a component"));
+        };
+        Ok(self.module.get_or_init(|| module).clone())
     }
 }
 
@@ -295,15 +317,15 @@ impl Verified {
 /// kept open as long as the module lives) or, with `Load::Copy`, read into memory. A directory that cannot be used is given to
 /// `unusable` and the module is compiled; failing to write the cache is not an error: the run
 /// goes on with the freshly compiled code.
-pub(crate) fn load_or_compile<C: crate::sys::Compiled>(
+pub(crate) fn load_or_compile(
     engine: &Engine,
     dir: &Path,
     limit: u64,
     bytes: &[u8],
     load: Load,
-    compile: impl FnOnce() -> wasmtime::Result<C>,
+    compile: impl FnOnce() -> wasmtime::Result<Compiled>,
     unusable: impl FnOnce(CacheError),
-) -> wasmtime::Result<(C, bool)> {
+) -> wasmtime::Result<(Compiled, bool)> {
     let cache = match CacheDir::open(dir) {
         Ok(cache) => cache,
         Err(err) => {
@@ -316,7 +338,7 @@ pub(crate) fn load_or_compile<C: crate::sys::Compiled>(
     // a planted file of any size is never read whole.
     let most = u64::try_from(bytes.len()).unwrap_or(u64::MAX).saturating_mul(MAX_RATIO).saturating_add(64 << 20);
     if let Some(entry) = cache.read(&name, most)
-        && let Ok(module) = crate::sys::deserialize_cached(engine, &entry, load == Load::Map)
+        && let Ok(module) = deserialize_cached(engine, &entry, load == Load::Map)
     {
         return Ok((module, true));
     }
@@ -437,7 +459,7 @@ impl CacheDir {
         }
         drop(map);
         let _ = futimens(&fd, &TimeSpec::UTIME_NOW, &TimeSpec::UTIME_NOW);
-        Some(Verified(File::from(fd)))
+        Some(Verified::authenticated(File::from(fd)))
     }
 
     /// Writes entry `name`: a new `0600` file with its MAC, renamed over the old entry once

@@ -3,7 +3,7 @@
 //! `wit/`) to run host programs through the same host implementation as the core ABI.
 
 pub(crate) mod buffers;
+pub(crate) mod clock;
 pub(crate) mod link;
 pub(crate) mod process;
 pub(crate) mod streams;
-pub(crate) mod wasi;

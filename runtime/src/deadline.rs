@@ -9,16 +9,12 @@
 //! (`sys::interrupt`). The blocked call fails with `EINTR`, and the guest stops with the timeout
 //! as soon as it runs wasm again, or when the call returns, whatever the guest made of the error.
 
-pub(crate) mod component;
-pub(crate) mod wasi_p1;
-
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::sys::pthread::Pthread;
 use wasmtime::{Engine, EngineWeak, UpdateDeadline};
 
-use crate::state::GuestState;
 use crate::sys::interrupt;
 
 /// How often the epoch advances while a call with a deadline runs.
@@ -29,10 +25,11 @@ const TICK: Duration = Duration::from_millis(5);
 #[error("guest timed out")]
 pub(crate) struct DeadlineExceeded;
 
-/// Installs the epoch callback on a store whose engine has epoch interruption on.
-pub(crate) fn install(store: &mut wasmtime::Store<GuestState>) {
+/// Installs the epoch callback on a store whose engine has epoch interruption on; `deadline`
+/// reads the store's deadline from its data.
+pub(crate) fn install<T: 'static>(store: &mut wasmtime::Store<T>, deadline: fn(&T) -> Option<Instant>) {
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|ctx| match ctx.data().deadline {
+    store.epoch_deadline_callback(move |ctx| match deadline(ctx.data()) {
         Some(deadline) if Instant::now() >= deadline => Err(DeadlineExceeded.into()),
         _ => Ok(UpdateDeadline::Continue(1)),
     });
@@ -209,9 +206,9 @@ impl Drop for Ticking {
     }
 }
 
-/// Fails with the sandbox timeout once its deadline has passed.
-pub(crate) fn check_deadline(state: &GuestState) -> wasmtime::Result<()> {
-    match state.deadline {
+/// Fails with the sandbox timeout once its `deadline` has passed.
+pub(crate) fn check_deadline(deadline: Option<Instant>) -> wasmtime::Result<()> {
+    match deadline {
         Some(deadline) if Instant::now() >= deadline => Err(DeadlineExceeded.into()),
         _ => Ok(()),
     }

@@ -269,7 +269,7 @@ pub enum ConfigError {
         /// The search directory, as the policy lists it.
         dir: PathBuf,
         /// How the preopen reaches it.
-        how: crate::reach::Reach,
+        how: Reach,
         /// The read-write preopen's host directory, as given.
         preopen: PathBuf,
         /// Where the guest sees that directory.
@@ -287,7 +287,7 @@ pub enum ConfigError {
         /// The audit log, as given.
         path: PathBuf,
         /// How the preopen reaches it.
-        how: crate::reach::Reach,
+        how: Reach,
         /// The read-write preopen's host directory, as given.
         preopen: PathBuf,
         /// Where the guest sees that directory.
@@ -305,7 +305,7 @@ pub enum ConfigError {
         /// The policy file, as given.
         path: PathBuf,
         /// How the preopen reaches it.
-        how: crate::reach::Reach,
+        how: Reach,
         /// The read-write preopen's host directory, as given.
         preopen: PathBuf,
         /// Where the guest sees that directory.
@@ -367,6 +367,26 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+}
+
+/// How a read-write preopen reaches something the host keeps (the `how` of
+/// [`ConfigError::WritableSearchDir`] and its kin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// It lies inside the preopen (or inside a mount point below it).
+    Inside,
+    /// It is a file with this many hard links, which the host user may write, on the file
+    /// system of the preopen: one of the links may lie inside it.
+    Linked(u64),
+}
+
+impl std::fmt::Display for Reach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reach::Inside => f.write_str("lies inside"),
+            Reach::Linked(links) => write!(f, "has {links} hard links on the file system of"),
+        }
+    }
 }
 
 /// `its exported functions: `a`, `b``, at most ten of them.

@@ -8,7 +8,6 @@ use wasmtime::{Store, Trap, Val, ValType, WasmBacktrace};
 use wasmtime_wasi::p2::bindings::sync::Command;
 
 use crate::capture::Capture;
-use crate::component::wasi::P2;
 use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker, Ticking};
 use crate::error::{ConfigError, InstantiateError};
 use crate::external::accountant::Accountant;
@@ -17,12 +16,13 @@ use crate::limiter::Limiter;
 use crate::options::RunOptions;
 use crate::outcome::{Outcome, TrapInfo};
 use crate::process_service::state::SpawnState;
+use crate::state::originals::Originals;
+use crate::state::p2::P2;
 use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
+use crate::stdio::{DirectStdio, Stream};
 use crate::value::{WasmType, WasmValue};
 use crate::wasi::ctx::{self as wasi_ctx, Captured};
-use crate::wasi::original as wasi_original;
-use crate::wasi::stdio::{DirectStdio, Stream};
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.
 #[derive(Debug, Clone)]
@@ -78,6 +78,62 @@ enum State {
     Command(Box<Command>),
     /// Instantiation stopped the guest.
     Ended(Outcome),
+}
+
+/// Running a guest: each run in a fresh instance.
+impl Guest {
+    /// Creates an instance in a fresh store with `options`, ready to run.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ConfigError`] when the options are invalid (a zero limit, fuel on a runtime
+    /// without fuel metering, a preopened directory that cannot be opened, an allowed program
+    /// inside a read-write preopen); [`InstantiateError::MemoryLimit`] when the guest's own
+    /// minimum memory is over the memory limit.
+    pub fn instantiate(&self, options: &RunOptions) -> crate::Result<Instance> {
+        Instance::new(self, options)
+    }
+
+    /// Runs the guest's `_start` in a fresh instance and returns how it ended.
+    ///
+    /// # Errors
+    ///
+    /// As [`Guest::instantiate`]; a guest ending badly (trap, timeout, no fuel) is an
+    /// [`crate::Outcome`], not an error.
+    pub fn run(&self, options: &RunOptions) -> crate::Result<Report> {
+        let mut instance = self.instantiate(options)?;
+        let outcome = instance.run_start()?;
+        Ok(instance.into_report(outcome))
+    }
+
+    /// Calls the export `name` of a fresh instance with `args` as its parameters, after the
+    /// guest's `_initialize` if it has one (as `wasmtime run --invoke` does);
+    /// [`Instance::invoke`] in a fresh instance.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use wrt_runtime::{Outcome, RunOptions, Runtime, WasmType, WasmValue};
+    ///
+    /// # fn main() -> wrt_runtime::Result<()> {
+    /// let wat = r#"(module (func (export "add") (param i32 i64) (result i64)
+    ///     (i64.add (i64.extend_i32_s (local.get 0)) (local.get 1))))"#;
+    /// let guest = Runtime::new()?.load_bytes("add.wat", wat.as_bytes())?;
+    /// assert_eq!(guest.export_params("add")?, [WasmType::I32, WasmType::I64]);
+    /// let report = guest.invoke(&RunOptions::new(), "add", &[WasmValue::I32(-1), WasmValue::I64(1 << 40)])?;
+    /// assert_eq!(report.outcome, Outcome::Returned(vec![WasmValue::I64((1 << 40) - 1)]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Guest::instantiate`], and [`InstantiateError`] when the export is missing or the
+    /// arguments do not match its parameters.
+    pub fn invoke(&self, options: &RunOptions, name: &str, args: &[WasmValue]) -> crate::Result<Report> {
+        let mut instance = self.instantiate(options)?;
+        let outcome = instance.invoke(name, args)?;
+        Ok(instance.into_report(outcome))
+    }
 }
 
 impl std::fmt::Debug for Instance {
@@ -154,11 +210,11 @@ impl Instance {
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.limiter);
         if !runtime.settings.no_timeouts {
-            deadline::install(&mut store);
+            deadline::install(&mut store, |state: &GuestState| state.deadline);
         }
         if let Code::Module { wasi: true, .. } = guest.code {
             let trampoline = Arc::clone(&runtime.wasi_trampoline);
-            store.data_mut().wasi_originals = Some(wasi_original::Originals::new(&runtime.linker, &trampoline));
+            store.data_mut().wasi_originals = Some(Originals::new(&runtime.linker, &trampoline));
         }
         let mut this = Self {
             store,
@@ -361,7 +417,7 @@ impl Instance {
     /// Ends the instance and returns the report of a run that ended with `outcome`.
     pub fn into_report(mut self, outcome: Outcome) -> Report {
         // A collection a component pulled last has ended with the run.
-        crate::external::collector::settle_pulled(self.store.data_mut());
+        crate::collector::settle_pulled(self.store.data_mut());
         let take = |capture: &Option<Capture>| capture.as_ref().map(Capture::contents).unwrap_or_default();
         let truncated = |capture: &Option<Capture>| capture.as_ref().is_some_and(Capture::truncated);
         let captured = &self.captured;

@@ -427,7 +427,7 @@ impl RunOptions {
         roots: &crate::reach::WritableRoots<'_>,
         cache: Option<&Path>,
     ) -> Result<(), ConfigError> {
-        use crate::reach::Reach;
+        use crate::error::Reach;
         if roots.is_empty() {
             return Ok(());
         }

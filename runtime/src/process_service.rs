@@ -23,6 +23,7 @@ pub(crate) mod control;
 pub(crate) mod drain;
 mod failure;
 pub(crate) mod handles;
+pub(crate) mod io;
 pub(crate) mod spawn;
 pub(crate) mod state;
 pub(crate) mod wait;

@@ -20,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 
 use nix::sys::statfs::FsType;
 
+use crate::error::Reach;
 use crate::preopen::{DirAccess, Preopen};
 
 /// A file's identity: its device and inode.
@@ -32,25 +33,6 @@ struct FileId {
 impl FileId {
     fn of(path: &Path) -> Option<Self> {
         std::fs::metadata(path).ok().map(|m| Self { dev: m.dev(), ino: m.ino() })
-    }
-}
-
-/// How a read-write preopen reaches something the host keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
-    /// It lies inside the preopen (or inside a mount point below it).
-    Inside,
-    /// It is a file with this many hard links, which the host user may write, on the file
-    /// system of the preopen: one of the links may lie inside it.
-    Linked(u64),
-}
-
-impl std::fmt::Display for Reach {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Reach::Inside => f.write_str("lies inside"),
-            Reach::Linked(links) => write!(f, "has {links} hard links on the file system of"),
-        }
     }
 }
 

@@ -3,18 +3,14 @@
 //! runtime and run any number of times, from any thread, each run with its own
 //! [`RunOptions`](crate::RunOptions).
 
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, Linker, Module};
-use wasmtime_wasi::p2::bindings::sync::CommandPre;
+use wasmtime::{Config, Engine, Linker};
 
 use crate::cache::{CacheError, CacheMode};
 use crate::deadline::EpochTicker;
-use crate::error::{InstantiateError, LoadError};
-use crate::guest::{Code, Compiled, Format, Guest, sniff};
 use crate::state::GuestState;
 use crate::sys::memory_creator::GuestMemoryCreator;
 use crate::sys::memory_pool::{MemoryPool, PoolLimits};
@@ -60,7 +56,7 @@ pub(crate) struct Inner {
     pub(crate) ticker: Arc<EpochTicker>,
     /// The module through which the wrappers of WASI functions reach WASI's own, compiled on
     /// first use.
-    pub(crate) wasi_trampoline: Arc<crate::wasi::original::Trampoline>,
+    pub(crate) wasi_trampoline: Arc<crate::cache::LazyModule>,
     /// Slabs of host-buffer memory, recycled across runs.
     pub(crate) slabs: Arc<MemoryPool>,
     /// Whether [`RuntimeBuilder::on_cache_unusable`] was called: it is, once per runtime.
@@ -233,7 +229,7 @@ impl RuntimeBuilder {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, wasi_of)?;
         crate::wasi::exit::add_to_linker(&mut linker)?;
-        crate::deadline::wasi_p1::add_to_linker(&mut linker)?;
+        crate::wasi::deadline::add_to_linker(&mut linker)?;
         crate::wasi::limits::add_to_linker(&mut linker)?;
         crate::wasi::stdio::add_to_linker(&mut linker)?;
         crate::abi::host::add_to_linker(&mut linker)?;
@@ -246,7 +242,7 @@ impl RuntimeBuilder {
             components: OnceLock::new(),
             settings: self,
             ticker,
-            wasi_trampoline: Arc::new(crate::wasi::original::Trampoline::new(cache)),
+            wasi_trampoline: Arc::new(crate::cache::LazyModule::new(cache)),
             slabs,
             cache_reported: AtomicBool::new(false),
         };
@@ -257,11 +253,6 @@ impl RuntimeBuilder {
 /// The WASI context of a guest. Only a guest that imports WASI functions can call them, and such
 /// a guest always has a context; the fallback (an empty context: no arguments, environment,
 /// files or stdio) keeps even a broken invariant from panicking.
-/// A guest's name: its file name, or the whole path when it has none.
-fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
-}
-
 fn wasi_of(state: &mut GuestState) -> &mut wasmtime_wasi::p1::WasiP1Ctx {
     state.wasi.get_or_insert_with(|| wasmtime_wasi::WasiCtxBuilder::new().build_p1())
 }
@@ -290,180 +281,6 @@ impl Runtime {
     pub fn fuel_metering(&self) -> bool {
         self.inner.settings.fuel
     }
-
-    /// Loads and compiles a guest from a `.wasm` or `.wat` file, using the compile cache.
-    ///
-    /// # Errors
-    ///
-    /// [`LoadError`] when the file cannot be read, is not a regular file or pipe, is larger than
-    /// [`MAX_MODULE_BYTES`](crate::MAX_MODULE_BYTES), or is not a WebAssembly module or component; a
-    /// compile error when the module is invalid; [`InstantiateError`] when it imports
-    /// something wrt does not provide or exports a malformed collector hook.
-    pub fn load_file(&self, path: impl AsRef<Path>) -> crate::Result<Guest> {
-        let path = path.as_ref();
-        let bytes = crate::module_file::read(path)?;
-        let name = file_name(path);
-        // Only what wasmtime recognises as its own artifact: any other ELF file is no guest.
-        if sniff(&bytes) == Format::Unknown && Engine::detect_precompiled(&bytes).is_some() {
-            return Err(LoadError::Precompiled { name }.into());
-        }
-        self.load(&name, Some(path), &bytes)
-    }
-
-    /// Compiles a guest (a `.wasm` or `.wat` module or component) ahead of time, as `wasmtime
-    /// compile` does: the bytes [`Runtime::load_precompiled`] loads, into a runtime with the
-    /// same settings (fuel on or off alike). `wrt compile` writes them to a `.cwasm` file.
-    ///
-    /// # Errors
-    ///
-    /// [`LoadError::NotWasm`] or a compile error, as [`Runtime::load_bytes`].
-    pub fn precompile(&self, name: &str, bytes: &[u8]) -> crate::Result<Vec<u8>> {
-        if sniff(bytes) == Format::Unknown {
-            return Err(LoadError::NotWasm { name: name.to_owned() }.into());
-        }
-        let failed = |e: wasmtime::Error| LoadError::Compile {
-            name: name.to_owned(),
-            reason: format!("{e:#}"),
-            syntax: e.chain().any(|cause| cause.is::<wat::Error>()),
-        };
-        let compiled = crate::guest::compile(&self.inner.engine, name, None, bytes, None).map_err(failed)?;
-        Ok(crate::sys::Compiled::serialize(&compiled).map_err(failed)?)
-    }
-
-    /// Loads a guest from compiled code its user vouches for ([`Runtime::precompile`], `wrt
-    /// compile`), by mapping the file: no compilation and no cache. The guest then runs as any
-    /// other, under the same sandbox.
-    ///
-    /// # Errors
-    ///
-    /// [`LoadError::BadPrecompiled`] when the file is not compiled code, or was compiled by
-    /// another wasmtime or with other settings (fuel); as [`Runtime::load_file`] when it
-    /// imports something wrt does not provide.
-    pub fn load_precompiled(&self, file: &crate::PrecompiledFile) -> crate::Result<Guest> {
-        let name = file_name(file.path());
-        let bad = |reason: String| LoadError::BadPrecompiled { name: name.clone(), reason };
-        if !crate::sys::precompiled::is_precompiled(file.path()) {
-            return Err(bad("not a compiled module or component (`wrt compile` writes them)".to_owned()).into());
-        }
-        let compiled = crate::sys::precompiled::load(&self.inner.engine, file).map_err(|e| bad(format!("{e:#}")))?;
-        self.finish(&name, compiled, false)
-    }
-
-    /// Loads and compiles a guest from the bytes of a binary module or WebAssembly text.
-    ///
-    /// # Errors
-    ///
-    /// As [`Runtime::load_file`].
-    pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> crate::Result<Guest> {
-        self.load(name, None, bytes)
-    }
-
-    fn load(&self, name: &str, path: Option<&Path>, bytes: &[u8]) -> crate::Result<Guest> {
-        if sniff(bytes) == Format::Unknown {
-            return Err(LoadError::NotWasm { name: name.to_owned() }.into());
-        }
-        let settings = &self.inner.settings;
-        let engine = &self.inner.engine;
-        let failed = |e: wasmtime::Error| LoadError::Compile {
-            name: name.to_owned(),
-            reason: format!("{e:#}"),
-            syntax: e.chain().any(|cause| cause.is::<wat::Error>()),
-        };
-        let compile = || crate::guest::compile(engine, name, path, bytes, settings.on_slow_compile.as_ref());
-        let (compiled, from_cache) = match settings.cache.dir() {
-            Some(dir) => {
-                let unusable = |err: CacheError| {
-                    if let Some(hook) = &settings.on_cache_unusable
-                        && !self.inner.cache_reported.swap(true, Ordering::Relaxed)
-                    {
-                        hook(&err);
-                    }
-                };
-                crate::cache::load_or_compile(
-                    engine,
-                    &dir,
-                    settings.cache_limit.unwrap_or(crate::cache::DEFAULT_CACHE_LIMIT),
-                    bytes,
-                    crate::cache::Load::Map,
-                    compile,
-                    unusable,
-                )
-                .map_err(failed)?
-            }
-            None => (compile().map_err(failed)?, false),
-        };
-        self.finish(name, compiled, from_cache)
-    }
-
-    /// A guest of compiled code: checked and linked.
-    fn finish(&self, name: &str, compiled: Compiled, from_cache: bool) -> crate::Result<Guest> {
-        let code = match compiled {
-            Compiled::Module(module) => {
-                crate::guest::check_collector_hook(name, &module)?;
-                let pre = self.link(name, &module)?;
-                let wasi = module.imports().any(|import| import.module() == crate::wasi::original::WASI);
-                let entry = ["_start", ""].map(|name| module.get_export_index(name));
-                Code::Module { pre, wasi, entry }
-            }
-            Compiled::Component(component) => Code::Component(self.link_component(name, &component)?),
-        };
-        Ok(Guest { runtime: self.clone(), code, name: name.to_owned(), from_cache })
-    }
-
-    /// Links a component once: every import must be one wrt provides (or, with
-    /// [`RuntimeBuilder::unknown_imports_trap`], becomes a trapping stub), and it must export
-    /// `wasi:cli/run`.
-    fn link_component(
-        &self,
-        name: &str,
-        component: &wasmtime::component::Component,
-    ) -> crate::Result<CommandPre<GuestState>> {
-        let base = match self.inner.components.get() {
-            Some(linker) => linker,
-            None => {
-                let linker = crate::component::link::linker(&self.inner.engine)?;
-                // Another thread may have built it meanwhile: either copy serves.
-                self.inner.components.get_or_init(|| linker)
-            }
-        };
-        let mut stubbed = None;
-        if self.inner.settings.unknown_imports_trap {
-            let mut linker = base.clone();
-            linker.define_unknown_imports_as_traps(component)?;
-            stubbed = Some(linker);
-        }
-        let linker = stubbed.as_ref().unwrap_or(base);
-        let pre = linker
-            .instantiate_pre(component)
-            .map_err(|err| InstantiateError::Failed { guest: name.to_owned(), reason: format!("{err:#}") })?;
-        CommandPre::new(pre)
-            .map_err(|err| InstantiateError::NotACommand { guest: name.to_owned(), reason: format!("{err:#}") }.into())
-    }
-
-    /// Links `module` once, so that each run only instantiates: every import must be one wrt
-    /// provides (or, with [`RuntimeBuilder::unknown_imports_trap`], becomes a trapping stub).
-    fn link(&self, name: &str, module: &Module) -> crate::Result<wasmtime::InstancePre<GuestState>> {
-        let base: &Linker<GuestState> = &self.inner.linker;
-        let mut stubbed = None;
-        if self.inner.settings.unknown_imports_trap {
-            let mut linker = base.clone();
-            linker.define_unknown_imports_as_traps(module)?;
-            stubbed = Some(linker);
-        }
-        let linker = stubbed.as_ref().unwrap_or(base);
-        let unknown = |module: &str, field: &str| InstantiateError::UnknownImport {
-            guest: name.to_owned(),
-            module: module.to_owned(),
-            name: field.to_owned(),
-        };
-        if let Some(import) = module.imports().find(|import| crate::wasi::original::is_internal(import.module())) {
-            return Err(unknown(import.module(), import.name()).into());
-        }
-        linker.instantiate_pre(module).map_err(|err| match err.downcast_ref::<wasmtime::UnknownImportError>() {
-            Some(import) => unknown(import.module(), import.name()).into(),
-            None => InstantiateError::Failed { guest: name.to_owned(), reason: format!("{err:#}") }.into(),
-        })
-    }
 }
 
 #[cfg(test)]
@@ -481,7 +298,6 @@ mod tests {
     fn runtimes_and_guests_cross_threads() {
         fn shared<T: Clone + Send + Sync>() {}
         shared::<Runtime>();
-        shared::<Guest>();
         shared::<crate::RunOptions>();
     }
 }

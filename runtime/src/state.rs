@@ -1,5 +1,8 @@
 //! What a guest's `Store` holds.
 
+pub(crate) mod originals;
+pub(crate) mod p2;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -8,7 +11,7 @@ use wasmtime_wasi::p1::WasiP1Ctx;
 
 use crate::external::accountant::Accountant;
 use crate::external::buffer::BufferView;
-use crate::external::collector::DEFAULT_EXTERNAL_LIMIT;
+use crate::external::buffer::DEFAULT_EXTERNAL_LIMIT;
 use crate::limiter::Limiter;
 use crate::process_service::handles::Handles;
 use crate::process_service::state::SpawnState;
@@ -21,7 +24,7 @@ pub(crate) struct GuestState {
     /// reaches it (building one costs about a microsecond per run).
     pub(crate) wasi: Option<WasiP1Ctx>,
     /// The WASI 0.2 context and resource table of a component (`None` for a core module).
-    pub(crate) p2: Option<crate::component::wasi::P2>,
+    pub(crate) p2: Option<p2::P2>,
     pub(crate) limiter: Limiter,
     /// When the running call must stop, if a timeout is set.
     pub(crate) deadline: Option<Instant>,
@@ -35,13 +38,13 @@ pub(crate) struct GuestState {
     /// The guest's host buffers and their accountant.
     pub(crate) external: ExternalState,
     /// WASI's own functions, which their wrappers call (`wasi::original`).
-    pub(crate) wasi_originals: Option<crate::wasi::original::Originals>,
+    pub(crate) wasi_originals: Option<originals::Originals>,
     /// A core module's exported `memory`, once instantiation has finished (host calls from its
     /// start function look it up by name): exports never change afterwards, and every host
     /// call that reads or writes guest memory would otherwise look it up again.
     pub(crate) memory: Option<wasmtime::Memory>,
     /// Which of a core module's descriptors 1 and 2 write straight to wrt's own streams.
-    pub(crate) direct_stdio: crate::wasi::stdio::DirectStdio,
+    pub(crate) direct_stdio: crate::stdio::DirectStdio,
 }
 
 impl GuestState {

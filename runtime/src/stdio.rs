@@ -32,3 +32,49 @@ pub enum GuestOutput {
         limit: usize,
     },
 }
+
+/// Where a core module's descriptor 1 or 2 writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Stream {
+    /// Through WASI's own `fd_write` (a captured stream, or one the guest renumbered or closed).
+    #[default]
+    Wasi,
+    /// Straight to wrt's own stdout or stderr ([`crate::GuestOutput::Inherit`]).
+    Host,
+    /// Nowhere: every write succeeds, as WASI's own does for a discarded stream
+    /// ([`crate::GuestOutput::Null`]).
+    Discard,
+}
+
+/// Where the guest's descriptors 1 and 2 write.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DirectStdio {
+    pub(crate) streams: [Stream; 2],
+    /// The most bytes a write takes on each stream, once looked at (`wasi::stdio`).
+    pub(crate) pieces: [Option<usize>; 2],
+}
+
+impl DirectStdio {
+    pub(crate) fn new(stdout: Stream, stderr: Stream) -> Self {
+        Self { streams: [stdout, stderr], pieces: [None; 2] }
+    }
+
+    fn index(fd: i32) -> Option<usize> {
+        match fd {
+            1 => Some(0),
+            2 => Some(1),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn stream(self, fd: i32) -> Stream {
+        Self::index(fd).map_or(Stream::Wasi, |at| self.streams[at])
+    }
+
+    /// Sends `fd`'s writes to WASI's own from now on.
+    pub(crate) fn end(&mut self, fd: i32) {
+        if let Some(at) = Self::index(fd) {
+            self.streams[at] = Stream::Wasi;
+        }
+    }
+}

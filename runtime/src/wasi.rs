@@ -1,9 +1,11 @@
 //! WASI for guests: the context both kinds of guest get ([`ctx`]: preopens, stdio,
 //! environment), and for core modules the wrappers of WASI preview 1's own functions that keep
 //! what one call may make the host do within wrt's limits ([`limits`], [`stdio`], [`exit`]),
-//! all reaching WASI's own through [`original`]. The deadline's wrappers are in `deadline`.
+//! all reaching WASI's own through [`original`], and the wrappers that stop blocking calls at
+//! the guest's deadline ([`deadline`]).
 
 pub(crate) mod ctx;
+pub(crate) mod deadline;
 pub(crate) mod exit;
 pub(crate) mod limits;
 pub(crate) mod original;

@@ -8,8 +8,8 @@ use wasmtime::{Caller, ExternRef, GcHeapOutOfMemory, Linker, Memory, Rooted};
 
 use super::host::{NONBLOCK, check_read_args, guest_memory, read_child, write_child};
 use super::memory;
+use crate::collector::{self, Room};
 use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer};
-use crate::external::collector::{self, Room};
 use crate::external::error::AllocError;
 use crate::state::GuestState;
 use wrt_abi::ErrorCode;
@@ -140,12 +140,8 @@ fn insert_new(caller: &mut Caller<'_, GuestState>, made: std::result::Result<(Bu
 
 /// Records why a buffer was refused and returns its code: `INVALID_ARGUMENT` for a buffer over
 /// the 1 GiB maximum, `NO_MEMORY` otherwise.
-pub(crate) fn refused(state: &mut GuestState, err: &AllocError) -> i32 {
-    let code = match err {
-        AllocError::TooLarge { .. } => ErrorCode::InvalidArgument,
-        AllocError::NoRoom { .. } | AllocError::MapFailed { .. } => ErrorCode::NoMemory,
-    };
-    state.fail(code, err.to_string())
+fn refused(state: &mut GuestState, err: &AllocError) -> i32 {
+    state.fail(err.code(), err.to_string())
 }
 
 /// Stores `view` under a new handle.

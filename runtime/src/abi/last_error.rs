@@ -21,10 +21,10 @@ impl GuestState {
         self.fail(failure.code, failure.message)
     }
 
-    /// Fails a spawn request that never reached the spawner: [`GuestState::refuse_request`]
-    /// (which writes its audit record), recorded as the last error.
+    /// Fails a spawn request that never reached the spawner: `SpawnState::refuse_request` (which
+    /// writes its audit record), recorded as the last error.
     pub(crate) fn fail_request(&mut self, code: ErrorCode, program: &[u8], message: String) -> i32 {
-        let failure = self.refuse_request(code, program, message);
+        let failure = self.spawn.refuse_request(code, program, message);
         self.fail_with(failure)
     }
 }

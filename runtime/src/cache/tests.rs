@@ -8,12 +8,12 @@ fn load(engine: &Engine, dir: &Path) -> (bool, Vec<String>) {
 /// The module `text`, compiled or loaded under `limit`, and what `load_or_compile` reports.
 fn load_text(engine: &Engine, dir: &Path, text: &str, limit: u64) -> (bool, Vec<String>) {
     let mut unusable = Vec::new();
-    let compile = || Ok(crate::guest::Compiled::Module(wasmtime::Module::new(engine, text)?));
+    let compile = || Ok(Compiled::Module(Module::new(engine, text)?));
     let (module, hit) =
         load_or_compile(engine, dir, limit, text.as_bytes(), Load::Map, compile, |e| unusable.push(e.to_string()))
             .unwrap();
     // The loaded code runs.
-    let crate::guest::Compiled::Module(module) = module else { panic!("a module") };
+    let Compiled::Module(module) = module else { panic!("a module") };
     let mut store = wasmtime::Store::new(engine, ());
     wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
     (hit, unusable)

@@ -4,7 +4,7 @@
 //!
 //! Collections: the same accountant and policy as the core ABI decide when a collection is due,
 //! but the host cannot call into a running component, so the component pulls it
-//! (`collection-due`): see `external::collector::allocate_uncollected`.
+//! (`collection-due`): see `collector::allocate_uncollected`.
 
 use wasmtime::component::Resource;
 use wasmtime_wasi::WasiView;
@@ -14,11 +14,11 @@ use wrt_abi::consts::MAX_READ_BUFFER;
 use super::process::bindings::wrt::process::buffers::{Host, HostBuffer};
 use super::process::bindings::wrt::process::process::OutputSource;
 use super::process::bindings::wrt::process::types::{Collection, Error};
-use crate::abi::buffers::refused;
-use crate::abi::host::io::{read_child, write_child};
+use super::process::{wit, wit_fail};
+use crate::collector::{allocate_uncollected, take_due};
 use crate::external::accountant::Kind;
 use crate::external::buffer::BufferView;
-use crate::external::collector::{allocate_uncollected, take_due};
+use crate::process_service;
 use crate::state::GuestState;
 
 /// A `buffer` resource: a buffer handle of the core ABI.
@@ -37,7 +37,7 @@ impl GuestState {
         let handle = self.ctx().table.get(buf)?.0;
         Ok(match self.external.buffers.get(handle) {
             Ok(view) => Ok(view.clone()),
-            Err(code) => Err(self.wit_fail(code, format!("`{handle}` is not a buffer handle"))),
+            Err(code) => Err(wit_fail(code, format!("`{handle}` is not a buffer handle"))),
         })
     }
 
@@ -45,10 +45,7 @@ impl GuestState {
     fn new_buffer(&mut self, len: usize, fill: impl FnOnce(&BufferView)) -> Made {
         let storage = match allocate_uncollected(self, len) {
             Ok(storage) => storage,
-            Err(err) => {
-                let ret = refused(self, &err);
-                return Ok(Err(self.wit_error(ret)));
-            }
+            Err(err) => return Ok(Err(wit_fail(err.code(), err.to_string()))),
         };
         let view = BufferView::new(storage);
         fill(&view);
@@ -59,13 +56,13 @@ impl GuestState {
     fn buffer_resource(&mut self, view: BufferView) -> Made {
         let handle = match self.external.buffers.insert(view) {
             Ok(handle) => handle,
-            Err(code) => return Ok(Err(self.wit_fail(code, "too many buffer handles"))),
+            Err(code) => return Ok(Err(wit_fail(code, "too many buffer handles"))),
         };
         match self.ctx().table.push(BufferHandle(handle)) {
             Ok(buf) => Ok(Ok(buf)),
             Err(err) => {
                 let _ = self.external.buffers.remove(handle);
-                Ok(Err(self.wit_fail(ErrorCode::NoMemory, format!("too many resources: {err}"))))
+                Ok(Err(wit_fail(ErrorCode::NoMemory, format!("too many resources: {err}"))))
             }
         }
     }
@@ -119,7 +116,7 @@ impl HostBuffer for GuestState {
         let offset = offset as usize;
         if offset > view.len() {
             let message = format!("offset {offset} is past the buffer's {} bytes", view.len());
-            return Ok(Err(self.wit_fail(ErrorCode::OutOfRange, message)));
+            return Ok(Err(wit_fail(ErrorCode::OutOfRange, message)));
         }
         // The host copies what it returns: at most one chunk a call, so a guest cannot make it
         // hold a second copy of a large buffer.
@@ -140,7 +137,7 @@ impl HostBuffer for GuestState {
         };
         if !view.contains(offset as usize, bytes.len()) {
             let message = format!("{} bytes at {offset} do not fit the buffer's {} bytes", bytes.len(), view.len());
-            return Ok(Err(self.wit_fail(ErrorCode::OutOfRange, message)));
+            return Ok(Err(wit_fail(ErrorCode::OutOfRange, message)));
         }
         view.write(offset as usize, &bytes);
         Ok(Ok(()))
@@ -155,7 +152,7 @@ impl HostBuffer for GuestState {
             Some(slice) => self.buffer_resource(slice),
             None => {
                 let message = format!("slice {start}..{end} is not inside the buffer's {} bytes", view.len());
-                Ok(Err(self.wit_fail(ErrorCode::OutOfRange, message)))
+                Ok(Err(wit_fail(ErrorCode::OutOfRange, message)))
             }
         }
     }
@@ -176,21 +173,22 @@ pub(crate) fn read_buffer(
 ) -> wasmtime::Result<Result<Option<Resource<BufferHandle>>, Error>> {
     if !(1..=MAX_READ_BUFFER).contains(&max_len) {
         let message = format!("max-len {max_len} is not between 1 and {MAX_READ_BUFFER}");
-        return Ok(Err(state.wit_fail(ErrorCode::InvalidArgument, message)));
+        return Ok(Err(wit_fail(ErrorCode::InvalidArgument, message)));
     }
     let stream = match source {
         OutputSource::Stdout => 1,
         OutputSource::Stderr => 2,
     };
     let mut scratch = vec![0; (max_len as usize).min(MAX_CHUNK)];
-    let ret = read_child(state, handle, stream, 0, &mut scratch)?;
-    if ret < 0 {
-        return Ok(Err(state.wit_error(ret)));
-    }
-    if ret == 0 {
+    // A blocking read never answers that it would block.
+    let n =
+        match process_service::io::read_child(&mut state.spawn, state.deadline, handle, stream, false, &mut scratch)? {
+            Ok(read) => read.unwrap_or(0),
+            Err(failure) => return Ok(Err(wit(failure))),
+        };
+    if n == 0 {
         return Ok(Ok(None));
     }
-    let n = ret as usize;
     Ok(state.new_buffer(n, |view| view.write(0, &scratch[..n]))?.map(Some))
 }
 
@@ -208,11 +206,14 @@ pub(crate) fn write_buffer(
     let offset = offset as usize;
     if offset > view.len() {
         let message = format!("offset {offset} is past the buffer's {} bytes", view.len());
-        return Ok(Err(state.wit_fail(ErrorCode::OutOfRange, message)));
+        return Ok(Err(wit_fail(ErrorCode::OutOfRange, message)));
     }
     if offset == view.len() {
         return Ok(Ok(0));
     }
-    let ret = view.with_bytes(offset, |bytes| write_child(state, handle, 0, bytes))?;
-    Ok(if ret < 0 { Err(state.wit_error(ret)) } else { Ok(ret as u32) })
+    let written = view.with_bytes(offset, |bytes| {
+        process_service::io::write_child(&mut state.spawn, state.deadline, handle, false, bytes)
+    })?;
+    // A blocking write never answers that it would block.
+    Ok(written.map(|n| i32::try_from(n.unwrap_or(0)).unwrap_or(i32::MAX) as u32).map_err(wit))
 }

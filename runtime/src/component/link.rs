@@ -10,7 +10,7 @@ use crate::state::GuestState;
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<GuestState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-    crate::deadline::component::add_to_linker(&mut linker)?;
+    super::clock::add_to_linker(&mut linker)?;
     super::process::add_to_linker(&mut linker)?;
     Ok(linker)
 }

@@ -72,24 +72,16 @@ pub(crate) fn wit_code(code: ErrorCode) -> types::ErrorCode {
 }
 
 /// The WIT error of a service failure.
-fn wit(failure: Failure) -> Error {
+pub(crate) fn wit(failure: Failure) -> Error {
     Error { code: wit_code(failure.code), message: failure.message }
 }
 
+/// The WIT error of a failure the component layer itself raises.
+pub(crate) fn wit_fail(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error { code: wit_code(code), message: message.into() }
+}
+
 impl GuestState {
-    /// The error of a core ABI error return, with the message it recorded (for the stream and
-    /// buffer calls, which still answer in the core ABI's form).
-    pub(crate) fn wit_error(&mut self, ret: i32) -> Error {
-        let code = ErrorCode::from_return(ret).unwrap_or(ErrorCode::Io);
-        Error { code: wit_code(code), message: std::mem::take(&mut self.last_error) }
-    }
-
-    /// Records and returns an error raised by the component layer itself.
-    pub(crate) fn wit_fail(&mut self, code: ErrorCode, message: impl Into<String>) -> Error {
-        let ret = self.fail(code, message);
-        self.wit_error(ret)
-    }
-
     /// The child handle behind a `child` resource.
     fn child_handle(&mut self, child: &Resource<ChildHandle>) -> wasmtime::Result<i32> {
         Ok(self.ctx().table.get(child)?.0)
@@ -107,7 +99,7 @@ impl GuestState {
         match self.ctx().table.push(ChildHandle(handle)) {
             Ok(child) => Ok(Ok(child)),
             Err(err) => {
-                let _ = control::release(self, handle);
+                let _ = control::release(&mut self.spawn, handle);
                 Ok(Err(wit(Failure::new(ErrorCode::NoMemory, format!("too many resources: {err}")))))
             }
         }
@@ -140,7 +132,7 @@ impl GuestState {
         };
         match request::check(request) {
             Ok(request) => Ok(request),
-            Err(code) => Err(wit(self.refuse_request(code, cmd.program.as_bytes(), "malformed command".into()))),
+            Err(code) => Err(wit(self.spawn.refuse_request(code, cmd.program.as_bytes(), "malformed command".into()))),
         }
     }
 }
@@ -176,7 +168,7 @@ impl Host for GuestState {
             Ok(request) => request,
             Err(err) => return Ok(Err(err)),
         };
-        let spawned = spawn::spawn(self, &request);
+        let spawned = spawn::spawn(&mut self.spawn, self.deadline, &request);
         self.child_resource(spawned)
     }
 
@@ -191,7 +183,7 @@ impl Host for GuestState {
             return Ok(Err(wit(Failure::new(ErrorCode::InvalidArgument, message))));
         }
         let handles = children.iter().map(|child| self.child_handle(child)).collect::<wasmtime::Result<Vec<_>>>()?;
-        Ok(match wait::wait_any(self, &handles, until(timeout_ms))? {
+        Ok(match wait::wait_any(&mut self.spawn, self.deadline, &handles, until(timeout_ms))? {
             Ok((index, outcome)) => Ok((index as u32, status_of(&outcome))),
             Err(failure) => Err(wit(failure)),
         })
@@ -202,8 +194,8 @@ impl Host for GuestState {
             Ok(request) => request,
             Err(err) => return Ok(Err(err)),
         };
-        let cap = max_output as usize;
-        Ok(match spawn::run(self, &request, &stdin, [cap, cap])? {
+        let (cap, room) = (max_output as usize, self.buffer_room());
+        Ok(match spawn::run(&mut self.spawn, self.deadline, room, &request, &stdin, [cap, cap])? {
             Ok(output) => {
                 Ok(Output { status: status_of(&output.outcome), stdout: output.stdout, stderr: output.stderr })
             }
@@ -253,7 +245,7 @@ impl HostChild for GuestState {
         timeout_ms: Option<u64>,
     ) -> wasmtime::Result<Result<Status, Error>> {
         let handle = self.child_handle(&child)?;
-        Ok(match wait::wait(self, handle, until(timeout_ms))? {
+        Ok(match wait::wait(&mut self.spawn, self.deadline, handle, until(timeout_ms))? {
             Ok(outcome) => Ok(status_of(&outcome)),
             Err(failure) => Err(wit(failure)),
         })
@@ -263,7 +255,7 @@ impl HostChild for GuestState {
         let handle = self.child_handle(&child)?;
         // No time to wait: a child still running is a `TIMEOUT` return, which is `none` here.
         let now = Some(Instant::now());
-        Ok(match wait::wait(self, handle, now)? {
+        Ok(match wait::wait(&mut self.spawn, self.deadline, handle, now)? {
             Ok(outcome) => Ok(Some(status_of(&outcome))),
             Err(failure) if failure.code == ErrorCode::Timeout => Ok(None),
             Err(failure) => Err(wit(failure)),
@@ -272,7 +264,7 @@ impl HostChild for GuestState {
 
     fn kill(&mut self, child: Resource<ChildHandle>, signal: u8) -> wasmtime::Result<Result<(), Error>> {
         let handle = self.child_handle(&child)?;
-        Ok(control::kill(self, handle, i32::from(signal))?.map_err(wit))
+        Ok(control::kill(&mut self.spawn, handle, i32::from(signal))?.map_err(wit))
     }
 
     fn pty_resize(
@@ -282,7 +274,7 @@ impl HostChild for GuestState {
         cols: u16,
     ) -> wasmtime::Result<Result<(), Error>> {
         let handle = self.child_handle(&child)?;
-        Ok(control::pty_resize(self, handle, i32::from(rows), i32::from(cols))?.map_err(wit))
+        Ok(control::pty_resize(&mut self.spawn, handle, i32::from(rows), i32::from(cols))?.map_err(wit))
     }
 
     fn read_buffer(
@@ -319,14 +311,14 @@ impl HostChild for GuestState {
             Ok(request) => request,
             Err(err) => return Ok(Err(err)),
         };
-        let spawned = spawn::spawn(self, &request);
+        let spawned = spawn::spawn(&mut self.spawn, self.deadline, &request);
         self.child_resource(spawned)
     }
 
     fn drop(&mut self, child: Resource<ChildHandle>) -> wasmtime::Result<()> {
         let handle = self.ctx().table.delete(child)?.0;
         // A handle of a live resource is always the service's: nothing to report.
-        let _ = control::release(self, handle)?;
+        let _ = control::release(&mut self.spawn, handle)?;
         Ok(())
     }
 }

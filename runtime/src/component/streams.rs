@@ -25,6 +25,7 @@ use wrt_host_spawn::{Child, Interest, ReadError, WriteError};
 
 use super::process::bindings::wrt::process::process::OutputSource;
 use super::process::bindings::wrt::process::types::Error;
+use super::process::wit_fail;
 use crate::deadline::{DeadlineCell, DeadlineExceeded};
 use crate::process_service::state::SharedChild;
 use crate::state::GuestState;
@@ -68,7 +69,7 @@ fn parts(state: &mut GuestState) -> (DeadlineCell, Arc<AtomicU64>) {
 fn take(state: &mut GuestState, handle: i32, index: usize, name: &str) -> Result<SharedChild, Error> {
     let entry = match state.spawn.children.get_mut(handle) {
         Ok(entry) => entry,
-        Err(code) => return Err(state.wit_fail(code, format!("`{handle}` is not a handle"))),
+        Err(code) => return Err(wit_fail(code, format!("`{handle}` is not a handle"))),
     };
     let open = {
         let mut child = entry.child.lock();
@@ -81,7 +82,7 @@ fn take(state: &mut GuestState, handle: i32, index: usize, name: &str) -> Result
     };
     if entry.taken[index] || !open {
         let message = format!("the {name} of `{handle}` is not piped, already taken, or closed");
-        return Err(state.wit_fail(ErrorCode::NotPiped, message));
+        return Err(wit_fail(ErrorCode::NotPiped, message));
     }
     entry.taken[index] = true;
     Ok(entry.child.clone())

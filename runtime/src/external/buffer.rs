@@ -6,6 +6,9 @@ use std::sync::Arc;
 use super::accountant::Ledger;
 use crate::sys::buffer_memory::{Block, BufferPool};
 
+/// The footprint of host buffers allowed when the sandbox has no memory limit: 4 GiB.
+pub(crate) const DEFAULT_EXTERNAL_LIMIT: u64 = 4 << 30;
+
 /// The largest buffer: 1 GiB.
 pub(crate) const MAX_BUFFER: usize = 1 << 30;
 

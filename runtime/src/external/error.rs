@@ -1,5 +1,7 @@
-//! Why a host buffer could not be made. The external-memory layer only says why; the ABI layer
-//! (`abi::buffers`) maps each reason to the guest's error code and records the message.
+//! Why a host buffer could not be made, and the guest's error code for it; the adapters
+//! (`abi::buffers`, `component::buffers`) hand code and message to the guest in their own form.
+
+use wrt_abi::ErrorCode;
 
 /// A host buffer refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -14,6 +16,17 @@ pub(crate) enum AllocError {
     /// The host could not map the bytes.
     #[error("the host could not map {len} bytes")]
     MapFailed { len: usize },
+}
+
+impl AllocError {
+    /// The guest's error code: `INVALID_ARGUMENT` for a buffer over the 1 GiB maximum,
+    /// `NO_MEMORY` otherwise.
+    pub(crate) fn code(&self) -> ErrorCode {
+        match self {
+            AllocError::TooLarge { .. } => ErrorCode::InvalidArgument,
+            AllocError::NoRoom { .. } | AllocError::MapFailed { .. } => ErrorCode::NoMemory,
+        }
+    }
 }
 
 /// What was missing when a buffer found no room.

@@ -4,11 +4,11 @@
 use wrt_abi::ErrorCode;
 use wrt_host_spawn::{ResizeError, Signal, error_chain};
 
+use super::state::SpawnState;
 use super::{Failure, Served};
-use crate::state::GuestState;
 
 /// Sends `signal` to the process group of the child behind `handle`.
-pub(crate) fn kill(state: &mut GuestState, handle: i32, signal: i32) -> Served<()> {
+pub(crate) fn kill(spawn: &mut SpawnState, handle: i32, signal: i32) -> Served<()> {
     let signal = match Signal::try_from(signal) {
         Ok(signal) if (1..=31).contains(&(signal as i32)) => signal,
         _ => {
@@ -16,7 +16,7 @@ pub(crate) fn kill(state: &mut GuestState, handle: i32, signal: i32) -> Served<(
             return Ok(Err(Failure::new(ErrorCode::InvalidArgument, message)));
         }
     };
-    let entry = tried!(state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     if entry.outcome.is_some() {
         return Ok(Ok(()));
     }
@@ -25,8 +25,8 @@ pub(crate) fn kill(state: &mut GuestState, handle: i32, signal: i32) -> Served<(
 }
 
 /// Frees `handle`, killing and reaping a child still running.
-pub(crate) fn release(state: &mut GuestState, handle: i32) -> Served<()> {
-    let entry = tried!(state.spawn.children.remove(handle), "`{handle}` is not a handle");
+pub(crate) fn release(spawn: &mut SpawnState, handle: i32) -> Served<()> {
+    let entry = tried!(spawn.children.remove(handle), "`{handle}` is not a handle");
     if entry.outcome.is_none() {
         let mut child = entry.child.lock();
         let _ = child.kill(Signal::SIGKILL);
@@ -36,13 +36,13 @@ pub(crate) fn release(state: &mut GuestState, handle: i32) -> Served<()> {
 }
 
 /// Resizes the pseudo-terminal of the child behind `handle`.
-pub(crate) fn pty_resize(state: &mut GuestState, handle: i32, rows: i32, cols: i32) -> Served<()> {
+pub(crate) fn pty_resize(spawn: &mut SpawnState, handle: i32, rows: i32, cols: i32) -> Served<()> {
     let size = |n: i32| u16::try_from(n).ok().filter(|&n| n > 0);
     let (Some(rows), Some(cols)) = (size(rows), size(cols)) else {
         let message = format!("`{rows}` × `{cols}` is not a terminal size (1 to 65535 each)");
         return Ok(Err(Failure::new(ErrorCode::InvalidArgument, message)));
     };
-    let entry = tried!(state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     let resized = entry.child.lock().pty_resize(rows, cols);
     Ok(resized.map_err(|err| match err {
         ResizeError::NotPty { .. } => {

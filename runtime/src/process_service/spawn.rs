@@ -10,10 +10,9 @@ use wrt_abi::request::{SpawnRequest, StdioMode};
 use wrt_host_spawn::{ChildStdout, Command, Stdio, error_chain};
 
 use super::drain::Drain;
-use super::state::ChildEntry;
+use super::state::{ChildEntry, SpawnState};
 use super::{Failure, Served};
 use crate::deadline::check_deadline;
-use crate::state::GuestState;
 
 /// The command of a request. A stream the child inherits while the guest's own is captured
 /// goes into the same capture, through a pipe and a drain thread.
@@ -23,7 +22,8 @@ use crate::state::GuestState;
 /// No pipe or thread could be made for such a stream.
 fn to_command(
     request: &SpawnRequest,
-    state: &mut GuestState,
+    spawn: &mut SpawnState,
+    sandbox_deadline: Option<Instant>,
     all_piped: bool,
 ) -> std::io::Result<(Command, Vec<Drain>)> {
     let mut command = Command::new(&request.program);
@@ -37,7 +37,7 @@ fn to_command(
     // "Inherit" means the sandbox's own stream: a child may write where the guest writes (into
     // the same capture when the embedder captures it), but never around a stream the embedder
     // discarded.
-    let [inherit_in, inherit_out, inherit_err] = state.spawn.inherit;
+    let [inherit_in, inherit_out, inherit_err] = spawn.inherit;
     let modes = if all_piped { [StdioMode::Piped; 3] } else { request.stdio };
     // `ChildStdout` (stdin only) is connected by `spawn`, which owns the source's pipe; here,
     // and in `run`, which pipes every stream, it is null.
@@ -51,11 +51,11 @@ fn to_command(
     let [mut stdout, mut stderr] = [stdio(modes[1], inherit_out), stdio(modes[2], inherit_err)];
     let mut drains = Vec::new();
     for (mode, inherit, capture, target) in [
-        (modes[1], inherit_out, &state.spawn.captures[0], &mut stdout),
-        (modes[2], inherit_err, &state.spawn.captures[1], &mut stderr),
+        (modes[1], inherit_out, &spawn.captures[0], &mut stdout),
+        (modes[2], inherit_err, &spawn.captures[1], &mut stderr),
     ] {
         if let (StdioMode::Inherit, false, Some(capture)) = (mode, inherit, capture) {
-            let (write, drain) = state.spawn.drains.pipe_into(capture)?;
+            let (write, drain) = spawn.drains.pipe_into(capture)?;
             *target = Stdio::File(write);
             drains.push(drain);
         }
@@ -65,7 +65,7 @@ fn to_command(
     command.stderr(stderr);
     // A child never outlives the sandbox's deadline: its own timeout ends no later.
     let requested = request.timeout_ms.map(Duration::from_millis);
-    let remaining = state.deadline.map(|d| d.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
+    let remaining = sandbox_deadline.map(|d| d.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
     if let Some(timeout) = [requested, remaining].into_iter().flatten().min() {
         command.timeout(timeout);
     }
@@ -85,17 +85,17 @@ fn to_command(
 }
 
 /// Starts a checked request under the sandbox's policy: the new child's handle.
-pub(crate) fn spawn(state: &mut GuestState, request: &SpawnRequest) -> Served<i32> {
+pub(crate) fn spawn(spawn: &mut SpawnState, sandbox_deadline: Option<Instant>, request: &SpawnRequest) -> Served<i32> {
     // Every check that can refuse the spawn comes before the program starts: the handle here,
     // then the policy, the concurrency limit and the descriptor budget in the spawner.
-    if !state.spawn.children.has_room(MAX_LIVE_HANDLES) {
+    if !spawn.children.has_room(MAX_LIVE_HANDLES) {
         let reason = format!("{MAX_LIVE_HANDLES} handles are live, or every handle was used; release one first");
         // The request fails either way; a failed audit write cannot make it fail harder.
-        let _ = state.spawn.spawner.audit_refused(request.program.as_bytes(), &reason);
+        let _ = spawn.spawner.audit_refused(request.program.as_bytes(), &reason);
         let message = format!("cannot spawn `{}`: {reason}", request.program);
         return Ok(Err(Failure::new(ErrorCode::NoMemory, message)));
     }
-    let (mut command, drains) = match to_command(request, state, false) {
+    let (mut command, drains) = match to_command(request, spawn, sandbox_deadline, false) {
         Ok(made) => made,
         Err(err) => return Ok(Err(Failure::new(ErrorCode::Io, format!("cannot capture the child's output: {err}")))),
     };
@@ -104,21 +104,21 @@ pub(crate) fn spawn(state: &mut GuestState, request: &SpawnRequest) -> Served<i3
     // refused stage leaves the source's stdout readable as before.
     let source = match request.stdin_child {
         None => None,
-        Some(raw) => match take_source(state, raw) {
+        Some(raw) => match take_source(spawn, raw) {
             Ok((handle, stdout, copy)) => {
                 command.stdin(copy);
                 Some((handle, stdout))
             }
             Err((code, message)) => {
-                return Ok(Err(state.refuse_request(code, request.program.as_bytes(), message)));
+                return Ok(Err(spawn.refuse_request(code, request.program.as_bytes(), message)));
             }
         },
     };
-    let spawned = state.spawn.spawner.spawn(&command);
+    let spawned = spawn.spawner.spawn(&command);
     drop(command);
     if let Some((handle, stdout)) = source
         && spawned.is_err()
-        && let Ok(entry) = state.spawn.children.get_mut(handle)
+        && let Ok(entry) = spawn.children.get_mut(handle)
     {
         // Cannot fail: the source's stdout was taken just above. Were it to, the pipe
         // closes and the source sees a reader gone, as after a consumed stage.
@@ -126,18 +126,18 @@ pub(crate) fn spawn(state: &mut GuestState, request: &SpawnRequest) -> Served<i3
     }
     match spawned {
         Ok(child) => {
-            state.spawn.spawns += 1;
-            let handle = tried!(state.spawn.children.insert(ChildEntry::new(child, drains)), "too many handles");
+            spawn.spawns += 1;
+            let handle = tried!(spawn.children.insert(ChildEntry::new(child, drains)), "too many handles");
             Ok(Ok(handle))
         }
-        Err(err) => Ok(Err(state.spawn_failure(&request.program, &err))),
+        Err(err) => Ok(Err(spawn.spawn_failure(&request.program, &err))),
     }
 }
 
 /// Takes the stdout pipe of the guest's child `raw` for a pipeline stage: the child's handle,
 /// the pipe, and a copy of its descriptor for the new child's stdin.
-fn take_source(state: &mut GuestState, raw: u32) -> Result<(i32, ChildStdout, Stdio), (ErrorCode, String)> {
-    let children = &mut state.spawn.children;
+fn take_source(spawn: &mut SpawnState, raw: u32) -> Result<(i32, ChildStdout, Stdio), (ErrorCode, String)> {
+    let children = &mut spawn.children;
     let handle = i32::try_from(raw).ok().filter(|&h| h > 0 && h < FIRST_BUFFER_HANDLE);
     let Some(handle) = handle else {
         let what = if raw >= FIRST_BUFFER_HANDLE as u32 && raw <= i32::MAX as u32 {
@@ -184,35 +184,42 @@ pub(crate) struct RunOutput {
 /// Runs a checked request to its end with every stream piped: writes `stdin`, closes it, and
 /// keeps at most `caps` bytes of stdout and stderr (the rest is dropped and flagged as
 /// truncated).
-pub(crate) fn run(state: &mut GuestState, request: &SpawnRequest, stdin: &[u8], caps: [usize; 2]) -> Served<RunOutput> {
-    let (mut command, _) = match to_command(request, state, true) {
+pub(crate) fn run(
+    spawn: &mut SpawnState,
+    sandbox_deadline: Option<Instant>,
+    buffer_room: u64,
+    request: &SpawnRequest,
+    stdin: &[u8],
+    caps: [usize; 2],
+) -> Served<RunOutput> {
+    let (mut command, _) = match to_command(request, spawn, sandbox_deadline, true) {
         Ok(made) => made,
         Err(err) => return Ok(Err(Failure::new(ErrorCode::Io, format!("cannot capture the child's output: {err}")))),
     };
     // Keep no more output than fits the guest's buffers (or the requested limit), nor more
     // than the memory limit leaves room for (half for each stream): the host holds the output
     // until the child has ended.
-    let room = (caps[0].max(caps[1]) as u64).min(state.buffer_room() / 2).max(1);
+    let room = (caps[0].max(caps[1]) as u64).min(buffer_room / 2).max(1);
     command.output_limit(request.output_limit.map_or(room, |limit| limit.min(room)));
-    let output = match state.spawn.spawner.output(&command, Some(stdin)) {
+    let output = match spawn.spawner.output(&command, Some(stdin)) {
         Ok(output) => output,
         Err(wrt_host_spawn::OutputError::Spawn(err)) => {
-            return Ok(Err(state.spawn_failure(&request.program, &err)));
+            return Ok(Err(spawn.spawn_failure(&request.program, &err)));
         }
         Err(err) => {
             // Started, then killed and reaped: it counts, and the end of the guest sweeps
             // whatever it left (see `SpawnState::end_children`).
-            state.spawn.spawns += 1;
+            spawn.spawns += 1;
             return Ok(Err(Failure::new(ErrorCode::Io, error_chain(&err))));
         }
     };
-    state.spawn.spawns += 1;
+    spawn.spawns += 1;
     let (mut stdout, mut stderr, mut outcome) = (output.stdout, output.stderr, output.outcome);
     outcome.truncated.stdout |= stdout.len() > caps[0];
     outcome.truncated.stderr |= stderr.len() > caps[1];
     stdout.truncate(caps[0]);
     stderr.truncate(caps[1]);
-    state.spawn.stream_bytes += (stdin.len() + stdout.len() + stderr.len()) as u64;
-    check_deadline(state)?;
+    spawn.stream_bytes += (stdin.len() + stdout.len() + stderr.len()) as u64;
+    check_deadline(sandbox_deadline)?;
     Ok(Ok(RunOutput { outcome, stdout, stderr }))
 }

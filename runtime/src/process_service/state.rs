@@ -10,7 +10,6 @@ use super::Failure;
 use super::drain::{Drain, Drains, FINISH_WITHIN};
 use crate::capture::Capture;
 use crate::process_service::handles::Handles;
-use crate::state::GuestState;
 use wrt_abi::ErrorCode;
 
 /// A spawn the policy denied, as reported to [`crate::RunOptions::on_spawn_denied`].
@@ -207,11 +206,11 @@ pub(crate) fn guest_may_see_hint(program: &str) -> bool {
     !program.contains('/')
 }
 
-impl GuestState {
+impl SpawnState {
     /// The failure of a spawn the spawner refused or could not start
     /// ([`SpawnState::spawn_error`]).
     pub(crate) fn spawn_failure(&mut self, program: &str, err: &SpawnError) -> Failure {
-        let (code, message) = self.spawn.spawn_error(program, err);
+        let (code, message) = self.spawn_error(program, err);
         Failure::new(code, message)
     }
 
@@ -220,7 +219,7 @@ impl GuestState {
     /// `program` is the program's bytes as far as they could be read.
     pub(crate) fn refuse_request(&mut self, code: ErrorCode, program: &[u8], message: String) -> Failure {
         // The request fails either way; a failed audit write cannot make it fail harder.
-        let _ = self.spawn.spawner.audit_malformed(program, &message);
+        let _ = self.spawner.audit_malformed(program, &message);
         Failure::new(code, message)
     }
 }

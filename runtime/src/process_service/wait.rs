@@ -5,10 +5,9 @@ use std::time::{Duration, Instant};
 use wrt_abi::ErrorCode;
 use wrt_host_spawn::{Child, ChildOutcome, WaitError, error_chain};
 
-use super::state::{ChildEntry, SharedChild};
+use super::state::{ChildEntry, SharedChild, SpawnState};
 use super::{Failure, Served};
 use crate::deadline::{check_deadline, earliest};
-use crate::state::GuestState;
 
 /// Reaps `entry` if it ended by `deadline` (`None`: wait without limit). Returns whether it
 /// has an outcome.
@@ -25,16 +24,21 @@ fn wait_entry(entry: &mut ChildEntry, deadline: Option<Instant>) -> Result<bool,
 
 /// Waits for the child behind `handle` until `user_deadline` (and never past the sandbox's):
 /// its outcome, or a failure (`TIMEOUT` when it is still running).
-pub(crate) fn wait(state: &mut GuestState, handle: i32, user_deadline: Option<Instant>) -> Served<ChildOutcome> {
-    let deadline = earliest(user_deadline, state.deadline);
-    let entry = tried!(state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+pub(crate) fn wait(
+    spawn: &mut SpawnState,
+    sandbox_deadline: Option<Instant>,
+    handle: i32,
+    user_deadline: Option<Instant>,
+) -> Served<ChildOutcome> {
+    let deadline = earliest(user_deadline, sandbox_deadline);
+    let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     let waited = wait_entry(entry, deadline);
-    check_deadline(state)?;
-    let entry = tried!(state.spawn.children.get_mut(handle), "`{handle}` is not a handle");
+    check_deadline(sandbox_deadline)?;
+    let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     match waited {
         Ok(true) => Ok(Ok(entry.outcome.clone().expect("reaped"))),
         Ok(false) => {
-            check_deadline(state)?;
+            check_deadline(sandbox_deadline)?;
             Ok(Err(Failure::new(ErrorCode::Timeout, format!("child `{handle}` is still running"))))
         }
         Err(err) => Ok(Err(Failure::new(ErrorCode::Io, error_chain(&err)))),
@@ -44,12 +48,13 @@ pub(crate) fn wait(state: &mut GuestState, handle: i32, user_deadline: Option<In
 /// Waits until one of the children behind `handles` has ended, until `user_deadline` (and
 /// never past the sandbox's): its index and outcome, or a failure (`TIMEOUT` when none has).
 pub(crate) fn wait_any(
-    state: &mut GuestState,
+    spawn: &mut SpawnState,
+    sandbox_deadline: Option<Instant>,
     handles: &[i32],
     user_deadline: Option<Instant>,
 ) -> Served<(usize, ChildOutcome)> {
-    let deadline = earliest(user_deadline, state.deadline);
-    let entries = match state.spawn.children.get_many_mut(handles) {
+    let deadline = earliest(user_deadline, sandbox_deadline);
+    let entries = match spawn.children.get_many_mut(handles) {
         Ok(entries) => entries,
         Err(bad) => return Ok(Err(Failure::new(ErrorCode::BadHandle, format!("`{bad}` is not a handle")))),
     };
@@ -60,17 +65,17 @@ pub(crate) fn wait_any(
     let waited = wrt_host_spawn::wait_any(&mut children, deadline.map(|d| d.saturating_duration_since(Instant::now())));
     drop(children);
     drop(guards);
-    check_deadline(state)?;
+    check_deadline(sandbox_deadline)?;
     match waited {
         Ok(Some((position, outcome))) => {
             let index = indexes[position];
-            if let Ok(entry) = state.spawn.children.get_mut(handles[index]) {
+            if let Ok(entry) = spawn.children.get_mut(handles[index]) {
                 entry.reaped(Some(outcome.clone()));
             }
             Ok(Ok((index, outcome)))
         }
         Ok(None) => {
-            check_deadline(state)?;
+            check_deadline(sandbox_deadline)?;
             Ok(Err(Failure::new(ErrorCode::Timeout, "no child ended before the timeout")))
         }
         Err(err) => Ok(Err(Failure::new(ErrorCode::Io, error_chain(&err)))),

@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Compiled as _;
-use crate::guest::Compiled;
+use super::compiled::Compiled;
 
 /// A file of compiled code ([`Runtime::precompile`](crate::Runtime::precompile), `wrt compile`)
 /// that its user vouches for, to load with

@@ -4,9 +4,9 @@ use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
+use super::deadline::{DeadlineStdin, DeadlineStdout};
 use crate::capture::Capture;
 use crate::deadline::DeadlineCell;
-use crate::deadline::wasi_p1::{DeadlineStdin, DeadlineStdout};
 use crate::error::ConfigError;
 use crate::options::RunOptions;
 use crate::preopen::DirAccess;
@@ -58,7 +58,7 @@ pub(crate) fn build(
 /// The context of a guest, core module or component: argv, environment, preopens and stdio
 /// (`captured`, from [`captures`], for the captured streams). Nothing of the host (env, args,
 /// network) is inherited unless the settings say so. With a timeout, an inherited stdin stops
-/// the guest at `deadline` (see `deadline::wasi_p1`). The preopens were checked with
+/// the guest at `deadline` (see `wasi::deadline`). The preopens were checked with
 /// [`check_preopens`].
 pub(crate) fn builder(
     settings: &RunOptions,

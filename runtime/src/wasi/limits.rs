@@ -47,7 +47,7 @@ const PATHS: &[(&str, &[usize])] = &[
 ];
 
 /// Wraps WASI's path functions and `random_get` in `linker`, which already holds the WASI
-/// functions (`poll_oneoff`'s wrapper, in `deadline::wasi_p1`, asks [`check_subscriptions`]).
+/// functions (`poll_oneoff`'s wrapper, in `wasi::deadline`, asks [`check_subscriptions`]).
 pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
     for &(name, lengths) in PATHS {
         original::shadow_new(linker, name, move |mut caller, params, results| {

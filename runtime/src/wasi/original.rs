@@ -1,13 +1,12 @@
 //! WASI preview 1's own functions, for the wrappers that shadow them in the linker
-//! (`deadline::wasi_p1`, `wasi::limits`, `wasi::stdio`). Each shadowed function stays defined under an internal
+//! (`wasi::deadline`, `wasi::limits`, `wasi::stdio`). Each shadowed function stays defined under an internal
 //! module name that guests cannot import (see [`is_internal`]), and a wrapper calls it through
 //! a trampoline instance that shares the guest's memory: WASI's functions find guest memory
 //! through their caller's `memory` export, which a call from the host does not have.
 
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use wasmtime::{Caller, Engine, FuncType, Instance, IntoFunc, Linker, Module, Val, ValType};
+use wasmtime::{Caller, FuncType, Instance, IntoFunc, Linker, Val, ValType};
 
 use crate::state::GuestState;
 
@@ -79,7 +78,7 @@ pub(crate) fn shadow_new(
     defined
 }
 
-/// The trampoline: for each shadowed function, an export of the same name that calls WASI's
+/// The trampoline (compiled once per runtime, `cache::LazyModule`): for each shadowed function, an export of the same name that calls WASI's
 /// own with the guest's memory as the trampoline's.
 fn trampoline_text() -> String {
     let mut text =
@@ -93,65 +92,6 @@ fn trampoline_text() -> String {
     }
     text.push(')');
     text
-}
-
-/// The trampoline's compiled code, shared by the stores of a runtime: compiled when a wrapper
-/// first calls WASI's own function, or loaded from the runtime's compile cache like a guest
-/// (compiling it took about 11 ms of CPU, the difference between a `wrt run` and a `wasmtime
-/// run` of a program that opens files). Loaded while a guest runs, it is read rather than mapped,
-/// so that no descriptor appears in the middle of a run; and not before, since most guests
-/// never need it (a hello world writes only to its stdout, which needs no trampoline).
-#[derive(Debug, Default)]
-pub(crate) struct Trampoline {
-    module: OnceLock<Module>,
-    /// The runtime's compile cache and its size limit, if it has one.
-    cache: Option<(PathBuf, u64)>,
-}
-
-impl Trampoline {
-    /// A trampoline compiled through `cache` (directory and size limit), if given.
-    pub(crate) fn new(cache: Option<(PathBuf, u64)>) -> Self {
-        Self { module: OnceLock::new(), cache }
-    }
-
-    /// The compiled trampoline, for `engine`.
-    pub(crate) fn module(&self, engine: &Engine) -> wasmtime::Result<Module> {
-        if let Some(module) = self.module.get() {
-            return Ok(module.clone());
-        }
-        let text = trampoline_text();
-        let compile = || Module::new(engine, &text).map(crate::guest::Compiled::Module);
-        let compiled = match &self.cache {
-            // A cache that cannot be used is the guest's load to report; this one compiles.
-            Some((dir, limit)) => {
-                let load = crate::cache::Load::Copy;
-                crate::cache::load_or_compile(engine, dir, *limit, text.as_bytes(), load, compile, drop)?.0
-            }
-            None => compile()?,
-        };
-        let crate::guest::Compiled::Module(module) = compiled else {
-            return Err(wasmtime::Error::msg("the trampoline compiled to a component"));
-        };
-        Ok(self.module.get_or_init(|| module).clone())
-    }
-}
-
-/// Where one store's wrappers find WASI's own functions, and the trampoline bound to the guest's
-/// memory once a wrapper first needs it. Nothing is looked up before then: most guests never
-/// call a wrapper that needs WASI's own (looking the functions up for every store cost about a
-/// microsecond of each instantiation).
-pub(crate) struct Originals {
-    linker: Arc<Linker<GuestState>>,
-    trampoline: Arc<Trampoline>,
-    bound: Option<Instance>,
-}
-
-impl Originals {
-    /// For a store of `linker`; `trampoline` is shared by the stores of a runtime and compiled
-    /// on first use.
-    pub(crate) fn new(linker: &Arc<Linker<GuestState>>, trampoline: &Arc<Trampoline>) -> Self {
-        Self { linker: Arc::clone(linker), trampoline: Arc::clone(trampoline), bound: None }
-    }
 }
 
 /// The trampoline instance, bound to the caller's memory.
@@ -174,7 +114,7 @@ fn bound(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Instance> {
             _ => return Err(wasmtime::Error::msg(format!("WASI's own `{name}` is not in the linker"))),
         }
     }
-    let module = trampoline.module(caller.engine())?;
+    let module = trampoline.module(caller.engine(), trampoline_text)?;
     let instance = Instance::new(&mut *caller, &module, &imports)?;
     if let Some(originals) = &mut caller.data_mut().wasi_originals {
         originals.bound = Some(instance);

@@ -20,7 +20,7 @@
 //! Under a deadline the write blocks only as long as the deadline's interruption allows
 //! (`deadline`): from the deadline on, the blocked `writev` fails with `EINTR` and the guest
 //! stops. A process whose `SIGURG` handler is not wrt's has no such interruption, so there the
-//! writes go to WASI's own through the deadline's stream (`deadline::wasi_p1`).
+//! writes go to WASI's own through the deadline's stream (`wasi::deadline`).
 //!
 //! Host memory: the list of buffers, at most [`MAX_BUFFERS`] of them (16 KiB), per call.
 
@@ -35,6 +35,7 @@ use wasmtime::{Caller, Linker, Val};
 use super::original;
 use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
+use crate::stdio::Stream;
 
 /// The most buffers one call writes (Linux's `IOV_MAX`); the rest of a longer list is left for
 /// the guest's next call, which the short count tells it to make.
@@ -56,52 +57,6 @@ mod errno {
     pub(super) const IO: i32 = 29;
     pub(super) const NOSPC: i32 = 51;
     pub(super) const PERM: i32 = 63;
-}
-
-/// Where a core module's descriptor 1 or 2 writes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Stream {
-    /// Through WASI's own `fd_write` (a captured stream, or one the guest renumbered or closed).
-    #[default]
-    Wasi,
-    /// Straight to wrt's own stdout or stderr ([`crate::GuestOutput::Inherit`]).
-    Host,
-    /// Nowhere: every write succeeds, as WASI's own does for a discarded stream
-    /// ([`crate::GuestOutput::Null`]).
-    Discard,
-}
-
-/// Where the guest's descriptors 1 and 2 write.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct DirectStdio {
-    streams: [Stream; 2],
-    /// The most bytes a write takes on each stream, once looked at ([`piece_for`]).
-    pieces: [Option<usize>; 2],
-}
-
-impl DirectStdio {
-    pub(crate) fn new(stdout: Stream, stderr: Stream) -> Self {
-        Self { streams: [stdout, stderr], pieces: [None; 2] }
-    }
-
-    fn index(fd: i32) -> Option<usize> {
-        match fd {
-            1 => Some(0),
-            2 => Some(1),
-            _ => None,
-        }
-    }
-
-    fn stream(self, fd: i32) -> Stream {
-        Self::index(fd).map_or(Stream::Wasi, |at| self.streams[at])
-    }
-
-    /// Sends `fd`'s writes to WASI's own from now on.
-    fn end(&mut self, fd: i32) {
-        if let Some(at) = Self::index(fd) {
-            self.streams[at] = Stream::Wasi;
-        }
-    }
 }
 
 /// Wraps WASI's `fd_write`, `fd_close` and `fd_renumber` in `linker`, which already holds the

@@ -18,18 +18,18 @@ fn code(state: &mut GuestState, served: Served<()>) -> Result<i32> {
 
 pub(super) fn kill(mut caller: Caller<'_, GuestState>, handle: i32, signal: i32) -> Result<i32> {
     let state = caller.data_mut();
-    let served = process_service::control::kill(state, handle, signal);
+    let served = process_service::control::kill(&mut state.spawn, handle, signal);
     code(state, served)
 }
 
 pub(super) fn release(mut caller: Caller<'_, GuestState>, handle: i32) -> Result<i32> {
     let state = caller.data_mut();
-    let served = process_service::control::release(state, handle);
+    let served = process_service::control::release(&mut state.spawn, handle);
     code(state, served)
 }
 
 pub(super) fn pty_resize(mut caller: Caller<'_, GuestState>, handle: i32, rows: i32, cols: i32) -> Result<i32> {
     let state = caller.data_mut();
-    let served = process_service::control::pty_resize(state, handle, rows, cols);
+    let served = process_service::control::pty_resize(&mut state.spawn, handle, rows, cols);
     code(state, served)
 }

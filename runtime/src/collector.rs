@@ -12,17 +12,14 @@ use std::time::Instant;
 
 use wasmtime::{AsContextMut, Caller, TypedFunc};
 
-use super::accountant::Kind;
-use super::buffer::{MAX_BUFFER, Storage};
-use super::error::{AllocError, Shortfall};
+use crate::external::accountant::Kind;
+use crate::external::buffer::{DEFAULT_EXTERNAL_LIMIT, MAX_BUFFER, Storage};
+use crate::external::error::{AllocError, Shortfall};
 use crate::state::GuestState;
 use wrt_abi::consts::MAX_LIVE_BUFFERS;
 
 /// The export a guest with its own collector provides (docs/abi.md, "Collections").
 pub(crate) const GUEST_GC_EXPORT: &str = "wrt_gc";
-
-/// The footprint of host buffers allowed when the sandbox has no memory limit: 4 GiB.
-pub(crate) const DEFAULT_EXTERNAL_LIMIT: u64 = 4 << 30;
 
 /// Bytes of linear memory saved before a collection that may come out of the host's fixed
 /// overhead (docs/abi.md, "Memory limit") rather than out of the memory limit: 4 MiB. Saved

@@ -4,7 +4,7 @@
 //! (`wasi:io/poll.poll`, `pollable.block`), outside wasm, where the epoch callback cannot stop
 //! it. Subscriptions made while a deadline is set wake no later than just past it; the guest
 //! then resumes wasm and the epoch check stops it. Stdin and stdout are made deadline-aware as
-//! for core modules (see `deadline::wasi_p1`), and `wrt:process` streams wait only until the
+//! for core modules (see `wasi::deadline`), and `wrt:process` streams wait only until the
 //! deadline themselves.
 
 use std::time::{Duration, Instant};

@@ -30,9 +30,9 @@ use wasmtime::{Caller, Linker, Val};
 use wasmtime_wasi::cli::{IsTerminal, StdinStream, StdoutStream};
 use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
 
+use super::{limits, original};
 use crate::deadline::{DeadlineCell, DeadlineExceeded};
 use crate::state::GuestState;
-use crate::wasi::{limits, original};
 
 /// Size of a WASI preview 1 `subscription`, and offsets in it.
 const SUBSCRIPTION: u64 = 48;

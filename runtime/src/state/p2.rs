@@ -2,7 +2,7 @@
 
 use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxView, WasiView};
 
-use crate::state::GuestState;
+use super::GuestState;
 
 /// The most resources (streams, pollables, children, buffers, descriptors) a component holds
 /// at once: a guest that leaks handles gets an error, not the host's memory.

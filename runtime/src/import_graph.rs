@@ -1,0 +1,362 @@
+//! The rule that keeps the crate's layers apart: no top-level module (a file under `src/` and
+//! its folder) imports, directly or through others, a module that imports it back
+//! (docs/design.md, "Inside `wrt-runtime`"). The test reads the sources, collects the
+//! `crate::…` paths and the `super::…` paths that leave a top-level module, and names every
+//! circle it finds.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Which top-level modules each top-level module imports, and from which file.
+type Graph = BTreeMap<String, BTreeMap<String, String>>;
+
+/// `text` without comments, string literals and character literals (each replaced by a
+/// space), so that neither a path in a comment nor a brace in a string counts.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            i += 2;
+            while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
+                i += 1;
+            }
+            i += 2;
+            out.push(' ');
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && (i == 0 || !ident(chars[i - 1])) {
+            // A raw string: r"…", r#"…"#.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if chars.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            while j < chars.len() && !(chars[j] == '"' && (0..hashes).all(|h| chars.get(j + 1 + h) == Some(&'#'))) {
+                j += 1;
+            }
+            i = j + 1 + hashes;
+            out.push(' ');
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push(' ');
+        } else if c == '\'' && next == Some('\\') {
+            // An escaped character literal: '\n', '\'', '\u{7f}'.
+            i += 2;
+            while i < chars.len() && chars[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+            out.push(' ');
+        } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
+            i += 3;
+            out.push(' ');
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The top-level modules that `text`, the file at module path `path` (`["abi", "host"]` for
+/// `abi/host.rs`), names with `crate::…` or with `super::…` paths that reach the crate root.
+fn imports_of(text: &str, path: &[String]) -> BTreeSet<String> {
+    let code = code_only(text);
+    let chars: Vec<char> = code.chars().collect();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let word_at = |i: usize| -> String { chars[i..].iter().take_while(|c| ident(**c)).collect() };
+    let skip_space = |mut i: usize| {
+        while i < chars.len() && chars[i].is_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let path_sep = |i: usize| chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':');
+    // The first name of each item of a path after `crate::` or the crate root: `a` of `a::b`,
+    // `a` and `b` of `{a::x, b}`.
+    let heads = |i: usize| -> Vec<String> {
+        let i = skip_space(i);
+        if chars.get(i) != Some(&'{') {
+            return vec![word_at(i)];
+        }
+        let mut found = Vec::new();
+        let (mut j, mut depth, mut item_start) = (i + 1, 1, true);
+        while j < chars.len() && depth > 0 {
+            match chars[j] {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 1 => item_start = true,
+                c if item_start && ident(c) && depth == 1 => {
+                    found.push(word_at(j));
+                    item_start = false;
+                    j += found.last().map_or(1, String::len);
+                    continue;
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        found
+    };
+    let mut found = BTreeSet::new();
+    // Inline modules (`mod tests { … }`) open and the brace depth at which each closes.
+    let mut inline: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '{' {
+            depth += 1;
+            i += 1;
+            continue;
+        }
+        if c == '}' {
+            depth = depth.saturating_sub(1);
+            if inline.last() == Some(&depth) {
+                inline.pop();
+            }
+            i += 1;
+            continue;
+        }
+        if !ident(c) || (i > 0 && ident(chars[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let word = word_at(i);
+        let after = i + word.len();
+        if word == "mod" {
+            let name_at = skip_space(after);
+            let name = word_at(name_at);
+            if !name.is_empty() && chars.get(skip_space(name_at + name.len())) == Some(&'{') {
+                inline.push(depth);
+            }
+        } else if word == "crate" && path_sep(after) {
+            found.extend(heads(after + 2));
+        } else if word == "super" && path_sep(after) && !(i >= 2 && path_sep(i - 2)) {
+            let mut ups = 0;
+            let mut j = i;
+            while word_at(j) == "super" && path_sep(j + 5) {
+                ups += 1;
+                j = skip_space(j + 7);
+            }
+            if ups >= path.len() + inline.len() {
+                found.extend(heads(j));
+            }
+            i = j;
+            continue;
+        }
+        i = after;
+    }
+    found
+}
+
+/// The module each name the crate root re-exports (`pub use a::b::{C, D}`) comes from: a path
+/// through such a name (`crate::C`) imports that module.
+fn reexports(lib: &str) -> BTreeMap<String, String> {
+    let mut found = BTreeMap::new();
+    for statement in code_only(lib).split(';') {
+        let Some(path) = statement.trim().strip_prefix("pub use ") else { continue };
+        let Some((module, rest)) = path.split_once("::") else { continue };
+        let names = rest.rsplit_once('{').map_or(rest, |(_, inner)| inner);
+        for item in names.trim_end_matches('}').split(',') {
+            let name = item.split(" as ").last().unwrap_or(item).rsplit("::").next().unwrap_or(item).trim();
+            if !name.is_empty() {
+                found.insert(name.to_owned(), module.trim().to_owned());
+            }
+        }
+    }
+    found
+}
+
+/// The import graph of the top-level modules under `src`.
+fn graph_of(files: &[(PathBuf, String)]) -> Graph {
+    let modules: BTreeSet<String> = files
+        .iter()
+        .filter_map(|(path, _)| path.components().next())
+        .map(|first| first.as_os_str().to_string_lossy().trim_end_matches(".rs").to_owned())
+        .filter(|name| name != "lib")
+        .collect();
+    let reexported = reexports(files.iter().find(|(path, _)| path == Path::new("lib.rs")).map_or("", |(_, t)| t));
+    let mut graph = Graph::new();
+    for (path, text) in files {
+        let module_path: Vec<String> =
+            path.with_extension("").components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        let Some(own) = module_path.first().filter(|own| modules.contains(*own)) else { continue };
+        let edges = graph.entry(own.clone()).or_default();
+        for name in imports_of(text, &module_path) {
+            let target = reexported.get(&name).cloned().unwrap_or(name);
+            if modules.contains(&target) && target != *own {
+                edges.entry(target).or_insert_with(|| path.display().to_string());
+            }
+        }
+    }
+    graph
+}
+
+/// The strongly connected components of more than one module (Tarjan's algorithm), each sorted.
+fn circles(graph: &Graph) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        graph: &'a Graph,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        found: Vec<Vec<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, module: &'a str) {
+            let n = self.index.len();
+            self.index.insert(module, n);
+            self.low.insert(module, n);
+            self.stack.push(module);
+            for target in self.graph.get(module).into_iter().flat_map(BTreeMap::keys) {
+                let target = target.as_str();
+                if !self.index.contains_key(target) {
+                    self.visit(target);
+                    let low = self.low[module].min(self.low[target]);
+                    self.low.insert(module, low);
+                } else if self.stack.contains(&target) {
+                    let low = self.low[module].min(self.index[target]);
+                    self.low.insert(module, low);
+                }
+            }
+            if self.low[module] == self.index[module] {
+                let mut component = Vec::new();
+                while let Some(top) = self.stack.pop() {
+                    component.push(top.to_owned());
+                    if top == module {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.found.push(component);
+                }
+            }
+        }
+    }
+    let mut walk = Walk { graph, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), found: Vec::new() };
+    for module in graph.keys() {
+        if !walk.index.contains_key(module.as_str()) {
+            walk.visit(module);
+        }
+    }
+    walk.found
+}
+
+/// Every circle, each with the imports that close it (`a -> b (in a/x.rs)`), one per line.
+fn describe(graph: &Graph, circles: &[Vec<String>]) -> String {
+    let mut text = String::new();
+    for circle in circles {
+        text.push_str(&format!("circle: {}\n", circle.join(", ")));
+        for from in circle {
+            for (to, file) in graph.get(from).into_iter().flatten() {
+                if circle.contains(to) {
+                    text.push_str(&format!("  {from} -> {to} (in {file})\n"));
+                }
+            }
+        }
+    }
+    text
+}
+
+/// Every `.rs` file under `dir`, relative to `root`, with its text.
+fn sources(root: &Path, dir: &Path, into: &mut Vec<(PathBuf, String)>) {
+    let mut entries: Vec<_> =
+        std::fs::read_dir(dir).expect("a source folder").map(|e| e.expect("an entry").path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            sources(root, &path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            into.push((path.strip_prefix(root).expect("under the root").to_owned(), text));
+        }
+    }
+}
+
+#[test]
+fn no_module_imports_a_module_that_imports_it_back() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    let graph = graph_of(&files);
+    // The reader sees the imports at all: the embedding API reaches the adapters.
+    assert!(graph.get("runtime").is_some_and(|edges| edges.contains_key("abi")), "{graph:#?}");
+    let found = circles(&graph);
+    assert!(found.is_empty(), "import circles between top-level modules of wrt-runtime:\n{}", describe(&graph, &found));
+}
+
+/// The names in backticks in `cell`, without a trailing `.rs` or `/`.
+fn names_in(cell: &str) -> BTreeSet<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|name| name.trim_end_matches('/').trim_end_matches(".rs").to_owned())
+        .collect()
+}
+
+/// docs/design.md's table of the runtime's modules lists, for each module, exactly the modules
+/// it imports.
+#[test]
+fn the_design_table_lists_what_each_module_imports() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("src"), &root.join("src"), &mut files);
+    let graph = graph_of(&files);
+    let design = std::fs::read_to_string(root.join("../docs/design.md")).expect("docs/design.md");
+    let table = design.split("| module | owns | imports (within the crate) |").nth(1).expect("the module table");
+    let mut listed = BTreeSet::new();
+    for row in table.lines().skip(2).take_while(|line| line.starts_with('|')) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let (modules, imports) = (names_in(cells[0]), names_in(cells[cells.len() - 1]));
+        for module in modules {
+            let actual: BTreeSet<String> = graph.get(&module).into_iter().flat_map(BTreeMap::keys).cloned().collect();
+            assert_eq!(imports, actual, "docs/design.md lists other imports for `{module}` than the code has");
+            listed.insert(module);
+        }
+    }
+    let unlisted: Vec<&String> =
+        graph.keys().filter(|module| !listed.contains(*module) && *module != "import_graph").collect();
+    assert!(unlisted.is_empty(), "docs/design.md's module table leaves out {unlisted:?}");
+}
+
+#[test]
+fn a_back_edge_is_named() {
+    let file = |path: &str, text: &str| (PathBuf::from(path), text.to_owned());
+    let files = [
+        file("a.rs", "use crate::b::Thing;\n"),
+        file("b.rs", "mod inner;\n"),
+        file("b/inner.rs", "use super::super::{c, a::Other};\n// crate::d is a comment\n"),
+        file("c.rs", "fn f() { let _ = \"crate::d\"; }\nmod tests {\n    use super::d;\n}\n"),
+        file("d.rs", "pub(crate) fn g() {}\n"),
+        file("e.rs", "fn f() -> crate::Thing { todo!() }\n"),
+        file("lib.rs", "mod a;\npub use d::{g as Thing};\n"),
+    ];
+    let graph = graph_of(&files);
+    assert_eq!(circles(&graph), vec![vec!["a".to_owned(), "b".to_owned()]]);
+    let text = describe(&graph, &circles(&graph));
+    assert!(text.contains("a -> b (in a.rs)") && text.contains("b -> a (in b/inner.rs)"), "{text}");
+    // Neither a comment, a string nor a `super::` inside an inline module of `c` leaves it.
+    assert!(!graph.get("c").is_some_and(|edges| edges.contains_key("d")), "{graph:#?}");
+    assert!(graph.get("b").is_some_and(|edges| edges.contains_key("c")), "{graph:#?}");
+    // A name the crate root re-exports imports the module it comes from.
+    assert!(graph.get("e").is_some_and(|edges| edges.contains_key("d")), "{graph:#?}");
+}
