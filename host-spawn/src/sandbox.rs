@@ -31,7 +31,7 @@
 //! All of it is prepared once per spawner (the ruleset descriptor, the filter) and applied in
 //! the child by a handful of system calls between `clone(CLONE_VM | CLONE_VFORK)` and `execve`
 //! ([`Strategy::VforkExec`](crate::Strategy::VforkExec)), which copies no page tables: a
-//! confined spawn costs about 1.1× an unconfined `posix_spawn` (docs/benchmarks.md).
+//! confined spawn costs about 1.06–1.08× a bare `posix_spawn` in CPU time (docs/benchmarks.md).
 //!
 //! A kernel that cannot apply it (no Landlock, or a Landlock older than ABI 3, which cannot
 //! refuse truncation) makes every spawn fail with [`SpawnError::Sandbox`](crate::SpawnError)
