@@ -39,7 +39,7 @@ impl std::fmt::Debug for Guest {
 
 impl Guest {
     /// The parameter types of the exported function `name`: what [`Guest::invoke`] and
-    /// [`Instance::invoke`] take, for a caller that builds the arguments from text.
+    /// [`Instance::invoke`](crate::Instance::invoke) take, for a caller that builds the arguments from text.
     ///
     /// # Errors
     ///
