@@ -458,7 +458,7 @@ impl CacheDir {
             return None;
         }
         drop(map);
-        let _ = futimens(&fd, &TimeSpec::UTIME_NOW, &TimeSpec::UTIME_NOW);
+        let _ = stamp_used(&fd);
         Some(Verified::authenticated(File::from(fd)))
     }
 
@@ -472,6 +472,7 @@ impl CacheDir {
         let result = file
             .write_all(bytes)
             .and_then(|()| Ok(crate::sys::xattr::set(file.as_fd(), ENTRY_MAC_ATTR_C, mac.as_bytes(), false)?))
+            .and_then(|()| Ok(stamp_used(file.as_fd())?))
             .and_then(|()| file.sync_data())
             .and_then(|()| Ok(renameat(&self.fd, tmp.as_str(), &self.fd, name)?));
         if result.is_err() {
@@ -534,6 +535,16 @@ impl CacheDir {
             }
         }
     }
+}
+
+/// Marks the entry behind `fd` as used now, for [`CacheDir::evict`] to order entries by. The
+/// time is read from the clock in nanoseconds: the time the kernel stamps a write or
+/// `UTIME_NOW` with may lag by a scheduler tick, so two entries used a few milliseconds apart
+/// could otherwise carry the same time and be evicted in name order.
+fn stamp_used(fd: impl AsFd) -> nix::Result<()> {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now = TimeSpec::from(now);
+    futimens(fd, &now, &now)
 }
 
 /// The most compiled code may take per byte of its module, for an entry's size to be trusted:
