@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use wrt_runtime::wrt_host_spawn::Policy;
-use wrt_runtime::{Guest, GuestOutput, Outcome, RunOptions, Runtime};
+use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::central::Centre;
 use crate::clis::Clis;
@@ -47,10 +47,11 @@ fn spawn_guests() -> Result<&'static (Guest, Guest), BenchError> {
 /// checks that it exited with 0, and returns how long it took (instantiation to exit).
 fn run_spawn_guest(guest: &Guest, n: u32) -> Result<Duration, BenchError> {
     let policy = Policy::deny_all().allow_program(TRUE);
-    let options = runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(Into::into))?
-        .args([n.to_string()])
-        .stdout(GuestOutput::Capture { limit: 1 << 12 })
-        .stderr(GuestOutput::Capture { limit: 1 << 12 });
+    let options =
+        runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(ConfigError::into_error))?
+            .args([n.to_string()])
+            .stdout(GuestOutput::Capture { limit: 1 << 12 })
+            .stderr(GuestOutput::Capture { limit: 1 << 12 });
     let start = Instant::now();
     let report = runtime(&format!("failed to run `{}`", guest.name()), guest.run(&options))?;
     let elapsed = start.elapsed();

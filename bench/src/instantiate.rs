@@ -92,7 +92,7 @@ impl RunConfig {
         let base = RunOptions::new().stdout(GuestOutput::Null);
         let config = |e: wrt_runtime::ConfigError| BenchError::Runtime {
             context: format!("options of configuration `{}`", self.name()),
-            source: e.into(),
+            source: e.into_error(),
         };
         let policy = || Policy::deny_all().allow_program("/bin/true");
         Ok(match self {

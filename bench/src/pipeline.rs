@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use wrt_runtime::wrt_host_spawn::{DEFAULT_SEARCH_PATH, Policy};
-use wrt_runtime::{Guest, GuestOutput, Outcome, RunOptions, Runtime};
+use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::params::{PipelineParams, size};
 use crate::runner::{ConfigResult, Sample};
@@ -44,7 +44,8 @@ fn guest() -> Result<&'static Guest, BenchError> {
 fn options(bytes: u64) -> Result<RunOptions, BenchError> {
     let timeout = Duration::from_secs(60 + (bytes >> 23));
     let policy = STAGES.iter().fold(Policy::deny_all(), |p, stage| p.allow_program(*stage)).timeout(Some(timeout));
-    let options = runtime("invalid pipeline policy", RunOptions::new().spawn_policy(&policy).map_err(Into::into))?;
+    let options =
+        runtime("invalid pipeline policy", RunOptions::new().spawn_policy(&policy).map_err(ConfigError::into_error))?;
     Ok(options
         .args([bytes.to_string()])
         .stdout(GuestOutput::Capture { limit: 1 << 12 })

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use wrt_runtime::wrt_host_spawn::Policy;
-use wrt_runtime::{Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
+use wrt_runtime::{ConfigError, Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
 
 use crate::params::{Method, SpawnParams};
 use crate::peers::{self, PeerResult, Script};
@@ -46,9 +46,10 @@ impl SpawnGuest {
     /// When the sandbox fails, or the guest cannot grow its memory or hold the buffers.
     pub fn new(p: &SpawnParams) -> Result<Self, BenchError> {
         let policy = Policy::deny_all().allow_program("/bin/true").allow_program("/bin/sh");
-        let options = runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(Into::into))?
-            .spawn_strategy(p.strategy, true)
-            .child_sandbox(p.sandbox);
+        let options =
+            runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(ConfigError::into_error))?
+                .spawn_strategy(p.strategy, true)
+                .child_sandbox(p.sandbox);
         let wrt = runtime("failed to create the runtime", Runtime::builder().dontfork(p.dontfork).build())?;
         let guest = runtime("failed to load the spawn guest", wrt.load_bytes("bench_spawn.wat", guests::BENCH_SPAWN))?;
         let mut instance = runtime("failed to instantiate the spawn guest", guest.instantiate(&options))?;

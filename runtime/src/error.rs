@@ -1,5 +1,11 @@
 //! Errors of wrt itself (as opposed to guest outcomes), as typed values inside
 //! `wasmtime::Error` so callers can `downcast_ref` them.
+//!
+//! An error that has a cause (an I/O error, a policy error, wasmtime's own message) says
+//! only what failed; the cause follows it in the error's chain. `{err:#}` prints the whole
+//! chain (`failed to read `app.wasm`: No such file or directory (os error 2)`), `{err:?}`
+//! lists the causes, and `err.chain()` yields each. A typed cause stays in its variant as
+//! [`source`](std::error::Error::source) too.
 
 use std::path::PathBuf;
 
@@ -8,15 +14,26 @@ use wrt_host_spawn::Shown;
 use crate::shown_text::{shown_line, shown_text};
 
 /// Loading a guest failed.
+///
+/// A variant says what failed; its cause follows in the error's chain:
+///
+/// ```
+/// let runtime = wrt_runtime::Runtime::builder().build().unwrap();
+/// let err = runtime.load_file("no-such-guest.wasm").unwrap_err();
+/// assert!(matches!(err.downcast_ref(), Some(wrt_runtime::LoadError::Read { .. })));
+/// assert_eq!(err.to_string(), "failed to read `no-such-guest.wasm`");
+/// assert_eq!(format!("{err:#}"), "failed to read `no-such-guest.wasm`: No such file or directory (os error 2)");
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("failed to read `{}`: {reason}", .path.display())]
+    #[error("failed to read `{}`", .path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
+        #[source]
         reason: std::io::Error,
     },
     /// The path is not a file wrt reads a guest from: a directory or a device.
@@ -57,26 +74,18 @@ pub enum LoadError {
     },
     /// The file given as compiled code is not, or does not load with this runtime's settings
     /// (another wasmtime, or fuel on one side only).
-    #[error("failed to load compiled code `{}`: {}", Shown::new(.name), shown_line(.reason))]
+    #[error("failed to load compiled code `{}`", Shown::new(.name))]
     BadPrecompiled {
         /// The file name.
         name: String,
-        /// wasmtime's reason.
-        reason: String,
     },
     /// The module does not compile (or its WebAssembly text does not parse).
-    #[error(
-        "failed to compile guest `{}`: {}",
-        Shown::new(.name),
-        if *.syntax { shown_text(.reason) } else { shown_line(.reason) }
-    )]
+    #[error("failed to compile guest `{}`", Shown::new(.name))]
     Compile {
         /// The file name, or the name given with the bytes.
         name: String,
-        /// wasmtime's message, with its causes.
-        reason: String,
-        /// Whether `reason` is a syntax error of WebAssembly text, shown over several lines
-        /// (the file, line and column, and the line with a caret); other reasons are one line.
+        /// Whether the cause is a syntax error of WebAssembly text, shown over several lines
+        /// (the file, line and column, and the line with a caret); other causes are one line.
         syntax: bool,
     },
 }
@@ -87,20 +96,16 @@ pub enum LoadError {
 pub enum InstantiateError {
     /// Creating the instance failed in the host (not in guest code): for example, its memory
     /// or tables could not be mapped.
-    #[error("failed to instantiate guest `{}`: {}", Shown::new(.guest), shown_line(.reason))]
+    #[error("failed to instantiate guest `{}`", Shown::new(.guest))]
     Failed {
         /// The guest's name.
         guest: String,
-        /// wasmtime's message, with its causes.
-        reason: String,
     },
     /// The guest is a component that does not export `wasi:cli/run` (a command's entry point).
-    #[error("component `{}` is not a command: {}", Shown::new(.guest), shown_line(.reason))]
+    #[error("component `{}` is not a command", Shown::new(.guest))]
     NotACommand {
         /// The guest's name.
         guest: String,
-        /// wasmtime's message.
-        reason: String,
     },
     /// `invoke` was asked of a component, which has no core exports to call.
     #[error("guest `{}` is a component: `--invoke` calls exports of core modules only", Shown::new(.guest))]
@@ -180,20 +185,13 @@ pub enum InstantiateError {
 #[non_exhaustive]
 pub enum ConfigError {
     /// A preopened directory could not be opened.
-    #[error("failed to open directory `{}` for the guest: {reason}", .path.display())]
+    #[error("failed to open directory `{}` for the guest", .path.display())]
     Preopen {
         /// The host directory.
         path: PathBuf,
         /// Why.
+        #[source]
         reason: std::io::Error,
-    },
-    /// A `HOST[::GUEST]` directory mapping is malformed.
-    #[error("invalid directory mapping `{spec}`: {reason}")]
-    BadDirSpec {
-        /// The mapping as given.
-        spec: String,
-        /// What is wrong.
-        reason: &'static str,
     },
     /// An environment variable is malformed.
     #[error("invalid environment variable `{spec}`: expected NAME=VALUE with a non-empty NAME without `=`")]
@@ -348,17 +346,19 @@ pub enum ConfigError {
         contains: bool,
     },
     /// The audit log cannot be opened for appending.
-    #[error("failed to open audit log `{}`: {reason}", .path.display())]
+    #[error("failed to open audit log `{}`", .path.display())]
     AuditLog {
         /// The file.
         path: PathBuf,
         /// Why.
+        #[source]
         reason: std::io::Error,
     },
     /// The spawn policy does not validate.
-    #[error("invalid spawn policy: {reason}")]
+    #[error("invalid spawn policy")]
     SpawnPolicy {
         /// What is wrong.
+        #[source]
         reason: wrt_host_spawn::PolicyError,
     },
     /// A garbage-collection policy breaks a rule (for example `Y ≤ S/2`).
@@ -367,6 +367,64 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+}
+
+impl LoadError {
+    /// This error as a [`wasmtime::Error`] whose chain holds its cause, as the runtime returns
+    /// it. (Converting with `?` or `into()` works too, but wasmtime prints only the causes of
+    /// its own chain: `{err:#}` would then stop at this error.)
+    pub fn into_error(self) -> wasmtime::Error {
+        let causes = causes_of(&self);
+        chained(self, causes)
+    }
+}
+
+impl ConfigError {
+    /// This error as a [`wasmtime::Error`] whose chain holds its cause (a policy error and
+    /// what caused it, an I/O error), as the runtime returns it. Converting with `?` or
+    /// `into()` works too, but wasmtime prints only the causes of its own chain: `{err:#}`
+    /// would then stop at this error.
+    ///
+    /// ```
+    /// use wrt_runtime::{RunOptions, wrt_host_spawn::Policy};
+    /// let policy = Policy::deny_all().sandbox_read("/nonexistent-dir");
+    /// let err = RunOptions::new().spawn_policy(&policy).unwrap_err().into_error();
+    /// assert_eq!(
+    ///     format!("{err:#}"),
+    ///     "invalid spawn policy: sandbox path `/nonexistent-dir` cannot be resolved: No such file or directory (os error 2)"
+    /// );
+    /// ```
+    pub fn into_error(self) -> wasmtime::Error {
+        let causes = causes_of(&self);
+        chained(self, causes)
+    }
+}
+
+/// `outer` over `causes` (outermost first), as one wasmtime error: `{err:#}` prints `outer:
+/// cause: …`, `{err:?}` lists the causes, `err.chain()` yields each and `err.downcast_ref()`
+/// finds `outer`. (wasmtime prints the causes of its own chain only, not the `source()` of an
+/// error inside it; hence a chain of wasmtime's own.)
+pub(crate) fn chained<E>(outer: E, causes: Vec<String>) -> wasmtime::Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let mut causes = causes.into_iter().rev();
+    let Some(innermost) = causes.next() else {
+        return wasmtime::Error::new(outer);
+    };
+    causes.fold(wasmtime::Error::msg(innermost), wasmtime::Error::context).context(outer)
+}
+
+/// The causes under `err`, each as one escaped line.
+fn causes_of(err: &dyn std::error::Error) -> Vec<String> {
+    std::iter::successors(err.source(), |cause| cause.source()).map(|cause| shown_line(&cause.to_string())).collect()
+}
+
+/// The causes in wasmtime's error `err` (itself included), escaped: they quote names a module
+/// chose. A syntax error of WebAssembly text keeps its lines (`syntax`); others are one line.
+pub(crate) fn wasmtime_causes(err: &wasmtime::Error, syntax: bool) -> Vec<String> {
+    let shown = if syntax { shown_text } else { shown_line };
+    err.chain().map(|cause| shown(&cause.to_string())).collect()
 }
 
 /// How a read-write preopen reaches something the host keeps (the `how` of

@@ -9,7 +9,7 @@ use wasmtime_wasi::p2::bindings::sync::Command;
 
 use crate::capture::Capture;
 use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker, Ticking};
-use crate::error::{ConfigError, InstantiateError};
+use crate::error::{ConfigError, InstantiateError, chained, wasmtime_causes};
 use crate::external::accountant::Accountant;
 use crate::guest::{Code, Guest};
 use crate::limiter::Limiter;
@@ -147,7 +147,7 @@ impl Instance {
         // Instantiation may run guest code (a start function) and build WASI streams.
         let _tokio = crate::ambient::enter();
         let runtime = &guest.runtime.inner;
-        options.check(runtime.settings.cache.dir().as_deref())?;
+        options.check(runtime.settings.cache.dir().as_deref()).map_err(ConfigError::into_error)?;
         if options.fuel.is_some() && !runtime.settings.fuel {
             let reason = "the runtime was built without fuel metering (`RuntimeBuilder::fuel`)".into();
             return Err(ConfigError::BadLimit { what: "fuel", reason }.into());
@@ -157,7 +157,7 @@ impl Instance {
             return Err(ConfigError::BadLimit { what: "timeout", reason }.into());
         }
         let deadline_cell = DeadlineCell::default();
-        wasi_ctx::check_preopens(options)?;
+        wasi_ctx::check_preopens(options).map_err(ConfigError::into_error)?;
         let captured = wasi_ctx::captures(options);
         let (mut wasi, mut p2) = (None, None);
         match &guest.code {
@@ -186,7 +186,13 @@ impl Instance {
             stream(&options.stdout, captured.stdout.is_some()),
             stream(&options.stderr, captured.stderr.is_some()),
         );
-        let spawn = SpawnState::new(options.spawner()?, options.denials.clone(), guest.name.clone(), inherit, captures);
+        let spawn = SpawnState::new(
+            options.spawner().map_err(ConfigError::into_error)?,
+            options.denials.clone(),
+            guest.name.clone(),
+            inherit,
+            captures,
+        );
         let accountant = Accountant::new(options.gc_policy.clone());
         let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
         let instances = match guest.code {
@@ -261,7 +267,7 @@ impl Instance {
                         limit,
                     }
                     .into(),
-                    _ => InstantiateError::Failed { guest: guest.name.clone(), reason: format!("{err:#}") }.into(),
+                    _ => chained(InstantiateError::Failed { guest: guest.name.clone() }, wasmtime_causes(&err, false)),
                 });
             }
         }

@@ -15,9 +15,9 @@
 //!
 //! How a guest ended is an [`Outcome`]: exited with a code, trapped (with the trap and wasm
 //! backtrace), timed out, out of fuel. Errors ([`Error`]) are kept for failures of wrt itself: a
-//! missing file, bytes that are not wasm, an unknown import, invalid options. Each names the
-//! thing and the reason in its one-line message; `{err:#}` (or [`error_chain`]) prints the
-//! whole chain.
+//! missing file, bytes that are not wasm, an unknown import, invalid options. Each names what
+//! failed; its cause (an I/O error, wasmtime's message) follows in the error's chain: `{err:#}`
+//! (or [`error_chain`]) prints the whole chain on one line, `err.chain()` yields each cause.
 //!
 //! # Examples
 //!
@@ -186,8 +186,8 @@ pub use value::{WasmType, WasmValue};
 pub use wasmtime;
 /// The error of every fallible call: wasmtime's, holding wrt's typed errors ([`LoadError`],
 /// [`InstantiateError`], [`ConfigError`]) for `downcast_ref`. `{err}` gives the outermost message
-/// (which names the thing and the reason), `{err:#}` the whole chain on one line, and
-/// [`error_chain`] the same as a `String`.
+/// (what failed), `{err:#}` the whole chain on one line (what failed and why), `{err:?}` the
+/// causes one per line, and [`error_chain`] the same as `{err:#}`, as a `String`.
 pub use wasmtime::Error;
 pub use wrt_host_spawn::{UnitError, parse_bytes, parse_duration, parse_size};
 

@@ -11,7 +11,7 @@ use wasmtime::{Engine, Linker, Module, ValType};
 use wasmtime_wasi::p2::bindings::sync::CommandPre;
 
 use crate::cache::CacheError;
-use crate::error::{InstantiateError, LoadError};
+use crate::error::{InstantiateError, LoadError, chained, wasmtime_causes};
 use crate::guest::{Code, Guest};
 use crate::runtime::{Runtime, SlowCompileHook};
 use crate::state::GuestState;
@@ -20,9 +20,9 @@ use crate::sys::compiled::Compiled;
 /// The error of a guest `name` that does not compile: wasmtime's message and its causes, over
 /// several lines for a syntax error of WebAssembly text (the file, line and column, and the
 /// line with a caret), on one line otherwise.
-fn compile_error(name: &str, err: &wasmtime::Error) -> LoadError {
+fn compile_error(name: &str, err: &wasmtime::Error) -> wasmtime::Error {
     let syntax = err.chain().any(|cause| cause.is::<wat::Error>());
-    LoadError::Compile { name: name.to_owned(), reason: format!("{err:#}"), syntax }
+    chained(LoadError::Compile { name: name.to_owned(), syntax }, wasmtime_causes(err, syntax))
 }
 
 /// A guest's name: its file name, or the whole path when it has none.
@@ -41,7 +41,7 @@ impl Runtime {
     /// something wrt does not provide or exports a malformed collector hook.
     pub fn load_file(&self, path: impl AsRef<Path>) -> crate::Result<Guest> {
         let path = path.as_ref();
-        let bytes = crate::module_file::read(path)?;
+        let bytes = crate::module_file::read(path).map_err(LoadError::into_error)?;
         let name = file_name(path);
         // Only what wasmtime recognises as its own artifact: any other ELF file is no guest.
         if sniff(&bytes) == Format::Unknown && Engine::detect_precompiled(&bytes).is_some() {
@@ -63,7 +63,7 @@ impl Runtime {
         }
         let failed = |e: wasmtime::Error| compile_error(name, &e);
         let compiled = compile(&self.inner.engine, name, None, bytes, None).map_err(failed)?;
-        Ok(compiled.serialize().map_err(failed)?)
+        compiled.serialize().map_err(failed)
     }
 
     /// Loads a guest from compiled code its user vouches for ([`Runtime::precompile`], `wrt
@@ -77,11 +77,12 @@ impl Runtime {
     /// imports something wrt does not provide.
     pub fn load_precompiled(&self, file: &crate::PrecompiledFile) -> crate::Result<Guest> {
         let name = file_name(file.path());
-        let bad = |reason: String| LoadError::BadPrecompiled { name: name.clone(), reason };
+        let bad = |causes: Vec<String>| chained(LoadError::BadPrecompiled { name: name.clone() }, causes);
         if !crate::sys::precompiled::is_precompiled(file.path()) {
-            return Err(bad("not a compiled module or component (`wrt compile` writes them)".to_owned()).into());
+            return Err(bad(vec!["not a compiled module or component (`wrt compile` writes them)".to_owned()]));
         }
-        let compiled = crate::sys::precompiled::load(&self.inner.engine, file).map_err(|e| bad(format!("{e:#}")))?;
+        let compiled =
+            crate::sys::precompiled::load(&self.inner.engine, file).map_err(|e| bad(wasmtime_causes(&e, false)))?;
         self.finish(&name, compiled, false)
     }
 
@@ -165,11 +166,12 @@ impl Runtime {
             stubbed = Some(linker);
         }
         let linker = stubbed.as_ref().unwrap_or(base);
-        let pre = linker
-            .instantiate_pre(component)
-            .map_err(|err| InstantiateError::Failed { guest: name.to_owned(), reason: format!("{err:#}") })?;
-        CommandPre::new(pre)
-            .map_err(|err| InstantiateError::NotACommand { guest: name.to_owned(), reason: format!("{err:#}") }.into())
+        let pre = linker.instantiate_pre(component).map_err(|err| {
+            chained(InstantiateError::Failed { guest: name.to_owned() }, wasmtime_causes(&err, false))
+        })?;
+        CommandPre::new(pre).map_err(|err| {
+            chained(InstantiateError::NotACommand { guest: name.to_owned() }, wasmtime_causes(&err, false))
+        })
     }
 
     /// Links `module` once, so that each run only instantiates: every import must be one wrt
@@ -193,7 +195,7 @@ impl Runtime {
         }
         linker.instantiate_pre(module).map_err(|err| match err.downcast_ref::<wasmtime::UnknownImportError>() {
             Some(import) => unknown(import.module(), import.name()).into(),
-            None => InstantiateError::Failed { guest: name.to_owned(), reason: format!("{err:#}") }.into(),
+            None => chained(InstantiateError::Failed { guest: name.to_owned() }, wasmtime_causes(&err, false)),
         })
     }
 }

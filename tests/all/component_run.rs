@@ -85,7 +85,7 @@ fn a_component_that_is_no_command_and_invoke_are_refused_by_name() {
     let runtime = Runtime::new().unwrap();
     let err = runtime.load_bytes("lib.wat", b"(component)").unwrap_err();
     assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::NotACommand { .. })), "{err:#}");
-    assert!(err.to_string().starts_with("component `lib.wat` is not a command: "), "{err}");
+    assert!(format!("{err:#}").starts_with("component `lib.wat` is not a command: "), "{err:#}");
 
     let dir = tempfile::tempdir().unwrap();
     let ok = write(&dir, "ok.wat", &command("i32.const 0"));

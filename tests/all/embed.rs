@@ -8,8 +8,9 @@ use wrt_runtime::{ConfigError, GuestOutput, InstantiateError, LoadError, Outcome
 use wrt_test_guests::{CLI_ECHO, CLI_EXIT_CODE};
 
 /// `{err}` (not only `{err:#}`) says what failed and why.
+/// `err`'s whole chain (`{err:#}`), checked to be one line.
 fn one_line(err: &wrt_runtime::Error) -> String {
-    let shown = err.to_string();
+    let shown = format!("{err:#}");
     assert!(!shown.contains('\n'), "{shown}");
     shown
 }
@@ -21,6 +22,11 @@ fn errors_name_the_thing_and_the_reason() {
     assert!(matches!(err.downcast_ref::<LoadError>(), Some(LoadError::Read { .. })), "{err:#}");
     let shown = one_line(&err);
     assert!(shown.contains("`/nonexistent/x.wasm`") && shown.contains("No such file"), "{shown}");
+    // The outermost message says what failed; the cause follows it in the chain, typed.
+    assert_eq!(err.to_string(), "failed to read `/nonexistent/x.wasm`");
+    let Some(LoadError::Read { reason, .. }) = err.downcast_ref::<LoadError>() else { unreachable!() };
+    assert_eq!(reason.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(format!("{err:?}").matches("No such file").count(), 1, "{err:?}");
 
     // A module header with garbage after it.
     let err = runtime.load_bytes("bad.wasm", b"\0asm\x01\0\0\0\x01\xff\xff").unwrap_err();
@@ -28,11 +34,22 @@ fn errors_name_the_thing_and_the_reason() {
     let shown = one_line(&err);
     assert!(shown.starts_with("failed to compile guest `bad.wasm`: ") && shown.len() > 40, "{shown}");
     // The chain adds nothing twice.
+    assert_eq!(err.to_string(), "failed to compile guest `bad.wasm`");
+    for cause in err.chain().skip(1) {
+        assert_eq!(shown.matches(&cause.to_string()).count(), 1, "{cause} in {shown}");
+    }
     assert_eq!(wrt_runtime::error_chain(&err), shown);
 
     let err = RunOptions::new().spawn_policy(&Policy::deny_all().allow_program("no-such-program-wrt")).unwrap_err();
-    let shown = err.to_string();
+    let shown = wrt_host_spawn::error_chain(&err);
     assert!(shown.starts_with("invalid spawn policy: ") && shown.contains("no-such-program-wrt"), "{shown}");
+    // The I/O error inside a policy error is kept.
+    let err = RunOptions::new().spawn_policy(&Policy::deny_all().sandbox_read("/nonexistent-dir")).unwrap_err();
+    let shown = wrt_host_spawn::error_chain(&err);
+    assert_eq!(
+        shown,
+        "invalid spawn policy: sandbox path `/nonexistent-dir` cannot be resolved: No such file or directory (os error 2)"
+    );
 
     let guest = runtime.load_file(CLI_EXIT_CODE).unwrap();
     let options = RunOptions::new().preopen("/nonexistent-dir", "/d", wrt_runtime::DirAccess::ReadOnly);

@@ -82,9 +82,9 @@ pub(crate) fn builder(
             DirAccess::ReadOnly => FsPerms::ReadOnly,
             DirAccess::ReadWrite => FsPerms::ReadWrite,
         };
-        wasi.preopened_dir(&preopen.host, &preopen.guest, perms).map_err(|e| ConfigError::Preopen {
-            path: preopen.host.clone(),
-            reason: std::io::Error::other(format!("{e:#}")),
+        wasi.preopened_dir(&preopen.host, &preopen.guest, perms).map_err(|e| {
+            let reason = std::io::Error::other(format!("{e:#}"));
+            ConfigError::Preopen { path: preopen.host.clone(), reason }.into_error()
         })?;
     }
     match &settings.stdin {

@@ -3,10 +3,27 @@
 
 use wrt_runtime::{ConfigError, DirAccess, Preopen, RunOptions};
 
+/// A `HOST[::GUEST]` directory mapping is malformed.
+#[derive(Debug)]
+pub(super) struct BadDirSpec {
+    /// The mapping as given.
+    spec: String,
+    /// What is wrong.
+    reason: &'static str,
+}
+
+impl std::fmt::Display for BadDirSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid directory mapping `{}`: {}", self.spec, self.reason)
+    }
+}
+
+impl std::error::Error for BadDirSpec {}
+
 /// Parses `HOST[::GUEST]`. Without `::GUEST` the guest sees the directory under the same path
 /// as the host.
-pub(super) fn preopen(spec: &str, access: DirAccess) -> Result<Preopen, ConfigError> {
-    let bad = |reason| ConfigError::BadDirSpec { spec: spec.to_owned(), reason };
+pub(super) fn preopen(spec: &str, access: DirAccess) -> Result<Preopen, BadDirSpec> {
+    let bad = |reason| BadDirSpec { spec: spec.to_owned(), reason };
     let (host, guest) = spec.split_once("::").unwrap_or((spec, spec));
     if host.is_empty() {
         return Err(bad("the host directory is empty"));
