@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
 
-use crate::params::{Method, SpawnParams};
+use crate::params::{Method, ParamError, Setting, SpawnParams};
 use crate::peers::{self, PeerResult, Script};
+use crate::report::{Column, FLOOR_US_PER_SPAWN, US_PER_SPAWN, figure};
 use crate::runner::Sample;
 use crate::workload::Workload;
 use crate::{BenchError, floor, guests, runtime};
@@ -110,12 +111,56 @@ pub(crate) fn run_once(p: &SpawnParams) -> Result<Sample, BenchError> {
 }
 
 impl Workload for SpawnParams {
+    fn name(&self) -> &'static str {
+        "spawn"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["n", "heap", "external", "strategy", "dontfork", "method", "sandbox"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("spawns", "n")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        Some(match key {
+            "n" => Setting::N(self.n),
+            "heap" => Setting::Heap(self.heap),
+            "external" => Setting::External(self.external),
+            "strategy" => Setting::Strategy(self.strategy),
+            "dontfork" => Setting::Dontfork(self.dontfork),
+            "method" => Setting::Method(self.method),
+            "sandbox" => Setting::Sandbox(self.sandbox),
+            _ => return None,
+        })
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            Setting::N(n) => self.n = n,
+            Setting::Heap(b) => self.heap = b,
+            Setting::External(b) => self.external = b,
+            Setting::Strategy(s) => self.strategy = s,
+            Setting::Dontfork(on) => self.dontfork = on,
+            Setting::Method(m) => self.method = m,
+            Setting::Sandbox(on) => self.sandbox = on,
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         run_once(self)
     }
 
     fn unit(&self) -> &'static str {
         "spawns/s"
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[figure(US_PER_SPAWN), figure(FLOOR_US_PER_SPAWN)];
+        COLUMNS
     }
 
     /// Node's `child_process.spawn('/bin/true')`, holding the same amount as a touched
