@@ -10,6 +10,7 @@ use wrt_runtime::{GcPolicy, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::params::{BufferGuest, BufferParams, ParamError, Params, Setting};
 use crate::peers::{self, PeerResult, Script};
+use crate::plot::Baseline;
 use crate::report::{Column, figure};
 use crate::runner::Sample;
 use crate::workload::Workload;
@@ -120,6 +121,23 @@ impl Workload for BufferParams {
             figure(("peak_external", "peak ext")),
         ];
         COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt guest"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: the same copies as plain memcpy")
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "the readable-push-buffer-burst workload"
+    }
+
+    fn plot_axis(&self) -> &'static str {
+        "ops/s (1 op = one burst: nine chunks, body-size + about 5 KiB, made into buffers, concatenated and \
+         dropped)"
     }
 
     /// Node running the same burst (`readable_burst.js`), with its collections.

@@ -15,6 +15,7 @@ use wrt_runtime::{Guest, GuestOutput, Outcome, RunOptions, Runtime};
 use crate::central::Centre;
 use crate::clis::Clis;
 use crate::params::{ComponentSpawnParams, ComponentStartupParams, ParamError, Setting};
+use crate::plot::{Baseline, CYAN, PURPLE, Side};
 use crate::report::{Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio};
 use crate::runner::Sample;
 use crate::workload::Workload;
@@ -215,6 +216,15 @@ pub(crate) fn startup_once(p: &ComponentStartupParams) -> Result<Sample, BenchEr
     Ok(Sample { rate: per_second(wrt_elapsed), floor_rate: per_second(floor_elapsed), extra })
 }
 
+/// `wasmtime run` of the same guest, a side of the component-startup and real plots.
+pub(crate) const WASMTIME_RUN: Side = Side {
+    name: "wasmtime run",
+    key: "wasmtime_ms_per_run",
+    per: 1e3,
+    versus: Some(("time/wasmtime", "ms_per_run")),
+    color: PURPLE,
+};
+
 impl Workload for ComponentSpawnParams {
     fn name(&self) -> &'static str {
         "component-spawn"
@@ -260,6 +270,32 @@ impl Workload for ComponentSpawnParams {
             ratio(US_PER_SPAWN, FLOOR_US_PER_SPAWN, "time/floor"),
         ];
         COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "component (wrt:process)"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid in the bench process")
+    }
+
+    fn plot_sides(&self) -> &'static [Side] {
+        &[Side {
+            name: "core module (wrt_v1)",
+            key: "core_us_per_spawn",
+            per: 1e6,
+            versus: Some(("time/core", "us_per_spawn")),
+            color: CYAN,
+        }]
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "spawns/s of the component and the core module"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "spawn + wait of /bin/true"
     }
 
     fn goals(&self) -> &'static [Goal] {
@@ -316,6 +352,26 @@ impl Workload for ComponentStartupParams {
         const COLUMNS: &[Column] =
             &[figure(MS_PER_RUN), figure(WASMTIME_MS), ratio(MS_PER_RUN, WASMTIME_MS, "time/wasmtime")];
         COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt run"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid of /bin/true")
+    }
+
+    fn plot_sides(&self) -> &'static [Side] {
+        &[WASMTIME_RUN]
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "runs/s of wrt run and wasmtime run"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "a hello component as a new process"
     }
 
     fn goals(&self) -> &'static [Goal] {

@@ -23,6 +23,7 @@ use wrt_runtime::{GcPolicy, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 use crate::BenchError;
 use crate::central::{self, Centre};
 use crate::params::{InstantiateGuest, InstantiateParams, MAX_THREADS, ParamError, Params, RunConfig, Setting};
+use crate::plot::Baseline;
 use crate::report::{Column, Measure, figure, ratio};
 use crate::runner::{ConfigResult, Sample};
 use crate::workload::Workload;
@@ -412,6 +413,18 @@ impl Workload for InstantiateParams {
             figure(("ondemand_us_per_run", "on-demand µs")),
         ];
         COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt: Guest::run"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: wasmtime pooling + copy-on-write, InstancePre, a store per run")
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "instantiate + run in process"
     }
 
     /// What a timeout and a spawn policy add to a run: the median µs of each configuration

@@ -19,6 +19,7 @@ use nix::sys::time::TimeVal;
 use crate::central::Centre;
 use crate::host_spawn::HostSpawn;
 use crate::params::{Method, ParamError, Setting, SpawnOverheadParams, SpawnParams, Strategy};
+use crate::plot::{BROWN, Baseline, PURPLE, Side};
 use crate::report::{Column, Goal, Measure, figure, ratio};
 use crate::runner::Sample;
 use crate::spawn::SpawnGuest;
@@ -200,6 +201,39 @@ impl Workload for SpawnOverheadParams {
             figure(("floor_own_us_per_spawn", "floor µs")),
         ];
         COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "guest (wrt_v1)"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid in the bench process, CPU time")
+    }
+
+    fn plot_sides(&self) -> &'static [Side] {
+        &[
+            Side {
+                name: "guest, child confined (vfork-exec + sandbox)",
+                key: "confined_cpu_us_per_spawn",
+                per: 1e6,
+                versus: None,
+                color: BROWN,
+            },
+            Side { name: "host-spawn alone", key: "host_cpu_us_per_spawn", per: 1e6, versus: None, color: PURPLE },
+        ]
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "spawns per CPU-second of the guest and host-spawn"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "spawn + wait of /bin/true, CPU time"
+    }
+
+    fn plot_axis(&self) -> &'static str {
+        "spawns per CPU-second (this process's and its children's)"
     }
 
     fn legend(&self) -> Option<&'static str> {

@@ -14,6 +14,7 @@ use wrt_runtime::{Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::central::Centre;
 use crate::params::{ParamError, Params, PipelineParams, Setting, size};
+use crate::plot::Baseline;
 use crate::report::{self, Column, figure};
 use crate::runner::{ConfigResult, Sample};
 use crate::workload::Workload;
@@ -219,6 +220,22 @@ impl Workload for PipelineParams {
     fn columns(&self) -> &'static [Column] {
         const COLUMNS: &[Column] = &[figure(("stream_bytes", "stream bytes"))];
         COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt guest: head | tr | wc, child to child"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline { name: "native", legend: "native: the same pipeline run by sh -c", against: "the native pipeline" }
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "MiB/s of the guest's pipeline"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "head -c BYTES /dev/zero | tr '\\0' a | wc -c"
     }
 
     fn table(&self, results: &[ConfigResult]) -> Option<String> {

@@ -31,6 +31,7 @@ use crate::central::Centre;
 use crate::child::{self, Drained};
 use crate::clis::Clis;
 use crate::params::{MAX_FILES, ParamError, RealCase, RealParams, Setting};
+use crate::plot::{self, Baseline};
 use crate::report::{Column, Goal, MS_PER_RUN, Measure, WASMTIME_MS, figure, ratio};
 use crate::runner::Sample;
 use crate::workload::Workload;
@@ -337,6 +338,30 @@ impl Workload for RealParams {
             ratio(CPU_MS, WASMTIME_CPU_MS, "CPU/wasmtime"),
         ];
         COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt run"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline {
+            name: "native",
+            legend: "native: the same program compiled for the host, in the bench process",
+            against: "the native program",
+        }
+    }
+
+    fn plot_sides(&self) -> &'static [plot::Side] {
+        &[crate::component::WASMTIME_RUN]
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "runs/s of wrt run and wasmtime run"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "tree-search, hexdump and emit as new processes"
     }
 
     fn legend(&self) -> Option<&'static str> {

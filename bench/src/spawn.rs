@@ -10,6 +10,7 @@ use wrt_runtime::{Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
 
 use crate::params::{Method, ParamError, Setting, SpawnParams};
 use crate::peers::{self, PeerResult, Script};
+use crate::plot::Baseline;
 use crate::report::{Column, FLOOR_US_PER_SPAWN, US_PER_SPAWN, figure};
 use crate::runner::Sample;
 use crate::workload::Workload;
@@ -161,6 +162,22 @@ impl Workload for SpawnParams {
     fn columns(&self) -> &'static [Column] {
         const COLUMNS: &[Column] = &[figure(US_PER_SPAWN), figure(FLOOR_US_PER_SPAWN)];
         COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt guest: spawn + wait"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid in the bench process")
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "a guest spawning /bin/true while holding memory"
+    }
+
+    fn plot_memory(&self) -> Option<(u64, u64)> {
+        Some((self.heap, self.external))
     }
 
     /// Node's `child_process.spawn('/bin/true')`, holding the same amount as a touched

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::params::{ParamError, Setting, StartupParams};
 use crate::peers::PeerResult;
+use crate::plot::Baseline;
 use crate::report::{Column, MS_PER_RUN, figure};
 use crate::runner::Sample;
 use crate::workload::Workload;
@@ -70,6 +71,18 @@ impl Workload for StartupParams {
     fn columns(&self) -> &'static [Column] {
         const COLUMNS: &[Column] = &[figure(MS_PER_RUN)];
         COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt run hello.wasm"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid of /bin/true")
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "wrt run hello.wasm as a new process"
     }
 
     /// `node -e "console.log('hello')"` as a new process, as many times.

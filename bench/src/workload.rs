@@ -6,6 +6,7 @@ use crate::BenchError;
 use crate::central::Centre;
 use crate::params::{ParamError, Setting};
 use crate::peers::PeerResult;
+use crate::plot::{Baseline, Side};
 use crate::report::{Column, Goal};
 use crate::runner::{ConfigResult, Sample};
 
@@ -111,6 +112,41 @@ pub trait Workload {
     /// one, or `None`. Default: the common table.
     fn table(&self, results: &[ConfigResult]) -> Option<String> {
         let _ = results;
+        None
+    }
+
+    /// What wrt's bar is, in the bar plot's legend and on its row.
+    fn plot_wrt(&self) -> &'static str;
+
+    /// The light bar behind the bars in the bar plot.
+    fn plot_baseline(&self) -> Baseline;
+
+    /// The sides measured in every run besides wrt's, drawn as bars of their own, in the order
+    /// their rows are drawn. Default: none.
+    fn plot_sides(&self) -> &'static [Side] {
+        &[]
+    }
+
+    /// What the bar plot's title says it compares (`MiB/s of the guest's pipeline`). Default:
+    /// the [`unit`](Workload::unit).
+    fn plot_rates(&self) -> &'static str {
+        self.unit()
+    }
+
+    /// What the workload runs, for a plot's subtitle that has no parameters to show (each of
+    /// them varies).
+    fn plot_subject(&self) -> &'static str;
+
+    /// The bar plot's rate axis: the unit, and what one operation is where the unit does not
+    /// say. Default: the [`unit`](Workload::unit).
+    fn plot_axis(&self) -> &'static str {
+        self.unit()
+    }
+
+    /// For a workload plotted against the memory its guest holds: the touched linear memory and
+    /// the live host buffers, in bytes. Its runs at two sizes or more are drawn as lines
+    /// against memory. Default: none (bars).
+    fn plot_memory(&self) -> Option<(u64, u64)> {
         None
     }
 }
