@@ -216,7 +216,7 @@ impl Workload for PipelineParams {
         "MiB/s"
     }
 
-    /// Its [`table`] has these columns of its own.
+    /// Its own table (`table` below) has this column after its common ones.
     fn columns(&self) -> &'static [Column] {
         const COLUMNS: &[Column] = &[figure(("stream_bytes", "stream bytes"))];
         COLUMNS
