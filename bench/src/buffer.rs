@@ -8,8 +8,10 @@ use std::time::Instant;
 
 use wrt_runtime::{GcPolicy, GuestOutput, Outcome, RunOptions, Runtime};
 
-use crate::params::{BufferGuest, BufferParams, Params};
+use crate::params::{BufferGuest, BufferParams, ParamError, Params, Setting};
 use crate::peers::{self, PeerResult, Script};
+use crate::plot::Baseline;
+use crate::report::{Column, figure};
 use crate::runner::Sample;
 use crate::workload::Workload;
 use crate::{BenchError, floor, guests, runtime};
@@ -60,12 +62,82 @@ pub(crate) fn run_once(p: &BufferParams) -> Result<Sample, BenchError> {
 }
 
 impl Workload for BufferParams {
+    fn name(&self) -> &'static str {
+        "buffer"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["n", "body-size", "guest", "gc", "gc-young", "gc-soft-limit", "gc-growth"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("iterations", "n")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        Some(match key {
+            "n" => Setting::N(self.n),
+            "body-size" => Setting::BodySize(u64::from(self.body_size)),
+            "guest" => Setting::Guest(self.guest),
+            "gc" => Setting::Gc(self.gc),
+            "gc-young" => Setting::GcYoung(self.gc_young),
+            "gc-soft-limit" => Setting::GcSoftLimit(self.gc_soft_limit),
+            "gc-growth" => Setting::GcGrowth(self.gc_growth),
+            _ => return None,
+        })
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            Setting::N(n) => self.n = n,
+            Setting::BodySize(b) => {
+                self.body_size = u32::try_from(b)
+                    .ok()
+                    .filter(|s| (1..=64 << 20).contains(s))
+                    .ok_or_else(|| setting.out_of_range("must be between 1 byte and 64 MiB"))?;
+            }
+            Setting::Guest(g) => self.guest = g,
+            Setting::Gc(on) => self.gc = on,
+            Setting::GcYoung(b) => self.gc_young = b,
+            Setting::GcSoftLimit(b) => self.gc_soft_limit = b,
+            Setting::GcGrowth(f) => self.gc_growth = f,
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         run_once(self)
     }
 
     fn unit(&self) -> &'static str {
         "ops/s"
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[
+            figure(("young_collections", "young")),
+            figure(("full_collections", "full")),
+            figure(("peak_external", "peak ext")),
+        ];
+        COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt guest"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: the same copies as plain memcpy")
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "the readable-push-buffer-burst workload"
+    }
+
+    fn plot_axis(&self) -> &'static str {
+        "ops/s (1 op = one burst: nine chunks, body-size + about 5 KiB, made into buffers, concatenated and \
+         dropped)"
     }
 
     /// Node running the same burst (`readable_burst.js`), with its collections.

@@ -14,7 +14,9 @@ use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime}
 
 use crate::central::Centre;
 use crate::clis::Clis;
-use crate::params::{ComponentSpawnParams, ComponentStartupParams};
+use crate::params::{ComponentSpawnParams, ComponentStartupParams, ParamError, Setting};
+use crate::plot::{Baseline, CYAN, PURPLE, Side};
+use crate::report::{Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio};
 use crate::runner::Sample;
 use crate::workload::Workload;
 use crate::{BenchError, child, floor, guests, runtime};
@@ -215,13 +217,93 @@ pub(crate) fn startup_once(p: &ComponentStartupParams) -> Result<Sample, BenchEr
     Ok(Sample { rate: per_second(wrt_elapsed), floor_rate: per_second(floor_elapsed), extra })
 }
 
+/// `wasmtime run` of the same guest, a side of the component-startup and real plots.
+pub(crate) const WASMTIME_RUN: Side = Side {
+    name: "wasmtime run",
+    key: "wasmtime_ms_per_run",
+    per: 1e3,
+    versus: Some(("time/wasmtime", "ms_per_run")),
+    color: PURPLE,
+};
+
 impl Workload for ComponentSpawnParams {
+    fn name(&self) -> &'static str {
+        "component-spawn"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["n"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("spawns", "n")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        (key == "n").then_some(Setting::N(self.n))
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            // A run with one spawn is subtracted from each loop.
+            Setting::N(1) => return Err(setting.out_of_range("must be at least 2")),
+            Setting::N(n) => self.n = n,
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         spawn_once(self)
     }
 
     fn unit(&self) -> &'static str {
         "spawns/s"
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const CORE_US: Measure = ("core_us_per_spawn", "core µs");
+        const COLUMNS: &[Column] = &[
+            figure(US_PER_SPAWN),
+            figure(CORE_US),
+            figure(FLOOR_US_PER_SPAWN),
+            ratio(US_PER_SPAWN, CORE_US, "time/core"),
+            ratio(US_PER_SPAWN, FLOOR_US_PER_SPAWN, "time/floor"),
+        ];
+        COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "component (wrt:process)"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid in the bench process")
+    }
+
+    fn plot_sides(&self) -> &'static [Side] {
+        &[Side {
+            name: "core module (wrt_v1)",
+            key: "core_us_per_spawn",
+            per: 1e6,
+            versus: Some(("time/core", "us_per_spawn")),
+            color: CYAN,
+        }]
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "spawns/s of the component and the core module"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "spawn + wait of /bin/true"
+    }
+
+    fn goals(&self) -> &'static [Goal] {
+        &[
+            Goal { column: "time/core", name: "component/core", at_most: GOAL_OF_CORE },
+            Goal { column: "time/floor", name: "component/floor", at_most: GOAL_OF_FLOOR },
+        ]
     }
 
     /// Its ratios are read against goals.
@@ -235,12 +317,66 @@ impl Workload for ComponentSpawnParams {
 }
 
 impl Workload for ComponentStartupParams {
+    fn name(&self) -> &'static str {
+        "component-startup"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["n"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("processes", "n")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        (key == "n").then_some(Setting::N(self.n))
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            Setting::N(n) => self.n = n,
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         startup_once(self)
     }
 
     fn unit(&self) -> &'static str {
         "runs/s"
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] =
+            &[figure(MS_PER_RUN), figure(WASMTIME_MS), ratio(MS_PER_RUN, WASMTIME_MS, "time/wasmtime")];
+        COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt run"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid of /bin/true")
+    }
+
+    fn plot_sides(&self) -> &'static [Side] {
+        &[WASMTIME_RUN]
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "runs/s of wrt run and wasmtime run"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "a hello component as a new process"
+    }
+
+    fn goals(&self) -> &'static [Goal] {
+        &[Goal { column: "time/wasmtime", name: "wrt/wasmtime", at_most: GOAL_OF_WASMTIME }]
     }
 
     /// Its ratios are read against goals.

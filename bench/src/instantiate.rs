@@ -8,6 +8,7 @@
 //! guest (and the floor's engine and `InstancePre`), and the rate is the aggregate.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -20,9 +21,11 @@ use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{GcPolicy, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::BenchError;
-use crate::central::Centre;
-use crate::params::{InstantiateGuest, InstantiateParams, MAX_THREADS, RunConfig};
-use crate::runner::Sample;
+use crate::central::{self, Centre};
+use crate::params::{InstantiateGuest, InstantiateParams, MAX_THREADS, ParamError, Params, RunConfig, Setting};
+use crate::plot::Baseline;
+use crate::report::{Column, Measure, figure, ratio};
+use crate::runner::{ConfigResult, Sample};
 use crate::workload::Workload;
 
 /// `(func (export "_start"))`: no import, no memory.
@@ -327,6 +330,11 @@ pub fn timed(threads: u32, n: u32, run: impl Fn() -> Result<(), BenchError> + Sy
 /// Warm-up runs before each timed batch (caches, the pool's warm slots, the ticker thread).
 const WARM_UP: u32 = 50;
 
+/// µs per run of wrt, in each run's figures and the table.
+const US_PER_RUN: Measure = ("us_per_run", "µs/run");
+/// µs per run of the floor.
+const FLOOR_US_PER_RUN: Measure = ("floor_us_per_run", "floor µs");
+
 pub(crate) fn run_once(p: &InstantiateParams) -> Result<Sample, BenchError> {
     let bench = InstantiateBench::shared()?;
     let wrt = || bench.run_wrt(p.guest, p.config);
@@ -352,12 +360,99 @@ pub(crate) fn run_once(p: &InstantiateParams) -> Result<Sample, BenchError> {
 }
 
 impl Workload for InstantiateParams {
+    fn name(&self) -> &'static str {
+        "instantiate"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["n", "guest", "config", "threads"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("instantiations", "n")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        Some(match key {
+            "n" => Setting::N(self.n),
+            "guest" => Setting::InstantiateGuest(self.guest),
+            "config" => Setting::Config(self.config),
+            "threads" => Setting::Threads(self.threads),
+            _ => return None,
+        })
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            Setting::N(n) => self.n = n,
+            Setting::InstantiateGuest(g) => self.guest = g,
+            Setting::Config(c) => self.config = c,
+            Setting::Threads(t) => {
+                self.threads = Some(t)
+                    .filter(|t| (1..=MAX_THREADS).contains(t))
+                    .ok_or_else(|| setting.out_of_range(&format!("must be between 1 and {MAX_THREADS}")))?;
+            }
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         run_once(self)
     }
 
     fn unit(&self) -> &'static str {
         "runs/s"
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[
+            figure(US_PER_RUN),
+            figure(FLOOR_US_PER_RUN),
+            ratio(US_PER_RUN, FLOOR_US_PER_RUN, "time/floor"),
+            figure(("ondemand_us_per_run", "on-demand µs")),
+        ];
+        COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt: Guest::run"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: wasmtime pooling + copy-on-write, InstancePre, a store per run")
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "instantiate + run in process"
+    }
+
+    /// What a timeout and a spawn policy add to a run: the median µs of each configuration
+    /// minus that of `defaults` with the same guest and threads, in the same run.
+    fn notes(&self, results: &[ConfigResult]) -> String {
+        let mut out = String::new();
+        for r in results {
+            let Params::Instantiate(p) = &r.params else { continue };
+            if p.config == RunConfig::Defaults {
+                continue;
+            }
+            let defaults = results.iter().find(|d| {
+                matches!(&d.params, Params::Instantiate(q) if q.config == RunConfig::Defaults && q.guest == p.guest && q.threads == p.threads)
+            });
+            if let (Some(d), Some(us)) = (defaults, central::figure(r, US_PER_RUN.0))
+                && let Some(base) = central::figure(d, US_PER_RUN.0)
+            {
+                let _ = writeln!(
+                    out,
+                    "{} of guest={} threads={}: {:+.2} µs/run over defaults",
+                    p.config.name(),
+                    p.guest.name(),
+                    p.threads,
+                    us - base
+                );
+            }
+        }
+        out
     }
 
     /// Its runs are batches.

@@ -4,9 +4,10 @@
 //! process and run, compared between two configurations with Welch's t-test, and reported as a
 //! table, JSON or a plot.
 //!
-//! Each workload implements [`Workload`] on its parameters, in its own file: one run with its
-//! floor, the unit of its rate, how its runs are summed up, its Node peer or the baselines that
-//! replace one, and the checks of a configuration; [`Params::workload`] registers it. A
+//! Each workload implements [`Workload`] on its parameters, in its own file: its keys and how
+//! they are set, one run with its floor, the unit of its rate, how its runs are summed up, its
+//! Node peer or the baselines that replace one, the checks of a configuration, its table's
+//! columns and goals and what its plot draws; [`Params::workload`] registers it. A
 //! [`Plan`] turns a workload's settings (what `wrt bench`'s flags give: [`Setting`]s, and
 //! `--compare`'s `KEY=VALUE`) into checked configurations and runs them; every run gives one
 //! [`Sample`].

@@ -18,7 +18,9 @@ use nix::sys::time::TimeVal;
 
 use crate::central::Centre;
 use crate::host_spawn::HostSpawn;
-use crate::params::{Method, SpawnOverheadParams, SpawnParams, Strategy};
+use crate::params::{Method, ParamError, Setting, SpawnOverheadParams, SpawnParams, Strategy};
+use crate::plot::{BROWN, Baseline, PURPLE, Side};
+use crate::report::{Column, Goal, Measure, figure, ratio};
 use crate::runner::Sample;
 use crate::spawn::SpawnGuest;
 use crate::workload::Workload;
@@ -148,12 +150,101 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
 }
 
 impl Workload for SpawnOverheadParams {
+    fn name(&self) -> &'static str {
+        "spawn-overhead"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["n"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("spawns", "n")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        (key == "n").then_some(Setting::N(self.n))
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            Setting::N(n) => self.n = n,
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         round(self)
     }
 
     fn unit(&self) -> &'static str {
         "spawns/CPU-s"
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const CPU_US: Measure = ("cpu_us_per_spawn", "CPU µs");
+        const FLOOR_CPU_US: Measure = ("floor_cpu_us_per_spawn", "floor CPU µs");
+        const COLUMNS: &[Column] = &[
+            figure(CPU_US),
+            figure(FLOOR_CPU_US),
+            ratio(CPU_US, FLOOR_CPU_US, "CPU/floor"),
+            ratio(("host_cpu_us_per_spawn", "host-spawn's CPU µs"), FLOOR_CPU_US, "host-spawn/floor"),
+            ratio(("confined_cpu_us_per_spawn", "a confined guest's CPU µs"), FLOOR_CPU_US, "confined/floor"),
+            ratio(
+                ("wall_us_per_spawn", "the guest's wall µs"),
+                ("floor_wall_us_per_spawn", "the floor's"),
+                "wall/floor",
+            ),
+            figure(("own_us_per_spawn", "wrt µs")),
+            figure(("host_own_us_per_spawn", "host-spawn µs")),
+            figure(("floor_own_us_per_spawn", "floor µs")),
+        ];
+        COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "guest (wrt_v1)"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid in the bench process, CPU time")
+    }
+
+    fn plot_sides(&self) -> &'static [Side] {
+        &[
+            Side {
+                name: "guest, child confined (vfork-exec + sandbox)",
+                key: "confined_cpu_us_per_spawn",
+                per: 1e6,
+                versus: None,
+                color: BROWN,
+            },
+            Side { name: "host-spawn alone", key: "host_cpu_us_per_spawn", per: 1e6, versus: None, color: PURPLE },
+        ]
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "spawns per CPU-second of the guest and host-spawn"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "spawn + wait of /bin/true, CPU time"
+    }
+
+    fn plot_axis(&self) -> &'static str {
+        "spawns per CPU-second (this process's and its children's)"
+    }
+
+    fn legend(&self) -> Option<&'static str> {
+        Some(
+            "CPU µs: the process's and its children's; wrt µs, host-spawn µs and floor µs: each side's own process \
+             alone. Figures not in the table are in --json.",
+        )
+    }
+
+    fn goals(&self) -> &'static [Goal] {
+        &[Goal { column: "CPU/floor", name: "guest CPU/floor", at_most: GOAL_OF_FLOOR }]
     }
 
     /// Its ratios are read against goals.

@@ -39,6 +39,13 @@ pub enum ParamError {
     },
 }
 
+impl ParamError {
+    /// `key` is not a parameter of `workload`.
+    pub fn unknown(workload: &dyn Workload, key: &str) -> Self {
+        ParamError::UnknownKey { workload: workload.name(), key: key.to_owned(), known: workload.keys().join(", ") }
+    }
+}
+
 /// Declares a closed set of values that the command line names: the enum, `ALL` (every value,
 /// in the order `--help` lists them), `name` (the spelling of the flags, `--compare` and the
 /// JSON) and, with the `clap` feature, its `clap::ValueEnum`.
@@ -467,6 +474,49 @@ impl Setting {
         }
     }
 
+    /// `value` parsed as a value of this setting's parameter (the value this setting holds is
+    /// ignored).
+    ///
+    /// # Errors
+    ///
+    /// A value that does not parse.
+    fn parsed(self, value: &str) -> Result<Setting, ParamError> {
+        let key = self.key();
+        Ok(match self {
+            Setting::N(_) => Setting::N(parse_n(key, value)?),
+            Setting::Heap(_) => Setting::Heap(parse_size(key, value)?),
+            Setting::External(_) => Setting::External(parse_size(key, value)?),
+            Setting::Strategy(_) => Setting::Strategy(one_of(
+                key,
+                value,
+                &[Strategy::PosixSpawn, Strategy::ForkExec, Strategy::VforkExec],
+                Strategy::flag_value,
+            )?),
+            Setting::Dontfork(_) => Setting::Dontfork(parse_on_off(key, value)?),
+            Setting::Sandbox(_) => Setting::Sandbox(parse_on_off(key, value)?),
+            Setting::Method(_) => Setting::Method(one_of(key, value, &Method::ALL, Method::name)?),
+            Setting::BodySize(_) => Setting::BodySize(parse_size(key, value)?),
+            Setting::Guest(_) => Setting::Guest(one_of(key, value, &BufferGuest::ALL, BufferGuest::name)?),
+            Setting::Gc(_) => Setting::Gc(parse_on_off(key, value)?),
+            Setting::GcYoung(_) => Setting::GcYoung(parse_size(key, value)?),
+            Setting::GcSoftLimit(_) => Setting::GcSoftLimit(parse_size(key, value)?),
+            Setting::GcGrowth(_) => Setting::GcGrowth(value.parse().map_err(|_| bad(key, value, "not a number"))?),
+            Setting::InstantiateGuest(_) => {
+                Setting::InstantiateGuest(one_of(key, value, &InstantiateGuest::ALL, InstantiateGuest::name)?)
+            }
+            Setting::Config(_) => Setting::Config(one_of(key, value, &RunConfig::ALL, RunConfig::name)?),
+            Setting::Threads(_) => Setting::Threads(parse_n(key, value)?),
+            Setting::Bytes(_) => Setting::Bytes(parse_size(key, value)?),
+            Setting::Files(_) => Setting::Files(parse_n(key, value)?),
+            Setting::Case(_) => Setting::Case(one_of(key, value, &RealCase::ALL, RealCase::name)?),
+        })
+    }
+
+    /// The error of this setting's value being out of its parameter's range, saying why.
+    pub fn out_of_range(&self, reason: &str) -> ParamError {
+        bad(self.key(), &self.value(), reason)
+    }
+
     /// The value as [`Params::apply`] would take it back.
     fn value(&self) -> String {
         let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
@@ -503,37 +553,29 @@ impl Params {
         }
     }
 
+    /// The workload this configuration is of, to set its parameters.
+    pub fn workload_mut(&mut self) -> &mut dyn Workload {
+        match self {
+            Params::Spawn(p) => p,
+            Params::Buffer(p) => p,
+            Params::Startup(p) => p,
+            Params::Instantiate(p) => p,
+            Params::Pipeline(p) => p,
+            Params::ComponentSpawn(p) => p,
+            Params::ComponentStartup(p) => p,
+            Params::SpawnOverhead(p) => p,
+            Params::Real(p) => p,
+        }
+    }
+
     /// The workload's name, as in `wrt bench <name>`.
     pub fn name(&self) -> &'static str {
-        match self {
-            Params::Spawn(_) => "spawn",
-            Params::Buffer(_) => "buffer",
-            Params::Startup(_) => "startup",
-            Params::Instantiate(_) => "instantiate",
-            Params::Pipeline(_) => "pipeline",
-            Params::ComponentSpawn(_) => "component-spawn",
-            Params::ComponentStartup(_) => "component-startup",
-            Params::SpawnOverhead(_) => "spawn-overhead",
-            Params::Real(_) => "real",
-        }
+        self.workload().name()
     }
 
     /// The keys [`Params::apply`] knows for this workload.
     pub fn keys(&self) -> &'static [&'static str] {
-        match self {
-            Params::Spawn(_) => &["n", "heap", "external", "strategy", "dontfork", "method", "sandbox"],
-            Params::Buffer(_) => &["n", "body-size", "guest", "gc", "gc-young", "gc-soft-limit", "gc-growth"],
-            Params::Startup(_) | Params::ComponentSpawn(_) | Params::ComponentStartup(_) | Params::SpawnOverhead(_) => {
-                &["n"]
-            }
-            Params::Instantiate(_) => &["n", "guest", "config", "threads"],
-            Params::Pipeline(_) => &["bytes"],
-            Params::Real(_) => &["n", "files", "bytes", "case"],
-        }
-    }
-
-    fn unknown(&self, key: &str) -> ParamError {
-        ParamError::UnknownKey { workload: self.name(), key: key.to_owned(), known: self.keys().join(", ") }
+        self.workload().keys()
     }
 
     /// Parses `value` for the parameter `key` of this workload (as the flag is spelled,
@@ -543,48 +585,11 @@ impl Params {
     ///
     /// An unknown key, or a value that does not parse.
     pub fn parse(&self, key: &str, value: &str) -> Result<Setting, ParamError> {
-        // `-n`'s long name in `wrt bench <workload> --help`.
-        let key = match (self, key) {
-            (Params::Spawn(_), "spawns")
-            | (Params::Buffer(_), "iterations")
-            | (Params::Startup(_) | Params::ComponentStartup(_) | Params::Real(_), "processes")
-            | (Params::ComponentSpawn(_) | Params::SpawnOverhead(_), "spawns")
-            | (Params::Instantiate(_), "instantiations") => "n",
-            (Params::Pipeline(_), "n") => "bytes",
-            _ => key,
-        };
-        if !self.keys().contains(&key) {
-            return Err(self.unknown(key));
-        }
-        let setting = match key {
-            "n" => Setting::N(parse_n(key, value)?),
-            "heap" => Setting::Heap(parse_size(key, value)?),
-            "external" => Setting::External(parse_size(key, value)?),
-            "strategy" => Setting::Strategy(one_of(
-                key,
-                value,
-                &[Strategy::PosixSpawn, Strategy::ForkExec, Strategy::VforkExec],
-                Strategy::flag_value,
-            )?),
-            "dontfork" => Setting::Dontfork(parse_on_off(key, value)?),
-            "sandbox" => Setting::Sandbox(parse_on_off(key, value)?),
-            "method" => Setting::Method(one_of(key, value, &Method::ALL, Method::name)?),
-            "body-size" => Setting::BodySize(parse_size(key, value)?),
-            "guest" if matches!(self, Params::Instantiate(_)) => {
-                Setting::InstantiateGuest(one_of(key, value, &InstantiateGuest::ALL, InstantiateGuest::name)?)
-            }
-            "guest" => Setting::Guest(one_of(key, value, &BufferGuest::ALL, BufferGuest::name)?),
-            "config" => Setting::Config(one_of(key, value, &RunConfig::ALL, RunConfig::name)?),
-            "threads" => Setting::Threads(parse_n(key, value)?),
-            "gc" => Setting::Gc(parse_on_off(key, value)?),
-            "gc-young" => Setting::GcYoung(parse_size(key, value)?),
-            "gc-soft-limit" => Setting::GcSoftLimit(parse_size(key, value)?),
-            "gc-growth" => Setting::GcGrowth(value.parse().map_err(|_| bad(key, value, "not a number"))?),
-            "bytes" => Setting::Bytes(parse_size(key, value)?),
-            "files" => Setting::Files(parse_n(key, value)?),
-            "case" => Setting::Case(one_of(key, value, &RealCase::ALL, RealCase::name)?),
-            _ => return Err(self.unknown(key)),
-        };
+        let workload = self.workload();
+        let key = workload.aliases().iter().find(|(alias, _)| *alias == key).map_or(key, |(_, key)| key);
+        // The current value says the type of the parameter.
+        let current = workload.get(key).ok_or_else(|| ParamError::unknown(workload, key))?;
+        let setting = current.parsed(value)?;
         // The ranges are checked once, on the typed value.
         self.clone().set(setting).map_err(|e| match e {
             ParamError::BadValue { key, reason, .. } => ParamError::BadValue { key, value: value.to_owned(), reason },
@@ -599,56 +604,10 @@ impl Params {
     ///
     /// A setting this workload does not have, or a value out of its range.
     pub fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
-        let out_of_range = |reason: &str| bad(setting.key(), &setting.value(), reason);
-        match (&mut *self, setting) {
-            (_, Setting::N(0)) => return Err(out_of_range("must be at least 1")),
-            // A run with one spawn is subtracted from each loop.
-            (Params::ComponentSpawn(_), Setting::N(1)) => return Err(out_of_range("must be at least 2")),
-            (Params::Spawn(p), Setting::N(n)) => p.n = n,
-            (Params::Buffer(p), Setting::N(n)) => p.n = n,
-            (Params::Startup(p), Setting::N(n)) => p.n = n,
-            (Params::ComponentStartup(p), Setting::N(n)) => p.n = n,
-            (Params::ComponentSpawn(p), Setting::N(n)) => p.n = n,
-            (Params::SpawnOverhead(p), Setting::N(n)) => p.n = n,
-            (Params::Instantiate(p), Setting::N(n)) => p.n = n,
-            (Params::Instantiate(p), Setting::InstantiateGuest(g)) => p.guest = g,
-            (Params::Instantiate(p), Setting::Config(c)) => p.config = c,
-            (Params::Instantiate(p), Setting::Threads(t)) => {
-                p.threads = Some(t)
-                    .filter(|t| (1..=MAX_THREADS).contains(t))
-                    .ok_or_else(|| out_of_range(&format!("must be between 1 and {MAX_THREADS}")))?;
-            }
-            (Params::Spawn(p), Setting::Heap(b)) => p.heap = b,
-            (Params::Spawn(p), Setting::External(b)) => p.external = b,
-            (Params::Spawn(p), Setting::Strategy(s)) => p.strategy = s,
-            (Params::Spawn(p), Setting::Dontfork(on)) => p.dontfork = on,
-            (Params::Spawn(p), Setting::Sandbox(on)) => p.sandbox = on,
-            (Params::Spawn(p), Setting::Method(m)) => p.method = m,
-            (Params::Buffer(p), Setting::BodySize(b)) => {
-                p.body_size = u32::try_from(b)
-                    .ok()
-                    .filter(|s| (1..=64 << 20).contains(s))
-                    .ok_or_else(|| out_of_range("must be between 1 byte and 64 MiB"))?;
-            }
-            (Params::Buffer(p), Setting::Guest(g)) => p.guest = g,
-            (Params::Buffer(p), Setting::Gc(on)) => p.gc = on,
-            (Params::Buffer(p), Setting::GcYoung(b)) => p.gc_young = b,
-            (Params::Buffer(p), Setting::GcSoftLimit(b)) => p.gc_soft_limit = b,
-            (Params::Buffer(p), Setting::GcGrowth(f)) => p.gc_growth = f,
-            (Params::Pipeline(_), Setting::Bytes(0)) => return Err(out_of_range("must be at least 1 byte")),
-            (Params::Pipeline(p), Setting::Bytes(b)) => p.bytes = b,
-            (Params::Real(_), Setting::Bytes(0)) => return Err(out_of_range("must be at least 1 byte")),
-            (Params::Real(p), Setting::N(n)) => p.n = n,
-            (Params::Real(p), Setting::Bytes(b)) => p.bytes = b,
-            (Params::Real(p), Setting::Files(f)) => {
-                p.files = Some(f)
-                    .filter(|f| (1..=MAX_FILES).contains(f))
-                    .ok_or_else(|| out_of_range(&format!("must be between 1 and {MAX_FILES}")))?;
-            }
-            (Params::Real(p), Setting::Case(c)) => p.case = c,
-            (_, setting) => return Err(self.unknown(setting.key())),
+        if let Setting::N(0) = setting {
+            return Err(setting.out_of_range("must be at least 1"));
         }
-        Ok(())
+        self.workload_mut().set(setting)
     }
 
     /// Every combination of the axes' values, from `self` (an empty axis keeps its value):
@@ -686,37 +645,7 @@ impl Params {
 
     /// The value of `key` as [`Params::apply`] would take it back.
     pub fn get(&self, key: &str) -> Option<String> {
-        let setting = match (self, key) {
-            (Params::Spawn(p), "n") => Setting::N(p.n),
-            (Params::Buffer(p), "n") => Setting::N(p.n),
-            (Params::Startup(p), "n") => Setting::N(p.n),
-            (Params::ComponentStartup(p), "n") => Setting::N(p.n),
-            (Params::ComponentSpawn(p), "n") => Setting::N(p.n),
-            (Params::SpawnOverhead(p), "n") => Setting::N(p.n),
-            (Params::Instantiate(p), "n") => Setting::N(p.n),
-            (Params::Instantiate(p), "guest") => Setting::InstantiateGuest(p.guest),
-            (Params::Instantiate(p), "config") => Setting::Config(p.config),
-            (Params::Instantiate(p), "threads") => Setting::Threads(p.threads),
-            (Params::Spawn(p), "heap") => Setting::Heap(p.heap),
-            (Params::Spawn(p), "external") => Setting::External(p.external),
-            (Params::Spawn(p), "strategy") => Setting::Strategy(p.strategy),
-            (Params::Spawn(p), "dontfork") => Setting::Dontfork(p.dontfork),
-            (Params::Spawn(p), "sandbox") => Setting::Sandbox(p.sandbox),
-            (Params::Spawn(p), "method") => Setting::Method(p.method),
-            (Params::Buffer(p), "body-size") => Setting::BodySize(u64::from(p.body_size)),
-            (Params::Buffer(p), "guest") => Setting::Guest(p.guest),
-            (Params::Buffer(p), "gc") => Setting::Gc(p.gc),
-            (Params::Buffer(p), "gc-young") => Setting::GcYoung(p.gc_young),
-            (Params::Buffer(p), "gc-soft-limit") => Setting::GcSoftLimit(p.gc_soft_limit),
-            (Params::Buffer(p), "gc-growth") => Setting::GcGrowth(p.gc_growth),
-            (Params::Pipeline(p), "bytes") => Setting::Bytes(p.bytes),
-            (Params::Real(p), "n") => Setting::N(p.n),
-            (Params::Real(p), "files") => Setting::Files(p.files),
-            (Params::Real(p), "bytes") => Setting::Bytes(p.bytes),
-            (Params::Real(p), "case") => Setting::Case(p.case),
-            _ => return None,
-        };
-        Some(setting.value())
+        self.workload().get(key).map(|setting| setting.value())
     }
 }
 

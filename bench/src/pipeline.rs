@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::{DEFAULT_SEARCH_PATH, Policy};
 use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
-use crate::params::{PipelineParams, size};
+use crate::central::Centre;
+use crate::params::{ParamError, Params, PipelineParams, Setting, size};
+use crate::plot::Baseline;
+use crate::report::{self, Column, figure};
 use crate::runner::{ConfigResult, Sample};
 use crate::workload::Workload;
 use crate::{BenchError, child, guests, runtime};
@@ -128,10 +131,32 @@ pub(crate) fn run_once(p: &PipelineParams) -> Result<Sample, BenchError> {
     Ok(Sample { rate: mib_per_second(elapsed), floor_rate: mib_per_second(native_elapsed), extra })
 }
 
+/// The pipeline's table: two rows a configuration, the guest's and the native pipeline's
+/// throughput, with their ratio and the bytes that went through the guest.
+fn table(results: &[ConfigResult]) -> String {
+    let header = ["pipeline", "MiB/s", "± sd", "runs", "wrt/native", "stream bytes"];
+    let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
+    let mut rows = vec![header.map(str::to_owned).to_vec()];
+    for r in results {
+        let label = if all.len() > 1 { format!("{}:", report::short_label(&r.params, &all)) } else { String::new() };
+        rows.extend(self::rows(label.trim_start(), r, report::rate));
+    }
+    format!(
+        "{}\n{}{}goal: wrt/native ≥ 0.90×; stream bytes (what the guest itself read from or wrote to its children) at most {}\n",
+        report::common_line(&all),
+        report::layout(&rows),
+        report::wrap(&format!(
+            "Each figure is the {} over the runs; wrt/native = wrt's MiB/s ÷ native MiB/s.",
+            Centre::of(&results[0].params).name()
+        )),
+        size(MAX_STREAM_BYTES)
+    )
+}
+
 /// The rows of the pipeline's table for `r`: the guest's throughput, the native one, their ratio
 /// (`of_floor`: the one over the other, as printed) and the guest's stream bytes (the most of any
 /// run).
-pub(crate) fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Vec<String>; 2] {
+fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Vec<String>; 2] {
     let floors: Vec<f64> = r.samples.iter().map(|s| s.floor_rate).collect();
     let native = crate::stats::Summary::of(&floors);
     let name = |what: &str| if label.is_empty() { what.to_owned() } else { format!("{label} {what}") };
@@ -159,12 +184,63 @@ pub(crate) fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Ve
 /// The pipeline's baseline, the same pipeline run by `sh`, runs in every run; `--peers` is
 /// taken, but no Node peer runs.
 impl Workload for PipelineParams {
+    fn name(&self) -> &'static str {
+        "pipeline"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["bytes"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("n", "bytes")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        (key == "bytes").then_some(Setting::Bytes(self.bytes))
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            Setting::Bytes(0) => return Err(setting.out_of_range("must be at least 1 byte")),
+            Setting::Bytes(b) => self.bytes = b,
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         run_once(self)
     }
 
     fn unit(&self) -> &'static str {
         "MiB/s"
+    }
+
+    /// Its own table (`table` below) has this column after its common ones.
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[figure(("stream_bytes", "stream bytes"))];
+        COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt guest: head | tr | wc, child to child"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline { name: "native", legend: "native: the same pipeline run by sh -c", against: "the native pipeline" }
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "MiB/s of the guest's pipeline"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "head -c BYTES /dev/zero | tr '\\0' a | wc -c"
+    }
+
+    fn table(&self, results: &[ConfigResult]) -> Option<String> {
+        Some(table(results))
     }
 }
 

@@ -20,6 +20,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+pub use sides::{BROWN, Baseline, CYAN, PURPLE, Side};
+
 use crate::BenchError;
 use crate::params::Params;
 use crate::runner::ConfigResult;
@@ -138,9 +140,10 @@ enum Kind {
 }
 
 fn kind(results: &[ConfigResult]) -> Kind {
-    match &results[0].params {
-        Params::Spawn(_) if lines::memory_sizes(results) >= 2 => Kind::Lines,
-        _ => Kind::Bars,
+    if results[0].params.workload().plot_memory().is_some() && lines::memory_sizes(results) >= 2 {
+        Kind::Lines
+    } else {
+        Kind::Bars
     }
 }
 

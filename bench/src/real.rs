@@ -30,7 +30,9 @@ use std::time::{Duration, Instant};
 use crate::central::Centre;
 use crate::child::{self, Drained};
 use crate::clis::Clis;
-use crate::params::{RealCase, RealParams};
+use crate::params::{MAX_FILES, ParamError, RealCase, RealParams, Setting};
+use crate::plot::{self, Baseline};
+use crate::report::{Column, Goal, MS_PER_RUN, Measure, WASMTIME_MS, figure, ratio};
 use crate::runner::Sample;
 use crate::workload::Workload;
 use crate::{BenchError, guests};
@@ -278,12 +280,99 @@ pub(crate) fn round(p: &RealParams) -> Result<Sample, BenchError> {
 }
 
 impl Workload for RealParams {
+    fn name(&self) -> &'static str {
+        "real"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["n", "files", "bytes", "case"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("processes", "n")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        Some(match key {
+            "n" => Setting::N(self.n),
+            "files" => Setting::Files(self.files),
+            "bytes" => Setting::Bytes(self.bytes),
+            "case" => Setting::Case(self.case),
+            _ => return None,
+        })
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            Setting::N(n) => self.n = n,
+            Setting::Files(f) => {
+                self.files = Some(f)
+                    .filter(|f| (1..=MAX_FILES).contains(f))
+                    .ok_or_else(|| setting.out_of_range(&format!("must be between 1 and {MAX_FILES}")))?;
+            }
+            Setting::Bytes(0) => return Err(setting.out_of_range("must be at least 1 byte")),
+            Setting::Bytes(b) => self.bytes = b,
+            Setting::Case(c) => self.case = c,
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         round(self)
     }
 
     fn unit(&self) -> &'static str {
         "runs/s"
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const CPU_MS: Measure = ("cpu_ms_per_run", "CPU ms");
+        const WASMTIME_CPU_MS: Measure = ("wasmtime_cpu_ms_per_run", "wasmtime CPU ms");
+        const COLUMNS: &[Column] = &[
+            figure(MS_PER_RUN),
+            figure(WASMTIME_MS),
+            ratio(MS_PER_RUN, WASMTIME_MS, "time/wasmtime"),
+            figure(CPU_MS),
+            figure(WASMTIME_CPU_MS),
+            ratio(CPU_MS, WASMTIME_CPU_MS, "CPU/wasmtime"),
+        ];
+        COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt run"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline {
+            name: "native",
+            legend: "native: the same program compiled for the host, in the bench process",
+            against: "the native program",
+        }
+    }
+
+    fn plot_sides(&self) -> &'static [plot::Side] {
+        &[crate::component::WASMTIME_RUN]
+    }
+
+    fn plot_rates(&self) -> &'static str {
+        "runs/s of wrt run and wasmtime run"
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "tree-search, hexdump and emit as new processes"
+    }
+
+    fn legend(&self) -> Option<&'static str> {
+        Some(
+            "ms: wall time of one process, spawn to reap; CPU ms: its user + system time, all its threads; \
+             floor: the same program compiled for the host, run in the bench process.",
+        )
+    }
+
+    fn goals(&self) -> &'static [Goal] {
+        &[Goal { column: "time/wasmtime", name: "wrt/wasmtime", at_most: GOAL_OF_WASMTIME }]
     }
 
     /// Its ratios are read against goals.

@@ -4,8 +4,12 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+mod column;
+
+pub use column::{Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio};
+
 use crate::central::{self, Centre};
-use crate::params::{Params, RunConfig};
+use crate::params::Params;
 use crate::runner::{CompareResult, ConfigResult, Sample};
 use crate::stats::LEVELS;
 
@@ -15,131 +19,8 @@ pub fn unit(params: &Params) -> &'static str {
 }
 
 /// A rate with three significant figures or more.
-fn rate(value: f64) -> String {
+pub(crate) fn rate(value: f64) -> String {
     if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.1}") }
-}
-
-/// A column of a workload's table after the common ones.
-#[derive(Debug, Clone, Copy)]
-enum Column {
-    /// The figure of the workload's own measurement `key`, titled `title`.
-    Figure { key: &'static str, title: &'static str },
-    /// The figure of `of` over that of `to` ([`central::ratio`]), titled `title`; `of_name` and
-    /// `to_name` say what they are in the legend under the table (a column's title, or a
-    /// measurement given only in `--json`).
-    Ratio { of: &'static str, to: &'static str, title: &'static str, of_name: &'static str, to_name: &'static str },
-}
-
-/// A measurement: its key in a run's figures and what the table calls it.
-type Measure = (&'static str, &'static str);
-
-const fn figure((key, title): Measure) -> Column {
-    Column::Figure { key, title }
-}
-
-const fn ratio(of: Measure, to: Measure, title: &'static str) -> Column {
-    Column::Ratio { of: of.0, to: to.0, title, of_name: of.1, to_name: to.1 }
-}
-
-impl Column {
-    fn title(self) -> &'static str {
-        match self {
-            Column::Figure { title, .. } | Column::Ratio { title, .. } => title,
-        }
-    }
-
-    /// The cell of this column for `result`, or `None` when no run measured it.
-    fn value(self, result: &ConfigResult) -> Option<f64> {
-        match self {
-            Column::Figure { key, .. } => central::figure(result, key),
-            Column::Ratio { of, to, .. } => central::ratio(central::figure(result, of), central::figure(result, to)),
-        }
-    }
-
-    /// The cell of this column for a peer, from its single run's figures.
-    fn peer_value(self, peer: &crate::peers::PeerResult) -> Option<f64> {
-        match self {
-            Column::Figure { key, .. } => peer.extra.get(key).copied(),
-            Column::Ratio { of, to, .. } => central::ratio(peer.extra.get(of).copied(), peer.extra.get(to).copied()),
-        }
-    }
-
-    fn cell(self, value: Option<f64>) -> String {
-        match (self, value) {
-            (_, None) => "-".into(),
-            (Column::Ratio { .. }, Some(v)) => format!("{v:.2}×"),
-            (Column::Figure { key, .. }, Some(v)) => extra_cell(key, v),
-        }
-    }
-}
-
-const US_PER_SPAWN: Measure = ("us_per_spawn", "µs/spawn");
-const FLOOR_US_PER_SPAWN: Measure = ("floor_us_per_spawn", "floor µs");
-const CORE_US: Measure = ("core_us_per_spawn", "core µs");
-const US_PER_RUN: Measure = ("us_per_run", "µs/run");
-const FLOOR_US_PER_RUN: Measure = ("floor_us_per_run", "floor µs");
-const MS_PER_RUN: Measure = ("ms_per_run", "ms/run");
-const WASMTIME_MS: Measure = ("wasmtime_ms_per_run", "wasmtime ms");
-const CPU_US: Measure = ("cpu_us_per_spawn", "CPU µs");
-const FLOOR_CPU_US: Measure = ("floor_cpu_us_per_spawn", "floor CPU µs");
-const CPU_MS: Measure = ("cpu_ms_per_run", "CPU ms");
-const WASMTIME_CPU_MS: Measure = ("wasmtime_cpu_ms_per_run", "wasmtime CPU ms");
-
-/// The workload's own columns.
-fn extra_columns(params: &Params) -> &'static [Column] {
-    const SPAWN: &[Column] = &[figure(US_PER_SPAWN), figure(FLOOR_US_PER_SPAWN)];
-    const BUFFER: &[Column] = &[
-        figure(("young_collections", "young")),
-        figure(("full_collections", "full")),
-        figure(("peak_external", "peak ext")),
-    ];
-    const STARTUP: &[Column] = &[figure(MS_PER_RUN)];
-    const INSTANTIATE: &[Column] = &[
-        figure(US_PER_RUN),
-        figure(FLOOR_US_PER_RUN),
-        ratio(US_PER_RUN, FLOOR_US_PER_RUN, "time/floor"),
-        figure(("ondemand_us_per_run", "on-demand µs")),
-    ];
-    const PIPELINE: &[Column] = &[figure(("stream_bytes", "stream bytes"))];
-    const COMPONENT_SPAWN: &[Column] = &[
-        figure(US_PER_SPAWN),
-        figure(CORE_US),
-        figure(FLOOR_US_PER_SPAWN),
-        ratio(US_PER_SPAWN, CORE_US, "time/core"),
-        ratio(US_PER_SPAWN, FLOOR_US_PER_SPAWN, "time/floor"),
-    ];
-    const COMPONENT_STARTUP: &[Column] =
-        &[figure(MS_PER_RUN), figure(WASMTIME_MS), ratio(MS_PER_RUN, WASMTIME_MS, "time/wasmtime")];
-    const SPAWN_OVERHEAD: &[Column] = &[
-        figure(CPU_US),
-        figure(FLOOR_CPU_US),
-        ratio(CPU_US, FLOOR_CPU_US, "CPU/floor"),
-        ratio(("host_cpu_us_per_spawn", "host-spawn's CPU µs"), FLOOR_CPU_US, "host-spawn/floor"),
-        ratio(("confined_cpu_us_per_spawn", "a confined guest's CPU µs"), FLOOR_CPU_US, "confined/floor"),
-        ratio(("wall_us_per_spawn", "the guest's wall µs"), ("floor_wall_us_per_spawn", "the floor's"), "wall/floor"),
-        figure(("own_us_per_spawn", "wrt µs")),
-        figure(("host_own_us_per_spawn", "host-spawn µs")),
-        figure(("floor_own_us_per_spawn", "floor µs")),
-    ];
-    const REAL: &[Column] = &[
-        figure(MS_PER_RUN),
-        figure(WASMTIME_MS),
-        ratio(MS_PER_RUN, WASMTIME_MS, "time/wasmtime"),
-        figure(CPU_MS),
-        figure(WASMTIME_CPU_MS),
-        ratio(CPU_MS, WASMTIME_CPU_MS, "CPU/wasmtime"),
-    ];
-    match params {
-        Params::Spawn(_) => SPAWN,
-        Params::Buffer(_) => BUFFER,
-        Params::Startup(_) => STARTUP,
-        Params::Instantiate(_) => INSTANTIATE,
-        Params::Pipeline(_) => PIPELINE,
-        Params::ComponentSpawn(_) => COMPONENT_SPAWN,
-        Params::ComponentStartup(_) => COMPONENT_STARTUP,
-        Params::SpawnOverhead(_) => SPAWN_OVERHEAD,
-        Params::Real(_) => REAL,
-    }
 }
 
 /// The legend under a table of `params`'s workload: what each figure is and what each ratio
@@ -150,39 +31,22 @@ pub fn legend(params: &Params) -> String {
         Centre::Median => "the median over the runs (of an even number, the geometric mean of the middle two)",
     };
     let mut ratios = vec![format!("of floor = {} ÷ floor", unit(params))];
-    for column in extra_columns(params) {
+    for column in params.workload().columns() {
         if let Column::Ratio { title, of_name, to_name, .. } = column {
             ratios.push(format!("{title} = {of_name} ÷ {to_name}"));
         }
     }
     let mut out = format!("Each figure is {what}; each ratio divides two figures: {}.", ratios.join(", "));
-    if let Params::SpawnOverhead(_) = params {
-        out.push_str(" CPU µs: the process's and its children's; wrt µs, host-spawn µs and floor µs: each side's own process alone. Figures not in the table are in --json.");
-    }
-    if let Params::Real(_) = params {
-        out.push_str(
-            " ms: wall time of one process, spawn to reap; CPU ms: its user + system time, all its threads; \
-             floor: the same program compiled for the host, run in the bench process.",
-        );
+    if let Some(more) = params.workload().legend() {
+        out.push(' ');
+        out.push_str(more);
     }
     out
 }
 
-fn extra_cell(key: &str, value: f64) -> String {
-    if key.ends_with("us_per_run") {
-        format!("{value:.2}")
-    } else if key.starts_with("peak") || key == "rss" {
-        format!("{:.1} MiB", value / f64::from(1 << 20))
-    } else if key.ends_with("collections") {
-        format!("{value:.0}")
-    } else {
-        format!("{value:.1}")
-    }
-}
-
 /// `text` broken into lines of at most 100 characters: between its clauses (after `,`, `;`
 /// or `.`), or between words in a clause too long for a line.
-fn wrap(text: &str) -> String {
+pub(crate) fn wrap(text: &str) -> String {
     const WIDTH: usize = 100;
     let mut units: Vec<String> = Vec::new();
     let mut clause: Vec<&str> = Vec::new();
@@ -220,7 +84,7 @@ fn wrap(text: &str) -> String {
 }
 
 /// Lays out rows as columns, the first left-aligned and the others right-aligned.
-fn layout(rows: &[Vec<String>]) -> String {
+pub(crate) fn layout(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
@@ -252,10 +116,10 @@ pub fn results_table(results: &[ConfigResult]) -> String {
     let Some(first) = results.first() else {
         return String::new();
     };
-    if let Params::Pipeline(_) = first.params {
-        return pipeline_table(results);
+    if let Some(table) = first.params.workload().table(results) {
+        return table;
     }
-    let columns = extra_columns(&first.params);
+    let columns = first.params.workload().columns();
     let mut header = vec![
         "configuration".to_owned(),
         unit(&first.params).to_owned(),
@@ -295,28 +159,20 @@ pub fn results_table(results: &[ConfigResult]) -> String {
     if results.iter().any(|r| r.peer.is_some()) {
         legend.push_str(" A peer runs once: `of wrt` = its rate ÷ wrt's.");
     }
-    format!("{}\n{}\n{}{}{}", common_line(&all), layout(&rows), wrap(&legend), costs(results), goals(results))
+    format!("{}\n{}\n{}{}{}", common_line(&all), layout(&rows), wrap(&legend), notes(results), goals(results))
 }
 
-/// For the component and spawn-overhead workloads: each goal, the ratio of the table's column
-/// it is read from, and whether it is met (or why it was not measured).
+/// For the workloads with goals ([`Workload::goals`](crate::Workload::goals)): each goal, the
+/// ratio of the table's column it is read from, and whether it is met (or why it was not
+/// measured).
 fn goals(results: &[ConfigResult]) -> String {
     use crate::clis::NO_WASMTIME;
-    use crate::component::{GOAL_OF_CORE, GOAL_OF_FLOOR, GOAL_OF_WASMTIME};
     let mut out = String::new();
     for r in results {
         let label = short_label(&r.params, &results.iter().map(|r| r.params.clone()).collect::<Vec<_>>());
-        let checks: &[(&str, &str, f64)] = match r.params {
-            Params::ComponentSpawn(_) => {
-                &[("time/core", "component/core", GOAL_OF_CORE), ("time/floor", "component/floor", GOAL_OF_FLOOR)]
-            }
-            Params::ComponentStartup(_) => &[("time/wasmtime", "wrt/wasmtime", GOAL_OF_WASMTIME)],
-            Params::SpawnOverhead(_) => &[("CPU/floor", "guest CPU/floor", crate::overhead::GOAL_OF_FLOOR)],
-            Params::Real(_) => &[("time/wasmtime", "wrt/wasmtime", crate::real::GOAL_OF_WASMTIME)],
-            _ => continue,
-        };
-        for (title, name, goal) in checks {
-            let column = extra_columns(&r.params).iter().find(|c| c.title() == *title);
+        let workload = r.params.workload();
+        for Goal { column: title, name, at_most: goal } in workload.goals() {
+            let column = workload.columns().iter().find(|c| c.title() == *title);
             let _ = match column.and_then(|c| c.value(r)) {
                 Some(ratio) => writeln!(
                     out,
@@ -332,54 +188,11 @@ fn goals(results: &[ConfigResult]) -> String {
     if out.is_empty() { out } else { format!("\n{out}") }
 }
 
-/// For the instantiate workload: what a timeout and a spawn policy add to a run (median µs of
-/// the configuration minus that of `defaults`, same guest and threads, same run).
-fn costs(results: &[ConfigResult]) -> String {
-    let mut out = String::new();
-    for r in results {
-        let Params::Instantiate(p) = &r.params else { continue };
-        if p.config == RunConfig::Defaults {
-            continue;
-        }
-        let defaults = results.iter().find(|d| {
-            matches!(&d.params, Params::Instantiate(q) if q.config == RunConfig::Defaults && q.guest == p.guest && q.threads == p.threads)
-        });
-        if let (Some(d), Some(us)) = (defaults, central::figure(r, US_PER_RUN.0))
-            && let Some(base) = central::figure(d, US_PER_RUN.0)
-        {
-            let _ = writeln!(
-                out,
-                "{} of guest={} threads={}: {:+.2} µs/run over defaults",
-                p.config.name(),
-                p.guest.name(),
-                p.threads,
-                us - base
-            );
-        }
-    }
+/// The workload's notes on `results` ([`Workload::notes`](crate::Workload::notes)), after a
+/// blank line.
+fn notes(results: &[ConfigResult]) -> String {
+    let out = results[0].params.workload().notes(results);
     if out.is_empty() { out } else { format!("\n{out}") }
-}
-
-/// The pipeline's table: two rows a configuration, the guest's and the native pipeline's
-/// throughput, with their ratio and the bytes that went through the guest.
-fn pipeline_table(results: &[ConfigResult]) -> String {
-    let header = ["pipeline", "MiB/s", "± sd", "runs", "wrt/native", "stream bytes"];
-    let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
-    let mut rows = vec![header.map(str::to_owned).to_vec()];
-    for r in results {
-        let label = if all.len() > 1 { format!("{}:", short_label(&r.params, &all)) } else { String::new() };
-        rows.extend(crate::pipeline::rows(label.trim_start(), r, rate));
-    }
-    format!(
-        "{}\n{}{}goal: wrt/native ≥ 0.90×; stream bytes (what the guest itself read from or wrote to its children) at most {}\n",
-        common_line(&all),
-        layout(&rows),
-        wrap(&format!(
-            "Each figure is the {} over the runs; wrt/native = wrt's MiB/s ÷ native MiB/s.",
-            Centre::of(&results[0].params).name()
-        )),
-        crate::params::size(crate::pipeline::MAX_STREAM_BYTES)
-    )
 }
 
 /// `wrt bench <workload>: ` and the parameters all of `all` share.
@@ -611,7 +424,7 @@ mod tests {
     /// an odd or an even number of runs.
     #[test]
     fn of_floor_and_time_over_floor_are_inverses() {
-        use crate::params::{InstantiateGuest, InstantiateParams};
+        use crate::params::{InstantiateGuest, InstantiateParams, RunConfig};
         let params = Params::Instantiate(InstantiateParams {
             n: 10,
             guest: InstantiateGuest::Hello,

@@ -8,8 +8,10 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{ConfigError, Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
 
-use crate::params::{Method, SpawnParams};
+use crate::params::{Method, ParamError, Setting, SpawnParams};
 use crate::peers::{self, PeerResult, Script};
+use crate::plot::Baseline;
+use crate::report::{Column, FLOOR_US_PER_SPAWN, US_PER_SPAWN, figure};
 use crate::runner::Sample;
 use crate::workload::Workload;
 use crate::{BenchError, floor, guests, runtime};
@@ -111,12 +113,72 @@ pub(crate) fn run_once(p: &SpawnParams) -> Result<Sample, BenchError> {
 }
 
 impl Workload for SpawnParams {
+    fn name(&self) -> &'static str {
+        "spawn"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["n", "heap", "external", "strategy", "dontfork", "method", "sandbox"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("spawns", "n")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        Some(match key {
+            "n" => Setting::N(self.n),
+            "heap" => Setting::Heap(self.heap),
+            "external" => Setting::External(self.external),
+            "strategy" => Setting::Strategy(self.strategy),
+            "dontfork" => Setting::Dontfork(self.dontfork),
+            "method" => Setting::Method(self.method),
+            "sandbox" => Setting::Sandbox(self.sandbox),
+            _ => return None,
+        })
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            Setting::N(n) => self.n = n,
+            Setting::Heap(b) => self.heap = b,
+            Setting::External(b) => self.external = b,
+            Setting::Strategy(s) => self.strategy = s,
+            Setting::Dontfork(on) => self.dontfork = on,
+            Setting::Method(m) => self.method = m,
+            Setting::Sandbox(on) => self.sandbox = on,
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         run_once(self)
     }
 
     fn unit(&self) -> &'static str {
         "spawns/s"
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[figure(US_PER_SPAWN), figure(FLOOR_US_PER_SPAWN)];
+        COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt guest: spawn + wait"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid in the bench process")
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "a guest spawning /bin/true while holding memory"
+    }
+
+    fn plot_memory(&self) -> Option<(u64, u64)> {
+        Some((self.heap, self.external))
     }
 
     /// Node's `child_process.spawn('/bin/true')`, holding the same amount as a touched

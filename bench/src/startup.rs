@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Instant;
 
-use crate::params::StartupParams;
+use crate::params::{ParamError, Setting, StartupParams};
 use crate::peers::PeerResult;
+use crate::plot::Baseline;
+use crate::report::{Column, MS_PER_RUN, figure};
 use crate::runner::Sample;
 use crate::workload::Workload;
 use crate::{BenchError, child, floor, guests};
@@ -34,12 +36,53 @@ pub(crate) fn run_once(p: &StartupParams) -> Result<Sample, BenchError> {
 }
 
 impl Workload for StartupParams {
+    fn name(&self) -> &'static str {
+        "startup"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["n"]
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("processes", "n")]
+    }
+
+    fn get(&self, key: &str) -> Option<Setting> {
+        (key == "n").then_some(Setting::N(self.n))
+    }
+
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
+        match setting {
+            Setting::N(n) => self.n = n,
+            other => return Err(ParamError::unknown(self, other.key())),
+        }
+        Ok(())
+    }
+
     fn run_once(&self) -> Result<Sample, BenchError> {
         run_once(self)
     }
 
     fn unit(&self) -> &'static str {
         "runs/s"
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[figure(MS_PER_RUN)];
+        COLUMNS
+    }
+
+    fn plot_wrt(&self) -> &'static str {
+        "wrt run hello.wasm"
+    }
+
+    fn plot_baseline(&self) -> Baseline {
+        Baseline::floor("floor: posix_spawn + waitpid of /bin/true")
+    }
+
+    fn plot_subject(&self) -> &'static str {
+        "wrt run hello.wasm as a new process"
     }
 
     /// `node -e "console.log('hello')"` as a new process, as many times.

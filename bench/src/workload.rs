@@ -4,11 +4,40 @@
 
 use crate::BenchError;
 use crate::central::Centre;
+use crate::params::{ParamError, Setting};
 use crate::peers::PeerResult;
-use crate::runner::Sample;
+use crate::plot::{Baseline, Side};
+use crate::report::{Column, Goal};
+use crate::runner::{ConfigResult, Sample};
 
-/// One configuration of a workload: what one run does and how its runs are read.
+/// One configuration of a workload: its parameters, what one run does and how its runs are
+/// read.
 pub trait Workload {
+    /// The workload's name, as in `wrt bench <name>`.
+    fn name(&self) -> &'static str;
+
+    /// The keys of its parameters, as its flags are spelled without `--` (`n` for `-n`), in the
+    /// order a configuration prints them.
+    fn keys(&self) -> &'static [&'static str];
+
+    /// Other spellings of keys that `--compare` takes, as `(alias, key)`: `-n`'s long name in
+    /// `wrt bench <workload> --help`. Default: none.
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// The value of the parameter `key`, or `None` when the workload has no such parameter.
+    fn get(&self, key: &str) -> Option<Setting>;
+
+    /// Sets one parameter, checking its range ([`Params::set`](crate::Params::set) has
+    /// rejected `n=0` before).
+    ///
+    /// # Errors
+    ///
+    /// [`ParamError::unknown`] for a setting the workload does not have, or
+    /// [`Setting::out_of_range`] for a value out of its range.
+    fn set(&mut self, setting: Setting) -> Result<(), ParamError>;
+
     /// One run: the workload and its floor, measured in the same run.
     ///
     /// # Errors
@@ -56,5 +85,68 @@ pub trait Workload {
     /// [`BenchError::BadConfig`], naming the configuration.
     fn check(&self) -> Result<(), BenchError> {
         Ok(())
+    }
+
+    /// The columns of its table after the common ones (rate, ± sd, runs, floor, of floor).
+    fn columns(&self) -> &'static [Column];
+
+    /// What the legend under its table says after what each figure and ratio is, or `None`.
+    /// Default: nothing.
+    fn legend(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Its goals, each read from a ratio of its table and printed under it. Default: none.
+    fn goals(&self) -> &'static [Goal] {
+        &[]
+    }
+
+    /// Lines printed under its table's legend, before the goals, from all the results of the
+    /// table (configurations of this workload). Default: none.
+    fn notes(&self, results: &[ConfigResult]) -> String {
+        let _ = results;
+        String::new()
+    }
+
+    /// Its own table of `results` (configurations of this workload), in place of the common
+    /// one, or `None`. Default: the common table.
+    fn table(&self, results: &[ConfigResult]) -> Option<String> {
+        let _ = results;
+        None
+    }
+
+    /// What wrt's bar is, in the bar plot's legend and on its row.
+    fn plot_wrt(&self) -> &'static str;
+
+    /// The light bar behind the bars in the bar plot.
+    fn plot_baseline(&self) -> Baseline;
+
+    /// The sides measured in every run besides wrt's, drawn as bars of their own, in the order
+    /// their rows are drawn. Default: none.
+    fn plot_sides(&self) -> &'static [Side] {
+        &[]
+    }
+
+    /// What the bar plot's title says it compares (`MiB/s of the guest's pipeline`). Default:
+    /// the [`unit`](Workload::unit).
+    fn plot_rates(&self) -> &'static str {
+        self.unit()
+    }
+
+    /// What the workload runs, for a plot's subtitle that has no parameters to show (each of
+    /// them varies).
+    fn plot_subject(&self) -> &'static str;
+
+    /// The bar plot's rate axis: the unit, and what one operation is where the unit does not
+    /// say. Default: the [`unit`](Workload::unit).
+    fn plot_axis(&self) -> &'static str {
+        self.unit()
+    }
+
+    /// For a workload plotted against the memory its guest holds: the touched linear memory and
+    /// the live host buffers, in bytes. Its runs at two sizes or more are drawn as lines
+    /// against memory. Default: none (bars).
+    fn plot_memory(&self) -> Option<(u64, u64)> {
+        None
     }
 }

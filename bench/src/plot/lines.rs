@@ -43,10 +43,7 @@ const FLOOR: &str = "floor: posix_spawn + waitpid";
 
 /// Guest memory of a spawn configuration in MiB: linear memory plus host buffers.
 fn memory(params: &Params) -> f64 {
-    match params {
-        Params::Spawn(p) => (p.heap + p.external) as f64 / MIB,
-        _ => 0.0,
-    }
+    params.workload().plot_memory().map_or(0.0, |(heap, external)| (heap + external) as f64 / MIB)
 }
 
 /// How many different memory sizes `results` ran at.
@@ -124,8 +121,9 @@ fn series(results: &[ConfigResult]) -> Vec<Series> {
 }
 
 fn x_desc(results: &[ConfigResult]) -> &'static str {
-    let heap = results.iter().any(|r| matches!(&r.params, Params::Spawn(p) if p.heap > 0));
-    let external = results.iter().any(|r| matches!(&r.params, Params::Spawn(p) if p.external > 0));
+    let held = |r: &ConfigResult| r.params.workload().plot_memory().unwrap_or_default();
+    let heap = results.iter().any(|r| held(r).0 > 0);
+    let external = results.iter().any(|r| held(r).1 > 0);
     match (heap, external) {
         (true, false) => "touched guest linear memory",
         (false, true) => "live host buffers held by the guest",
