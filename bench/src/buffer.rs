@@ -3,12 +3,13 @@
 //! AssemblyScript or an `externref` guest, against the same work as plain `memcpy` in this
 //! process.
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use wrt_runtime::{GcPolicy, GuestOutput, Outcome, RunOptions, Runtime};
 
-use crate::params::{BufferGuest, BufferParams, ParamError, Params, Setting};
+use crate::params::{BufferGuest, ParamError, Params, Setting};
 use crate::peers::{self, PeerResult, Script};
 use crate::plot::Baseline;
 use crate::report::{Column, figure};
@@ -59,6 +60,39 @@ pub(crate) fn run_once(p: &BufferParams) -> Result<Sample, BenchError> {
     ]);
     let per_second = |d: std::time::Duration| f64::from(p.n) / d.as_secs_f64();
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+/// Parameters of `wrt bench buffer` (the readable-push-buffer-burst workload).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BufferParams {
+    /// Iterations per run.
+    pub n: u32,
+    /// Size of the large chunk, bytes.
+    pub body_size: u32,
+    /// Which guest.
+    pub guest: BufferGuest,
+    /// Whether the accountant asks for collections.
+    pub gc: bool,
+    /// Young trigger Y, bytes.
+    pub gc_young: u64,
+    /// Soft limit floor S, bytes.
+    pub gc_soft_limit: u64,
+    /// Growth factor f.
+    pub gc_growth: f64,
+}
+
+impl Default for BufferParams {
+    fn default() -> Self {
+        Self {
+            n: 20_000,
+            body_size: 120 << 10,
+            guest: BufferGuest::Rust,
+            gc: true,
+            gc_young: GcPolicy::DEFAULT_YOUNG_TRIGGER,
+            gc_soft_limit: GcPolicy::DEFAULT_SOFT_LIMIT,
+            gc_growth: GcPolicy::DEFAULT_GROWTH_FACTOR,
+        }
+    }
 }
 
 impl Workload for BufferParams {

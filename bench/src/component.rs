@@ -3,6 +3,7 @@
 //! `waitpid`) and `wrt bench component-startup` (`wrt run` of a hello component as a new process,
 //! against `wasmtime run` of the same component).
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -14,7 +15,7 @@ use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime}
 
 use crate::central::Centre;
 use crate::clis::Clis;
-use crate::params::{ComponentSpawnParams, ComponentStartupParams, ParamError, Setting};
+use crate::params::{ParamError, Setting};
 use crate::plot::{Baseline, CYAN, PURPLE, Side};
 use crate::report::{Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio};
 use crate::runner::Sample;
@@ -226,6 +227,19 @@ pub(crate) const WASMTIME_RUN: Side = Side {
     color: PURPLE,
 };
 
+/// Parameters of `wrt bench component-spawn`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComponentSpawnParams {
+    /// Spawns per run, in each guest and in the floor, at least 2 (the first is not counted).
+    pub n: u32,
+}
+
+impl Default for ComponentSpawnParams {
+    fn default() -> Self {
+        Self { n: 200 }
+    }
+}
+
 impl Workload for ComponentSpawnParams {
     fn name(&self) -> &'static str {
         "component-spawn"
@@ -313,6 +327,19 @@ impl Workload for ComponentSpawnParams {
 
     fn baselines_in_every_run(&self) -> Option<&'static str> {
         Some("the core ABI and posix_spawn")
+    }
+}
+
+/// Parameters of `wrt bench component-startup`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComponentStartupParams {
+    /// `wrt run` processes per run (and as many `wasmtime run`s).
+    pub n: u32,
+}
+
+impl Default for ComponentStartupParams {
+    fn default() -> Self {
+        Self { n: 20 }
     }
 }
 

@@ -7,6 +7,7 @@
 //! allocator. With several threads, every thread runs its batch at once, sharing the runtime and
 //! guest (and the floor's engine and `InstancePre`), and the rate is the aggregate.
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Barrier, OnceLock};
@@ -22,7 +23,7 @@ use wrt_runtime::{GcPolicy, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::BenchError;
 use crate::central::{self, Centre};
-use crate::params::{InstantiateGuest, InstantiateParams, MAX_THREADS, ParamError, Params, RunConfig, Setting};
+use crate::params::{InstantiateGuest, MAX_THREADS, ParamError, Params, RunConfig, Setting};
 use crate::plot::Baseline;
 use crate::report::{Column, Measure, figure, ratio};
 use crate::runner::{ConfigResult, Sample};
@@ -357,6 +358,25 @@ pub(crate) fn run_once(p: &InstantiateParams) -> Result<Sample, BenchError> {
     ]);
     let per_second = |d: Duration| runs / d.as_secs_f64();
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+/// Parameters of `wrt bench instantiate`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InstantiateParams {
+    /// Instantiate+runs per batch, per thread.
+    pub n: u32,
+    /// Which guest.
+    pub guest: InstantiateGuest,
+    /// Which options each run gets.
+    pub config: RunConfig,
+    /// Threads running batches at once, sharing one runtime and guest (and one floor engine).
+    pub threads: u32,
+}
+
+impl Default for InstantiateParams {
+    fn default() -> Self {
+        Self { n: 2000, guest: InstantiateGuest::Trivial, config: RunConfig::Defaults, threads: 1 }
+    }
 }
 
 impl Workload for InstantiateParams {

@@ -10,6 +10,7 @@
 //! The guest is instantiated before the round and holds no memory besides its own; its time
 //! is that of the one call that spawns `n` times (no instantiation, no exit, no sweep).
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use nix::sys::time::TimeVal;
 
 use crate::central::Centre;
 use crate::host_spawn::HostSpawn;
-use crate::params::{Method, ParamError, Setting, SpawnOverheadParams, SpawnParams, Strategy};
+use crate::params::{Method, ParamError, Setting, SpawnParams, Strategy};
 use crate::plot::{BROWN, Baseline, PURPLE, Side};
 use crate::report::{Column, Goal, Measure, figure, ratio};
 use crate::runner::Sample;
@@ -147,6 +148,19 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
     ]);
     let rate = |d: Duration| f64::from(n) / d.as_secs_f64().max(1e-9);
     Ok(Sample { rate: rate(guest.total), floor_rate: rate(floor.total), extra })
+}
+
+/// Parameters of `wrt bench spawn-overhead`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpawnOverheadParams {
+    /// Spawns per run, by each side (the guest, host-spawn, the floor).
+    pub n: u32,
+}
+
+impl Default for SpawnOverheadParams {
+    fn default() -> Self {
+        Self { n: 100 }
+    }
 }
 
 impl Workload for SpawnOverheadParams {

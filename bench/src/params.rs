@@ -5,9 +5,16 @@
 use std::fmt;
 
 use serde::{Serialize, Serializer};
-use wrt_runtime::GcPolicy;
 pub use wrt_runtime::wrt_host_spawn::Strategy;
 
+pub use crate::buffer::BufferParams;
+pub use crate::component::{ComponentSpawnParams, ComponentStartupParams};
+pub use crate::instantiate::InstantiateParams;
+pub use crate::overhead::SpawnOverheadParams;
+pub use crate::pipeline::PipelineParams;
+pub use crate::real::RealParams;
+pub use crate::spawn::SpawnParams;
+pub use crate::startup::StartupParams;
 use crate::workload::Workload;
 
 /// A parameter that could not be set.
@@ -169,106 +176,6 @@ pub const MAX_FILES: u32 = 1_000_000;
 /// twice as many slots).
 pub const MAX_THREADS: u32 = 64;
 
-/// Parameters of `wrt bench spawn`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SpawnParams {
-    /// Spawns per run.
-    pub n: u32,
-    /// Touched guest linear memory, bytes.
-    pub heap: u64,
-    /// Live host buffers, bytes.
-    pub external: u64,
-    /// How programs start.
-    #[serde(serialize_with = "serialize_strategy")]
-    pub strategy: Strategy,
-    /// Whether guest memory is `MADV_DONTFORK`.
-    pub dontfork: bool,
-    /// What each spawn does.
-    pub method: Method,
-    /// Whether children are confined by the child sandbox (needs `vfork-exec` or `fork-exec`).
-    pub sandbox: bool,
-}
-
-/// Parameters of `wrt bench buffer` (the readable-push-buffer-burst workload).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BufferParams {
-    /// Iterations per run.
-    pub n: u32,
-    /// Size of the large chunk, bytes.
-    pub body_size: u32,
-    /// Which guest.
-    pub guest: BufferGuest,
-    /// Whether the accountant asks for collections.
-    pub gc: bool,
-    /// Young trigger Y, bytes.
-    pub gc_young: u64,
-    /// Soft limit floor S, bytes.
-    pub gc_soft_limit: u64,
-    /// Growth factor f.
-    pub gc_growth: f64,
-}
-
-/// Parameters of `wrt bench startup`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StartupParams {
-    /// `wrt run` processes per run.
-    pub n: u32,
-}
-
-/// Parameters of `wrt bench component-startup`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ComponentStartupParams {
-    /// `wrt run` processes per run (and as many `wasmtime run`s).
-    pub n: u32,
-}
-
-/// Parameters of `wrt bench instantiate`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct InstantiateParams {
-    /// Instantiate+runs per batch, per thread.
-    pub n: u32,
-    /// Which guest.
-    pub guest: InstantiateGuest,
-    /// Which options each run gets.
-    pub config: RunConfig,
-    /// Threads running batches at once, sharing one runtime and guest (and one floor engine).
-    pub threads: u32,
-}
-
-/// Parameters of `wrt bench component-spawn`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ComponentSpawnParams {
-    /// Spawns per run, in each guest and in the floor, at least 2 (the first is not counted).
-    pub n: u32,
-}
-
-/// Parameters of `wrt bench spawn-overhead`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SpawnOverheadParams {
-    /// Spawns per run, by each side (the guest, host-spawn, the floor).
-    pub n: u32,
-}
-
-/// Parameters of `wrt bench pipeline`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PipelineParams {
-    /// Bytes through the pipeline per run.
-    pub bytes: u64,
-}
-
-/// Parameters of `wrt bench real`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RealParams {
-    /// Timed runs of each side (`wrt run`, `wasmtime run`, the native program) per run.
-    pub n: u32,
-    /// Files in the tree that tree-search walks.
-    pub files: u32,
-    /// Bytes that emit writes.
-    pub bytes: u64,
-    /// What runs.
-    pub case: RealCase,
-}
-
 /// The parameters of one configuration of a workload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "workload", rename_all = "kebab-case")]
@@ -293,78 +200,6 @@ pub enum Params {
     Real(RealParams),
 }
 
-// The defaults of `wrt bench`'s flags: what a configuration is before its flags set it.
-
-impl Default for SpawnParams {
-    fn default() -> Self {
-        Self {
-            n: 200,
-            heap: 0,
-            external: 0,
-            strategy: Strategy::PosixSpawn,
-            dontfork: true,
-            method: Method::Spawn,
-            sandbox: false,
-        }
-    }
-}
-
-impl Default for BufferParams {
-    fn default() -> Self {
-        Self {
-            n: 20_000,
-            body_size: 120 << 10,
-            guest: BufferGuest::Rust,
-            gc: true,
-            gc_young: GcPolicy::DEFAULT_YOUNG_TRIGGER,
-            gc_soft_limit: GcPolicy::DEFAULT_SOFT_LIMIT,
-            gc_growth: GcPolicy::DEFAULT_GROWTH_FACTOR,
-        }
-    }
-}
-
-impl Default for StartupParams {
-    fn default() -> Self {
-        Self { n: 20 }
-    }
-}
-
-impl Default for ComponentStartupParams {
-    fn default() -> Self {
-        Self { n: 20 }
-    }
-}
-
-impl Default for InstantiateParams {
-    fn default() -> Self {
-        Self { n: 2000, guest: InstantiateGuest::Trivial, config: RunConfig::Defaults, threads: 1 }
-    }
-}
-
-impl Default for PipelineParams {
-    fn default() -> Self {
-        Self { bytes: 1 << 30 }
-    }
-}
-
-impl Default for ComponentSpawnParams {
-    fn default() -> Self {
-        Self { n: 200 }
-    }
-}
-
-impl Default for SpawnOverheadParams {
-    fn default() -> Self {
-        Self { n: 100 }
-    }
-}
-
-impl Default for RealParams {
-    fn default() -> Self {
-        Self { n: 10, files: 2000, bytes: 100 << 20, case: RealCase::TreeSearchCore }
-    }
-}
-
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ParamError {
     ParamError::BadValue { key: key.to_owned(), value: value.to_owned(), reason: reason.into() }
 }
@@ -386,7 +221,7 @@ fn parse_on_off(key: &str, value: &str) -> Result<bool, ParamError> {
     }
 }
 
-fn serialize_strategy<S: Serializer>(strategy: &Strategy, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize_strategy<S: Serializer>(strategy: &Strategy, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(strategy.flag_value())
 }
 

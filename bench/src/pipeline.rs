@@ -4,6 +4,7 @@
 //! throughput in MiB/s; the guest's `stream_bytes` (what it read from or wrote to its children's
 //! pipes) must stay at the few bytes of `wc`'s count.
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -13,7 +14,7 @@ use wrt_runtime::wrt_host_spawn::{DEFAULT_SEARCH_PATH, Policy};
 use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::central::Centre;
-use crate::params::{ParamError, Params, PipelineParams, Setting, size};
+use crate::params::{ParamError, Params, Setting, size};
 use crate::plot::Baseline;
 use crate::report::{self, Column, figure};
 use crate::runner::{ConfigResult, Sample};
@@ -183,6 +184,19 @@ fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Vec<String>; 
 
 /// The pipeline's baseline, the same pipeline run by `sh`, runs in every run; `--peers` is
 /// taken, but no Node peer runs.
+/// Parameters of `wrt bench pipeline`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PipelineParams {
+    /// Bytes through the pipeline per run.
+    pub bytes: u64,
+}
+
+impl Default for PipelineParams {
+    fn default() -> Self {
+        Self { bytes: 1 << 30 }
+    }
+}
+
 impl Workload for PipelineParams {
     fn name(&self) -> &'static str {
         "pipeline"

@@ -22,6 +22,7 @@ mod fixture;
 #[path = "../../guests/test-guests/programs/src/bin/bench_tree_search.rs"]
 mod program;
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
@@ -30,7 +31,7 @@ use std::time::{Duration, Instant};
 use crate::central::Centre;
 use crate::child::{self, Drained};
 use crate::clis::Clis;
-use crate::params::{MAX_FILES, ParamError, RealCase, RealParams, Setting};
+use crate::params::{MAX_FILES, ParamError, RealCase, Setting};
 use crate::plot::{self, Baseline};
 use crate::report::{Column, Goal, MS_PER_RUN, Measure, WASMTIME_MS, figure, ratio};
 use crate::runner::Sample;
@@ -277,6 +278,25 @@ pub(crate) fn round(p: &RealParams) -> Result<Sample, BenchError> {
         }
     }
     Ok(Sample { rate: 1e3 / ms, floor_rate: 1e3 / native_ms, extra })
+}
+
+/// Parameters of `wrt bench real`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RealParams {
+    /// Timed runs of each side (`wrt run`, `wasmtime run`, the native program) per run.
+    pub n: u32,
+    /// Files in the tree that tree-search walks.
+    pub files: u32,
+    /// Bytes that emit writes.
+    pub bytes: u64,
+    /// What runs.
+    pub case: RealCase,
+}
+
+impl Default for RealParams {
+    fn default() -> Self {
+        Self { n: 10, files: 2000, bytes: 100 << 20, case: RealCase::TreeSearchCore }
+    }
 }
 
 impl Workload for RealParams {

@@ -2,13 +2,14 @@
 //! touched linear memory and live host buffers, against `posix_spawn` + `waitpid` of
 //! `/bin/true` from this process while it holds the same memory.
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{ConfigError, Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
 
-use crate::params::{Method, ParamError, Setting, SpawnParams};
+use crate::params::{Method, ParamError, Setting, Strategy};
 use crate::peers::{self, PeerResult, Script};
 use crate::plot::Baseline;
 use crate::report::{Column, FLOOR_US_PER_SPAWN, US_PER_SPAWN, figure};
@@ -110,6 +111,40 @@ pub(crate) fn run_once(p: &SpawnParams) -> Result<Sample, BenchError> {
         ("peak_external".to_owned(), stats.peak_external as f64),
     ]);
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+/// Parameters of `wrt bench spawn`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpawnParams {
+    /// Spawns per run.
+    pub n: u32,
+    /// Touched guest linear memory, bytes.
+    pub heap: u64,
+    /// Live host buffers, bytes.
+    pub external: u64,
+    /// How programs start.
+    #[serde(serialize_with = "crate::params::serialize_strategy")]
+    pub strategy: Strategy,
+    /// Whether guest memory is `MADV_DONTFORK`.
+    pub dontfork: bool,
+    /// What each spawn does.
+    pub method: Method,
+    /// Whether children are confined by the child sandbox (needs `vfork-exec` or `fork-exec`).
+    pub sandbox: bool,
+}
+
+impl Default for SpawnParams {
+    fn default() -> Self {
+        Self {
+            n: 200,
+            heap: 0,
+            external: 0,
+            strategy: Strategy::PosixSpawn,
+            dontfork: true,
+            method: Method::Spawn,
+            sandbox: false,
+        }
+    }
 }
 
 impl Workload for SpawnParams {

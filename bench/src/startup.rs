@@ -1,11 +1,12 @@
 //! `wrt bench startup`: `wrt run hello.wasm` as a new process, n times one after another
 //! (compiled module cached), against `posix_spawn` + `waitpid` of `/bin/true`.
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Instant;
 
-use crate::params::{ParamError, Setting, StartupParams};
+use crate::params::{ParamError, Setting};
 use crate::peers::PeerResult;
 use crate::plot::Baseline;
 use crate::report::{Column, MS_PER_RUN, figure};
@@ -33,6 +34,19 @@ pub(crate) fn run_once(p: &StartupParams) -> Result<Sample, BenchError> {
     let per_second = |d: std::time::Duration| f64::from(p.n) / d.as_secs_f64();
     let extra = BTreeMap::from([("ms_per_run".to_owned(), elapsed.as_secs_f64() * 1e3 / f64::from(p.n))]);
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
+}
+
+/// Parameters of `wrt bench startup`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StartupParams {
+    /// `wrt run` processes per run.
+    pub n: u32,
+}
+
+impl Default for StartupParams {
+    fn default() -> Self {
+        Self { n: 20 }
+    }
 }
 
 impl Workload for StartupParams {
