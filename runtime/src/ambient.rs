@@ -6,28 +6,97 @@
 //! do their work on the calling thread (files are opened with blocking allowed on the current
 //! thread) and need the runtime only for its I/O and timer drivers, which one worker drives as
 //! well as several. So a guest's calls run inside wrt's own runtime with one worker: a `wrt
-//! run` starts one thread less and reads no cgroup file, about 0.4 ms of a run of hello. A
-//! thread already inside a tokio runtime (an embedder's) keeps it.
+//! run` starts one thread less and reads no cgroup file, about 0.4 ms of a run of hello.
+//!
+//! Driving a future blocks the thread, which tokio forbids inside a runtime: a guest run from
+//! an async task (an embedder's server) would panic at its first WASI call ("Cannot start a
+//! runtime from within a runtime"). [`blocking`] runs guest code so that it may block on any
+//! thread.
 
 use std::sync::OnceLock;
 
-use tokio::runtime::{EnterGuard, Handle, Runtime};
+use tokio::runtime::{EnterGuard, Handle, Runtime, RuntimeFlavor};
+
+/// wrt's runtime, made on first use; `None` when it could not be made (then wasmtime-wasi
+/// makes its own).
+fn own() -> Option<&'static Runtime> {
+    static RUNTIME: OnceLock<Option<Runtime>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("wrt-io")
+                .enable_io()
+                .enable_time()
+                .build()
+                .ok()
+        })
+        .as_ref()
+}
 
 /// Enters wrt's runtime on this thread until the guard is dropped, unless the thread is in a
-/// tokio runtime already, or wrt's could not be made (then wasmtime-wasi makes its own).
+/// tokio runtime already.
 pub(crate) fn enter() -> Option<EnterGuard<'static>> {
-    static RUNTIME: OnceLock<Option<Runtime>> = OnceLock::new();
     if Handle::try_current().is_ok() {
         return None;
     }
-    let runtime = RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("wrt-io")
-            .enable_io()
-            .enable_time()
-            .build()
-            .ok()
-    });
-    runtime.as_ref().map(Runtime::enter)
+    own().map(Runtime::enter)
+}
+
+/// Runs `f`, which runs guest code and may block on WASI's futures, on this thread or, where
+/// tokio forbids blocking here, where it may:
+/// - outside any tokio runtime: here, in wrt's runtime;
+/// - inside a multi-thread runtime (a task, or its `block_on`): here, through
+///   [`tokio::task::block_in_place`], which hands the thread's other tasks to another worker;
+/// - inside a current-thread runtime (or any other kind): on a thread of its own, joined
+///   before this returns (a thread start, tens of microseconds, per call).
+///
+/// The guest's WASI calls always use wrt's runtime, never the embedder's (which may lack the
+/// I/O or time driver).
+pub(crate) fn blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let in_own = || {
+        let _wrt = own().map(Runtime::enter);
+        f()
+    };
+    match Handle::try_current().map(|handle| handle.runtime_flavor()) {
+        Err(_) => in_own(),
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(in_own),
+        Ok(_) => std::thread::scope(|scope| match scope.spawn(in_own).join() {
+            Ok(result) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Outcome, RunOptions, Runtime};
+
+    /// A guest whose one call goes to wasmtime-wasi's own bindings (which drive a future on the
+    /// thread's tokio runtime).
+    const WASI_CALL: &[u8] = br#"(module
+        (import "wasi_snapshot_preview1" "fd_fdstat_get" (func $fdstat (param i32 i32) (result i32)))
+        (memory (export "memory") 1)
+        (func (export "_start") (drop (call $fdstat (i32.const 1) (i32.const 0)))))"#;
+
+    fn run_once() -> Outcome {
+        let guest = Runtime::new().unwrap().load_bytes("wasi-call.wat", WASI_CALL).unwrap();
+        guest.run(&RunOptions::new()).unwrap().outcome
+    }
+
+    #[test]
+    fn a_run_inside_a_multi_thread_runtime_works() {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        assert_eq!(rt.block_on(async { run_once() }), Outcome::Exited(0));
+        let spawned = rt.block_on(async { tokio::spawn(async { run_once() }).await.unwrap() });
+        assert_eq!(spawned, Outcome::Exited(0));
+    }
+
+    #[test]
+    fn a_run_inside_a_current_thread_runtime_works() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        assert_eq!(rt.block_on(async { run_once() }), Outcome::Exited(0));
+        let spawned = rt.block_on(async { tokio::spawn(async { run_once() }).await.unwrap() });
+        assert_eq!(spawned, Outcome::Exited(0));
+    }
 }

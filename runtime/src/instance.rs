@@ -47,9 +47,11 @@ pub struct Report {
 ///
 /// Instantiation runs wasm (the module's start function) under the sandbox's timeout and fuel.
 /// When that code stops the guest (a trap, `proc_exit`, the timeout, no fuel left), the
-/// instance is created anyway, in the ended state: [`Instance::ended`] says how it ended, and
-/// [`Instance::run_start`] and [`Instance::invoke`] return that outcome without running
-/// anything.
+/// instance is created anyway, in the ended state. A call that stops the guest ends it the same
+/// way (a call that returns does not: `_start` returning is the guest exiting with 0, an
+/// invoked export returning leaves it ready for the next call). Once ended,
+/// [`Instance::ended`] says how, and [`Instance::run_start`] and [`Instance::invoke`] return
+/// that outcome without running anything.
 ///
 /// The timeout and fuel make one budget for instantiation and the first call together (the
 /// timeout counts from the start of instantiation); each later call gets a fresh budget.
@@ -76,11 +78,19 @@ enum State {
     Ready(wasmtime::Instance),
     /// A component, ready to run `wasi:cli/run`.
     Command(Box<Command>),
-    /// Instantiation stopped the guest.
+    /// Instantiation or a call stopped the guest.
     Ended(Outcome),
 }
 
 /// Running a guest: each run in a fresh instance.
+///
+/// These calls block the calling thread while the guest runs, and work on any thread,
+/// inside a tokio runtime too: in a multi-thread runtime's task (or its `block_on`) the guest
+/// runs on the same thread through `tokio::task::block_in_place`, which hands the thread's
+/// other tasks to another worker; in a current-thread runtime it runs on a thread of its own,
+/// started and joined for each call. A server with many runs in flight does better to run each
+/// in `tokio::task::spawn_blocking`, which keeps its workers free. The guest's WASI calls use
+/// wrt's own runtime, never the caller's.
 impl Guest {
     /// Creates an instance in a fresh store with `options`, ready to run.
     ///
@@ -274,8 +284,9 @@ impl Instance {
         Ok(this)
     }
 
-    /// How instantiation stopped the guest, if it did (its start function trapped, exited,
-    /// timed out or ran out of fuel). Such an instance runs nothing more.
+    /// How the guest ended, if it has: at instantiation (its start function trapped, exited,
+    /// timed out or ran out of fuel) or in a call (`_start` returned or exited, a trap, the
+    /// timeout, no fuel left). Such an instance runs nothing more.
     pub fn ended(&self) -> Option<&Outcome> {
         match &self.state {
             State::Ready(_) | State::Command(_) => None,
@@ -442,23 +453,33 @@ impl Instance {
     /// takes its children with it; a call that returned leaves them to the next call.
     fn call(
         &mut self,
-        f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<Outcome>,
+        f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<Outcome> + Send,
     ) -> wasmtime::Result<Outcome> {
         let outcome = self.enter(f)?.unwrap_or_else(|outcome| outcome);
         if !matches!(outcome, Outcome::Returned(_)) {
             self.store.data_mut().spawn.end_children();
+            self.state = State::Ended(outcome.clone());
         }
         Ok(outcome)
     }
 
     /// Runs `f` under the current budget (the one armed at instantiation for the first call,
     /// a fresh one after), with the epoch ticking while a deadline is set. A guest stopping is
-    /// `Ok(Err(outcome))`; a failure of the host is `Err`.
-    fn enter<R>(
+    /// `Ok(Err(outcome))`; a failure of the host is `Err`. Inside a tokio runtime the call runs
+    /// where it may block (`ambient::blocking`): the deadline's signal goes to the thread that
+    /// runs the guest, so the whole call moves, budget and all.
+    fn enter<R: Send>(
+        &mut self,
+        f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<R> + Send,
+    ) -> wasmtime::Result<Result<R, Outcome>> {
+        crate::ambient::blocking(|| self.enter_here(f))
+    }
+
+    /// [`Instance::enter`] on this thread.
+    fn enter_here<R>(
         &mut self,
         f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<R>,
     ) -> wasmtime::Result<Result<R, Outcome>> {
-        let _tokio = crate::ambient::enter();
         if !std::mem::take(&mut self.carried) {
             match self.fuel {
                 Some(fuel) => self.store.set_fuel(fuel)?,

@@ -1,5 +1,5 @@
 //! The embedding API: one shared `Runtime`, guests compiled once, per-run options; errors that name
-//! the thing and the reason on one line.
+//! the thing, with the reason in their chain (on one line with `{err:#}`).
 
 use std::time::Duration;
 
@@ -7,7 +7,6 @@ use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{ConfigError, GuestOutput, InstantiateError, LoadError, Outcome, RunOptions, Runtime};
 use wrt_test_guests::{CLI_ECHO, CLI_EXIT_CODE};
 
-/// `{err}` (not only `{err:#}`) says what failed and why.
 /// `err`'s whole chain (`{err:#}`), checked to be one line.
 fn one_line(err: &wrt_runtime::Error) -> String {
     let shown = format!("{err:#}");
@@ -114,6 +113,85 @@ fn unknown_imports_fail_at_load_and_trap_when_allowed() {
     let internal = br#"(module (import "wrt internal: wasi_snapshot_preview1" "poll_oneoff" (func (param i32 i32 i32 i32) (result i32))))"#;
     let err = lenient.load_bytes("internal.wat", internal).unwrap_err();
     assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::UnknownImport { .. })));
+}
+
+/// An instance whose guest ended (`_start` returned or exited, a trap) runs nothing more: a
+/// second `run_start` or an `invoke` returns how it ended without running the guest again.
+#[test]
+fn an_ended_instance_returns_its_outcome_and_runs_nothing_more() {
+    let runtime = Runtime::new().unwrap();
+    for path in [wrt_test_guests::CLI_HELLO, wrt_test_guests::COMPONENT_HELLO] {
+        let guest = runtime.load_file(path).unwrap();
+        let options = RunOptions::new().stdout(GuestOutput::Capture { limit: 1 << 16 });
+        let mut instance = guest.instantiate(&options).unwrap();
+        assert_eq!(instance.ended(), None, "{path}");
+        assert_eq!(instance.run_start().unwrap(), Outcome::Exited(0), "{path}");
+        assert_eq!(instance.ended(), Some(&Outcome::Exited(0)), "{path}");
+        assert_eq!(instance.run_start().unwrap(), Outcome::Exited(0), "{path}");
+        assert_eq!(instance.invoke("_start", &[]).unwrap(), Outcome::Exited(0), "{path}");
+        let once = guest.run(&options).unwrap().stdout;
+        assert!(!once.is_empty(), "{path}");
+        assert_eq!(instance.into_report(Outcome::Exited(0)).stdout, once, "{path}: the guest ran twice");
+    }
+    // A trap ends it too.
+    let trap = runtime.load_bytes("trap.wat", b"(module (func (export \"_start\") unreachable))").unwrap();
+    let mut instance = trap.instantiate(&RunOptions::new()).unwrap();
+    let outcome = instance.run_start().unwrap();
+    assert!(matches!(outcome, Outcome::Trapped(_)), "{outcome:?}");
+    assert_eq!(instance.run_start().unwrap(), outcome);
+    // An invoked export that returns leaves the instance ready for the next call.
+    let add = runtime.load_bytes("one.wat", b"(module (func (export \"one\") (result i32) i32.const 1))").unwrap();
+    let mut instance = add.instantiate(&RunOptions::new()).unwrap();
+    for _ in 0..2 {
+        assert_eq!(instance.invoke("one", &[]).unwrap(), Outcome::Returned(vec![wrt_runtime::WasmValue::I32(1)]));
+    }
+    assert_eq!(instance.ended(), None);
+}
+
+/// The sync API works inside tokio, where blocking is forbidden: from many tasks of a
+/// multi-thread runtime at once and from its `block_on`, and from a current-thread runtime;
+/// core modules and components alike, and a timeout still ends a spinning guest.
+#[test]
+fn guests_run_from_inside_tokio_runtimes() {
+    let runtime = Runtime::new().unwrap();
+    let guests = [
+        runtime.load_file(wrt_test_guests::CLI_HELLO).unwrap(),
+        runtime.load_file(wrt_test_guests::COMPONENT_HELLO).unwrap(),
+    ];
+    let spin = runtime.load_file(wrt_test_guests::LIMITS_SPIN).unwrap();
+    let capture = RunOptions::new().stdout(GuestOutput::Capture { limit: 1 << 16 });
+    // What each prints, run outside any runtime.
+    let expected: Vec<Vec<u8>> = guests.iter().map(|guest| guest.run(&capture).unwrap().stdout).collect();
+    assert!(expected.iter().all(|out| out.starts_with(b"hello")), "{expected:?}");
+    let run_all = {
+        let (guests, spin, capture) = (guests.clone(), spin.clone(), capture.clone());
+        move || {
+            for (guest, expected) in guests.iter().zip(&expected) {
+                let report = guest.run(&capture).unwrap();
+                assert_eq!((report.outcome, &report.stdout), (Outcome::Exited(0), expected));
+            }
+            let timeout = Duration::from_millis(50);
+            assert_eq!(spin.run(&RunOptions::new().timeout(timeout)).unwrap().outcome, Outcome::TimedOut(timeout));
+        }
+    };
+    let multi = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    multi.block_on(async {
+        run_all();
+        let tasks: Vec<_> = (0..16)
+            .map(|_| {
+                tokio::spawn({
+                    let run_all = run_all.clone();
+                    async move { run_all() }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+    });
+    let current = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    current.block_on(async { run_all() });
+    current.block_on(async { tokio::spawn(async move { run_all() }).await.unwrap() });
 }
 
 /// The capture limit behaves as documented, and the report says what was cut.
