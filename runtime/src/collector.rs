@@ -136,6 +136,30 @@ pub(crate) fn reserve(
     save_len: u64,
     save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
 ) -> wasmtime::Result<Result<Room, AllocError>> {
+    let reserved = reserve_collecting(caller, len, handle, save_len, save)?;
+    if let Err(err) = &reserved {
+        count_refusal(caller.data_mut(), err);
+    }
+    Ok(reserved)
+}
+
+/// Counts a buffer refused for want of memory ([`crate::Stats::memory_refusals`]).
+fn count_refusal(state: &mut GuestState, err: &AllocError) {
+    if let AllocError::NoRoom { shortfall, .. } = err
+        && shortfall.is_memory()
+    {
+        state.limiter.refusals += 1;
+    }
+}
+
+/// [`reserve`], without counting its refusals.
+fn reserve_collecting(
+    caller: &mut Caller<'_, GuestState>,
+    len: Option<usize>,
+    handle: bool,
+    save_len: u64,
+    save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
+) -> wasmtime::Result<Result<Room, AllocError>> {
     let bytes = len.unwrap_or(0);
     if bytes > MAX_BUFFER {
         return Ok(Err(AllocError::TooLarge { bytes }));
@@ -260,7 +284,9 @@ pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result
         make_due(state, Kind::Full);
         let (live, footprint) = (state.external.accountant.ledger.live(), state.external.pool.footprint());
         let shortfall = Shortfall::Full { bytes: len, live, footprint, room };
-        return Err(AllocError::NoRoom { shortfall, full_collections: 0 });
+        let err = AllocError::NoRoom { shortfall, full_collections: 0 };
+        count_refusal(state, &err);
+        return Err(err);
     }
     new_storage(state, len)
 }

@@ -39,8 +39,17 @@ pub struct Report {
     pub stdout_truncated: bool,
     /// The same for standard error.
     pub stderr_truncated: bool,
-    /// What the guest used: memory, collections, spawns.
+    /// What the guest used: memory, collections, spawns, time, fuel.
     pub stats: Stats,
+}
+
+impl Report {
+    /// Whether the sandbox refused the guest memory at least once during the run (a growth
+    /// past the memory limit, or a host buffer; see [`Stats::memory_refusals`]). A guest that
+    /// ended badly after such a refusal most likely ran out of memory.
+    pub fn hit_memory_limit(&self) -> bool {
+        self.stats.memory_refusals > 0
+    }
 }
 
 /// A guest instantiated in its own store. Its memories live until it is dropped.
@@ -72,6 +81,12 @@ pub struct Instance {
     /// The guest's command entry points, as the guest looked them up (none for a component).
     entry: [Option<wasmtime::ModuleExport>; 2],
     timeout: Option<Duration>,
+    /// When instantiation started ([`Stats::wall_time`]).
+    started: Instant,
+    /// CPU time of the calls so far, instantiation included ([`Stats::cpu_time`]).
+    cpu_time: Duration,
+    /// Fuel burned by the calls so far ([`Stats::fuel_consumed`]).
+    fuel_consumed: u64,
 }
 
 enum State {
@@ -154,6 +169,7 @@ impl std::fmt::Debug for Instance {
 
 impl Instance {
     pub(crate) fn new(guest: &Guest, options: &RunOptions) -> crate::Result<Self> {
+        let started = Instant::now();
         // Instantiation may run guest code (a start function) and build WASI streams.
         let _tokio = crate::ambient::enter();
         let runtime = &guest.runtime.inner;
@@ -248,6 +264,9 @@ impl Instance {
                 Code::Component(_) => [None, None],
             },
             timeout: options.timeout,
+            started,
+            cpu_time: Duration::ZERO,
+            fuel_consumed: 0,
         };
         // Instantiation runs wasm (the start function; data and element segments), under the
         // same deadline and fuel as the first call.
@@ -428,6 +447,10 @@ impl Instance {
             stream_bytes: state.spawn.stream_bytes
                 + state.spawn.shared_stream_bytes.load(std::sync::atomic::Ordering::Relaxed),
             gc_time: accountant.gc_time,
+            memory_refusals: state.limiter.refusals,
+            fuel_consumed: self.fuel_consumed,
+            wall_time: self.started.elapsed(),
+            cpu_time: self.cpu_time,
         }
     }
 
@@ -494,7 +517,13 @@ impl Instance {
             None => None,
         };
         self.set_deadline(self.budget_deadline);
+        let fuel_before = self.store.get_fuel().ok();
+        let cpu_before = thread_cpu_time();
         let result = f(&mut self.store);
+        self.cpu_time += thread_cpu_time().saturating_sub(cpu_before);
+        if let (Some(before), Ok(after)) = (fuel_before, self.store.get_fuel()) {
+            self.fuel_consumed += before.saturating_sub(after);
+        }
         // No signal may reach this thread once the call has returned.
         let interrupted = ticking.is_some_and(Ticking::finish);
         self.set_deadline(None);
@@ -598,4 +627,10 @@ fn default_val(ty: &ValType) -> Option<Val> {
         ValType::F64 => Val::F64(0),
         _ => return None,
     })
+}
+
+/// CPU time (user and system) of the calling thread so far; zero if the system cannot say.
+fn thread_cpu_time() -> Duration {
+    use nix::time::{ClockId, clock_gettime};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(Duration::ZERO, Duration::from)
 }

@@ -39,6 +39,9 @@ pub(crate) struct Limiter {
     pub(crate) refused_start: Option<RefusedStart>,
     /// Memories created so far.
     memories: usize,
+    /// Growths of linear memory or tables the limit refused (not the module's own maximum),
+    /// and host buffers refused for want of room ([`crate::Stats::memory_refusals`]).
+    pub(crate) refusals: u64,
     /// How many core instances the guest may have.
     instances: usize,
 }
@@ -53,7 +56,17 @@ pub(crate) const COMPONENT_INSTANCES: usize = 10_000;
 
 impl Limiter {
     pub(crate) fn new(max_memory: Option<u64>, buffers: Arc<BufferPool>, instances: usize) -> Self {
-        Self { max_memory, buffers, linear: 0, tables: 0, peak_linear: 0, refused_start: None, memories: 0, instances }
+        Self {
+            max_memory,
+            buffers,
+            linear: 0,
+            tables: 0,
+            peak_linear: 0,
+            refused_start: None,
+            memories: 0,
+            refusals: 0,
+            instances,
+        }
     }
 
     /// The sandbox's memory limit.
@@ -81,6 +94,7 @@ impl ResourceLimiter for Limiter {
         }
         let growth = desired.saturating_sub(current) as u64;
         if !self.fits(growth, 0) {
+            self.refusals += 1;
             if current == 0 {
                 let needed = self.wasm_bytes().saturating_add(desired as u64);
                 self.refused_start = Some(RefusedStart { needed, memories: self.memories + 1 });
@@ -106,6 +120,7 @@ impl ResourceLimiter for Limiter {
         }
         let growth = (desired.saturating_sub(current) as u64).saturating_mul(TABLE_ELEMENT);
         if !self.fits(0, growth) {
+            self.refusals += 1;
             return Ok(false);
         }
         self.tables = self.tables.saturating_add(growth);

@@ -36,6 +36,25 @@ pub struct Stats {
     /// Time spent in those collections.
     #[serde(rename = "gc_seconds", serialize_with = "seconds")]
     pub gc_time: Duration,
+    /// Times the sandbox refused the guest memory: a growth of linear memory or a table past
+    /// the memory limit (`memory.grow` returned -1; a start that needed more is an
+    /// [`InstantiateError::MemoryLimit`](crate::InstantiateError::MemoryLimit)), or a host buffer
+    /// for want of room under it (under the default limit of host buffers without one). Not
+    /// counted: a growth past the module's own maximum. [`crate::Report::hit_memory_limit`] says
+    /// whether there was any.
+    pub memory_refusals: u64,
+    /// Fuel the guest's code burned, over all calls (0 on a runtime without fuel metering).
+    /// A call the timeout stopped counts only up to the guest's last call out of wasm: compiled
+    /// code keeps its count in a register between calls, and an interrupted loop never writes
+    /// it back.
+    pub fuel_consumed: u64,
+    /// Wall time from the start of instantiation to now (to the end of the run in a report).
+    #[serde(rename = "wall_seconds", serialize_with = "seconds")]
+    pub wall_time: Duration,
+    /// CPU time (user and system) of the threads that ran the guest, while they ran it:
+    /// instantiation and every call, host calls included, children not.
+    #[serde(rename = "cpu_seconds", serialize_with = "seconds")]
+    pub cpu_time: Duration,
 }
 
 /// `duration` as seconds, rounded to the microsecond.

@@ -479,6 +479,10 @@ fn print_stats(stats: &Stats, format: StatsFormat) {
             say!("wrt: stats: spawns               {}", stats.spawns);
             say!("wrt: stats: spawns refused       {}", stats.spawns_refused);
             say!("wrt: stats: child stream bytes   {}", stats.stream_bytes);
+            say!("wrt: stats: memory refusals      {}", stats.memory_refusals);
+            say!("wrt: stats: fuel consumed        {}", stats.fuel_consumed);
+            say!("wrt: stats: wall time            {:.1} ms", stats.wall_time.as_secs_f64() * 1e3);
+            say!("wrt: stats: guest CPU time       {:.1} ms", stats.cpu_time.as_secs_f64() * 1e3);
         }
     }
 }

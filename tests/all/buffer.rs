@@ -133,8 +133,10 @@ fn buffer_hold() {
 fn buffer_no_memory() {
     // Every buffer kept: the host refuses one with NO_MEMORY before 64 MiB (linear memory
     // counts too), the guest sees OutOfMemory, and wrt exits normally.
-    let out = run(["run", "--max-memory", "64MiB", BUFFER_NO_MEMORY]);
+    let out = run(["run", "--max-memory", "64MiB", "--stats=json", BUFFER_NO_MEMORY]);
     assert_code(&out, 0);
+    // The refusal is in the stats.
+    assert!(json_number(&stats_line(&out), "memory_refusals") >= 1.0, "{}", stats_line(&out));
     let text = stdout(&out);
     let mib: u32 = text
         .trim()
@@ -145,9 +147,11 @@ fn buffer_no_memory() {
     assert!((32..64).contains(&mib), "{text}");
 
     // The host's limit of 65,536 buffer handles gives NO_MEMORY too.
-    let out = run(["run", BUFFER_NO_MEMORY, "handles"]);
+    let out = run(["run", "--stats=json", BUFFER_NO_MEMORY, "handles"]);
     assert_code(&out, 0);
     assert_eq!(stdout(&out), "no handles after 65536 buffers\n");
+    // Handles ran out, not memory.
+    assert_eq!(json_number(&stats_line(&out), "memory_refusals"), 0.0, "{}", stats_line(&out));
 
     // 90 % garbage, 5 times the limit in all: dropped buffers are released at once, so it
     // never comes near the limit.

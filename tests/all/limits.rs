@@ -36,6 +36,46 @@ fn limits_spin() {
     assert!(stderr(&out).contains("ran out of fuel"), "{}", stderr(&out));
 }
 
+/// The report says when the memory limit refused the guest, and how much time and fuel the run
+/// took.
+#[test]
+fn reports_say_what_the_limits_refused_and_what_the_run_took() {
+    let runtime = Runtime::builder().fuel(true).build().unwrap();
+    let grow = |pages: u32, declared: &str| {
+        let wat =
+            format!("(module (memory {declared}) (func (export \"_start\") (drop (memory.grow (i32.const {pages})))))");
+        runtime.load_bytes("grow.wat", wat.as_bytes()).unwrap()
+    };
+    let limited = RunOptions::new().max_memory(1 << 20);
+    // Past the memory limit: refused, and said so.
+    let report = grow(32, "1").run(&limited).unwrap();
+    assert_eq!(report.outcome, Outcome::Exited(0));
+    assert!(report.hit_memory_limit());
+    assert_eq!(report.stats.memory_refusals, 1);
+    // Within it, or past the module's own maximum only: no refusal of the sandbox's.
+    assert!(!grow(1, "1").run(&limited).unwrap().hit_memory_limit());
+    assert!(!grow(4, "1 2").run(&RunOptions::new()).unwrap().hit_memory_limit());
+
+    let spin = runtime.load_file(LIMITS_SPIN).unwrap();
+    let report = spin.run(&RunOptions::new().fuel(10_000)).unwrap();
+    assert_eq!((report.outcome, report.stats.fuel_consumed), (Outcome::OutOfFuel(10_000), 10_000));
+    let timeout = Duration::from_millis(100);
+    let report = spin.run(&RunOptions::new().timeout(timeout)).unwrap();
+    assert_eq!(report.outcome, Outcome::TimedOut(timeout));
+    let stats = report.stats;
+    assert!(stats.wall_time >= timeout, "{stats:?}");
+    // The guest spun on its thread for most of it (the machine may be busy).
+    assert!(stats.cpu_time >= Duration::from_millis(10) && stats.cpu_time <= stats.wall_time, "{stats:?}");
+    // A guest that exits burned some of a large budget.
+    let exits = runtime.load_file(CLI_EXIT_CODE).unwrap();
+    let report = exits.run(&RunOptions::new().fuel(1 << 40).arg("0")).unwrap();
+    let burned = report.stats.fuel_consumed;
+    assert!(report.outcome == Outcome::Exited(0) && burned > 0 && burned < 1 << 40, "{burned}");
+    // A runtime without fuel metering burns none.
+    let unmetered = Runtime::new().unwrap().load_file(CLI_EXIT_CODE).unwrap();
+    assert_eq!(unmetered.run(&RunOptions::new().arg("0")).unwrap().stats.fuel_consumed, 0);
+}
+
 #[test]
 fn limits_outcomes_through_the_api() {
     let runtime = Runtime::builder().fuel(true).build().unwrap();

@@ -56,3 +56,10 @@ pub(crate) enum Shortfall {
     )]
     Full { bytes: usize, live: u64, footprint: u64, room: u64 },
 }
+
+impl Shortfall {
+    /// Whether memory was short (the room under the limit), rather than handles.
+    pub(crate) fn is_memory(&self) -> bool {
+        !matches!(self, Shortfall::Handles { .. })
+    }
+}
