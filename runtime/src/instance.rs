@@ -83,8 +83,8 @@ pub struct Instance {
     timeout: Option<Duration>,
     /// When instantiation started ([`Stats::wall_time`]).
     started: Instant,
-    /// CPU time of the calls so far, instantiation included ([`Stats::cpu_time`]).
-    cpu_time: Duration,
+    /// CPU time of the calls so far, instantiation included ([`Stats::cpu_time`]), when measured.
+    cpu_time: Option<Duration>,
     /// Fuel burned by the calls so far ([`Stats::fuel_consumed`]).
     fuel_consumed: u64,
 }
@@ -265,7 +265,7 @@ impl Instance {
             },
             timeout: options.timeout,
             started,
-            cpu_time: Duration::ZERO,
+            cpu_time: options.measure_cpu_time.then_some(Duration::ZERO),
             fuel_consumed: 0,
         };
         // Instantiation runs wasm (the start function; data and element segments), under the
@@ -450,7 +450,7 @@ impl Instance {
             memory_refusals: state.limiter.refusals,
             fuel_consumed: self.fuel_consumed,
             wall_time: self.started.elapsed(),
-            cpu_time: self.cpu_time,
+            cpu_time: self.cpu_time.unwrap_or_default(),
         }
     }
 
@@ -517,11 +517,16 @@ impl Instance {
             None => None,
         };
         self.set_deadline(self.budget_deadline);
-        let fuel_before = self.store.get_fuel().ok();
-        let cpu_before = thread_cpu_time();
+        // Asked only of a runtime that meters fuel: otherwise the answer is an error, whose
+        // backtrace (when `RUST_BACKTRACE` is set) costs more than a whole run of a small guest.
+        let fuel = |store: &Store<GuestState>| if self.metering { store.get_fuel().ok() } else { None };
+        let fuel_before = fuel(&self.store);
+        let cpu_before = self.cpu_time.map(|_| thread_cpu_time());
         let result = f(&mut self.store);
-        self.cpu_time += thread_cpu_time().saturating_sub(cpu_before);
-        if let (Some(before), Ok(after)) = (fuel_before, self.store.get_fuel()) {
+        if let (Some(total), Some(before)) = (&mut self.cpu_time, cpu_before) {
+            *total += thread_cpu_time().saturating_sub(before);
+        }
+        if let (Some(before), Some(after)) = (fuel_before, fuel(&self.store)) {
             self.fuel_consumed += before.saturating_sub(after);
         }
         // No signal may reach this thread once the call has returned.

@@ -54,6 +54,7 @@ pub struct RunOptions {
     pub(crate) stderr: GuestOutput,
     pub(crate) max_memory: Option<u64>,
     pub(crate) fuel: Option<u64>,
+    pub(crate) measure_cpu_time: bool,
     pub(crate) timeout: Option<Duration>,
     pub(crate) policy: Arc<CompiledPolicy>,
     pub(crate) audit_log: Option<PathBuf>,
@@ -102,6 +103,7 @@ impl Default for RunOptions {
             stderr: GuestOutput::Inherit,
             max_memory: None,
             fuel: None,
+            measure_cpu_time: false,
             timeout: None,
             policy: deny_all(),
             audit_log: None,
@@ -287,6 +289,15 @@ impl RunOptions {
     /// generated code).
     pub fn fuel(mut self, fuel: u64) -> Self {
         self.fuel = Some(fuel);
+        self
+    }
+
+    /// Whether the run measures the CPU time its guest takes ([`crate::Stats::cpu_time`]).
+    /// Default: off. Reading a thread's CPU clock is a system call that takes the scheduler's
+    /// lock; on a virtual machine four of them (two per call) cost about as much as
+    /// instantiating and running a small guest.
+    pub fn measure_cpu_time(mut self, on: bool) -> Self {
+        self.measure_cpu_time = on;
         self
     }
 

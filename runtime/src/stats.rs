@@ -52,7 +52,8 @@ pub struct Stats {
     #[serde(rename = "wall_seconds", serialize_with = "seconds")]
     pub wall_time: Duration,
     /// CPU time (user and system) of the threads that ran the guest, while they ran it:
-    /// instantiation and every call, host calls included, children not.
+    /// instantiation and every call, host calls included, children not. Zero unless the run
+    /// measured it ([`RunOptions::measure_cpu_time`](crate::RunOptions::measure_cpu_time)).
     #[serde(rename = "cpu_seconds", serialize_with = "seconds")]
     pub cpu_time: Duration,
 }

@@ -250,10 +250,12 @@ impl RunArgs {
                 say!("wrt: compiling {name} ({mb:.precision$} MB)…");
             });
         }
-        let mut builder = RunOptions::new().stdin(match self.stdin {
-            StdinMode::Null => GuestStdin::Null,
-            StdinMode::Inherit => GuestStdin::Inherit,
-        });
+        let mut builder = RunOptions::new()
+            .stdin(match self.stdin {
+                StdinMode::Null => GuestStdin::Null,
+                StdinMode::Inherit => GuestStdin::Inherit,
+            })
+            .measure_cpu_time(self.stats.is_some());
         if self.invoke.is_none() {
             builder = builder.args(self.args.iter().cloned());
         }

@@ -61,6 +61,8 @@ fn reports_say_what_the_limits_refused_and_what_the_run_took() {
     assert_eq!((report.outcome, report.stats.fuel_consumed), (Outcome::OutOfFuel(10_000), 10_000));
     let timeout = Duration::from_millis(100);
     let report = spin.run(&RunOptions::new().timeout(timeout)).unwrap();
+    assert_eq!((report.outcome, report.stats.cpu_time), (Outcome::TimedOut(timeout), Duration::ZERO));
+    let report = spin.run(&RunOptions::new().timeout(timeout).measure_cpu_time(true)).unwrap();
     assert_eq!(report.outcome, Outcome::TimedOut(timeout));
     let stats = report.stats;
     assert!(stats.wall_time >= timeout, "{stats:?}");
