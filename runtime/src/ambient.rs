@@ -13,6 +13,7 @@
 //! runtime from within a runtime"). [`blocking`] runs guest code so that it may block on any
 //! thread.
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 
 use tokio::runtime::{EnterGuard, Handle, Runtime, RuntimeFlavor};
@@ -34,13 +35,33 @@ fn own() -> Option<&'static Runtime> {
         .as_ref()
 }
 
+thread_local! {
+    /// This thread runs inside [`blocking`]: in wrt's runtime, where it may block.
+    static MAY_BLOCK: Cell<bool> = const { Cell::new(false) };
+}
+
 /// Enters wrt's runtime on this thread until the guard is dropped, unless the thread is in a
 /// tokio runtime already.
 pub(crate) fn enter() -> Option<EnterGuard<'static>> {
-    if Handle::try_current().is_ok() {
+    if MAY_BLOCK.get() || Handle::try_current().is_ok() {
         return None;
     }
     own().map(Runtime::enter)
+}
+
+/// Marks the thread as inside [`blocking`] until dropped.
+struct MayBlock(bool);
+
+impl MayBlock {
+    fn set() -> Self {
+        Self(MAY_BLOCK.replace(true))
+    }
+}
+
+impl Drop for MayBlock {
+    fn drop(&mut self) {
+        MAY_BLOCK.set(self.0);
+    }
 }
 
 /// Runs `f`, which runs guest code and may block on WASI's futures, on this thread or, where
@@ -52,10 +73,15 @@ pub(crate) fn enter() -> Option<EnterGuard<'static>> {
 ///   before this returns (a thread start, tens of microseconds, per call).
 ///
 /// The guest's WASI calls always use wrt's runtime, never the embedder's (which may lack the
-/// I/O or time driver).
+/// I/O or time driver). Nested calls (a run's instantiation and its call) decide once: inside
+/// `blocking`, `f` runs in place at the cost of a thread-local read.
 pub(crate) fn blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if MAY_BLOCK.get() {
+        return f();
+    }
     let in_own = || {
         let _wrt = own().map(Runtime::enter);
+        let _may_block = MayBlock::set();
         f()
     };
     match Handle::try_current().map(|handle| handle.runtime_flavor()) {

@@ -126,9 +126,11 @@ impl Guest {
     /// As [`Guest::instantiate`]; a guest ending badly (trap, timeout, no fuel) is an
     /// [`crate::Outcome`], not an error.
     pub fn run(&self, options: &RunOptions) -> crate::Result<Report> {
-        let mut instance = self.instantiate(options)?;
-        let outcome = instance.run_start()?;
-        Ok(instance.into_report(outcome))
+        crate::ambient::blocking(|| {
+            let mut instance = self.instantiate(options)?;
+            let outcome = instance.run_start()?;
+            Ok(instance.into_report(outcome))
+        })
     }
 
     /// Calls the export `name` of a fresh instance with `args` as its parameters, after the
@@ -155,9 +157,11 @@ impl Guest {
     /// As [`Guest::instantiate`], and [`InstantiateError`] when the export is missing or the
     /// arguments do not match its parameters.
     pub fn invoke(&self, options: &RunOptions, name: &str, args: &[WasmValue]) -> crate::Result<Report> {
-        let mut instance = self.instantiate(options)?;
-        let outcome = instance.invoke(name, args)?;
-        Ok(instance.into_report(outcome))
+        crate::ambient::blocking(|| {
+            let mut instance = self.instantiate(options)?;
+            let outcome = instance.invoke(name, args)?;
+            Ok(instance.into_report(outcome))
+        })
     }
 }
 
