@@ -93,36 +93,3 @@ pub(crate) fn blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         }),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::{Outcome, RunOptions, Runtime};
-
-    /// A guest whose one call goes to wasmtime-wasi's own bindings (which drive a future on the
-    /// thread's tokio runtime).
-    const WASI_CALL: &[u8] = br#"(module
-        (import "wasi_snapshot_preview1" "fd_fdstat_get" (func $fdstat (param i32 i32) (result i32)))
-        (memory (export "memory") 1)
-        (func (export "_start") (drop (call $fdstat (i32.const 1) (i32.const 0)))))"#;
-
-    fn run_once() -> Outcome {
-        let guest = Runtime::new().unwrap().load_bytes("wasi-call.wat", WASI_CALL).unwrap();
-        guest.run(&RunOptions::new()).unwrap().outcome
-    }
-
-    #[test]
-    fn a_run_inside_a_multi_thread_runtime_works() {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        assert_eq!(rt.block_on(async { run_once() }), Outcome::Exited(0));
-        let spawned = rt.block_on(async { tokio::spawn(async { run_once() }).await.unwrap() });
-        assert_eq!(spawned, Outcome::Exited(0));
-    }
-
-    #[test]
-    fn a_run_inside_a_current_thread_runtime_works() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        assert_eq!(rt.block_on(async { run_once() }), Outcome::Exited(0));
-        let spawned = rt.block_on(async { tokio::spawn(async { run_once() }).await.unwrap() });
-        assert_eq!(spawned, Outcome::Exited(0));
-    }
-}
