@@ -20,8 +20,16 @@ use crate::stdio::{GuestOutput, GuestStdin};
 ///
 /// Defaults: no arguments, an empty environment, no preopened directories, stdin at end of
 /// file, stdout and stderr inherited, no memory limit beyond wasm's own, no fuel limit, no
-/// timeout, no preopen of a kernel pseudo-filesystem; for host programs: a policy that denies
-/// every spawn, no audit log, the `posix_spawn` strategy with fallback to fork-exec.
+/// timeout, no preopen of a kernel pseudo-filesystem, no CPU-time measurement; for host
+/// programs: a policy that denies every spawn, no audit log, the `posix_spawn` strategy with
+/// fallback to fork-exec.
+///
+/// The defaults grant nothing a guest could use against the host, and keep what a command line
+/// expects (`wrt run` inherits stdout and stderr). A server should choose what they leave open:
+/// stdout and stderr captured or discarded ([`GuestOutput`](crate::GuestOutput)), since
+/// inherited streams are the server's own and every guest would write into its logs; a memory
+/// limit and a timeout, since without them a guest may take all the memory and time the
+/// process has.
 ///
 /// # Examples
 ///
