@@ -56,11 +56,12 @@ impl Report {
 ///
 /// Instantiation runs wasm (the module's start function) under the sandbox's timeout and fuel.
 /// When that code stops the guest (a trap, `proc_exit`, the timeout, no fuel left), the
-/// instance is created anyway, in the ended state. A call that stops the guest ends it the same
-/// way (a call that returns does not: `_start` returning is the guest exiting with 0, an
-/// invoked export returning leaves it ready for the next call). Once ended,
-/// [`Instance::ended`] says how, and [`Instance::run_start`] and [`Instance::invoke`] return
-/// that outcome without running anything.
+/// instance is created anyway, in the ended state. A call in which the guest exits (`_start`
+/// returns, or it calls `proc_exit`) ends it the same way; a call that traps, times out or runs
+/// out of fuel ends its children but not the instance, which wasm lets run again (each later
+/// call gets a fresh budget). Once ended, [`Instance::ended`] says how, and
+/// [`Instance::run_start`] and [`Instance::invoke`] return that outcome without running
+/// anything.
 ///
 /// The timeout and fuel make one budget for instantiation and the first call together (the
 /// timeout counts from the start of instantiation); each later call gets a fresh budget.
@@ -308,8 +309,8 @@ impl Instance {
     }
 
     /// How the guest ended, if it has: at instantiation (its start function trapped, exited,
-    /// timed out or ran out of fuel) or in a call (`_start` returned or exited, a trap, the
-    /// timeout, no fuel left). Such an instance runs nothing more.
+    /// timed out or ran out of fuel) or by exiting in a call (`_start` returned, or
+    /// `proc_exit`). Such an instance runs nothing more.
     pub fn ended(&self) -> Option<&Outcome> {
         match &self.state {
             State::Ready(_) | State::Command(_) => None,
@@ -485,6 +486,8 @@ impl Instance {
         let outcome = self.enter(f)?.unwrap_or_else(|outcome| outcome);
         if !matches!(outcome, Outcome::Returned(_)) {
             self.store.data_mut().spawn.end_children();
+        }
+        if let Outcome::Exited(_) = outcome {
             self.state = State::Ended(outcome.clone());
         }
         Ok(outcome)

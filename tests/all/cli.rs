@@ -206,7 +206,11 @@ fn stats_are_printed_on_exit_as_text_or_json() {
             "time in collections",
             "spawns",
             "spawns refused",
-            "child stream bytes"
+            "child stream bytes",
+            "memory refusals",
+            "fuel consumed",
+            "wall time",
+            "guest CPU time"
         ]
     );
     let out =
@@ -220,6 +224,8 @@ fn stats_are_printed_on_exit_as_text_or_json() {
     assert!(!json.contains("\"spawns\":0,"), "the guest spawned: {json}");
     assert!(json.contains("\"spawns_refused\":0,"), "nothing was refused: {json}");
     assert!(json.contains("\"stream_bytes\":"), "{json}");
+    assert!(json.contains("\"memory_refusals\":0,"), "{json}");
+    assert!(json.contains("\"wall_seconds\":") && json.contains("\"cpu_seconds\":"), "{json}");
     // Without allow rules the guest's first spawn is refused, and counted.
     let out = run(["run", "--stats=json", SPAWN_STATUS]);
     let json = stderr(&out).lines().find(|l| l.starts_with('{')).map(str::to_owned).expect("a JSON line");

@@ -115,8 +115,9 @@ fn unknown_imports_fail_at_load_and_trap_when_allowed() {
     assert!(matches!(err.downcast_ref::<InstantiateError>(), Some(InstantiateError::UnknownImport { .. })));
 }
 
-/// An instance whose guest ended (`_start` returned or exited, a trap) runs nothing more: a
-/// second `run_start` or an `invoke` returns how it ended without running the guest again.
+/// An instance whose guest exited (`_start` returned, or `proc_exit`) runs nothing more: a
+/// second `run_start` or an `invoke` returns how it ended without running the guest again. A
+/// trap does not end it: wasm lets it run again.
 #[test]
 fn an_ended_instance_returns_its_outcome_and_runs_nothing_more() {
     let runtime = Runtime::new().unwrap();
@@ -133,12 +134,14 @@ fn an_ended_instance_returns_its_outcome_and_runs_nothing_more() {
         assert!(!once.is_empty(), "{path}");
         assert_eq!(instance.into_report(Outcome::Exited(0)).stdout, once, "{path}: the guest ran twice");
     }
-    // A trap ends it too.
+    // A trap leaves it to run again (and trap again).
     let trap = runtime.load_bytes("trap.wat", b"(module (func (export \"_start\") unreachable))").unwrap();
     let mut instance = trap.instantiate(&RunOptions::new()).unwrap();
-    let outcome = instance.run_start().unwrap();
-    assert!(matches!(outcome, Outcome::Trapped(_)), "{outcome:?}");
-    assert_eq!(instance.run_start().unwrap(), outcome);
+    for _ in 0..2 {
+        let outcome = instance.run_start().unwrap();
+        assert!(matches!(outcome, Outcome::Trapped(_)), "{outcome:?}");
+        assert_eq!(instance.ended(), None);
+    }
     // An invoked export that returns leaves the instance ready for the next call.
     let add = runtime.load_bytes("one.wat", b"(module (func (export \"one\") (result i32) i32.const 1))").unwrap();
     let mut instance = add.instantiate(&RunOptions::new()).unwrap();
