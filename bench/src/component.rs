@@ -15,7 +15,7 @@ use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime}
 
 use crate::central::Centre;
 use crate::clis::Clis;
-use crate::params::{ParamError, Setting};
+use crate::params::{ParamError, Setting, get_n, set_n};
 use crate::plot::{Baseline, CYAN, PURPLE, Side};
 use crate::report::{Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio};
 use crate::runner::Sample;
@@ -254,16 +254,15 @@ impl Workload for ComponentSpawnParams {
     }
 
     fn get(&self, key: &str) -> Option<Setting> {
-        (key == "n").then_some(Setting::N(self.n))
+        get_n(self.n, key)
     }
 
     fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
-        match setting {
-            // A run with one spawn is subtracted from each loop.
-            Setting::N(1) => return Err(setting.out_of_range("must be at least 2")),
-            Setting::N(n) => self.n = n,
-            other => return Err(ParamError::unknown(self, other.key())),
+        // A run with one spawn is subtracted from each loop.
+        if setting == Setting::N(1) {
+            return Err(setting.out_of_range("must be at least 2"));
         }
+        self.n = set_n(self, setting)?;
         Ok(())
     }
 
@@ -357,14 +356,11 @@ impl Workload for ComponentStartupParams {
     }
 
     fn get(&self, key: &str) -> Option<Setting> {
-        (key == "n").then_some(Setting::N(self.n))
+        get_n(self.n, key)
     }
 
     fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
-        match setting {
-            Setting::N(n) => self.n = n,
-            other => return Err(ParamError::unknown(self, other.key())),
-        }
+        self.n = set_n(self, setting)?;
         Ok(())
     }
 

@@ -19,7 +19,7 @@ use nix::sys::time::TimeVal;
 
 use crate::central::Centre;
 use crate::host_spawn::HostSpawn;
-use crate::params::{Method, ParamError, Setting, SpawnParams, Strategy};
+use crate::params::{Method, ParamError, Setting, SpawnParams, Strategy, get_n, set_n};
 use crate::plot::{BROWN, Baseline, PURPLE, Side};
 use crate::report::{Column, Goal, Measure, figure, ratio};
 use crate::runner::Sample;
@@ -177,14 +177,11 @@ impl Workload for SpawnOverheadParams {
     }
 
     fn get(&self, key: &str) -> Option<Setting> {
-        (key == "n").then_some(Setting::N(self.n))
+        get_n(self.n, key)
     }
 
     fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
-        match setting {
-            Setting::N(n) => self.n = n,
-            other => return Err(ParamError::unknown(self, other.key())),
-        }
+        self.n = set_n(self, setting)?;
         Ok(())
     }
 

@@ -53,6 +53,20 @@ impl ParamError {
     }
 }
 
+/// [`Workload::get`] of a workload whose one parameter is `n`.
+pub(crate) fn get_n(n: u32, key: &str) -> Option<Setting> {
+    (key == "n").then_some(Setting::N(n))
+}
+
+/// [`Workload::set`] of a workload whose one parameter is `n`: the new `n`, or the error that
+/// names `workload` for any other setting.
+pub(crate) fn set_n(workload: &dyn Workload, setting: Setting) -> Result<u32, ParamError> {
+    match setting {
+        Setting::N(n) => Ok(n),
+        other => Err(ParamError::unknown(workload, other.key())),
+    }
+}
+
 /// Declares a closed set of values that the command line names: the enum, `ALL` (every value,
 /// in the order `--help` lists them), `name` (the spelling of the flags, `--compare` and the
 /// JSON) and, with the `clap` feature, its `clap::ValueEnum`.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Instant;
 
-use crate::params::{ParamError, Setting};
+use crate::params::{ParamError, Setting, get_n, set_n};
 use crate::peers::PeerResult;
 use crate::plot::Baseline;
 use crate::report::{Column, MS_PER_RUN, figure};
@@ -63,14 +63,11 @@ impl Workload for StartupParams {
     }
 
     fn get(&self, key: &str) -> Option<Setting> {
-        (key == "n").then_some(Setting::N(self.n))
+        get_n(self.n, key)
     }
 
     fn set(&mut self, setting: Setting) -> Result<(), ParamError> {
-        match setting {
-            Setting::N(n) => self.n = n,
-            other => return Err(ParamError::unknown(self, other.key())),
-        }
+        self.n = set_n(self, setting)?;
         Ok(())
     }
 
