@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use wrt_runtime::wrt_host_spawn::Policy;
@@ -35,9 +37,68 @@ fn call(instance: &mut Instance, export: &str, arg: u64) -> Result<i32, BenchErr
 /// The spawn guest (`guests/test-guests/wat/bench_spawn.wat`) in a sandbox that may run `/bin/true` and
 /// `/bin/sh`, holding `heap` bytes of touched linear memory and `external` bytes of written
 /// host buffers: what the spawn workloads measure, here and in the criterion benches.
+///
+/// A guest whose children are confined runs on a thread of its own, which keeps the children's
+/// seccomp filter (`RunOptions::filter_on_guest_thread`) as `wrt run`'s guest thread does;
+/// the floor and the unconfined sides stay on threads without it.
 #[derive(Debug)]
 pub struct SpawnGuest {
-    instance: Instance,
+    home: Home,
+}
+
+#[derive(Debug)]
+enum Home {
+    /// Called on the caller's thread.
+    Here(Box<Instance>),
+    /// Called on its own thread.
+    Own(GuestThread),
+}
+
+type Job = Box<dyn FnOnce(&mut Instance) + Send>;
+
+/// A thread that owns an instance and runs calls on it, one at a time.
+#[derive(Debug)]
+struct GuestThread {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl GuestThread {
+    fn new(mut instance: Instance) -> Result<Self, BenchError> {
+        let (jobs, rx) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("guest".to_owned())
+            .spawn(move || {
+                for job in rx {
+                    job(&mut instance);
+                }
+            })
+            .map_err(|e| BenchError::Guest(format!("cannot start the guest's thread: {e}")))?;
+        Ok(Self { jobs: Some(jobs), thread: Some(thread) })
+    }
+
+    /// Runs `f` on the thread and returns its result.
+    fn call<R: Send + 'static>(&self, f: impl FnOnce(&mut Instance) -> R + Send + 'static) -> R {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |instance| {
+            let _ = tx.send(f(instance));
+        });
+        self.jobs
+            .as_ref()
+            .expect("jobs are taken only on drop")
+            .send(job)
+            .expect("the guest's thread runs until dropped");
+        rx.recv().expect("the guest's thread answers every call")
+    }
+}
+
+impl Drop for GuestThread {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl SpawnGuest {
@@ -52,7 +113,8 @@ impl SpawnGuest {
         let options =
             runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(ConfigError::into_error))?
                 .spawn_strategy(p.strategy, true)
-                .child_sandbox(p.sandbox);
+                .child_sandbox(p.sandbox)
+                .filter_on_guest_thread(p.sandbox);
         let wrt = runtime("failed to create the runtime", Runtime::builder().dontfork(p.dontfork).build())?;
         let guest = runtime("failed to load the spawn guest", wrt.load_bytes("bench_spawn.wat", guests::BENCH_SPAWN))?;
         let mut instance = runtime("failed to instantiate the spawn guest", guest.instantiate(&options))?;
@@ -69,7 +131,8 @@ impl SpawnGuest {
                 return Err(BenchError::Guest(format!("could not hold {mib} MiB of host buffers: {held}")));
             }
         }
-        Ok(Self { instance })
+        let home = if p.sandbox { Home::Own(GuestThread::new(instance)?) } else { Home::Here(Box::new(instance)) };
+        Ok(Self { home })
     }
 
     /// Spawns `/bin/true` `n` times as `method` says, and returns how long that took.
@@ -79,9 +142,14 @@ impl SpawnGuest {
     /// When the guest fails or a spawn does.
     pub fn spawn(&mut self, method: Method, n: u64) -> Result<Duration, BenchError> {
         let export = method.export();
-        let start = Instant::now();
-        let ret = call(&mut self.instance, export, n)?;
-        let elapsed = start.elapsed();
+        let timed = move |instance: &mut Instance| {
+            let start = Instant::now();
+            call(instance, export, n).map(|ret| (ret, start.elapsed()))
+        };
+        let (ret, elapsed) = match &mut self.home {
+            Home::Here(instance) => timed(instance)?,
+            Home::Own(thread) => thread.call(timed)?,
+        };
         if ret != 0 {
             return Err(BenchError::Guest(format!("`{export}` failed with {ret}")));
         }
@@ -90,7 +158,10 @@ impl SpawnGuest {
 
     /// The guest's memory figures so far.
     pub fn stats(&self) -> Stats {
-        self.instance.stats()
+        match &self.home {
+            Home::Here(instance) => instance.stats(),
+            Home::Own(thread) => thread.call(|instance| instance.stats()),
+        }
     }
 }
 

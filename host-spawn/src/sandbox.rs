@@ -30,8 +30,11 @@
 //!
 //! All of it is prepared once per spawner (the ruleset descriptor, the filter) and applied in
 //! the child by a handful of system calls between `clone(CLONE_VM | CLONE_VFORK)` and `execve`
-//! ([`Strategy::VforkExec`](crate::Strategy::VforkExec)), which copies no page tables: a
-//! confined spawn costs about 1.06–1.08× a bare `posix_spawn` in CPU time (docs/benchmarks.md).
+//! ([`Strategy::VforkExec`](crate::Strategy::VforkExec)), which copies no page tables. A
+//! thread that does nothing but start children may hold the filter itself
+//! ([`Spawner::filter_on_spawning_thread`](crate::Spawner::filter_on_spawning_thread), which
+//! `wrt run` uses), so that its children inherit it instead of each installing it: a confined
+//! spawn then costs about 1.1× a bare `posix_spawn` in CPU time (docs/benchmarks.md).
 //!
 //! A kernel that cannot apply it (no Landlock, or a Landlock older than ABI 3, which cannot
 //! refuse truncation) makes every spawn fail with [`SpawnError::Sandbox`](crate::SpawnError)
@@ -58,6 +61,7 @@ use serde::Serialize;
 
 mod budget;
 mod filter;
+mod thread_filter;
 
 pub use self::budget::DEFAULT_MAX_PROCESSES;
 use self::budget::ProcessBudget;
@@ -218,6 +222,18 @@ pub enum SandboxUnavailable {
     /// Building the Landlock ruleset failed.
     #[error("the child sandbox's Landlock ruleset cannot be built: {0}")]
     Ruleset(Errno),
+    /// Installing the children's seccomp filter on the spawning thread failed
+    /// ([`Spawner::filter_on_spawning_thread`](crate::Spawner::filter_on_spawning_thread)).
+    #[error("the child sandbox cannot install its seccomp filter on the spawning thread: {0}")]
+    ThreadFilter(Errno),
+    /// The spawning thread holds the children's no-network filter, and the child's rule allows
+    /// the network: no filter can be taken back.
+    #[error(
+        "this thread holds the no-network seccomp filter of the children it started before \
+         (`filter_on_spawning_thread`), so it cannot start a child whose rule allows the network; \
+         start that child from another thread"
+    )]
+    ThreadWithoutNetwork,
 }
 
 /// What a confined child gets, as `wrt policy explain` prints it and audit records carry it.
@@ -276,22 +292,42 @@ struct Variant {
 }
 
 impl Prepared {
-    /// What the child applies, built on first use for this network setting.
+    /// What the child applies, built on first use for this network setting. With
+    /// `filter_on_thread`, the calling thread first installs the children's filter on itself
+    /// (see `thread_filter`), unless it holds one already; the child then installs none.
     pub(crate) fn confine(
         &self,
         sandbox: &ChildSandbox,
         policy: &CompiledPolicy,
         network: bool,
+        filter_on_thread: bool,
     ) -> Result<Confine<'_>, SandboxUnavailable> {
-        let cell = if network { &self.online } else { &self.offline };
-        let variant = cell.get_or_init(|| build(sandbox, policy, network)).as_ref().map_err(Clone::clone)?;
+        let variant = self.variant(sandbox, policy, network)?;
+        if filter_on_thread && thread_filter::held().is_none() {
+            let thread_network = policy.any_rule_allows_network();
+            let held = self.variant(sandbox, policy, thread_network)?;
+            thread_filter::hold(&held.filter, thread_network).map_err(SandboxUnavailable::ThreadFilter)?;
+        }
+        let installs = thread_filter::child_installs(thread_filter::held(), network)
+            .map_err(|thread_filter::ThreadTooStrict| SandboxUnavailable::ThreadWithoutNetwork)?;
         let budget = self.budget.get_or_init(|| ProcessBudget::create(policy.sandbox.max_processes));
         Ok(Confine {
             ruleset: std::os::fd::AsRawFd::as_raw_fd(&variant.ruleset),
-            filter: variant.filter.program(),
+            filter: installs.then(|| variant.filter.program()),
             budget: budget.as_ref().map(ProcessBudget::join_fd),
             terminal: *self.terminal.get_or_init(may_have_terminal),
         })
+    }
+
+    /// The ruleset and filter for one network setting, built on first use.
+    fn variant(
+        &self,
+        sandbox: &ChildSandbox,
+        policy: &CompiledPolicy,
+        network: bool,
+    ) -> Result<&Variant, SandboxUnavailable> {
+        let cell = if network { &self.online } else { &self.offline };
+        cell.get_or_init(|| build(sandbox, policy, network)).as_ref().map_err(Clone::clone)
     }
 }
 

@@ -72,6 +72,7 @@ pub struct RunOptions {
     pub(crate) gc_policy: GcPolicy,
     pub(crate) allow_pseudo_fs: bool,
     pub(crate) child_sandbox: bool,
+    pub(crate) filter_on_guest_thread: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -95,6 +96,7 @@ impl std::fmt::Debug for RunOptions {
             .field("gc_policy", &self.gc_policy)
             .field("allow_pseudo_fs", &self.allow_pseudo_fs)
             .field("child_sandbox", &self.child_sandbox)
+            .field("filter_on_guest_thread", &self.filter_on_guest_thread)
             .finish()
     }
 }
@@ -121,6 +123,7 @@ impl Default for RunOptions {
             gc_policy: GcPolicy::default(),
             allow_pseudo_fs: false,
             child_sandbox: true,
+            filter_on_guest_thread: false,
         }
     }
 }
@@ -359,6 +362,19 @@ impl RunOptions {
         self
     }
 
+    /// Lets the thread that starts the guest's first confined child install the children's
+    /// seccomp filter on itself, so that no child compiles it again: a confined spawn then
+    /// costs close to an unconfined one (see `Spawner::filter_on_spawning_thread`). Default
+    /// off. The thread keeps the filter and no-new-privileges for good: it (and every thread
+    /// and process it creates later) can no longer open sockets unless the policy has a rule
+    /// that allows the network, create namespaces nor use `io_uring`. `wrt run` turns it on,
+    /// as its process runs one guest; a server should turn it on only for threads that run
+    /// nothing but guests.
+    pub fn filter_on_guest_thread(mut self, on: bool) -> Self {
+        self.filter_on_guest_thread = on;
+        self
+    }
+
     /// How host programs are started. Default: [`Strategy::PosixSpawn`], falling back to
     /// fork-exec for requests it cannot express (rlimits) unless `strict`; children confined by
     /// the child sandbox start with [`Strategy::VforkExec`] (or fork-exec, if asked for), and
@@ -497,7 +513,8 @@ impl RunOptions {
         let mut spawner = Spawner::from_compiled(Arc::clone(&self.policy))
             .with_strategy(self.strategy)
             .strict(self.strict_strategy)
-            .with_sandbox(self.child_sandbox_of_preopens());
+            .with_sandbox(self.child_sandbox_of_preopens())
+            .filter_on_spawning_thread(self.filter_on_guest_thread);
         if let Some(path) = &self.audit_log {
             let log = wrt_host_spawn::AuditLog::append_to_file(path)
                 .map_err(|reason| ConfigError::AuditLog { path: path.clone(), reason })?;

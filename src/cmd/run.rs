@@ -341,6 +341,8 @@ impl RunArgs {
             .spawn_policy(&policy)?
             .spawn_strategy(strategy, strict)
             .child_sandbox(self.child_sandbox == OnOff::On)
+            // This process runs one guest: its threads may keep the children's filter.
+            .filter_on_guest_thread(true)
             .on_spawn_denied(|denied| {
                 use wrt_runtime::wrt_host_spawn::Shown;
                 // The program is the guest's: escaped and capped, so it can forge no line and

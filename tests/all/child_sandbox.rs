@@ -87,3 +87,35 @@ fn child_sandbox_off_gives_the_child_wrts_authority_and_the_audit_log_says_so() 
         assert!(log.contains("\"strategy\":\"vfork-exec\""), "{log}");
     }
 }
+
+/// Perl's `socket` is the system call itself; each script prints what it reached.
+const PERL_TCP: &str = r#"use Socket; socket(S, PF_INET, SOCK_STREAM, 0) or die "tcp-refused\n"; connect(S, pack_sockaddr_in($ARGV[0], inet_aton("127.0.0.1"))) or die "connect: $!\n"; print "tcp-connected\n";"#;
+const PERL_UDP: &str = r#"use Socket; socket(S, PF_INET, SOCK_DGRAM, 0) or die "udp-refused\n"; print "udp-opened\n";"#;
+
+/// The children of a guest run by `wrt run` (whose guest thread keeps the children's seccomp
+/// filter, so that no child compiles it) have no network: neither a TCP connection to a
+/// listener on 127.0.0.1 nor a UDP socket, for a core module and a component alike. A policy
+/// rule with `network = true` gives its program the network (the guest thread then keeps the
+/// filter that allows it; a child of a rule without the network adds its own, which the
+/// host-spawn tests check).
+#[test]
+fn children_of_wrt_run_have_the_network_only_where_their_rule_allows_it() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let script = format!("perl -e '{PERL_TCP}' {port} 2>&1; perl -e '{PERL_UDP}' 2>&1");
+    let t = tree();
+    let policy = format!("{}/policy.toml", t.outside);
+    fs::write(&policy, "[[allow]]\nprogram = \"sh\"\nnetwork = true\n").unwrap();
+    for guest in [CONTAIN_RUN_ENDS_AT_DEADLINE, COMPONENT_RUN_ENDS_AT_DEADLINE] {
+        let out = run(["run", "--allow-run", "sh", guest, &script, "own"]);
+        assert_code(&out, 0);
+        let text = stdout(&out);
+        assert!(text.contains("tcp-refused") && text.contains("udp-refused"), "{guest}: {text}");
+        assert!(!text.contains("connected") && !text.contains("opened"), "{guest}: {text}");
+
+        let out = run(["run", "--policy", &policy, guest, &script, "own"]);
+        assert_code(&out, 0);
+        let text = stdout(&out);
+        assert!(text.contains("tcp-connected") && text.contains("udp-opened"), "{guest}: {text}");
+    }
+}

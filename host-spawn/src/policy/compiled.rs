@@ -370,6 +370,11 @@ impl CompiledPolicy {
         self.allow.iter().map(|(path, rule)| (rule.written.as_path(), path.as_path()))
     }
 
+    /// Whether any allow rule lets its program use the network (`network = true`).
+    pub(crate) fn any_rule_allows_network(&self) -> bool {
+        self.allow.values().any(|rule| rule.network)
+    }
+
     /// The directories searched for bare program names, as the policy lists them.
     pub fn search_path(&self) -> &[PathBuf] {
         &self.search_path

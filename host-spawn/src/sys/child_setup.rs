@@ -22,8 +22,9 @@ pub(crate) type Rlimit = (u32, u64, u64);
 pub(crate) struct Confine<'a> {
     /// The filled Landlock ruleset (close-on-exec).
     pub(crate) ruleset: RawFd,
-    /// The seccomp filter's program.
-    pub(crate) filter: &'a [libc::sock_filter],
+    /// The seccomp filter's program, or `None` where the spawning thread already runs under
+    /// it (the child inherits it at `clone`).
+    pub(crate) filter: Option<&'a [libc::sock_filter]>,
     /// The file of the process budget's control group that moves the writing process into it,
     /// opened for writing.
     pub(crate) budget: Option<RawFd>,
@@ -54,7 +55,7 @@ pub(super) struct ChildPlan<'a> {
     /// The creating process, which the child checks is still its parent once it has asked for
     /// `SIGKILL` on its parent's death.
     pub(super) parent: libc::pid_t,
-    /// The seccomp program of `confine`, built before the child exists.
+    /// The seccomp program of `confine` the child installs, built before the child exists.
     pub(super) fprog: Option<libc::sock_fprog>,
 }
 
@@ -72,7 +73,7 @@ impl<'a> ChildPlan<'a> {
         Self {
             exec,
             rlimits,
-            fprog: confine.map(|c| seccomp::fprog(c.filter)),
+            fprog: confine.and_then(|c| c.filter).map(seccomp::fprog),
             confine,
             report,
             max_fd,
@@ -217,7 +218,7 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
         return fail(SpawnStep::Chdir);
     }
 
-    if let (Some(confine), Some(fprog)) = (plan.confine, &plan.fprog) {
+    if let Some(confine) = plan.confine {
         if let Err(errno) = imp::drop_capabilities() {
             return (SpawnStep::Privileges, errno as c_int);
         }
@@ -227,7 +228,9 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
         if let Err(errno) = landlock::restrict_self(confine.ruleset) {
             return (SpawnStep::Landlock, errno as c_int);
         }
-        if let Err(errno) = seccomp::install(fprog) {
+        if let Some(fprog) = &plan.fprog
+            && let Err(errno) = seccomp::install(fprog)
+        {
             return (SpawnStep::Seccomp, errno as c_int);
         }
     }

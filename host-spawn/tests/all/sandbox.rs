@@ -377,3 +377,76 @@ except OSError:
     let unconfined = probe(&Spawner::new(policy).unwrap());
     println!("probed: confined {confined}, unconfined {unconfined}");
 }
+
+/// The number of seccomp filters `pid`'s thread `tid` runs under.
+fn filters_of(pid: u32, tid: &str) -> String {
+    let status = fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).unwrap();
+    status.lines().find_map(|l| l.strip_prefix("Seccomp_filters:")).unwrap().trim().to_owned()
+}
+
+/// The filters a sleeping child of `spawner` runs under: inherited and its own.
+fn child_filters(spawner: &Spawner) -> String {
+    let mut child = spawner.spawn(Command::new("sleep").arg("30").stdin(Stdio::Null)).unwrap();
+    let pid = child.pid();
+    let filters = filters_of(pid, &pid.to_string());
+    child.kill(wrt_host_spawn::Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    filters
+}
+
+/// With `filter_on_spawning_thread`, the thread that starts a confined child installs the
+/// children's filter on itself once, and its children inherit it instead of installing one:
+/// they are refused the network and namespaces as before, the thread can no longer open a
+/// socket either, and a thread that holds the no-network filter refuses a child whose rule
+/// allows the network. A policy with a network rule makes the thread hold the filter that
+/// allows it, and a child of another rule then adds the no-network filter on top.
+#[test]
+fn a_thread_holding_the_childrens_filter_confines_its_children_alike() {
+    let _lock = lock();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let d = dirs();
+                let me = (std::process::id(), nix::unistd::gettid().to_string());
+                let offline = spawner(Policy::deny_all().allow_program("perl").allow_program("sleep"), &d)
+                    .filter_on_spawning_thread(true);
+                assert_eq!(filters_of(me.0, &me.1), "0");
+                assert_eq!(child_filters(&offline), "1", "the child inherits the thread's filter only");
+                assert_eq!(filters_of(me.0, &me.1), "1");
+                assert_eq!(child_filters(&offline), "1");
+                for script in [PERL_CONNECT, PERL_UDP, PERL_UNIX] {
+                    let out = run(&offline, "perl", &["-e", script, &port]);
+                    assert!(
+                        String::from_utf8_lossy(&out.stderr).contains("socket: Operation not permitted"),
+                        "{out:?}"
+                    );
+                }
+                let err = std::net::UdpSocket::bind("127.0.0.1:0").unwrap_err();
+                assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied, "{err}");
+                let err = spawner_with_network(&d).spawn(Command::new("perl").arg("-e1")).unwrap_err();
+                let reason = std::error::Error::source(&err).map(ToString::to_string).unwrap_or_default();
+                assert!(reason.contains("cannot start a child whose rule allows the network"), "{err}: {reason}");
+            })
+            .join()
+            .unwrap();
+        scope
+            .spawn(|| {
+                let d = dirs();
+                let me = (std::process::id(), nix::unistd::gettid().to_string());
+                let policy = Policy::deny_all().allow(ProgramRule::new("perl").network(true)).allow_program("sleep");
+                let mixed = spawner(policy, &d).filter_on_spawning_thread(true);
+                assert_eq!(child_filters(&mixed), "2", "the thread allows the network, `sleep` may not have it");
+                assert_eq!(filters_of(me.0, &me.1), "1");
+                let out = run(&mixed, "perl", &["-e", PERL_CONNECT, &port]);
+                assert_eq!(out.stdout, b"connected\n", "{out:?}");
+                let out = run(&mixed, "perl", &["-e", PERL_UDP]);
+                assert_eq!(out.stdout, b"udp\n", "{out:?}");
+            })
+            .join()
+            .unwrap();
+    });
+    // This thread, which started no confined child itself, holds no filter.
+    assert_eq!(filters_of(std::process::id(), &nix::unistd::gettid().to_string()), "0");
+}
