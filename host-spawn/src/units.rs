@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-/// A size or duration that could not be parsed.
+/// A size or duration that could not be parsed. The message quotes the text escaped and
+/// capped ([`Shown`](crate::Shown)): it may come from a command line or a policy file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {what} `{value}`: {reason}")]
+#[error("invalid {what} `{}`: {reason}", crate::Shown::new(.value))]
 pub struct UnitError {
     what: &'static str,
     value: String,
@@ -153,6 +154,14 @@ mod tests {
             let err = parse_size(bad).unwrap_err().to_string();
             assert!(err.contains(&format!("`{bad}`")), "{err}");
         }
+    }
+
+    #[test]
+    fn a_bad_value_is_quoted_escaped() {
+        let err = parse_size("1\u{1b}[2J\nGiB").unwrap_err().to_string();
+        assert_eq!(err, r"invalid size `1\u{1b}[2J\nGiB`: unknown unit (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
+        let err = parse_duration("\0s").unwrap_err().to_string();
+        assert!(err.starts_with(r"invalid duration `\0s`"), "{err}");
     }
 
     #[test]

@@ -2,6 +2,8 @@
 ;; arguments, so a property test can call them with arbitrary values. Memory holds a valid
 ;; request for `/bin/true` (all stdio piped) at 1024, 49 bytes long, and a valid array of two
 ;; buffer_concat parts at 2048 (the request's 49 bytes and its first 8, from linear memory).
+;; `poke` stores a byte anywhere in the first page (the address is masked), so that a fuzzer
+;; can write requests and arrays of its own.
 (module
   (import "wrt_v1" "spawn" (func $spawn (param i32 i32) (result i32)))
   (import "wrt_v1" "write" (func $write (param i32 i32 i32 i32) (result i32)))
@@ -57,4 +59,6 @@
     (call $read_buffer (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
   (func (export "write_buffer") (param i32 i32 i32 i32) (result i32)
     (call $write_buffer (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
+  (func (export "poke") (param i32 i32)
+    (i32.store8 (i32.and (local.get 0) (i32.const 0xffff)) (local.get 1)))
   (func (export "_start")))
