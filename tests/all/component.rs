@@ -420,3 +420,10 @@ fn component_bench_tree_search() {
         assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn component_ops() {
+    let (core, component) = (crate::spawn::run_ops(SPAWN_OPS), crate::spawn::run_ops(COMPONENT_OPS));
+    assert_code(&component, 0);
+    assert_eq!(stdout(&component), stdout(&core), "the two ABIs disagree; stderr:\n{}", stderr(&component));
+}

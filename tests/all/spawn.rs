@@ -578,3 +578,55 @@ fn spawn_policy_escape() {
     assert_code(&out, 1);
     assert!(stdout(&out).starts_with("error: "), "{}", stdout(&out));
 }
+
+/// A script of the guest `spawn_ops` (what the fuzz target `process_ops` feeds it) that uses
+/// every operation: `cat` fed and read through pipes taken from it, its stdin closed before its
+/// stdout is read; a shell whose stdout is read after it has ended; a wait with a timeout, a
+/// signal, `try_wait`, `wait_any`, `pipe_into` from a child whose stdout is not piped or was
+/// taken, a kill of an ended child, and a child and a pipe dropped in either order.
+pub(crate) const OPS_SCRIPT: &[u8] = &[
+    0, 1, 6, // spawn cat, stdin and stdout piped
+    0, 2, 0x46, // spawn sh, stdout piped, stderr merged
+    0, 0, 0, // spawn true, all null
+    0, 3, 6, // spawn sleep 0.05, stdin and stdout piped
+    1, 0, 0, // take cat's stdin
+    2, 0, 0, // take cat's stdout
+    3, 0, 1, // write 64 bytes to it
+    5, 0, 0, // drop cat's stdin: end of file
+    4, 0, 255, // read cat's stdout
+    2, 1, 0, // take sh's stdout
+    6, 1, 200, // wait up to 200 ms for sh
+    4, 1, 10, // read sh's stdout after it ended
+    9, 3, 17, // SIGTERM to sleep
+    10, 3, 0, // try_wait sleep
+    11, 0, 10, // wait_any, 10 ms
+    12, 2, 6, // pipe true's stdout (null) into cat: refused
+    12, 0, 6, // pipe cat's stdout (taken) into cat: refused
+    7, 1, 0, // kill sh, which has ended
+    8, 0, 0, // drop cat
+    5, 0, 1, // drop cat's stdout, after cat
+];
+
+/// `wrt run` of an ops guest with `OPS_SCRIPT` on stdin and the programs it runs allowed.
+pub(crate) fn run_ops(guest: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let mut command = wrt();
+    command.arg("run").args(allow(&["true", "cat", "sh", "sleep"])).arg(guest);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(OPS_SCRIPT).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn spawn_ops() {
+    let out = run_ops(SPAWN_OPS);
+    assert_code(&out, 0);
+    // Four spawns, the write, two reads, the wait, the signal, `try_wait`, `wait_any` and the
+    // kill of an ended child succeed; both `pipe_into`s are refused.
+    assert_eq!(stdout(&out), "ops: 12 ok, 2 failed\n", "{}", stderr(&out));
+}
