@@ -35,30 +35,31 @@ impl Class {
         if negated {
             chars.next();
         }
-        let mut members = Vec::new();
+        // Each member with whether it was escaped: an escaped `-` is the character, never a range.
+        let mut members: Vec<(char, bool)> = Vec::new();
         let mut first = true;
         loop {
             let c = chars.next().ok_or_else(unclosed)?;
-            let c = match c {
+            let member = match c {
                 ']' if !first => break,
-                '\\' => chars.next().ok_or_else(unclosed)?,
-                c => c,
+                '\\' => (chars.next().ok_or_else(unclosed)?, true),
+                c => (c, false),
             };
             first = false;
-            members.push(c);
+            members.push(member);
         }
         let mut ranges = Vec::new();
         let mut i = 0;
         while i < members.len() {
-            if i + 2 < members.len() && members[i + 1] == '-' {
-                let (lo, hi) = (members[i], members[i + 2]);
+            if i + 2 < members.len() && members[i + 1] == ('-', false) {
+                let (lo, hi) = (members[i].0, members[i + 2].0);
                 if lo > hi {
                     return Err(format!("`{text}` has the empty range `{lo}-{hi}`"));
                 }
                 ranges.push((lo, hi));
                 i += 3;
             } else {
-                ranges.push((members[i], members[i]));
+                ranges.push((members[i].0, members[i].0));
                 i += 1;
             }
         }
@@ -125,7 +126,8 @@ impl Glob {
 
     fn matches(&self, arg: &OsString) -> bool {
         let Some(arg) = arg.to_str() else {
-            return self.0.iter().all(|t| *t == Token::AnyRun);
+            // Only `*` (and `**`): not the empty element, which matches the empty argument alone.
+            return !self.0.is_empty() && self.0.iter().all(|t| *t == Token::AnyRun);
         };
         let text: Vec<char> = arg.chars().collect();
         let tokens = &self.0;
@@ -286,7 +288,29 @@ mod tests {
         let bad = OsString::from_vec(vec![0xff, b'a']);
         assert!(pattern(&["*"]).matches(std::slice::from_ref(&bad)));
         assert!(pattern(&["**"]).matches(std::slice::from_ref(&bad)));
-        assert!(!pattern(&["?a"]).matches(&[bad]));
+        assert!(!pattern(&["?a"]).matches(std::slice::from_ref(&bad)));
+        // The empty element matches the empty argument alone (found by fuzzing: it matched
+        // every argument that is not UTF-8).
+        assert!(!pattern(&[""]).matches(std::slice::from_ref(&bad)));
+        assert!(pattern(&[""]).matches(&args(&[""])));
+        assert!(!pattern(&["*", ""]).matches(&[bad.clone(), bad]));
+    }
+
+    /// `\-` in a class is the character `-`, never a range (found by fuzzing: `[a\-z]` meant
+    /// `a` to `z`, and `[_\-a-z]*` admitted a backtick).
+    #[test]
+    fn an_escaped_dash_in_a_class_is_a_member_not_a_range() {
+        let p = pattern(&["[a\\-z]"]);
+        for member in ["a", "-", "z"] {
+            assert!(p.matches(&args(&[member])), "{member}");
+        }
+        assert!(!p.matches(&args(&["m"])));
+        let ident = pattern(&["[_\\-a-z]*"]);
+        for ok in ["bar", "foo-bar", "-n", "_x"] {
+            assert!(ident.matches(&args(&[ok])), "{ok}");
+        }
+        assert!(!ident.matches(&args(&["`id`"])));
+        assert!(ArgsPattern::parse(&["[x\\-a]".to_owned()]).is_ok());
     }
 
     /// Bracket classes match one character of a set, a range or a negated set, take `]` and `-`
