@@ -14,6 +14,10 @@ use libfuzzer_sys::fuzz_target;
 use wrt_runtime::wrt_host_spawn::{Policy, ProgramRule};
 use wrt_runtime::{ErrorCode, Guest, GuestOutput, Outcome, RunOptions, Runtime, WasmValue};
 
+#[path = "common/children.rs"]
+mod children;
+use children::live_children;
+
 const GUEST: &str = include_str!("../../guests/test-guests/wat/abi_fuzz.wat");
 const MAX_MEMORY: u64 = 64 << 20;
 
@@ -141,27 +145,6 @@ fn setup() -> Setup {
     let guest =
         Runtime::new().expect("a runtime").load_bytes("abi_fuzz.wat", GUEST.as_bytes()).expect("the guest loads");
     Setup { guest, options }
-}
-
-/// Live (not zombie) processes whose parent is this process: pid, state and command line. Not
-/// AddressSanitizer's symbolizer, which it starts to print a report or a warning.
-fn live_children() -> Vec<(u32, String, String)> {
-    let me = std::process::id().to_string();
-    let mut live = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 1 && fields[1] == me && fields[0] != "Z" && fields[0] != "X" {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            if cmdline.split(|&b| b == 0).next().is_some_and(|exe| exe.ends_with(b"llvm-symbolizer")) {
-                continue;
-            }
-            live.push((pid, fields[0].to_owned(), String::from_utf8_lossy(&cmdline).replace('\0', " ")));
-        }
-    }
-    live
 }
 
 fuzz_target!(|calls: Vec<Call>| {

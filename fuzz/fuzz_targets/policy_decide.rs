@@ -18,7 +18,7 @@
 
 #![no_main]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -29,6 +29,9 @@ use std::time::Duration;
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use wrt_host_spawn::{Command, Decision, Explanation, Policy, ProgramRule, SpawnError, Spawner, error_chain};
+
+#[path = "../../host-spawn/tests/all/documented_unsafe_env.rs"]
+mod documented_unsafe_env;
 
 // ---------------------------------------------------------------------------------------------
 // The input: a policy and a request over small fixed alphabets.
@@ -740,26 +743,30 @@ enum EnvClass {
     Plain,
 }
 
-/// "`LD_*` and `DYLD_*`", and glibc's other unsafe variables as the docs list them.
+/// glibc's other unsafe variables as the docs list them ("Variables refused always"): the
+/// model's own copy, written from the docs like the rest of it; the fuzz target's `init` holds
+/// it to the docs' list (`documented_unsafe_env`), so it cannot drift from what they say.
+const UNSAFE_ENV: [&str; 13] = [
+    "GCONV_PATH",
+    "GETCONF_DIR",
+    "GLIBC_TUNABLES",
+    "HOSTALIASES",
+    "LOCALDOMAIN",
+    "LOCPATH",
+    "MALLOC_TRACE",
+    "NIS_PATH",
+    "NLSPATH",
+    "RESOLV_HOST_CONF",
+    "RES_OPTIONS",
+    "TMPDIR",
+    "TZDIR",
+];
+
+/// "`LD_*` and `DYLD_*`", and [`UNSAFE_ENV`].
 fn env_class(name: &[u8]) -> EnvClass {
-    const UNSAFE: [&str; 13] = [
-        "GCONV_PATH",
-        "GETCONF_DIR",
-        "GLIBC_TUNABLES",
-        "HOSTALIASES",
-        "LOCALDOMAIN",
-        "LOCPATH",
-        "MALLOC_TRACE",
-        "NIS_PATH",
-        "NLSPATH",
-        "RESOLV_HOST_CONF",
-        "RES_OPTIONS",
-        "TMPDIR",
-        "TZDIR",
-    ];
     if name.starts_with(b"LD_") || name.starts_with(b"DYLD_") {
         EnvClass::Loader
-    } else if UNSAFE.iter().any(|u| u.as_bytes() == name) {
+    } else if UNSAFE_ENV.iter().any(|u| u.as_bytes() == name) {
         EnvClass::Unsafe
     } else {
         EnvClass::Plain
@@ -1304,7 +1311,23 @@ fn check_spawner(policy: &Policy, command: &Command, ex: &Explanation) {
     }
 }
 
-fuzz_target!(|input: Input| {
+/// The model's [`UNSAFE_ENV`] is exactly the list docs/policy.md gives, read from the doc
+/// the way `wrt-host-spawn`'s tests read it: a name the docs add or drop fails here, named,
+/// instead of making the model disagree with the library on inputs the fuzzer may never find.
+fn check_unsafe_env_is_documented() {
+    let documented = documented_unsafe_env::documented_unsafe_env();
+    let documented: BTreeSet<&str> = documented.iter().map(String::as_str).collect();
+    let model: BTreeSet<&str> = UNSAFE_ENV.into_iter().collect();
+    assert_eq!(model.len(), UNSAFE_ENV.len(), "the model's UNSAFE_ENV lists a name twice");
+    let undocumented: Vec<&str> = model.difference(&documented).copied().collect();
+    let missing: Vec<&str> = documented.difference(&model).copied().collect();
+    assert!(
+        undocumented.is_empty() && missing.is_empty(),
+        "the model's UNSAFE_ENV has {undocumented:?}, which docs/policy.md does not list, and lacks {missing:?}, which it lists"
+    );
+}
+
+fuzz_target!(init: check_unsafe_env_is_documented(), |input: Input| {
     let policy = build_policy(&input.spec);
     let command = build_command(&input.request);
     let explained = policy.explain(&command);

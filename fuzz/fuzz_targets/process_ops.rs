@@ -18,6 +18,10 @@ use libfuzzer_sys::fuzz_target;
 use wrt_runtime::wrt_host_spawn::{Policy, ProgramRule};
 use wrt_runtime::{Guest, GuestOutput, GuestStdin, Outcome, RunOptions, Runtime};
 
+#[path = "common/children.rs"]
+mod children;
+use children::live_children;
+
 struct Setup {
     guests: [Guest; 2],
     policy: std::sync::Arc<wrt_runtime::wrt_host_spawn::CompiledPolicy>,
@@ -43,27 +47,6 @@ fn setup() -> Setup {
     }
     let policy = std::sync::Arc::new(policy.compile().expect("the fuzz policy is valid"));
     Setup { guests: [load("wasm32-wasip1"), load("wasm32-wasip2")], policy }
-}
-
-/// Live (not zombie) processes whose parent is this process: pid, state and command line. Not
-/// AddressSanitizer's symbolizer, which it starts to print a report or a warning.
-fn live_children() -> Vec<(u32, String, String)> {
-    let me = std::process::id().to_string();
-    let mut live = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 1 && fields[1] == me && fields[0] != "Z" && fields[0] != "X" {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            if cmdline.split(|&b| b == 0).next().is_some_and(|exe| exe.ends_with(b"llvm-symbolizer")) {
-                continue;
-            }
-            live.push((pid, fields[0].to_owned(), String::from_utf8_lossy(&cmdline).replace('\0', " ")));
-        }
-    }
-    live
 }
 
 fuzz_target!(|script: &[u8]| {

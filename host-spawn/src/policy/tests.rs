@@ -1,3 +1,4 @@
+use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -7,6 +8,9 @@ use super::*;
 use crate::command::Command;
 use crate::error::{Denial, PolicyFileError, UnknownKey};
 use crate::resolve::{resolve, resolve_id};
+
+#[path = "../../tests/all/documented_unsafe_env.rs"]
+mod documented_unsafe_env;
 
 fn canonical(program: &str) -> PathBuf {
     resolve(OsStr::new(program), &[PathBuf::from("/usr/bin"), PathBuf::from("/bin")]).unwrap()
@@ -163,6 +167,22 @@ fn audit_only_still_refuses_what_changes_what_a_program_loads() {
     let allowed = Policy::deny_all().audit_only(true).allow_ld_env(true).env_allow(["LD_LIBRARY_PATH"]);
     let grant = check(&allowed, Command::new("true").env("LD_LIBRARY_PATH", "/opt/lib")).unwrap();
     assert!(grant.env.contains_key(OsStr::new("LD_LIBRARY_PATH")), "listed with allow_ld_env");
+}
+
+/// The code's list of variables refused always is exactly the one docs/policy.md states
+/// ("Variables refused always"): a name added to either alone fails here, named.
+#[test]
+fn unsafe_env_is_the_documented_list() {
+    let code: BTreeSet<&str> = compiled::UNSAFE_ENV.into_iter().collect();
+    assert_eq!(code.len(), compiled::UNSAFE_ENV.len(), "UNSAFE_ENV lists a name twice");
+    let documented = documented_unsafe_env::documented_unsafe_env();
+    let documented: BTreeSet<&str> = documented.iter().map(String::as_str).collect();
+    let undocumented: Vec<&str> = code.difference(&documented).copied().collect();
+    let missing: Vec<&str> = documented.difference(&code).copied().collect();
+    assert!(
+        undocumented.is_empty() && missing.is_empty(),
+        "UNSAFE_ENV refuses {undocumented:?}, which docs/policy.md does not list, and lacks {missing:?}, which it lists"
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@
 mod audit;
 mod containment;
 mod docs;
+mod documented_unsafe_env;
 mod explain;
 mod hostile_names;
 mod io;

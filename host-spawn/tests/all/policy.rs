@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use wrt_host_spawn::{Command, Denial, InvalidRequest, Policy, PolicyError, SpawnError, Spawner};
 
+use crate::documented_unsafe_env::documented_unsafe_env;
 use crate::{canonical, lock};
 
 /// A symlink to a denied program was reported as "`/usr/bin/dash` matches deny rule `sh`",
@@ -294,30 +295,21 @@ fn the_default_directory_may_be_requested() {
     assert!(matches!(err, SpawnError::Denied { reason: Denial::Cwd { .. }, .. }), "{err}");
 }
 
-/// `allow_ld_env` unlocks `LD_*`/`DYLD_*` only; glibc's other unsafe variables (its whole list,
-/// `TMPDIR` and `TZDIR` included) are refused always.
+/// `allow_ld_env` unlocks `LD_*`/`DYLD_*` only; glibc's other unsafe variables (the whole list
+/// docs/policy.md gives under "Variables refused always", `TMPDIR` and `TZDIR` included) are
+/// refused always.
 #[test]
 fn glibc_unsafe_variables_are_refused_even_with_allow_ld_env() {
     let _lock = lock();
-    for name in [
-        "GCONV_PATH",
-        "GETCONF_DIR",
-        "HOSTALIASES",
-        "LOCALDOMAIN",
-        "LOCPATH",
-        "MALLOC_TRACE",
-        "NIS_PATH",
-        "NLSPATH",
-        "RESOLV_HOST_CONF",
-        "RES_OPTIONS",
-        "TMPDIR",
-        "TZDIR",
-        "GLIBC_TUNABLES",
-    ] {
+    for name in &documented_unsafe_env() {
+        let name = name.as_str();
         for allow_ld_env in [false, true] {
             let err = Policy::deny_all().allow_ld_env(allow_ld_env).env_allow([name]).validate().unwrap_err();
             assert!(matches!(err, PolicyError::UnsafeEnv { .. }), "{name}: {err}");
             let err = Policy::deny_all().allow_ld_env(allow_ld_env).env_passthrough([name]).validate().unwrap_err();
+            assert!(matches!(err, PolicyError::UnsafeEnv { .. }), "{name}: {err}");
+            let rule = wrt_host_spawn::ProgramRule::new("true").env(name, "x");
+            let err = Policy::deny_all().allow_ld_env(allow_ld_env).allow(rule).validate().unwrap_err();
             assert!(matches!(err, PolicyError::UnsafeEnv { .. }), "{name}: {err}");
         }
         let spawner = Spawner::new(Policy::deny_all().allow_program("true").allow_ld_env(true)).unwrap();
