@@ -5,6 +5,7 @@ use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -31,6 +32,74 @@ use crate::decide::Decision;
 /// ```
 pub struct AuditLog {
     out: Box<dyn Write + Send>,
+    /// Written into every record: who the log is for.
+    labels: Labels,
+}
+
+/// What an [`AuditLog`] writes into every record, besides the record itself
+/// ([`AuditLog::labelled`]).
+#[derive(Debug, Default, Serialize)]
+struct Labels {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request: Option<String>,
+}
+
+/// A record and the labels of its log, written as one JSON object.
+#[derive(Serialize)]
+struct Labelled<'a, R> {
+    #[serde(flatten)]
+    record: &'a R,
+    #[serde(flatten)]
+    labels: &'a Labels,
+}
+
+/// A writer that the audit logs of many spawners share (a server's one log for every run):
+/// each record reaches it whole, in one `write_all` under its lock, so records of concurrent
+/// spawners never interleave. Cheap to clone; clones share the writer.
+///
+/// # Examples
+///
+/// ```
+/// use wrt_host_spawn::{AuditLog, AuditSink};
+///
+/// let sink = AuditSink::new(std::io::sink());
+/// let (first, second) = (AuditLog::shared(&sink), AuditLog::shared(&sink));
+/// # drop((first, second));
+/// ```
+#[derive(Clone)]
+pub struct AuditSink(Arc<Mutex<Box<dyn Write + Send>>>);
+
+impl fmt::Debug for AuditSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AuditSink")
+    }
+}
+
+impl AuditSink {
+    /// Wraps `out`.
+    pub fn new(out: impl Write + Send + 'static) -> Self {
+        Self(Arc::new(Mutex::new(Box::new(out))))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Box<dyn Write + Send>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// One [`AuditLog`]'s handle on an [`AuditSink`].
+struct SinkHandle(AuditSink);
+
+impl Write for SinkHandle {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.lock().flush()
+    }
 }
 
 impl fmt::Debug for AuditLog {
@@ -42,7 +111,20 @@ impl fmt::Debug for AuditLog {
 impl AuditLog {
     /// Writes records to `out`, flushing after each.
     pub fn new(out: impl Write + Send + 'static) -> Self {
-        Self { out: Box::new(out) }
+        Self { out: Box::new(out), labels: Labels::default() }
+    }
+
+    /// Writes records to `sink`, which other logs may share: each record whole.
+    pub fn shared(sink: &AuditSink) -> Self {
+        Self::new(SinkHandle(sink.clone()))
+    }
+
+    /// Writes `"guest": guest` and, if given, `"request": request` into every record, after
+    /// its own fields: which guest, and which of the embedder's requests, the record is for.
+    #[must_use]
+    pub fn labelled(mut self, guest: impl Into<String>, request: Option<String>) -> Self {
+        self.labels = Labels { guest: Some(guest.into()), request };
+        self
     }
 
     /// Appends records to the file at `path`, creating it if needed.
@@ -60,7 +142,8 @@ impl AuditLog {
     }
 
     pub(crate) fn write(&mut self, record: &impl Serialize) -> io::Result<()> {
-        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
+        let labelled = Labelled { record, labels: &self.labels };
+        let mut line = serde_json::to_vec(&labelled).map_err(io::Error::other)?;
         line.push(b'\n');
         self.out.write_all(&line)?;
         self.out.flush()
@@ -190,8 +273,8 @@ mod tests {
         struct R {
             a: &'static str,
         }
-        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        struct Shared(Arc<Mutex<Vec<u8>>>);
         impl Write for Shared {
             fn write(&mut self, b: &[u8]) -> io::Result<usize> {
                 self.0.lock().unwrap().write(b)
@@ -204,5 +287,54 @@ mod tests {
         log.write(&R { a: "x\ny" }).unwrap();
         log.write(&R { a: "z" }).unwrap();
         assert_eq!(String::from_utf8(buf.lock().unwrap().clone()).unwrap(), "{\"a\":\"x\\ny\"}\n{\"a\":\"z\"}\n");
+    }
+
+    /// Logs sharing one sink from many threads: every line is one whole record, with the labels
+    /// of the log that wrote it after the record's own fields.
+    #[test]
+    fn shared_sinks_keep_records_whole_and_labelled() {
+        #[derive(Serialize)]
+        struct R {
+            n: usize,
+            pad: String,
+        }
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        struct Shared(Arc<Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            // A byte at a time: a record written in pieces would interleave with others.
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(&b[..b.len().min(1)]);
+                Ok(b.len().min(1))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let sink = AuditSink::new(Shared(buf.clone()));
+        std::thread::scope(|scope| {
+            for t in 0..4usize {
+                let sink = sink.clone();
+                scope.spawn(move || {
+                    let request = t.is_multiple_of(2).then(|| format!("req-{t}"));
+                    let mut log = AuditLog::shared(&sink).labelled(format!("guest \"{t}\".wasm"), request);
+                    for n in 0..50 {
+                        log.write(&R { n, pad: "x".repeat(200) }).unwrap();
+                    }
+                });
+            }
+        });
+        let text = String::from_utf8(buf.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 200);
+        for line in text.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let guest = record["guest"].as_str().unwrap();
+            let t: usize = guest[7..8].parse().unwrap();
+            assert_eq!(guest, format!("guest \"{t}\".wasm"));
+            assert_eq!(
+                record.get("request").and_then(|r| r.as_str()),
+                t.is_multiple_of(2).then(|| format!("req-{t}")).as_deref()
+            );
+            assert!(line.starts_with("{\"n\":"), "the record's own fields come first: {line}");
+        }
     }
 }

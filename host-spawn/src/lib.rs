@@ -77,7 +77,7 @@ mod watchdog;
 
 pub use nix::sys::signal::Signal;
 
-pub use self::audit::AuditLog;
+pub use self::audit::{AuditLog, AuditSink};
 pub use self::child::{Child, Interest, wait_any};
 pub use self::command::{ChildStdout, Command, Stdio, Stream};
 pub use self::decide::Decision;
@@ -97,6 +97,6 @@ pub use self::rate_limit::{RateLimit, Verdict};
 pub use self::sandbox::{
     ChildSandbox, Confinement, DEFAULT_MAX_PROCESSES, MIN_LANDLOCK_ABI, SYSTEM_READ, SandboxUnavailable, landlock_abi,
 };
-pub use self::spawner::Spawner;
+pub use self::spawner::{KillSwitch, Spawner};
 pub use self::strategy::{Strategy, Unsupported};
 pub use self::units::{UnitError, parse_bytes, parse_duration, parse_size};

@@ -40,6 +40,9 @@ struct Registry {
     next_id: u64,
     /// Spawns between the concurrency check and registration.
     pending: usize,
+    /// A kill switch was thrown ([`Shared::signal_all`] with `for_good`): every child is killed
+    /// as it is registered.
+    killed: bool,
 }
 
 impl Registry {
@@ -68,6 +71,11 @@ impl Reservation<'_> {
         registry.next_id += 1;
         registry.children.insert(id, (pid, Slot::Running));
         crate::containment::track(pid);
+        if registry.killed {
+            // Started while, or after, the kill switch was thrown: it ends at birth.
+            freeze_and_kill_tree(pid);
+            let _ = killpg(pid, Signal::SIGKILL);
+        }
         // `Drop` releases the pending count.
         id
     }
@@ -219,25 +227,33 @@ impl Shared {
         }
     }
 
+    /// `SIGKILL` to every process below each running child and to its process group, without
+    /// reaping any: returns the children that were signalled (one that cannot be, `EPERM`, is
+    /// left out: it would never exit). With `for_good`, every child registered afterwards is
+    /// killed as it is registered. Safe from any thread, while the children's owner waits for
+    /// them: the registry's lock keeps a reaped child's pid, which may be reused, from being
+    /// signalled.
+    pub(crate) fn signal_all(&self, for_good: bool) -> Vec<(ChildId, Pid)> {
+        let mut registry = self.lock();
+        registry.killed |= for_good;
+        for &(pid, slot) in registry.children.values() {
+            if matches!(slot, Slot::Running) {
+                freeze_and_kill_tree(pid);
+            }
+        }
+        registry
+            .children
+            .iter()
+            .filter(|(_, (_, slot))| matches!(slot, Slot::Running))
+            .map(|(&id, &(pid, _))| (id, pid))
+            .filter(|&(_, pid)| matches!(killpg(pid, Signal::SIGKILL), Ok(()) | Err(Errno::ESRCH)))
+            .collect()
+    }
+
     /// `SIGKILL` to every process below each running child and to its process group, then
     /// reaps them all.
     pub(crate) fn kill_all(&self) {
-        let running: Vec<(ChildId, Pid)> = {
-            let registry = self.lock();
-            for &(pid, slot) in registry.children.values() {
-                if matches!(slot, Slot::Running) {
-                    freeze_and_kill_tree(pid);
-                }
-            }
-            registry
-                .children
-                .iter()
-                .filter(|(_, (_, slot))| matches!(slot, Slot::Running))
-                .map(|(&id, &(pid, _))| (id, pid))
-                // One that cannot be signalled (EPERM) is not waited for: it would never exit.
-                .filter(|&(_, pid)| matches!(killpg(pid, Signal::SIGKILL), Ok(()) | Err(Errno::ESRCH)))
-                .collect()
-        };
+        let running = self.signal_all(false);
         for (id, pid) in running {
             let mut leader = Leader { pid, id, pidfd: None, shared: self };
             while !leader.wait_exit(None).unwrap_or(true) {}

@@ -375,6 +375,12 @@ impl Spawner {
         self.shared.kill_all();
     }
 
+    /// A handle that kills this spawner's children from any thread ([`KillSwitch::kill_all`]),
+    /// for whoever must stop them while the spawner's owner is blocked waiting on one.
+    pub fn kill_switch(&self) -> KillSwitch {
+        KillSwitch { shared: Arc::downgrade(&self.shared) }
+    }
+
     /// Checks `command` against the policy and starts it.
     ///
     /// In order: the request is validated without system calls (NUL bytes, empty program,
@@ -688,5 +694,26 @@ mod tests {
         fn send_sync<T: Send + Sync>() {}
         send_sync::<Spawner>();
         send_sync::<Child>();
+    }
+}
+
+/// Kills the children of a [`Spawner`] from any thread ([`Spawner::kill_switch`]). Cheap to
+/// clone; it keeps nothing of the spawner alive, and does nothing once the spawner is gone.
+#[derive(Debug, Clone)]
+pub struct KillSwitch {
+    shared: std::sync::Weak<Shared>,
+}
+
+impl KillSwitch {
+    /// Sends `SIGKILL` to every process below each running child (in any session, see
+    /// [`containment`](crate::containment)) and to its process group, and returns at once,
+    /// without reaping: the children's owner sees them end in its waits and reads, and reaps
+    /// them as it does any child (or with [`Spawner::kill_all`]). For good: every child the
+    /// spawner starts afterwards, or is starting now, is killed the moment it is registered,
+    /// so none escapes by being started concurrently.
+    pub fn kill_all(&self) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.signal_all(true);
+        }
     }
 }

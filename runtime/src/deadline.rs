@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::sys::pthread::Pthread;
-use wasmtime::{Engine, EngineWeak, UpdateDeadline};
+use wasmtime::{Engine, EngineWeak};
 
 use crate::sys::interrupt;
 
@@ -24,36 +24,6 @@ const TICK: Duration = Duration::from_millis(5);
 #[derive(Debug, thiserror::Error)]
 #[error("guest timed out")]
 pub(crate) struct DeadlineExceeded;
-
-/// Installs the epoch callback on a store whose engine has epoch interruption on; `deadline`
-/// reads the store's deadline from its data.
-pub(crate) fn install<T: 'static>(store: &mut wasmtime::Store<T>, deadline: fn(&T) -> Option<Instant>) {
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |ctx| match deadline(ctx.data()) {
-        Some(deadline) if Instant::now() >= deadline => Err(DeadlineExceeded.into()),
-        _ => Ok(UpdateDeadline::Continue(1)),
-    });
-}
-
-/// A guest's deadline, shared with host objects that outlive a borrow of its store (its stdin
-/// stream). `None` while no call runs.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct DeadlineCell(Arc<Mutex<Option<Instant>>>);
-
-impl DeadlineCell {
-    pub(crate) fn get(&self) -> Option<Instant> {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(crate) fn set(&self, deadline: Option<Instant>) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = deadline;
-    }
-
-    /// Whether a deadline is set and has passed.
-    pub(crate) fn passed(&self) -> bool {
-        self.get().is_some_and(|deadline| Instant::now() >= deadline)
-    }
-}
 
 /// The epoch ticker of one engine: a thread, started on first use, that advances the epoch
 /// every [`TICK`] while at least one [`Ticking`] guard lives, sleeps otherwise, and ends when
@@ -121,6 +91,12 @@ impl EpochTicker {
     ///
     /// The ticker thread could not be started.
     pub(crate) fn tick(&self, deadline: Instant) -> std::io::Result<Ticking> {
+        self.tick_on(deadline, interrupt::current())
+    }
+
+    /// [`EpochTicker::tick`] for a call running on `thread`, from any thread: the guard must
+    /// be dropped once that call has returned (a cancel starts the ticker this way).
+    pub(crate) fn tick_on(&self, deadline: Instant, thread: Pthread) -> std::io::Result<Ticking> {
         let interrupts = interrupt::install();
         let mut state = self.shared.lock();
         if !state.started {
@@ -133,12 +109,22 @@ impl EpochTicker {
         let id = state.next_id;
         state.next_id += 1;
         if interrupts {
-            state.calls.push(Call { id, thread: interrupt::current(), deadline, interrupted: false });
+            state.calls.push(Call { id, thread, deadline, interrupted: false });
         }
         if state.active == 1 && state.idle {
             self.shared.wake.notify_one();
         }
         Ok(Ticking { shared: Arc::clone(&self.shared), id })
+    }
+}
+
+impl EpochTicker {
+    /// Advances the epoch now, once: every guest of the engine runs its epoch callback at its
+    /// next check (a cancel stops its guest this way without waiting for a tick).
+    pub(crate) fn bump(&self) {
+        if let Some(engine) = self.engine.upgrade() {
+            engine.increment_epoch();
+        }
     }
 }
 
@@ -203,14 +189,6 @@ impl Drop for Ticking {
         let mut state = self.shared.lock();
         state.active = state.active.saturating_sub(1);
         state.calls.retain(|call| call.id != self.id);
-    }
-}
-
-/// Fails with the sandbox timeout once its `deadline` has passed.
-pub(crate) fn check_deadline(deadline: Option<Instant>) -> wasmtime::Result<()> {
-    match deadline {
-        Some(deadline) if Instant::now() >= deadline => Err(DeadlineExceeded.into()),
-        _ => Ok(()),
     }
 }
 

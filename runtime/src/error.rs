@@ -167,6 +167,22 @@ pub enum InstantiateError {
         /// What is wrong.
         reason: String,
     },
+    /// A read or write of the guest's memory ([`crate::Instance::read_memory`],
+    /// [`crate::Instance::write_memory`]) reaches past its end, or the guest exports no memory.
+    #[error(
+        "guest `{}`: {len} bytes at offset {offset} are outside its memory ({size} bytes)",
+        Shown::new(.guest)
+    )]
+    MemoryAccess {
+        /// The guest's name.
+        guest: String,
+        /// Where the access starts.
+        offset: usize,
+        /// How many bytes it spans.
+        len: usize,
+        /// The size of the guest's exported `memory` (0 when it exports none).
+        size: usize,
+    },
     /// The guest exports its collector hook with the wrong type.
     #[error(
         "guest `{}` exports `wrt_gc` as {found}; the collector hook must be `(func (param i32))` (docs/abi.md, \"Collections\")",

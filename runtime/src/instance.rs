@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, Val, ValType, WasmBacktrace};
 use wasmtime_wasi::p2::bindings::sync::Command;
 
+use crate::cancel::{CancelToken, Registration};
 use crate::capture::Capture;
-use crate::deadline::{self, DeadlineCell, DeadlineExceeded, EpochTicker, Ticking};
+use crate::deadline::{DeadlineExceeded, EpochTicker, Ticking};
 use crate::error::{ConfigError, InstantiateError, chained, wasmtime_causes};
 use crate::external::accountant::Accountant;
 use crate::guest::{Code, Guest};
@@ -21,6 +22,7 @@ use crate::state::p2::P2;
 use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
 use crate::stdio::{DirectStdio, Stream};
+use crate::stop::{self, Cancelled, Stop, StopCell};
 use crate::value::{WasmType, WasmValue};
 use crate::wasi::ctx::{self as wasi_ctx, Captured};
 
@@ -35,7 +37,9 @@ pub struct Report {
     /// Captured standard error (empty unless captured).
     pub stderr: Vec<u8>,
     /// Whether the guest wrote more to its captured standard output than the capture's limit
-    /// (see [`crate::GuestOutput::Capture`]): `stdout` holds the first `limit` bytes.
+    /// (see [`crate::GuestOutput::Capture`]): `stdout` holds the first `limit` bytes. For a
+    /// [`crate::GuestOutput::Writer`]: whether the writer failed (a write or a flush), so bytes
+    /// the guest wrote were lost.
     pub stdout_truncated: bool,
     /// The same for standard error.
     pub stderr_truncated: bool,
@@ -72,7 +76,7 @@ pub struct Instance {
     carried: bool,
     /// The deadline of the current budget.
     budget_deadline: Option<Instant>,
-    deadline_cell: DeadlineCell,
+    stop_cell: StopCell,
     ticker: Arc<EpochTicker>,
     captured: Captured,
     guest_name: String,
@@ -88,6 +92,10 @@ pub struct Instance {
     cpu_time: Option<Duration>,
     /// Fuel burned by the calls so far ([`Stats::fuel_consumed`]).
     fuel_consumed: u64,
+    /// The run's place with its cancel token, if it has one.
+    cancel: Option<Registration>,
+    /// Whether a call has looked for `_initialize` (and run it).
+    initialized: bool,
 }
 
 enum State {
@@ -183,21 +191,26 @@ impl Instance {
             let reason = "the runtime was built without fuel metering (`RuntimeBuilder::fuel`)".into();
             return Err(ConfigError::BadLimit { what: "fuel", reason }.into());
         }
-        if options.timeout.is_some() && runtime.settings.no_timeouts {
-            let reason = "the runtime was built without timeouts (`RuntimeBuilder::timeouts`)".into();
-            return Err(ConfigError::BadLimit { what: "timeout", reason }.into());
+        if runtime.settings.no_timeouts {
+            let reason = || "the runtime was built without timeouts (`RuntimeBuilder::timeouts`)".into();
+            if options.timeout.is_some() {
+                return Err(ConfigError::BadLimit { what: "timeout", reason: reason() }.into());
+            }
+            if options.cancel.is_some() {
+                return Err(ConfigError::BadLimit { what: "cancel token", reason: reason() }.into());
+            }
         }
-        let deadline_cell = DeadlineCell::default();
+        let stop_cell = StopCell::new(options.cancel.clone());
         wasi_ctx::check_preopens(options).map_err(ConfigError::into_error)?;
         let captured = wasi_ctx::captures(options);
         let (mut wasi, mut p2) = (None, None);
         match &guest.code {
             Code::Module { wasi: true, .. } => {
-                wasi = Some(wasi_ctx::build(options, &guest.name, &deadline_cell, &captured)?);
+                wasi = Some(wasi_ctx::build(options, &guest.name, &stop_cell, &captured)?);
             }
             Code::Module { .. } => {}
             Code::Component(_) => {
-                let ctx = wasi_ctx::builder(options, &guest.name, &deadline_cell, &captured)?.build();
+                let ctx = wasi_ctx::builder(options, &guest.name, &stop_cell, &captured)?.build();
                 p2 = Some(P2::new(ctx));
             }
         }
@@ -218,12 +231,16 @@ impl Instance {
             stream(&options.stderr, captured.stderr.is_some()),
         );
         let spawn = SpawnState::new(
-            options.spawner().map_err(ConfigError::into_error)?,
+            options.spawner(&guest.name).map_err(ConfigError::into_error)?,
             options.denials.clone(),
             guest.name.clone(),
             inherit,
             captures,
         );
+        let cancel = options
+            .cancel
+            .as_ref()
+            .map(|token| token.register(spawn.spawner.kill_switch(), Arc::clone(&runtime.ticker)));
         let accountant = Accountant::new(options.gc_policy.clone());
         let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
         let instances = match guest.code {
@@ -235,19 +252,20 @@ impl Instance {
             wasi,
             p2,
             limiter,
-            deadline: None,
-            deadline_cell: deadline_cell.clone(),
+            stop: Stop { deadline: None, cancel: options.cancel.clone() },
+            stop_cell: stop_cell.clone(),
             spawn,
             last_error: String::new(),
             memory: None,
             direct_stdio,
             external,
             wasi_originals: None,
+            host_data: options.host_data.clone(),
         };
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.limiter);
         if !runtime.settings.no_timeouts {
-            deadline::install(&mut store, |state: &GuestState| state.deadline);
+            stop::install(&mut store, |state: &GuestState| &state.stop);
         }
         if let Code::Module { wasi: true, .. } = guest.code {
             let trampoline = Arc::clone(&runtime.wasi_trampoline);
@@ -258,7 +276,7 @@ impl Instance {
             state: State::Ended(Outcome::Exited(0)),
             carried: false,
             budget_deadline: None,
-            deadline_cell,
+            stop_cell,
             ticker: Arc::clone(&runtime.ticker),
             captured,
             guest_name: guest.name.clone(),
@@ -272,7 +290,13 @@ impl Instance {
             started,
             cpu_time: options.measure_cpu_time.then_some(Duration::ZERO),
             fuel_consumed: 0,
+            cancel,
+            initialized: false,
         };
+        if options.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+            this.state = State::Ended(Outcome::Cancelled);
+            return Ok(this);
+        }
         // Instantiation runs wasm (the start function; data and element segments), under the
         // same deadline and fuel as the first call.
         let instantiated = match &guest.code {
@@ -331,7 +355,7 @@ impl Instance {
                 let run = command.wasi_cli_run().clone();
                 // `run` returning `Err(())` is a failure without a code: exit 1, as `wasmtime
                 // run` gives it.
-                return self.call(move |store| {
+                return self.run_call(move |store| {
                     run.call_run(store).map(|result| Outcome::Exited(if result.is_ok() { 0 } else { 1 }))
                 });
             }
@@ -350,12 +374,13 @@ impl Instance {
                 export: "_start".into(),
                 functions: self.exported_functions(),
             })?;
-        self.call(|store| func.call(store, ()).map(|()| Outcome::Exited(0)))
+        self.run_call(|store| func.call(store, ()).map(|()| Outcome::Exited(0)))
     }
 
     /// Calls the exported function `name` with `args` as its parameters and returns the
     /// values it returned ([`Outcome::Returned`]). Calls `_initialize` first if the guest
-    /// exports it, under the same timeout and fuel. [`Guest::export_params`] gives the types
+    /// exports it and no call has run it yet (once per instance, as for a WASI reactor), under
+    /// the same timeout and fuel. [`Guest::export_params`] gives the types
     /// the arguments must have.
     ///
     /// # Errors
@@ -364,18 +389,10 @@ impl Instance {
     /// function, the arguments do not match its parameters in number or type, or a result has
     /// a type no [`WasmValue`] holds; a failure of the host while it runs.
     pub fn invoke(&mut self, name: &str, args: &[WasmValue]) -> wasmtime::Result<Outcome> {
-        let instance = match &self.state {
-            State::Ready(instance) => *instance,
-            State::Command(_) => {
-                return Err(InstantiateError::InvokeComponent { guest: self.guest_name.clone() }.into());
-            }
-            State::Ended(outcome) => return Ok(outcome.clone()),
+        let (instance, func) = match self.export_func(name)? {
+            Ok(found) => found,
+            Err(outcome) => return Ok(outcome),
         };
-        let func = instance.get_func(&mut self.store, name).ok_or_else(|| InstantiateError::NoSuchExport {
-            guest: self.guest_name.clone(),
-            export: name.to_owned(),
-            functions: self.exported_functions(),
-        })?;
         let ty = func.ty(&self.store);
         let bad_args = |reason: String| InstantiateError::BadInvokeArgs {
             guest: self.guest_name.clone(),
@@ -403,21 +420,154 @@ impl Instance {
         for ty in ty.results() {
             results.push(default_val(&ty).ok_or_else(|| bad_args(format!("result type `{ty}` is not supported")))?);
         }
-        // Looked up as a plain export first: a failed typed lookup builds an error (and its
-        // backtrace), which costs more than the call itself for most guests.
-        let init =
-            instance.get_func(&mut self.store, "_initialize").and_then(|init| init.typed::<(), ()>(&self.store).ok());
-        self.call(|store| {
-            if let Some(init) = init {
-                match init.call(&mut *store, ()) {
-                    Ok(()) => {}
-                    Err(err) if err.downcast_ref::<wasmtime_wasi::I32Exit>().is_some_and(|exit| exit.0 == 0) => {}
-                    Err(err) => return Err(err),
-                }
-            }
+        let init = self.initializer(instance);
+        self.run_call(|store| {
+            initialize(store, init)?;
             func.call(&mut *store, &params, &mut results)?;
             Ok(Outcome::Returned(results.iter().filter_map(WasmValue::from_val).collect()))
         })
+    }
+
+    /// Calls the exported function `name` with `params`, after the guest's `_initialize` if it
+    /// exports one and it has not run yet, under the run's timeout, fuel and cancel token: the
+    /// values it returned, or how the guest stopped (as [`Instance::invoke`] would return it;
+    /// an exit or a cancel ends the instance, and a stop ends its children). Values of any type
+    /// the export has pass, references included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use wrt_runtime::wasmtime::Val;
+    /// use wrt_runtime::{RunOptions, Runtime};
+    ///
+    /// # fn main() -> wrt_runtime::Result<()> {
+    /// let wat = r#"(module (func (export "mul") (param f64 f64) (result f64)
+    ///     (f64.mul (local.get 0) (local.get 1))))"#;
+    /// let guest = Runtime::new()?.load_bytes("mul.wat", wat.as_bytes())?;
+    /// let mut instance = guest.instantiate(&RunOptions::new())?;
+    /// let results = instance.call("mul", &[Val::from(1.5f64), Val::from(4.0f64)])?;
+    /// assert_eq!(results.expect("returned")[0].unwrap_f64(), 6.0);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InstantiateError`] when the guest is a component or has no such export; wasmtime's
+    /// error when the values do not match the export's parameters; a failure of the host while
+    /// it runs.
+    pub fn call(&mut self, name: &str, params: &[Val]) -> wasmtime::Result<Result<Vec<Val>, Outcome>> {
+        let (instance, func) = match self.export_func(name)? {
+            Ok(found) => found,
+            Err(outcome) => return Ok(Err(outcome)),
+        };
+        let ty = func.ty(&self.store);
+        let mut results: Vec<Val> = ty.results().map(|ty| Val::default_for_ty(&ty).unwrap_or(Val::I32(0))).collect();
+        let init = self.initializer(instance);
+        let called = self.enter(|store| {
+            initialize(store, init)?;
+            func.call(&mut *store, params, &mut results)
+        })?;
+        Ok(match called {
+            Ok(()) => Ok(results),
+            Err(outcome) => {
+                self.settle(&outcome);
+                Err(outcome)
+            }
+        })
+    }
+
+    /// [`Instance::call`] with the export's types given: `P` and `R` are wasmtime's typed
+    /// parameters and results (`i32`, `(i64, f32)`, `()`, …), checked once against the export.
+    /// The fastest way to call an export many times.
+    ///
+    /// # Errors
+    ///
+    /// As [`Instance::call`]; wasmtime's error when the types do not match the export's.
+    pub fn typed_call<P, R>(&mut self, name: &str, params: P) -> wasmtime::Result<Result<R, Outcome>>
+    where
+        P: wasmtime::WasmParams + Send,
+        R: wasmtime::WasmResults + Send,
+    {
+        let (instance, func) = match self.export_func(name)? {
+            Ok(found) => found,
+            Err(outcome) => return Ok(Err(outcome)),
+        };
+        let typed = func.typed::<P, R>(&self.store)?;
+        let init = self.initializer(instance);
+        let called = self.enter(|store| {
+            initialize(store, init)?;
+            typed.call(&mut *store, params)
+        })?;
+        if let Err(outcome) = &called {
+            self.settle(outcome);
+        }
+        Ok(called)
+    }
+
+    /// The instance and its exported function `name`, or the outcome of an instance that ended.
+    fn export_func(&mut self, name: &str) -> wasmtime::Result<Result<(wasmtime::Instance, wasmtime::Func), Outcome>> {
+        let instance = match &self.state {
+            State::Ready(instance) => *instance,
+            State::Command(_) => {
+                return Err(InstantiateError::InvokeComponent { guest: self.guest_name.clone() }.into());
+            }
+            State::Ended(outcome) => return Ok(Err(outcome.clone())),
+        };
+        let func = instance.get_func(&mut self.store, name).ok_or_else(|| InstantiateError::NoSuchExport {
+            guest: self.guest_name.clone(),
+            export: name.to_owned(),
+            functions: self.exported_functions(),
+        })?;
+        Ok(Ok((instance, func)))
+    }
+
+    /// The guest's `_initialize`, the first time a call asks (later calls get `None`: it runs
+    /// once per instance, as for a WASI reactor).
+    fn initializer(&mut self, instance: wasmtime::Instance) -> Option<wasmtime::TypedFunc<(), ()>> {
+        if std::mem::replace(&mut self.initialized, true) {
+            return None;
+        }
+        // Looked up as a plain export first: a failed typed lookup builds an error (and its
+        // backtrace), which costs more than the call itself for most guests.
+        instance.get_func(&mut self.store, "_initialize").and_then(|init| init.typed::<(), ()>(&self.store).ok())
+    }
+
+    /// Copies `buf.len()` bytes of the guest's exported `memory`, from `offset`, into `buf`.
+    ///
+    /// # Errors
+    ///
+    /// [`InstantiateError::MemoryAccess`] when the bytes reach past the memory's end, or the
+    /// guest (a component, or a module without one) exports no `memory`.
+    pub fn read_memory(&mut self, offset: usize, buf: &mut [u8]) -> crate::Result<()> {
+        let len = buf.len();
+        let (memory, size) = self.memory_for(offset, len)?;
+        memory.read(&self.store, offset, buf).map_err(|_| self.outside(offset, len, size))
+    }
+
+    /// Copies `bytes` into the guest's exported `memory` at `offset`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Instance::read_memory`].
+    pub fn write_memory(&mut self, offset: usize, bytes: &[u8]) -> crate::Result<()> {
+        let (memory, size) = self.memory_for(offset, bytes.len())?;
+        memory.write(&mut self.store, offset, bytes).map_err(|_| self.outside(offset, bytes.len(), size))
+    }
+
+    /// The guest's memory and its size, for an access of `len` bytes at `offset`.
+    fn memory_for(&mut self, offset: usize, len: usize) -> crate::Result<(wasmtime::Memory, usize)> {
+        let memory = match &self.state {
+            State::Ready(instance) => instance.get_memory(&mut self.store, "memory"),
+            _ => self.store.data().memory,
+        };
+        match memory {
+            Some(memory) => Ok((memory, memory.data_size(&self.store))),
+            None => Err(self.outside(offset, len, 0)),
+        }
+    }
+
+    fn outside(&self, offset: usize, len: usize, size: usize) -> wasmtime::Error {
+        InstantiateError::MemoryAccess { guest: self.guest_name.clone(), offset, len, size }.into()
     }
 
     /// The names of the functions the guest exports, in its order.
@@ -466,6 +616,10 @@ impl Instance {
         let take = |capture: &Option<Capture>| capture.as_ref().map(Capture::contents).unwrap_or_default();
         let truncated = |capture: &Option<Capture>| capture.as_ref().is_some_and(Capture::truncated);
         let captured = &self.captured;
+        for capture in [&captured.stdout, &captured.stderr].into_iter().flatten() {
+            // A failure marks the stream truncated, which the report says.
+            let _ = capture.flush();
+        }
         Report {
             stdout: take(&captured.stdout),
             stderr: take(&captured.stderr),
@@ -479,18 +633,24 @@ impl Instance {
     /// Runs one call into the guest with the fuel and deadline of the sandbox, and turns the
     /// ways a guest stops into an [`Outcome`]. A guest that ended (exit, trap, timeout, fuel)
     /// takes its children with it; a call that returned leaves them to the next call.
-    fn call(
+    fn run_call(
         &mut self,
         f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<Outcome> + Send,
     ) -> wasmtime::Result<Outcome> {
         let outcome = self.enter(f)?.unwrap_or_else(|outcome| outcome);
+        self.settle(&outcome);
+        Ok(outcome)
+    }
+
+    /// After a call that ended with `outcome`: a guest that stopped takes its children with it;
+    /// one that exited or was cancelled has ended.
+    fn settle(&mut self, outcome: &Outcome) {
         if !matches!(outcome, Outcome::Returned(_)) {
             self.store.data_mut().spawn.end_children();
         }
-        if let Outcome::Exited(_) = outcome {
+        if let Outcome::Exited(_) | Outcome::Cancelled = outcome {
             self.state = State::Ended(outcome.clone());
         }
-        Ok(outcome)
     }
 
     /// Runs `f` under the current budget (the one armed at instantiation for the first call,
@@ -519,11 +679,17 @@ impl Instance {
             }
             self.budget_deadline = self.timeout.map(|timeout| Instant::now() + timeout);
         }
+        if self.cancel.as_ref().is_some_and(|run| run.token().is_cancelled()) {
+            return Ok(Err(Outcome::Cancelled));
+        }
         let ticking = match self.budget_deadline {
             Some(deadline) => Some(self.ticker.tick(deadline)?),
             None => None,
         };
         self.set_deadline(self.budget_deadline);
+        if let Some(run) = &self.cancel {
+            run.enter_call();
+        }
         // Asked only of a runtime that meters fuel: otherwise the answer is an error, whose
         // backtrace (when `RUST_BACKTRACE` is set) costs more than a whole run of a small guest.
         let fuel = |store: &Store<GuestState>| if self.metering { store.get_fuel().ok() } else { None };
@@ -537,8 +703,13 @@ impl Instance {
             self.fuel_consumed += before.saturating_sub(after);
         }
         // No signal may reach this thread once the call has returned.
+        let cancel_interrupted = self.cancel.as_ref().is_some_and(Registration::leave_call);
         let interrupted = ticking.is_some_and(Ticking::finish);
         self.set_deadline(None);
+        if cancel_interrupted {
+            // A system call failed at the cancel: what the guest made of it is no result.
+            return Ok(Err(Outcome::Cancelled));
+        }
         if interrupted {
             // A system call failed at the deadline: what the guest made of it is no result.
             return Ok(Err(Outcome::TimedOut(self.timeout.unwrap_or_default())));
@@ -552,9 +723,9 @@ impl Instance {
     /// The deadline blocking host calls see: the `wrt_v1` ABI and `poll_oneoff` through the
     /// store, stdin through the shared cell.
     fn set_deadline(&mut self, deadline: Option<Instant>) {
-        self.store.data_mut().deadline = deadline;
+        self.store.data_mut().stop.deadline = deadline;
         if self.timeout.is_some() {
-            self.deadline_cell.set(deadline);
+            self.stop_cell.set(deadline);
         }
     }
 
@@ -562,10 +733,15 @@ impl Instance {
         if let Some(exit) = err.downcast_ref::<wasmtime_wasi::I32Exit>() {
             return Ok(Outcome::Exited(exit.0));
         }
+        let trap = err.downcast_ref::<Trap>().copied();
+        let stopped = err.is::<DeadlineExceeded>() || err.is::<Cancelled>() || trap == Some(Trap::Interrupt);
+        if stopped && self.cancel.as_ref().is_some_and(|run| run.token().is_cancelled()) {
+            // A cancel stops the guest through the deadline's paths too (its cell, the ticker).
+            return Ok(Outcome::Cancelled);
+        }
         if err.is::<DeadlineExceeded>() {
             return Ok(Outcome::TimedOut(self.timeout.unwrap_or_default()));
         }
-        let trap = err.downcast_ref::<Trap>().copied();
         match trap {
             Some(Trap::OutOfFuel) => return Ok(Outcome::OutOfFuel(self.fuel.unwrap_or_default())),
             Some(Trap::Interrupt) if self.timeout.is_some() => {
@@ -629,6 +805,16 @@ fn format_backtrace(backtrace: &WasmBacktrace) -> String {
         shown.push_str(&format!("\n  … ({} more lines)", lines.len() - crate::shown_text::MAX_LINES));
     }
     shown
+}
+
+/// Runs the guest's `_initialize` if given; an exit with status 0 from it is no stop.
+fn initialize(store: &mut Store<GuestState>, init: Option<wasmtime::TypedFunc<(), ()>>) -> wasmtime::Result<()> {
+    let Some(init) = init else { return Ok(()) };
+    match init.call(store, ()) {
+        Ok(()) => Ok(()),
+        Err(err) if err.downcast_ref::<wasmtime_wasi::I32Exit>().is_some_and(|exit| exit.0 == 0) => Ok(()),
+        Err(err) => Err(err),
+    }
 }
 
 fn default_val(ty: &ValType) -> Option<Val> {

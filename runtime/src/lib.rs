@@ -83,6 +83,38 @@
 //! absolute-time `poll_oneoff` is stopped when it returns. `proc_exit` with
 //! any status is [`Outcome::Exited`], never a trap.
 //!
+//! # Servers: cancellation, streaming, host functions
+//!
+//! [`RunOptions::cancel_token`] ties a run to a [`CancelToken`] that any thread cancels (a
+//! client that hung up): the run's children are killed at once and the guest stops with
+//! [`Outcome::Cancelled`]. [`GuestOutput::writer`] and [`GuestStdin::reader`] stream the
+//! guest's standard streams through the embedder's own `Write` and `Read`, keeping nothing.
+//! [`RuntimeBuilder::link_modules`] and [`RuntimeBuilder::link_components`] add the embedder's
+//! host functions, which read the run's own data ([`RunOptions::host_data`]) from
+//! [`GuestState::host_data`]; [`Instance::call`] and [`Instance::typed_call`] call exports with
+//! wasmtime's values, [`Instance::read_memory`] and [`Instance::write_memory`] reach the guest's
+//! memory. [`RunOptions::audit_sink`] shares one audit log among runs, each record naming its
+//! guest and [`RunOptions::request_id`].
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use wrt_runtime::{CancelToken, GuestOutput, Outcome, RunOptions, Runtime};
+//!
+//! # fn main() -> wrt_runtime::Result<()> {
+//! let guest = Runtime::new()?.load_file("handler.wasm")?;
+//! let token = CancelToken::new();
+//! let options = RunOptions::new()
+//!     .stdout(GuestOutput::writer(std::io::stdout()))
+//!     .timeout(Duration::from_secs(30))
+//!     .cancel_token(token.clone());
+//! // Elsewhere, when the client goes away: `token.cancel()`.
+//! match guest.run(&options)?.outcome {
+//!     Outcome::Cancelled => println!("cancelled"),
+//!     other => println!("ended: {other:?}"),
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! # Host buffers and collections
 //!
 //! Guests may hold host-side byte buffers through the `wrt_v1` ABI (docs/abi.md, "Host
@@ -136,10 +168,12 @@
 mod abi;
 mod ambient;
 mod cache;
+mod cancel;
 mod capture;
 mod collector;
 mod component;
 mod deadline;
+mod embedder_streams;
 mod error;
 mod external;
 mod guest;
@@ -159,6 +193,7 @@ mod shown_text;
 mod state;
 mod stats;
 mod stdio;
+mod stop;
 #[allow(
     unsafe_code,
     reason = "maps guest memory, implements wasmtime's unsafe memory traits, loads compiled code, reads extended attributes, which nix does not wrap, and installs a signal handler"
@@ -168,6 +203,8 @@ mod value;
 mod wasi;
 
 pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage, DEFAULT_CACHE_LIMIT, ENTRY_MAC_ATTR};
+pub use cancel::CancelToken;
+pub use embedder_streams::{InputReader, OutputWriter};
 pub use error::{ConfigError, InstantiateError, LoadError, Reach};
 pub use external::policy::GcPolicy;
 pub use guest::Guest;
@@ -178,6 +215,7 @@ pub use outcome::{Outcome, TrapInfo};
 pub use preopen::{DirAccess, Preopen};
 pub use process_service::state::DeniedSpawn;
 pub use runtime::{Runtime, RuntimeBuilder, SLOW_COMPILE};
+pub use state::GuestState;
 pub use stats::Stats;
 pub use stdio::{GuestOutput, GuestStdin};
 pub use sys::memory_pool::PoolLimits;

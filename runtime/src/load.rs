@@ -154,7 +154,8 @@ impl Runtime {
         let base = match self.inner.components.get() {
             Some(linker) => linker,
             None => {
-                let linker = crate::component::link::linker(&self.inner.engine)?;
+                let embedder = self.inner.settings.link_components.as_deref();
+                let linker = crate::component::link::linker(&self.inner.engine, embedder)?;
                 // Another thread may have built it meanwhile: either copy serves.
                 self.inner.components.get_or_init(|| linker)
             }

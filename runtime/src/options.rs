@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use wrt_host_spawn::{ChildSandbox, CompiledPolicy, Policy, RateLimit, Spawner, Strategy};
+use wrt_host_spawn::{AuditLog, AuditSink, ChildSandbox, CompiledPolicy, Policy, RateLimit, Spawner, Strategy};
 
+use crate::cancel::CancelToken;
 use crate::error::ConfigError;
 use crate::external::policy::GcPolicy;
 use crate::preopen::{DirAccess, Preopen};
@@ -64,8 +65,12 @@ pub struct RunOptions {
     pub(crate) fuel: Option<u64>,
     pub(crate) measure_cpu_time: bool,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) cancel: Option<CancelToken>,
+    pub(crate) host_data: Option<Arc<dyn std::any::Any + Send + Sync>>,
     pub(crate) policy: Arc<CompiledPolicy>,
     pub(crate) audit_log: Option<PathBuf>,
+    pub(crate) audit_sink: Option<AuditSink>,
+    pub(crate) request_id: Option<String>,
     pub(crate) strategy: Strategy,
     pub(crate) strict_strategy: bool,
     pub(crate) denials: DenialReporting,
@@ -88,8 +93,12 @@ impl std::fmt::Debug for RunOptions {
             .field("max_memory", &self.max_memory)
             .field("fuel", &self.fuel)
             .field("timeout", &self.timeout)
+            .field("cancel", &self.cancel)
+            .field("host_data", &self.host_data.as_ref().map(|_| "Any"))
             .field("policy", &self.policy)
             .field("audit_log", &self.audit_log)
+            .field("audit_sink", &self.audit_sink)
+            .field("request_id", &self.request_id)
             .field("strategy", &self.strategy)
             .field("strict_strategy", &self.strict_strategy)
             .field("denials", &self.denials)
@@ -115,8 +124,12 @@ impl Default for RunOptions {
             fuel: None,
             measure_cpu_time: false,
             timeout: None,
+            cancel: None,
+            host_data: None,
             policy: deny_all(),
             audit_log: None,
+            audit_sink: None,
+            request_id: None,
             strategy: Strategy::PosixSpawn,
             strict_strategy: false,
             denials: DenialReporting::default(),
@@ -322,6 +335,35 @@ impl RunOptions {
         self
     }
 
+    /// A token that cancels the run from any thread ([`CancelToken::cancel`]); clones of these
+    /// options share it, so give each request its own. Default: none. A run on a runtime built
+    /// without timeouts ([`crate::RuntimeBuilder::timeouts`]) cannot be stopped in guest code
+    /// and refuses a token.
+    ///
+    /// A cancel ends the run with [`crate::Outcome::Cancelled`] and its children as a timeout
+    /// does. It kills the run's children (and everything below them) at once, so a guest
+    /// blocked on one (a wait, a read of its output, a write to its input, through the
+    /// `wrt_v1` ABI or `wrt:process`) stops within milliseconds; so does a guest running wasm
+    /// (at its next epoch check, within one 5 ms tick), one blocked in a system call that knows
+    /// no deadline (a FIFO's open, a device read: its thread is interrupted every tick). A
+    /// guest sleeping (a `poll_oneoff` or `wasi:clocks` timer), reading the inherited stdin or
+    /// writing to an inherited stream nobody reads stops when that call returns: give such
+    /// runs a timeout as well. A run that starts with a cancelled token
+    /// runs nothing (not even instantiation) and ends with [`crate::Outcome::Cancelled`].
+    pub fn cancel_token(mut self, token: CancelToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Data of the embedder's own for this run (a request's context: its id, its tenant, a
+    /// connection), which the embedder's host functions read with
+    /// [`GuestState::host_data`](crate::GuestState::host_data). Clones of these options share
+    /// it. Default: none.
+    pub fn host_data(mut self, data: Arc<dyn std::any::Any + Send + Sync>) -> Self {
+        self.host_data = Some(data);
+        self
+    }
+
     /// The policy for host programs the guest asks to run (the `wrt_v1` ABI), compiled now
     /// (see [`Policy::compile`]); clones of these options share it. Default: deny every spawn.
     ///
@@ -345,9 +387,41 @@ impl RunOptions {
         self
     }
 
-    /// Appends a JSONL record of every spawn decision and exit to this file. Default: none.
+    /// Appends a JSONL record of every spawn decision and exit to this file, opened for each
+    /// run (replacing [`RunOptions::audit_sink`]). Every record names the guest (`"guest"`)
+    /// and, if set, the request ([`RunOptions::request_id`]). Default: none.
     pub fn audit_log(mut self, path: impl AsRef<Path>) -> Self {
         self.audit_log = Some(path.as_ref().to_owned());
+        self.audit_sink = None;
+        self
+    }
+
+    /// Writes the JSONL records of every spawn decision and exit to `sink`, which the runs of
+    /// a server share (clone it into each run's options; replaces [`RunOptions::audit_log`]):
+    /// each record reaches it whole, never interleaved with another run's, and names its guest
+    /// (`"guest"`) and, if set, its request ([`RunOptions::request_id`]). A record that cannot
+    /// be written fails the spawn it records (docs/policy.md, "Audit log"). Default: none.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use wrt_runtime::wrt_host_spawn::AuditSink;
+    /// use wrt_runtime::RunOptions;
+    ///
+    /// let sink = AuditSink::new(std::io::stderr());
+    /// let per_request = |id: u64| RunOptions::new().audit_sink(sink.clone()).request_id(format!("req-{id}"));
+    /// # drop(per_request(1));
+    /// ```
+    pub fn audit_sink(mut self, sink: AuditSink) -> Self {
+        self.audit_sink = Some(sink);
+        self.audit_log = None;
+        self
+    }
+
+    /// The embedder's id of the request this run serves, written as `"request"` into every
+    /// audit record of the run. Default: none.
+    pub fn request_id(mut self, id: impl Into<String>) -> Self {
+        self.request_id = Some(id.into());
         self
     }
 
@@ -508,17 +582,23 @@ impl RunOptions {
         Ok(())
     }
 
-    /// The spawner of one guest instance.
-    pub(crate) fn spawner(&self) -> Result<Spawner, ConfigError> {
+    /// The spawner of one instance of the guest `guest`.
+    pub(crate) fn spawner(&self, guest: &str) -> Result<Spawner, ConfigError> {
         let mut spawner = Spawner::from_compiled(Arc::clone(&self.policy))
             .with_strategy(self.strategy)
             .strict(self.strict_strategy)
             .with_sandbox(self.child_sandbox_of_preopens())
             .filter_on_spawning_thread(self.filter_on_guest_thread);
-        if let Some(path) = &self.audit_log {
-            let log = wrt_host_spawn::AuditLog::append_to_file(path)
-                .map_err(|reason| ConfigError::AuditLog { path: path.clone(), reason })?;
-            spawner = spawner.with_audit_log(log);
+        let log = match (&self.audit_log, &self.audit_sink) {
+            (Some(path), _) => Some(
+                AuditLog::append_to_file(path)
+                    .map_err(|reason| ConfigError::AuditLog { path: path.clone(), reason })?,
+            ),
+            (None, Some(sink)) => Some(AuditLog::shared(sink)),
+            (None, None) => None,
+        };
+        if let Some(log) = log {
+            spawner = spawner.with_audit_log(log.labelled(guest, self.request_id.clone()));
         }
         Ok(spawner)
     }

@@ -25,6 +25,8 @@ pub enum Outcome {
     TimedOut(Duration),
     /// The guest used all its fuel.
     OutOfFuel(u64),
+    /// The run was cancelled ([`crate::CancelToken::cancel`]).
+    Cancelled,
 }
 
 impl Outcome {

@@ -10,6 +10,7 @@ use std::time::Duration;
 use wasmtime::{Config, Engine, Linker};
 
 use crate::cache::{CacheError, CacheMode};
+use crate::component::link::LinkComponentsFn;
 use crate::deadline::EpochTicker;
 use crate::state::GuestState;
 use crate::sys::memory_creator::GuestMemoryCreator;
@@ -86,7 +87,12 @@ pub struct RuntimeBuilder {
     pub(crate) on_cache_unusable: Option<Arc<CacheUnusableFn>>,
     pub(crate) pool: PoolLimits,
     pub(crate) slab_pool: Option<PoolLimits>,
+    pub(crate) link_modules: Option<Arc<LinkModulesFn>>,
+    pub(crate) link_components: Option<Arc<LinkComponentsFn>>,
 }
+
+/// The function of [`RuntimeBuilder::link_modules`].
+pub(crate) type LinkModulesFn = dyn Fn(&mut Linker<GuestState>) -> wasmtime::Result<()> + Send + Sync;
 
 /// Called once when compiling a guest takes longer than its delay: the guest's name and the
 /// size of its bytes.
@@ -114,6 +120,8 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("on_cache_unusable", &self.on_cache_unusable.as_ref().map(|_| "Fn"))
             .field("pool", &self.pool)
             .field("slab_pool", &self.slab_pool())
+            .field("link_modules", &self.link_modules.as_ref().map(|_| "Fn"))
+            .field("link_components", &self.link_components.as_ref().map(|_| "Fn"))
             .finish()
     }
 }
@@ -204,6 +212,57 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Adds the embedder's own host functions to the linker of core modules, once, when the
+    /// runtime is built: `link` defines them with wasmtime's [`Linker`] (`func_wrap` and the
+    /// rest), and a guest imports them by module and name like WASI's. They run on the guest's
+    /// thread with the run's [`GuestState`] (`Caller<'_, GuestState>`), which gives the run's
+    /// own data ([`GuestState::host_data`]) and, through the caller's exports, the guest's
+    /// memory. Shadowing is refused: a function WASI or the `wrt_v1` ABI already defines makes
+    /// [`RuntimeBuilder::build`] fail. What they do is the embedder's to bound: a timeout or a
+    /// cancel stops the guest only once such a function returns. Default: none.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use wrt_runtime::{RunOptions, Runtime};
+    ///
+    /// # fn main() -> wrt_runtime::Result<()> {
+    /// let runtime = Runtime::builder()
+    ///     .link_modules(|linker| {
+    ///         linker.func_wrap("host", "double", |x: i32| x * 2)?;
+    ///         Ok(())
+    ///     })
+    ///     .build()?;
+    /// let wat = r#"(module (import "host" "double" (func $double (param i32) (result i32)))
+    ///     (func (export "run") (result i32) (call $double (i32.const 21))))"#;
+    /// let guest = runtime.load_bytes("double.wat", wat.as_bytes())?;
+    /// let mut instance = guest.instantiate(&RunOptions::new())?;
+    /// let results = instance.call("run", &[])?;
+    /// assert!(matches!(results.as_deref(), Ok([wrt_runtime::wasmtime::Val::I32(42)])));
+    /// # Ok(()) }
+    /// ```
+    pub fn link_modules(
+        mut self,
+        link: impl Fn(&mut Linker<GuestState>) -> wasmtime::Result<()> + Send + Sync + 'static,
+    ) -> Self {
+        self.link_modules = Some(Arc::new(link));
+        self
+    }
+
+    /// Adds the embedder's own host functions to the linker of components, once, when the
+    /// first component is loaded: `link` defines them with wasmtime's component
+    /// [`Linker`](wasmtime::component::Linker) (`root().func_wrap`, or `instance("pkg:name/iface")`),
+    /// and a component imports them as its WIT says. As with [`RuntimeBuilder::link_modules`],
+    /// shadowing what wrt defines is refused (loading the first component fails), and they
+    /// run on the guest's thread with its [`GuestState`]. Default: none.
+    pub fn link_components(
+        mut self,
+        link: impl Fn(&mut wasmtime::component::Linker<GuestState>) -> wasmtime::Result<()> + Send + Sync + 'static,
+    ) -> Self {
+        self.link_components = Some(Arc::new(link));
+        self
+    }
+
     fn slab_pool(&self) -> PoolLimits {
         self.slab_pool.unwrap_or(PoolLimits::SLABS)
     }
@@ -227,12 +286,24 @@ impl RuntimeBuilder {
             .epoch_interruption(!self.no_timeouts);
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, wasi_of)?;
-        crate::wasi::exit::add_to_linker(&mut linker)?;
-        crate::wasi::deadline::add_to_linker(&mut linker)?;
-        crate::wasi::limits::add_to_linker(&mut linker)?;
-        crate::wasi::stdio::add_to_linker(&mut linker)?;
-        crate::abi::host::add_to_linker(&mut linker)?;
+        // The embedder's functions first, with shadowing then off: one that names a function of
+        // wrt's makes a definition below fail, whatever the embedder did to the setting.
+        if let Some(link) = &self.link_modules {
+            link(&mut linker).map_err(|err| err.context("the embedder's host functions could not be linked"))?;
+            linker.allow_shadowing(false);
+        }
+        let own = |linker: &mut Linker<GuestState>| -> wasmtime::Result<()> {
+            wasmtime_wasi::p1::add_to_linker_sync(linker, wasi_of)?;
+            crate::wasi::exit::add_to_linker(linker)?;
+            crate::wasi::deadline::add_to_linker(linker)?;
+            crate::wasi::limits::add_to_linker(linker)?;
+            crate::wasi::stdio::add_to_linker(linker)?;
+            crate::abi::host::add_to_linker(linker)
+        };
+        own(&mut linker).map_err(|err| match self.link_modules {
+            Some(_) => err.context("an embedder's host function takes the name of one of wrt's"),
+            None => err,
+        })?;
         let ticker = Arc::new(EpochTicker::new(&engine));
         let slabs = MemoryPool::new(!self.allow_fork_copies, self.slab_pool());
         let cache = self.cache.dir().map(|dir| (dir, self.cache_limit.unwrap_or(crate::cache::DEFAULT_CACHE_LIMIT)));

@@ -3,6 +3,7 @@
 pub(crate) mod originals;
 pub(crate) mod p2;
 
+use std::any::Any;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,19 +19,24 @@ use crate::process_service::state::SpawnState;
 use crate::sys::buffer_memory::BufferPool;
 use crate::sys::memory_pool::MemoryPool;
 
-/// The per-guest host state.
-pub(crate) struct GuestState {
+/// The data of a guest's store: what wrt keeps for one run. Opaque, except to host functions
+/// an embedder adds ([`RuntimeBuilder::link_modules`](crate::RuntimeBuilder::link_modules),
+/// [`RuntimeBuilder::link_components`](crate::RuntimeBuilder::link_components)), which
+/// receive it as `Caller<'_, GuestState>` (core modules) or `StoreContextMut<'_, GuestState>`
+/// (components) and read the run's own data from it ([`GuestState::host_data`]).
+pub struct GuestState {
     /// The WASI context: `None` for a guest that imports no WASI function, which never
     /// reaches it (building one costs about a microsecond per run).
     pub(crate) wasi: Option<WasiP1Ctx>,
     /// The WASI 0.2 context and resource table of a component (`None` for a core module).
     pub(crate) p2: Option<p2::P2>,
     pub(crate) limiter: Limiter,
-    /// When the running call must stop, if a timeout is set.
-    pub(crate) deadline: Option<Instant>,
-    /// The same deadline for what runs outside a host call (streams of a component's
-    /// children, stdin): set only when the run has a timeout.
-    pub(crate) deadline_cell: crate::deadline::DeadlineCell,
+    /// When the running call must stop: its deadline, if the run has a timeout, and the run's
+    /// cancel token.
+    pub(crate) stop: crate::stop::Stop,
+    /// The same stop for what runs outside a host call (streams of a component's children,
+    /// stdin): its deadline is set only when the run has a timeout.
+    pub(crate) stop_cell: crate::stop::StopCell,
     /// The guest's children and spawner (the `wrt_v1` ABI).
     pub(crate) spawn: SpawnState,
     /// The message of the guest's last failed `wrt_v1` call, which `last_error` returns.
@@ -45,6 +51,26 @@ pub(crate) struct GuestState {
     pub(crate) memory: Option<wasmtime::Memory>,
     /// Which of a core module's descriptors 1 and 2 write straight to wrt's own streams.
     pub(crate) direct_stdio: crate::stdio::DirectStdio,
+    /// The embedder's data for this run ([`crate::RunOptions::host_data`]).
+    pub(crate) host_data: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for GuestState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuestState").field("guest", &self.spawn.guest).finish_non_exhaustive()
+    }
+}
+
+impl GuestState {
+    /// The data the embedder gave this run ([`crate::RunOptions::host_data`]), if it is a `T`.
+    pub fn host_data<T: Any>(&self) -> Option<&T> {
+        self.host_data.as_deref()?.downcast_ref()
+    }
+
+    /// The guest's name ([`crate::Guest::name`]).
+    pub fn guest_name(&self) -> &str {
+        &self.spawn.guest
+    }
 }
 
 impl GuestState {

@@ -1,5 +1,7 @@
 //! Where a guest's standard streams go.
 
+use crate::embedder_streams::{InputReader, OutputWriter};
+
 /// The guest's standard input.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -11,6 +13,17 @@ pub enum GuestStdin {
     Inherit,
     /// These bytes, then end of file.
     Bytes(Vec<u8>),
+    /// What the embedder's reader gives, read as the guest asks (at most 64 KiB a read, on the
+    /// guest's thread, blocking as long as the reader blocks), then end of file. Children the
+    /// guest starts with an inherited stdin get end of file at once.
+    Reader(InputReader),
+}
+
+impl GuestStdin {
+    /// [`GuestStdin::Reader`] of `reader`.
+    pub fn reader(reader: impl std::io::Read + Send + 'static) -> Self {
+        Self::Reader(InputReader::new(reader))
+    }
 }
 
 /// The guest's standard output or error.
@@ -31,6 +44,20 @@ pub enum GuestOutput {
         /// The most bytes kept.
         limit: usize,
     },
+    /// Handed to the embedder's writer as the guest writes, on the guest's thread (a writer
+    /// that blocks holds the guest), and flushed when the guest flushes and at the end of the
+    /// run; nothing is kept, so the guest may write any amount. The guest's children that
+    /// inherit the stream write into the same writer, through a pipe that a thread of wrt
+    /// copies. A write the writer fails makes the guest's write fail with an I/O error (WASI
+    /// `EIO`), and every later one too, and the report says the stream was truncated.
+    Writer(OutputWriter),
+}
+
+impl GuestOutput {
+    /// [`GuestOutput::Writer`] of `writer`.
+    pub fn writer(writer: impl std::io::Write + Send + 'static) -> Self {
+        Self::Writer(OutputWriter::new(writer))
+    }
 }
 
 /// Where a core module's descriptor 1 or 2 writes.

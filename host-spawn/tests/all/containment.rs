@@ -119,3 +119,34 @@ fn output_returns_at_the_deadline_while_an_escaped_process_holds_stdout() {
     // Nothing in this process contains it (no subreaper): `still_alive` killed it.
     assert!(escaped, "the escaped process {grandchild} died with the child");
 }
+
+/// A kill switch thrown from another thread ends the child its owner is blocked waiting on,
+/// with everything below it (the owner's wait then reaps it), and every child the spawner starts
+/// afterwards ends at birth.
+#[test]
+fn a_kill_switch_ends_the_awaited_child_and_every_later_one() {
+    if !have_setsid() {
+        return;
+    }
+    let _lock = lock();
+    let spawner = spawner();
+    let (mut child, grandchild) = with_escaped_grandchild(&spawner, "setsid sleep 1000");
+    let switch = spawner.kill_switch();
+    let thrower = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        switch.kill_all();
+    });
+    let started = Instant::now();
+    let outcome = child.wait().unwrap();
+    thrower.join().unwrap();
+    assert_eq!(outcome.status.signal(), Some(nix::sys::signal::SIGKILL as i32), "{outcome:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "the wait took {:?}", started.elapsed());
+    assert!(!still_alive(grandchild), "the grandchild {grandchild} in its own session survived");
+    let mut later = spawner.spawn(Command::new("sh").args(["-c", "sleep 1000"])).unwrap();
+    let outcome = later.wait().unwrap();
+    assert_eq!(outcome.status.signal(), Some(nix::sys::signal::SIGKILL as i32), "{outcome:?}");
+    // A switch outliving its spawner does nothing.
+    let orphan = spawner.kill_switch();
+    drop(spawner);
+    orphan.kill_all();
+}

@@ -181,11 +181,10 @@ pub(crate) fn read_buffer(
     };
     let mut scratch = vec![0; (max_len as usize).min(MAX_CHUNK)];
     // A blocking read never answers that it would block.
-    let n =
-        match process_service::io::read_child(&mut state.spawn, state.deadline, handle, stream, false, &mut scratch)? {
-            Ok(read) => read.unwrap_or(0),
-            Err(failure) => return Ok(Err(wit(failure))),
-        };
+    let n = match process_service::io::read_child(&mut state.spawn, &state.stop, handle, stream, false, &mut scratch)? {
+        Ok(read) => read.unwrap_or(0),
+        Err(failure) => return Ok(Err(wit(failure))),
+    };
     if n == 0 {
         return Ok(Ok(None));
     }
@@ -212,7 +211,7 @@ pub(crate) fn write_buffer(
         return Ok(Ok(0));
     }
     let written = view.with_bytes(offset, |bytes| {
-        process_service::io::write_child(&mut state.spawn, state.deadline, handle, false, bytes)
+        process_service::io::write_child(&mut state.spawn, &state.stop, handle, false, bytes)
     })?;
     // A blocking write never answers that it would block.
     Ok(written.map(|n| i32::try_from(n.unwrap_or(0)).unwrap_or(i32::MAX) as u32).map_err(wit))

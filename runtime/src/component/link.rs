@@ -6,11 +6,27 @@ use wasmtime::component::Linker;
 
 use crate::state::GuestState;
 
-/// A linker holding everything a component may import from wrt.
-pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<GuestState>> {
+/// The function of `RuntimeBuilder::link_components`: defines the embedder's own functions.
+pub(crate) type LinkComponentsFn = dyn Fn(&mut Linker<GuestState>) -> wasmtime::Result<()> + Send + Sync;
+
+/// A linker holding everything a component may import from wrt, and the embedder's own
+/// functions (`embedder`). Those are defined first, with shadowing then turned off, so that one
+/// of them that names a function of wrt's makes the linking fail, whatever the embedder's
+/// function did to the linker's settings.
+pub(crate) fn linker(engine: &Engine, embedder: Option<&LinkComponentsFn>) -> wasmtime::Result<Linker<GuestState>> {
     let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-    super::clock::add_to_linker(&mut linker)?;
-    super::process::add_to_linker(&mut linker)?;
+    if let Some(link) = embedder {
+        link(&mut linker).map_err(|err| err.context("the embedder's host functions could not be linked"))?;
+        linker.allow_shadowing(false);
+    }
+    let own = |linker: &mut Linker<GuestState>| -> wasmtime::Result<()> {
+        wasmtime_wasi::p2::add_to_linker_sync(linker)?;
+        super::clock::add_to_linker(linker)?;
+        super::process::add_to_linker(linker)
+    };
+    own(&mut linker).map_err(|err| match embedder {
+        Some(_) => err.context("an embedder's host function takes the name of one of wrt's"),
+        None => err,
+    })?;
     Ok(linker)
 }

@@ -168,7 +168,7 @@ impl Host for GuestState {
             Ok(request) => request,
             Err(err) => return Ok(Err(err)),
         };
-        let spawned = spawn::spawn(&mut self.spawn, self.deadline, &request);
+        let spawned = spawn::spawn(&mut self.spawn, &self.stop, &request);
         self.child_resource(spawned)
     }
 
@@ -183,7 +183,7 @@ impl Host for GuestState {
             return Ok(Err(wit(Failure::new(ErrorCode::InvalidArgument, message))));
         }
         let handles = children.iter().map(|child| self.child_handle(child)).collect::<wasmtime::Result<Vec<_>>>()?;
-        Ok(match wait::wait_any(&mut self.spawn, self.deadline, &handles, until(timeout_ms))? {
+        Ok(match wait::wait_any(&mut self.spawn, &self.stop, &handles, until(timeout_ms))? {
             Ok((index, outcome)) => Ok((index as u32, status_of(&outcome))),
             Err(failure) => Err(wit(failure)),
         })
@@ -195,7 +195,7 @@ impl Host for GuestState {
             Err(err) => return Ok(Err(err)),
         };
         let (cap, room) = (max_output as usize, self.buffer_room());
-        Ok(match spawn::run(&mut self.spawn, self.deadline, room, &request, &stdin, [cap, cap])? {
+        Ok(match spawn::run(&mut self.spawn, &self.stop, room, &request, &stdin, [cap, cap])? {
             Ok(output) => {
                 Ok(Output { status: status_of(&output.outcome), stdout: output.stdout, stderr: output.stderr })
             }
@@ -245,7 +245,7 @@ impl HostChild for GuestState {
         timeout_ms: Option<u64>,
     ) -> wasmtime::Result<Result<Status, Error>> {
         let handle = self.child_handle(&child)?;
-        Ok(match wait::wait(&mut self.spawn, self.deadline, handle, until(timeout_ms))? {
+        Ok(match wait::wait(&mut self.spawn, &self.stop, handle, until(timeout_ms))? {
             Ok(outcome) => Ok(status_of(&outcome)),
             Err(failure) => Err(wit(failure)),
         })
@@ -255,7 +255,7 @@ impl HostChild for GuestState {
         let handle = self.child_handle(&child)?;
         // No time to wait: a child still running is a `TIMEOUT` return, which is `none` here.
         let now = Some(Instant::now());
-        Ok(match wait::wait(&mut self.spawn, self.deadline, handle, now)? {
+        Ok(match wait::wait(&mut self.spawn, &self.stop, handle, now)? {
             Ok(outcome) => Ok(Some(status_of(&outcome))),
             Err(failure) if failure.code == ErrorCode::Timeout => Ok(None),
             Err(failure) => Err(wit(failure)),
@@ -311,7 +311,7 @@ impl HostChild for GuestState {
             Ok(request) => request,
             Err(err) => return Ok(Err(err)),
         };
-        let spawned = spawn::spawn(&mut self.spawn, self.deadline, &request);
+        let spawned = spawn::spawn(&mut self.spawn, &self.stop, &request);
         self.child_resource(spawned)
     }
 

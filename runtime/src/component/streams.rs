@@ -26,9 +26,10 @@ use wrt_host_spawn::{Child, Interest, ReadError, WriteError};
 use super::process::bindings::wrt::process::process::OutputSource;
 use super::process::bindings::wrt::process::types::Error;
 use super::process::wit_fail;
-use crate::deadline::{DeadlineCell, DeadlineExceeded};
+use crate::deadline::DeadlineExceeded;
 use crate::process_service::state::SharedChild;
 use crate::state::GuestState;
+use crate::stop::StopCell;
 
 /// The most bytes one read returns, and one write accepts.
 const CHUNK: usize = 64 << 10;
@@ -37,7 +38,7 @@ const FIRST_NAP: Duration = Duration::from_micros(50);
 const LONGEST_NAP: Duration = Duration::from_millis(5);
 
 /// Waits until `ready` says so, or the sandbox's deadline passed, checking with growing naps.
-async fn wait_until(deadline: &DeadlineCell, mut ready: impl FnMut() -> bool) {
+async fn wait_until(deadline: &StopCell, mut ready: impl FnMut() -> bool) {
     let mut nap = FIRST_NAP;
     loop {
         if ready() || deadline.passed() {
@@ -61,8 +62,8 @@ fn ready_now(child: &SharedChild, wanted: Interest) -> bool {
 }
 
 /// What a stream needs of the guest's state.
-fn parts(state: &mut GuestState) -> (DeadlineCell, Arc<AtomicU64>) {
-    (state.deadline_cell.clone(), Arc::clone(&state.spawn.shared_stream_bytes))
+fn parts(state: &mut GuestState) -> (StopCell, Arc<AtomicU64>) {
+    (state.stop_cell.clone(), Arc::clone(&state.spawn.shared_stream_bytes))
 }
 
 /// Marks stream `index` (0 stdin, 1 stdout, 2 stderr) of `handle` taken, and returns its child.
@@ -136,7 +137,7 @@ pub(crate) fn subscribe_exit(state: &mut GuestState, handle: i32) -> wasmtime::R
     // A released handle cannot reach here (the resource holds it); a handle without an entry
     // would be a broken invariant, answered with a pollable that is ready at once.
     let child = state.spawn.children.get(handle).ok().map(|entry| entry.child.clone());
-    let deadline = state.deadline_cell.clone();
+    let deadline = state.stop_cell.clone();
     let table = state.ctx().table;
     let exit = table.push(ChildExit { child, deadline })?;
     subscribe(table, exit)
@@ -146,7 +147,7 @@ pub(crate) fn subscribe_exit(state: &mut GuestState, handle: i32) -> wasmtime::R
 struct ChildOutput {
     child: SharedChild,
     source: OutputSource,
-    deadline: DeadlineCell,
+    deadline: StopCell,
     bytes: Arc<AtomicU64>,
 }
 
@@ -192,7 +193,7 @@ impl Pollable for ChildOutput {
 /// go out as it drains. Dropping the stream closes the pipe.
 struct ChildInput {
     child: SharedChild,
-    deadline: DeadlineCell,
+    deadline: StopCell,
     bytes: Arc<AtomicU64>,
     pending: Vec<u8>,
     /// A write that failed, reported by the next call.
@@ -273,7 +274,7 @@ impl Drop for ChildInput {
 /// Ready once the child has ended (or at the sandbox's deadline).
 struct ChildExit {
     child: Option<SharedChild>,
-    deadline: DeadlineCell,
+    deadline: StopCell,
 }
 
 #[async_trait::async_trait]

@@ -8,7 +8,8 @@ use wrt_host_spawn::{Child, Interest, ReadError, WriteError, error_chain};
 
 use super::state::SpawnState;
 use super::{Failure, Served};
-use crate::deadline::{DeadlineExceeded, check_deadline};
+use crate::deadline::DeadlineExceeded;
+use crate::stop::Stop;
 
 /// Why a blocking operation on a child stopped without a result.
 enum Blocked<E> {
@@ -26,18 +27,17 @@ enum Blocked<E> {
 fn block_on<T, E>(
     child: &mut Child,
     interest: Interest,
-    deadline: Option<Instant>,
+    stop: &Stop,
     mut op: impl FnMut(&mut Child) -> Result<Option<T>, E>,
 ) -> Result<T, Blocked<E>> {
     loop {
         if let Some(done) = op(child).map_err(Blocked::Op)? {
             return Ok(done);
         }
-        let remaining = match deadline {
-            Some(deadline) if Instant::now() >= deadline => return Err(Blocked::Deadline),
-            Some(deadline) => Some(deadline.saturating_duration_since(Instant::now())),
-            None => None,
-        };
+        if stop.passed() {
+            return Err(Blocked::Deadline);
+        }
+        let remaining = stop.deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
         child.poll(interest, remaining).map_err(Blocked::Poll)?;
     }
 }
@@ -64,7 +64,7 @@ fn read_error(err: &ReadError) -> ErrorCode {
 /// `nonblock`: the count written, `None` when a non-blocking write would block, or a failure.
 pub(crate) fn write_child(
     spawn: &mut SpawnState,
-    sandbox_deadline: Option<Instant>,
+    stop: &Stop,
     handle: i32,
     nonblock: bool,
     bytes: &[u8],
@@ -82,11 +82,9 @@ pub(crate) fn write_child(
             Err(err) => Err(Blocked::Op(err)),
         }
     } else {
-        block_on(&mut entry.child.lock(), stdin, sandbox_deadline, |child| child.try_write_stdin(bytes))
+        block_on(&mut entry.child.lock(), stdin, stop, |child| child.try_write_stdin(bytes))
     };
-    if sandbox_deadline.is_some_and(|d| Instant::now() >= d) {
-        return Err(DeadlineExceeded.into());
-    }
+    stop.check()?;
     match result {
         Ok(n) => {
             spawn.stream_bytes += n as u64;
@@ -103,7 +101,7 @@ pub(crate) fn write_child(
 /// when a non-blocking read would block, or a failure.
 pub(crate) fn read_child(
     spawn: &mut SpawnState,
-    sandbox_deadline: Option<Instant>,
+    stop: &Stop,
     handle: i32,
     stream: i32,
     nonblock: bool,
@@ -130,11 +128,11 @@ pub(crate) fn read_child(
             Err(err) => Err(Blocked::Op(err)),
         }
     } else {
-        block_on(&mut entry.child.lock(), interest, sandbox_deadline, |child| try_read(child, buf))
+        block_on(&mut entry.child.lock(), interest, stop, |child| try_read(child, buf))
     };
     // What a call saw after the deadline (an end of file, because the child's own timeout ended it)
     // never reaches the guest; the guest stops with the timeout.
-    check_deadline(sandbox_deadline)?;
+    stop.check()?;
     match result {
         Ok(n) => {
             spawn.stream_bytes += n as u64;
@@ -150,12 +148,12 @@ pub(crate) fn read_child(
 /// never past the sandbox's). A reaped child's exit is always ready.
 pub(crate) fn poll(
     spawn: &mut SpawnState,
-    sandbox_deadline: Option<Instant>,
+    stop: &Stop,
     handle: i32,
     wanted: Interest,
     user_deadline: Option<Instant>,
 ) -> Served<Interest> {
-    let deadline = crate::deadline::earliest(user_deadline, sandbox_deadline);
+    let deadline = crate::deadline::earliest(user_deadline, stop.deadline);
     let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     let ready = if entry.outcome.is_some() {
         // Reaped already: the exit is ready, and the pipes may still hold output.
@@ -178,6 +176,6 @@ pub(crate) fn poll(
             Err(err) => return Ok(Err(Failure::new(ErrorCode::Io, error_chain(&err)))),
         }
     };
-    check_deadline(sandbox_deadline)?;
+    stop.check()?;
     Ok(Ok(ready))
 }

@@ -12,7 +12,7 @@ use wrt_host_spawn::{ChildStdout, Command, Stdio, error_chain};
 use super::drain::Drain;
 use super::state::{ChildEntry, SpawnState};
 use super::{Failure, Served};
-use crate::deadline::check_deadline;
+use crate::stop::Stop;
 
 /// The command of a request. A stream the child inherits while the guest's own is captured
 /// goes into the same capture, through a pipe and a drain thread.
@@ -23,7 +23,7 @@ use crate::deadline::check_deadline;
 fn to_command(
     request: &SpawnRequest,
     spawn: &mut SpawnState,
-    sandbox_deadline: Option<Instant>,
+    stop: &Stop,
     all_piped: bool,
 ) -> std::io::Result<(Command, Vec<Drain>)> {
     let mut command = Command::new(&request.program);
@@ -65,7 +65,7 @@ fn to_command(
     command.stderr(stderr);
     // A child never outlives the sandbox's deadline: its own timeout ends no later.
     let requested = request.timeout_ms.map(Duration::from_millis);
-    let remaining = sandbox_deadline.map(|d| d.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
+    let remaining = stop.deadline.map(|d| d.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
     if let Some(timeout) = [requested, remaining].into_iter().flatten().min() {
         command.timeout(timeout);
     }
@@ -85,7 +85,9 @@ fn to_command(
 }
 
 /// Starts a checked request under the sandbox's policy: the new child's handle.
-pub(crate) fn spawn(spawn: &mut SpawnState, sandbox_deadline: Option<Instant>, request: &SpawnRequest) -> Served<i32> {
+pub(crate) fn spawn(spawn: &mut SpawnState, stop: &Stop, request: &SpawnRequest) -> Served<i32> {
+    // A cancelled run starts nothing more: its children were killed when it was cancelled.
+    stop.check()?;
     // Every check that can refuse the spawn comes before the program starts: the handle here,
     // then the policy, the concurrency limit and the descriptor budget in the spawner.
     if !spawn.children.has_room(MAX_LIVE_HANDLES) {
@@ -95,7 +97,7 @@ pub(crate) fn spawn(spawn: &mut SpawnState, sandbox_deadline: Option<Instant>, r
         let message = format!("cannot spawn `{}`: {reason}", request.program);
         return Ok(Err(Failure::new(ErrorCode::NoMemory, message)));
     }
-    let (mut command, drains) = match to_command(request, spawn, sandbox_deadline, false) {
+    let (mut command, drains) = match to_command(request, spawn, stop, false) {
         Ok(made) => made,
         Err(err) => return Ok(Err(Failure::new(ErrorCode::Io, format!("cannot capture the child's output: {err}")))),
     };
@@ -186,13 +188,14 @@ pub(crate) struct RunOutput {
 /// truncated).
 pub(crate) fn run(
     spawn: &mut SpawnState,
-    sandbox_deadline: Option<Instant>,
+    stop: &Stop,
     buffer_room: u64,
     request: &SpawnRequest,
     stdin: &[u8],
     caps: [usize; 2],
 ) -> Served<RunOutput> {
-    let (mut command, _) = match to_command(request, spawn, sandbox_deadline, true) {
+    stop.check()?;
+    let (mut command, _) = match to_command(request, spawn, stop, true) {
         Ok(made) => made,
         Err(err) => return Ok(Err(Failure::new(ErrorCode::Io, format!("cannot capture the child's output: {err}")))),
     };
@@ -220,6 +223,6 @@ pub(crate) fn run(
     stdout.truncate(caps[0]);
     stderr.truncate(caps[1]);
     spawn.stream_bytes += (stdin.len() + stdout.len() + stderr.len()) as u64;
-    check_deadline(sandbox_deadline)?;
+    stop.check()?;
     Ok(Ok(RunOutput { outcome, stdout, stderr }))
 }

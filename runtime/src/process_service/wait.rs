@@ -7,7 +7,8 @@ use wrt_host_spawn::{Child, ChildOutcome, WaitError, error_chain};
 
 use super::state::{ChildEntry, SharedChild, SpawnState};
 use super::{Failure, Served};
-use crate::deadline::{check_deadline, earliest};
+use crate::deadline::earliest;
+use crate::stop::Stop;
 
 /// Reaps `entry` if it ended by `deadline` (`None`: wait without limit). Returns whether it
 /// has an outcome.
@@ -26,19 +27,19 @@ fn wait_entry(entry: &mut ChildEntry, deadline: Option<Instant>) -> Result<bool,
 /// its outcome, or a failure (`TIMEOUT` when it is still running).
 pub(crate) fn wait(
     spawn: &mut SpawnState,
-    sandbox_deadline: Option<Instant>,
+    stop: &Stop,
     handle: i32,
     user_deadline: Option<Instant>,
 ) -> Served<ChildOutcome> {
-    let deadline = earliest(user_deadline, sandbox_deadline);
+    let deadline = earliest(user_deadline, stop.deadline);
     let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     let waited = wait_entry(entry, deadline);
-    check_deadline(sandbox_deadline)?;
+    stop.check()?;
     let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     match waited {
         Ok(true) => Ok(Ok(entry.outcome.clone().expect("reaped"))),
         Ok(false) => {
-            check_deadline(sandbox_deadline)?;
+            stop.check()?;
             Ok(Err(Failure::new(ErrorCode::Timeout, format!("child `{handle}` is still running"))))
         }
         Err(err) => Ok(Err(Failure::new(ErrorCode::Io, error_chain(&err)))),
@@ -49,11 +50,11 @@ pub(crate) fn wait(
 /// never past the sandbox's): its index and outcome, or a failure (`TIMEOUT` when none has).
 pub(crate) fn wait_any(
     spawn: &mut SpawnState,
-    sandbox_deadline: Option<Instant>,
+    stop: &Stop,
     handles: &[i32],
     user_deadline: Option<Instant>,
 ) -> Served<(usize, ChildOutcome)> {
-    let deadline = earliest(user_deadline, sandbox_deadline);
+    let deadline = earliest(user_deadline, stop.deadline);
     let entries = match spawn.children.get_many_mut(handles) {
         Ok(entries) => entries,
         Err(bad) => return Ok(Err(Failure::new(ErrorCode::BadHandle, format!("`{bad}` is not a handle")))),
@@ -65,7 +66,7 @@ pub(crate) fn wait_any(
     let waited = wrt_host_spawn::wait_any(&mut children, deadline.map(|d| d.saturating_duration_since(Instant::now())));
     drop(children);
     drop(guards);
-    check_deadline(sandbox_deadline)?;
+    stop.check()?;
     match waited {
         Ok(Some((position, outcome))) => {
             let index = indexes[position];
@@ -75,7 +76,7 @@ pub(crate) fn wait_any(
             Ok(Ok((index, outcome)))
         }
         Ok(None) => {
-            check_deadline(sandbox_deadline)?;
+            stop.check()?;
             Ok(Err(Failure::new(ErrorCode::Timeout, "no child ended before the timeout")))
         }
         Err(err) => Ok(Err(Failure::new(ErrorCode::Io, error_chain(&err)))),

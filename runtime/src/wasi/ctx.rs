@@ -6,11 +6,11 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use super::deadline::{DeadlineStdin, DeadlineStdout};
 use crate::capture::Capture;
-use crate::deadline::DeadlineCell;
 use crate::error::ConfigError;
 use crate::options::RunOptions;
 use crate::preopen::DirAccess;
 use crate::stdio::{GuestOutput, GuestStdin};
+use crate::stop::StopCell;
 
 /// Captured output streams of one guest instance.
 #[derive(Debug, Default)]
@@ -24,7 +24,8 @@ pub(crate) struct Captured {
 pub(crate) fn captures(settings: &RunOptions) -> Captured {
     let capture = |output: &GuestOutput| match output {
         GuestOutput::Capture { limit } => Some(Capture::new(*limit)),
-        _ => None,
+        GuestOutput::Writer(writer) => Some(Capture::writer(writer.clone())),
+        GuestOutput::Inherit | GuestOutput::Null => None,
     };
     Captured { stdout: capture(&settings.stdout), stderr: capture(&settings.stderr) }
 }
@@ -49,7 +50,7 @@ pub(crate) fn check_preopens(settings: &RunOptions) -> Result<(), ConfigError> {
 pub(crate) fn build(
     settings: &RunOptions,
     guest_name: &str,
-    deadline: &DeadlineCell,
+    deadline: &StopCell,
     captured: &Captured,
 ) -> wasmtime::Result<WasiP1Ctx> {
     Ok(builder(settings, guest_name, deadline, captured)?.build_p1())
@@ -63,7 +64,7 @@ pub(crate) fn build(
 pub(crate) fn builder(
     settings: &RunOptions,
     guest_name: &str,
-    deadline: &DeadlineCell,
+    deadline: &StopCell,
     captured: &Captured,
 ) -> wasmtime::Result<WasiCtxBuilder> {
     let mut wasi = WasiCtxBuilder::new();
@@ -97,6 +98,9 @@ pub(crate) fn builder(
         }
         GuestStdin::Bytes(bytes) => {
             wasi.stdin(MemoryInputPipe::new(bytes.clone()));
+        }
+        GuestStdin::Reader(reader) => {
+            wasi.stdin(reader.clone());
         }
     }
     match (&settings.stdout, &captured.stdout) {

@@ -31,8 +31,9 @@ use wasmtime_wasi::cli::{IsTerminal, StdinStream, StdoutStream};
 use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
 
 use super::{limits, original};
-use crate::deadline::{DeadlineCell, DeadlineExceeded};
+use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
+use crate::stop::StopCell;
 
 /// Size of a WASI preview 1 `subscription`, and offsets in it.
 const SUBSCRIPTION: u64 = 48;
@@ -60,8 +61,11 @@ fn poll_oneoff(
         return Ok(errno);
     }
     let args = [subscriptions, events, count, event_count].map(Val::I32);
-    let Some(deadline) = caller.data().deadline else {
-        return original::call(&mut caller, "poll_oneoff", &args);
+    let Some(deadline) = caller.data().stop.deadline else {
+        let errno = original::call(&mut caller, "poll_oneoff", &args)?;
+        // A run cancelled while it slept stops when the sleep returns.
+        caller.data().stop.check()?;
+        return Ok(errno);
     };
     let Some(remaining) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
         return Err(DeadlineExceeded.into());
@@ -71,9 +75,7 @@ fn poll_oneoff(
     let result = original::call(&mut caller, "poll_oneoff", &args);
     restore(&mut caller, &shortened);
     let errno = result?;
-    if Instant::now() >= deadline {
-        return Err(DeadlineExceeded.into());
-    }
+    caller.data().stop.check()?;
     Ok(errno)
 }
 
@@ -132,7 +134,7 @@ fn restore(caller: &mut Caller<'_, GuestState>, shortened: &[(usize, u64)]) {
 /// The host's stdin, for a guest with a deadline.
 pub(crate) struct DeadlineStdin<S> {
     pub(crate) inner: S,
-    pub(crate) deadline: DeadlineCell,
+    pub(crate) deadline: StopCell,
 }
 
 impl<S: IsTerminal> IsTerminal for DeadlineStdin<S> {
@@ -153,7 +155,7 @@ impl<S: StdinStream> StdinStream for DeadlineStdin<S> {
 
 struct DeadlineInput {
     inner: Box<dyn InputStream>,
-    deadline: DeadlineCell,
+    deadline: StopCell,
 }
 
 #[async_trait::async_trait]
@@ -182,7 +184,7 @@ impl Pollable for DeadlineInput {
 pub(crate) struct DeadlineStdout<S> {
     /// A handle to the stream (`std::io::stdout` or `std::io::stderr`).
     pub(crate) handle: fn() -> S,
-    pub(crate) deadline: DeadlineCell,
+    pub(crate) deadline: StopCell,
 }
 
 /// A write that fits a pipe with room for anything: Linux reports a pipe writable when one page
@@ -215,7 +217,7 @@ where
 /// socket (only those can fill up and block a writer for good), the plain stream otherwise.
 struct LazyStream<S> {
     handle: fn() -> S,
-    deadline: DeadlineCell,
+    deadline: StopCell,
     inner: Option<Box<dyn OutputStream>>,
 }
 
@@ -270,7 +272,7 @@ where
 /// Writes to a pipe or socket without ever blocking past the deadline.
 struct DeadlineWriter<S> {
     out: S,
-    deadline: DeadlineCell,
+    deadline: StopCell,
 }
 
 impl<S: AsFd> DeadlineWriter<S> {

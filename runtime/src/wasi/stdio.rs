@@ -26,7 +26,6 @@
 
 use std::io::{IoSlice, Write};
 use std::os::fd::AsFd;
-use std::time::Instant;
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -36,6 +35,7 @@ use super::original;
 use crate::deadline::DeadlineExceeded;
 use crate::state::GuestState;
 use crate::stdio::Stream;
+use crate::stop::Stop;
 
 /// The most buffers one call writes (Linux's `IOV_MAX`); the rest of a longer list is left for
 /// the guest's next call, which the short count tells it to make.
@@ -78,7 +78,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result
 fn fd_write(mut caller: Caller<'_, GuestState>, fd: i32, iovs: i32, count: i32, written: i32) -> wasmtime::Result<i32> {
     let direct = match caller.data().direct_stdio.stream(fd) {
         Stream::Wasi => false,
-        Stream::Host => caller.data().deadline.is_none() || crate::sys::interrupt::install(),
+        Stream::Host => !caller.data().stop.is_set() || crate::sys::interrupt::install(),
         Stream::Discard => true,
     };
     if direct && let Some(result) = write_direct(&mut caller, fd, iovs, count, written) {
@@ -101,7 +101,7 @@ fn write_direct(
         Some(memory) => memory,
         None => caller.get_export("memory")?.into_memory()?,
     };
-    let deadline = caller.data().deadline;
+    let stop = caller.data().stop.clone();
     let data = memory.data(&*caller);
     let (iovs, written) = (iovs.cast_unsigned() as usize, written.cast_unsigned() as usize);
     let count = (count.cast_unsigned() as usize).min(MAX_BUFFERS);
@@ -130,12 +130,12 @@ fn write_direct(
                     // Bytes wrt itself printed go first, as they would through WASI's own.
                     let _ = stdout.flush();
                     let piece = known.unwrap_or_else(|| piece_for(&stdout));
-                    (write_all(&stdout, &mut buffers, piece, deadline), piece)
+                    (write_all(&stdout, &mut buffers, piece, &stop), piece)
                 }
                 _ => {
                     let stderr = std::io::stderr().lock();
                     let piece = known.unwrap_or_else(|| piece_for(&stderr));
-                    (write_all(&stderr, &mut buffers, piece, deadline), piece)
+                    (write_all(&stderr, &mut buffers, piece, &stop), piece)
                 }
             };
             caller.data_mut().direct_stdio.pieces[at] = Some(piece);
@@ -161,14 +161,9 @@ enum Failure {
 }
 
 /// Writes every byte of `buffers` to `out`, at most `piece` bytes a call, blocking as long as it
-/// takes or until `deadline`.
-fn write_all(
-    out: &impl AsFd,
-    mut buffers: &mut [IoSlice<'_>],
-    piece: usize,
-    deadline: Option<Instant>,
-) -> Result<(), Failure> {
-    let past_deadline = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
+/// takes or until the call must `stop` (its deadline, or a cancel).
+fn write_all(out: &impl AsFd, mut buffers: &mut [IoSlice<'_>], piece: usize, stop: &Stop) -> Result<(), Failure> {
+    let past_deadline = || stop.passed();
     while !buffers.is_empty() {
         let whole = buffers.iter().scan(0, |sum, b| {
             *sum += b.len();

@@ -37,7 +37,7 @@ pub(super) fn write(mut caller: Caller<'_, GuestState>, handle: i32, ptr: i32, l
 /// the count written, or an error return.
 pub(in crate::abi) fn write_child(state: &mut GuestState, handle: i32, flags: i32, bytes: &[u8]) -> Result<i32> {
     let nonblock = flags & NONBLOCK != 0;
-    let served = process_service::io::write_child(&mut state.spawn, state.deadline, handle, nonblock, bytes);
+    let served = process_service::io::write_child(&mut state.spawn, &state.stop, handle, nonblock, bytes);
     count_or_code(state, served)
 }
 
@@ -92,7 +92,7 @@ pub(in crate::abi) fn read_child(
     buf: &mut [u8],
 ) -> Result<i32> {
     let nonblock = flags & NONBLOCK != 0;
-    let served = process_service::io::read_child(&mut state.spawn, state.deadline, handle, stream, nonblock, buf);
+    let served = process_service::io::read_child(&mut state.spawn, &state.stop, handle, stream, nonblock, buf);
     count_or_code(state, served)
 }
 
@@ -107,7 +107,7 @@ pub(super) fn poll(mut caller: Caller<'_, GuestState>, handle: i32, interest: i3
         stderr: interest as u32 & INTEREST_STDERR != 0,
         exit: interest as u32 & INTEREST_EXITED != 0,
     };
-    let ready = match process_service::io::poll(&mut state.spawn, state.deadline, handle, wanted, until(timeout_ms))? {
+    let ready = match process_service::io::poll(&mut state.spawn, &state.stop, handle, wanted, until(timeout_ms))? {
         Ok(ready) => ready,
         Err(failure) => return Ok(state.fail_with(failure)),
     };

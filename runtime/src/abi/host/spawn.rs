@@ -21,7 +21,7 @@ pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i
         );
         let request =
             try_request!(state, request::program_bytes(bytes), request::decode(bytes), "malformed spawn request");
-        Ok(match process_service::spawn::spawn(&mut state.spawn, state.deadline, &request)? {
+        Ok(match process_service::spawn::spawn(&mut state.spawn, &state.stop, &request)? {
             Ok(handle) => handle,
             Err(failure) => state.fail_with(failure),
         })
@@ -80,7 +80,7 @@ pub(super) fn run(
         let request = try_request!(state, &program, request::decode(bytes), "malformed spawn request");
         let caps = [stdout_range.len(), stderr_range.len()];
         let room = state.buffer_room();
-        let output = match process_service::spawn::run(&mut state.spawn, state.deadline, room, &request, stdin, caps)? {
+        let output = match process_service::spawn::run(&mut state.spawn, &state.stop, room, &request, stdin, caps)? {
             Ok(output) => output,
             Err(failure) => return Ok(state.fail_with(failure)),
         };

@@ -20,7 +20,7 @@ pub(super) fn wait(mut caller: Caller<'_, GuestState>, handle: i32, timeout_ms: 
             memory::range(data.len(), status_ptr, STATUS_LEN as i32),
             "status record at {status_ptr:#x} is outside linear memory"
         );
-        match process_service::wait::wait(&mut state.spawn, state.deadline, handle, until(timeout_ms))? {
+        match process_service::wait::wait(&mut state.spawn, &state.stop, handle, until(timeout_ms))? {
             Ok(outcome) => {
                 data[status_range].copy_from_slice(&status::encode(&outcome));
                 Ok(0)
@@ -53,7 +53,7 @@ pub(super) fn wait_any(
             memory::range(data.len(), status_ptr, STATUS_LEN as i32),
             "status record at {status_ptr:#x} is outside linear memory"
         );
-        match process_service::wait::wait_any(&mut state.spawn, state.deadline, &handles, until(timeout_ms))? {
+        match process_service::wait::wait_any(&mut state.spawn, &state.stop, &handles, until(timeout_ms))? {
             Ok((index, outcome)) => {
                 data[status_range].copy_from_slice(&status::encode(&outcome));
                 Ok(index as i32)
