@@ -49,6 +49,13 @@ pub(crate) fn enter() -> Option<EnterGuard<'static>> {
     own().map(Runtime::enter)
 }
 
+/// Enters wrt's runtime on this thread until the guard is dropped, whatever runtime the thread
+/// is in: for each poll of an asynchronous run, whose WASI calls then take their timers and
+/// blocking work to wrt's runtime, not to the embedder's (which may lack a time driver).
+pub(crate) fn enter_own() -> Option<EnterGuard<'static>> {
+    own().map(Runtime::enter)
+}
+
 /// Marks the thread as inside [`blocking`] until dropped.
 struct MayBlock(bool);
 

@@ -57,6 +57,8 @@ pub struct CancelToken {
 struct Shared {
     cancelled: AtomicBool,
     runs: Mutex<Runs>,
+    /// Wakes the asynchronous runs waiting in [`CancelToken::cancelled`].
+    wake: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -94,15 +96,28 @@ impl CancelToken {
     /// return at once). Returns at once; the runs end on their own threads.
     pub fn cancel(&self) {
         self.shared.cancelled.store(true, Ordering::SeqCst);
+        self.shared.wake.notify_waiters();
         let mut runs = self.lock();
         for run in &mut runs.entries {
             run.children.kill_all();
+            // A guest computing on a fiber stops at its next check.
+            run.ticker.bump();
             if let (Some(thread), None) = (run.call, &run.ticking) {
                 // Could the ticker not start, the guest still stops at its next host call.
                 run.ticking = run.ticker.tick_on(Instant::now(), thread).ok();
-                run.ticker.bump();
             }
         }
+    }
+
+    /// Returns once the token is cancelled (at once if it is already).
+    pub(crate) async fn cancelled(&self) {
+        let mut notified = std::pin::pin!(self.shared.wake.notified());
+        // Registered before the flag is read: a cancel between the two still wakes it.
+        notified.as_mut().enable();
+        if self.is_cancelled() {
+            return;
+        }
+        notified.await;
     }
 
     /// Whether [`CancelToken::cancel`] was called.

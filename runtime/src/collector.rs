@@ -15,6 +15,7 @@ use wasmtime::{AsContextMut, Caller, TypedFunc};
 use crate::external::accountant::Kind;
 use crate::external::buffer::{DEFAULT_EXTERNAL_LIMIT, MAX_BUFFER, Storage};
 use crate::external::error::{AllocError, Shortfall};
+use crate::host_fn::{Mode, call_wasm};
 use crate::state::GuestState;
 use wrt_abi::consts::MAX_LIVE_BUFFERS;
 
@@ -31,6 +32,10 @@ pub(crate) const SAVE_ALLOWANCE: u64 = 4 << 20;
 fn charged(saved: u64) -> u64 {
     saved.saturating_sub(SAVE_ALLOWANCE)
 }
+
+/// What a caller of [`reserve`] runs once before the first full collection, to copy its sources
+/// out of linear memory.
+pub(crate) type Save<'a> = &'a mut (dyn FnMut(&mut Caller<'_, GuestState>) + Send);
 
 /// The guest's collector hook, looked up once per instance. An export of another type is not
 /// a collector.
@@ -59,25 +64,28 @@ fn can_collect(caller: &mut Caller<'_, GuestState>) -> bool {
 /// # Errors
 ///
 /// A trap in the guest's collector, or the sandbox's deadline passing in it.
-pub(crate) fn collect(caller: &mut Caller<'_, GuestState>, kind: Kind) -> wasmtime::Result<()> {
+pub(crate) async fn collect(caller: &mut Caller<'_, GuestState>, kind: Kind) -> wasmtime::Result<()> {
     if caller.data().external.accountant.collecting {
         return Ok(());
     }
     caller.data_mut().external.accountant.collecting = true;
     let start = Instant::now();
-    let result = run_collectors(caller, kind);
+    let result = run_collectors(caller, kind).await;
     let accountant = &mut caller.data_mut().external.accountant;
     accountant.collecting = false;
     accountant.collected(kind, start.elapsed());
     result
 }
 
-fn run_collectors(caller: &mut Caller<'_, GuestState>, kind: Kind) -> wasmtime::Result<()> {
+async fn run_collectors(caller: &mut Caller<'_, GuestState>, kind: Kind) -> wasmtime::Result<()> {
     if let Some(gc) = guest_gc(caller) {
-        gc.call(caller.as_context_mut(), kind as i32)?;
+        call_wasm(caller.as_context_mut(), &gc, kind as i32).await?;
     }
     if caller.data().external.accountant.ledger.refs() > 0 {
-        caller.gc(None)?;
+        match caller.data().mode {
+            Mode::Sync => caller.gc(None)?,
+            Mode::Async => caller.gc_async(None).await?,
+        }
     }
     Ok(())
 }
@@ -104,9 +112,9 @@ impl Room {
     /// # Errors
     ///
     /// As [`collect`].
-    pub(crate) fn finish(self, caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<()> {
+    pub(crate) async fn finish(self, caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<()> {
         match self.pending {
-            Some(kind) if can_collect(caller) => collect(caller, kind),
+            Some(kind) if can_collect(caller) => collect(caller, kind).await,
             _ => Ok(()),
         }
     }
@@ -129,14 +137,14 @@ impl Room {
 /// # Errors
 ///
 /// As [`collect`].
-pub(crate) fn reserve(
+pub(crate) async fn reserve(
     caller: &mut Caller<'_, GuestState>,
     len: Option<usize>,
     handle: bool,
     save_len: u64,
-    save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
+    save: Save<'_>,
 ) -> wasmtime::Result<Result<Room, AllocError>> {
-    let reserved = reserve_collecting(caller, len, handle, save_len, save)?;
+    let reserved = reserve_collecting(caller, len, handle, save_len, save).await?;
     if let Err(err) = &reserved {
         count_refusal(caller.data_mut(), err);
     }
@@ -153,12 +161,12 @@ fn count_refusal(state: &mut GuestState, err: &AllocError) {
 }
 
 /// [`reserve`], without counting its refusals.
-fn reserve_collecting(
+async fn reserve_collecting(
     caller: &mut Caller<'_, GuestState>,
     len: Option<usize>,
     handle: bool,
     save_len: u64,
-    save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
+    save: Save<'_>,
 ) -> wasmtime::Result<Result<Room, AllocError>> {
     let bytes = len.unwrap_or(0);
     if bytes > MAX_BUFFER {
@@ -211,7 +219,7 @@ fn reserve_collecting(
             save(caller);
             saved = save_len;
         }
-        collect(caller, Kind::Full)?;
+        collect(caller, Kind::Full).await?;
         full_collections += 1;
         trimmed = false;
     }
@@ -222,14 +230,14 @@ fn reserve_collecting(
 /// # Errors
 ///
 /// As [`collect`].
-pub(crate) fn allocate(
+pub(crate) async fn allocate(
     caller: &mut Caller<'_, GuestState>,
     len: usize,
     handle: bool,
     save_len: u64,
-    save: &mut dyn FnMut(&mut Caller<'_, GuestState>),
+    save: Save<'_>,
 ) -> wasmtime::Result<Result<(Storage, Room), AllocError>> {
-    let room = match reserve(caller, Some(len), handle, save_len, save)? {
+    let room = match reserve(caller, Some(len), handle, save_len, save).await? {
         Ok(room) => room,
         Err(ret) => return Ok(Err(ret)),
     };

@@ -18,7 +18,7 @@ use wasmtime::{Engine, EngineWeak};
 use crate::sys::interrupt;
 
 /// How often the epoch advances while a call with a deadline runs.
-const TICK: Duration = Duration::from_millis(5);
+pub(crate) const TICK: Duration = Duration::from_millis(5);
 
 /// The error that stops a guest at its deadline. Mapped to [`crate::Outcome::TimedOut`].
 #[derive(Debug, thiserror::Error)]
@@ -97,7 +97,18 @@ impl EpochTicker {
     /// [`EpochTicker::tick`] for a call running on `thread`, from any thread: the guard must
     /// be dropped once that call has returned (a cancel starts the ticker this way).
     pub(crate) fn tick_on(&self, deadline: Instant, thread: Pthread) -> std::io::Result<Ticking> {
-        let interrupts = interrupt::install();
+        self.start_ticking(Some((deadline, thread)))
+    }
+
+    /// Ticks until the returned guard is dropped, interrupting no thread: for a call that runs
+    /// on a fiber (an asynchronous run), which yields at every tick and may move between
+    /// threads.
+    pub(crate) fn tick_anywhere(&self) -> std::io::Result<Ticking> {
+        self.start_ticking(None)
+    }
+
+    fn start_ticking(&self, interrupted: Option<(Instant, Pthread)>) -> std::io::Result<Ticking> {
+        let interrupts = interrupted.filter(|_| interrupt::install());
         let mut state = self.shared.lock();
         if !state.started {
             let shared = Arc::clone(&self.shared);
@@ -108,7 +119,7 @@ impl EpochTicker {
         state.active += 1;
         let id = state.next_id;
         state.next_id += 1;
-        if interrupts {
+        if let Some((deadline, thread)) = interrupts {
             state.calls.push(Call { id, thread, deadline, interrupted: false });
         }
         if state.active == 1 && state.idle {

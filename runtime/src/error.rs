@@ -113,6 +113,21 @@ pub enum InstantiateError {
         /// The guest's name.
         guest: String,
     },
+    /// A synchronous call (`run_start`, `invoke`, `call`, `typed_call`) of an instance made for
+    /// asynchronous runs ([`crate::Guest::instantiate_async`]), or an asynchronous call of one
+    /// made for synchronous runs.
+    #[error(
+        "guest `{}` was instantiated for {} runs: call its `{}` methods",
+        Shown::new(.guest),
+        if *.asynchronous { "asynchronous" } else { "synchronous" },
+        if *.asynchronous { "*_async" } else { "synchronous" }
+    )]
+    WrongMode {
+        /// The guest's name.
+        guest: String,
+        /// Whether the instance was made for asynchronous runs.
+        asynchronous: bool,
+    },
     /// The guest imports something wrt does not provide.
     #[error("guest `{}` imports `{}::{}`, which wrt does not provide", Shown::new(.guest), Shown::new(.module), Shown::new(.name))]
     UnknownImport {

@@ -1,6 +1,9 @@
 //! A compiled guest module, linked once, run any number of times.
 
+use std::sync::{Arc, OnceLock};
+
 use crate::error::InstantiateError;
+use crate::host_fn::Mode;
 use crate::runtime::Runtime;
 use crate::state::GuestState;
 use crate::value::WasmType;
@@ -26,9 +29,21 @@ pub(crate) enum Code {
         wasi: bool,
         /// The WASI command entry points, `_start` then the empty name, looked up once.
         entry: [Option<wasmtime::ModuleExport>; 2],
+        /// The module linked for asynchronous runs, on the first one.
+        linked_async: Arc<OnceLock<wasmtime::InstancePre<GuestState>>>,
     },
     /// A `wasi:cli/command` component (WASI 0.2).
-    Component(wasmtime_wasi::p2::bindings::sync::CommandPre<GuestState>),
+    Component {
+        pre: wasmtime_wasi::p2::bindings::sync::CommandPre<GuestState>,
+        /// The component linked for asynchronous runs, on the first one.
+        linked_async: Arc<OnceLock<wasmtime_wasi::p2::bindings::CommandPre<GuestState>>>,
+    },
+}
+
+/// A guest linked for asynchronous runs.
+pub(crate) enum AsyncCode<'a> {
+    Module(&'a wasmtime::InstancePre<GuestState>),
+    Component(&'a wasmtime_wasi::p2::bindings::CommandPre<GuestState>),
 }
 
 impl std::fmt::Debug for Guest {
@@ -49,7 +64,7 @@ impl Guest {
     pub fn export_params(&self, name: &str) -> crate::Result<Vec<WasmType>> {
         let pre = match &self.code {
             Code::Module { pre, .. } => pre,
-            Code::Component(_) => return Err(InstantiateError::InvokeComponent { guest: self.name.clone() }.into()),
+            Code::Component { .. } => return Err(InstantiateError::InvokeComponent { guest: self.name.clone() }.into()),
         };
         let module = pre.module();
         match module.get_export(name) {
@@ -70,7 +85,30 @@ impl Guest {
 
     /// Whether the guest is a component (a `wasi:cli/command`), rather than a core module.
     pub fn is_component(&self) -> bool {
-        matches!(self.code, Code::Component(_))
+        matches!(self.code, Code::Component { .. })
+    }
+
+    /// The guest linked for asynchronous runs: on the first, with the runtime's linker of
+    /// asynchronous runs (another thread may link it meanwhile: either copy serves).
+    pub(crate) fn linked_async(&self) -> crate::Result<AsyncCode<'_>> {
+        let runtime = &self.runtime;
+        Ok(match &self.code {
+            Code::Module { pre, linked_async, .. } => AsyncCode::Module(match linked_async.get() {
+                Some(linked) => linked,
+                None => {
+                    let linked = runtime.link(&self.name, pre.module(), Mode::Async)?;
+                    linked_async.get_or_init(|| linked)
+                }
+            }),
+            Code::Component { pre, linked_async } => AsyncCode::Component(match linked_async.get() {
+                Some(linked) => linked,
+                None => {
+                    let component = pre.instance_pre().component();
+                    let linked = runtime.link_component(&self.name, component, Mode::Async)?;
+                    linked_async.get_or_init(|| linked)
+                }
+            }),
+        })
     }
 
     /// Whether the compiled code came from the on-disk cache.

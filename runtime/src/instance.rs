@@ -13,6 +13,7 @@ use crate::deadline::{DeadlineExceeded, EpochTicker, Ticking};
 use crate::error::{ConfigError, InstantiateError, chained, wasmtime_causes};
 use crate::external::accountant::Accountant;
 use crate::guest::{Code, Guest};
+use crate::host_fn::{Mode, call_wasm, now};
 use crate::limiter::Limiter;
 use crate::options::RunOptions;
 use crate::outcome::{Outcome, TrapInfo};
@@ -25,6 +26,8 @@ use crate::stdio::{DirectStdio, Stream};
 use crate::stop::{self, Cancelled, Stop, StopCell};
 use crate::value::{WasmType, WasmValue};
 use crate::wasi::ctx::{self as wasi_ctx, Captured};
+
+mod asynchronous;
 
 /// What a finished run returns: how it ended and what it wrote to captured streams.
 #[derive(Debug, Clone)]
@@ -102,6 +105,8 @@ enum State {
     Ready(wasmtime::Instance),
     /// A component, ready to run `wasi:cli/run`.
     Command(Box<Command>),
+    /// A component of an asynchronous run, ready to run `wasi:cli/run`.
+    CommandAsync(Box<wasmtime_wasi::p2::bindings::Command>),
     /// Instantiation or a call stopped the guest.
     Ended(Outcome),
 }
@@ -112,9 +117,9 @@ enum State {
 /// inside a tokio runtime too: in a multi-thread runtime's task (or its `block_on`) the guest
 /// runs on the same thread through `tokio::task::block_in_place`, which hands the thread's
 /// other tasks to another worker; in a current-thread runtime it runs on a thread of its own,
-/// started and joined for each call. A server with many runs in flight does better to run each
-/// in `tokio::task::spawn_blocking`, which keeps its workers free. The guest's WASI calls use
-/// wrt's own runtime, never the caller's.
+/// started and joined for each call. A server with many runs in flight does better with
+/// [`Guest::run_async`], which holds no thread while the guest waits. The guest's WASI calls
+/// use wrt's own runtime, never the caller's.
 impl Guest {
     /// Creates an instance in a fresh store with `options`, ready to run.
     ///
@@ -182,6 +187,25 @@ impl std::fmt::Debug for Instance {
 
 impl Instance {
     pub(crate) fn new(guest: &Guest, options: &RunOptions) -> crate::Result<Self> {
+        let mut this = Self::prepare(guest, options, Mode::Sync)?;
+        if this.cancelled_before_start() {
+            return Ok(this);
+        }
+        // Instantiation runs wasm (the start function; data and element segments), under the
+        // same deadline and fuel as the first call.
+        let instantiated = match &guest.code {
+            Code::Module { pre, .. } => this.enter(|store| pre.instantiate(store).map(State::Ready)),
+            Code::Component { pre, .. } => {
+                this.enter(|store| pre.instantiate(store).map(|c| State::Command(Box::new(c))))
+            }
+        };
+        this.instantiated(instantiated, guest, options)?;
+        Ok(this)
+    }
+
+    /// An instance of `guest` with `options`, for runs of `mode`, before instantiation (its
+    /// state a placeholder until then); ended, cancelled, when its cancel token already is.
+    fn prepare(guest: &Guest, options: &RunOptions, mode: Mode) -> crate::Result<Self> {
         let started = Instant::now();
         // Instantiation may run guest code (a start function) and build WASI streams.
         let _tokio = crate::ambient::enter();
@@ -206,11 +230,11 @@ impl Instance {
         let (mut wasi, mut p2) = (None, None);
         match &guest.code {
             Code::Module { wasi: true, .. } => {
-                wasi = Some(wasi_ctx::build(options, &guest.name, &stop_cell, &captured)?);
+                wasi = Some(wasi_ctx::build(options, &guest.name, &stop_cell, &captured, mode)?);
             }
             Code::Module { .. } => {}
-            Code::Component(_) => {
-                let ctx = wasi_ctx::builder(options, &guest.name, &stop_cell, &captured)?.build();
+            Code::Component { .. } => {
+                let ctx = wasi_ctx::builder(options, &guest.name, &stop_cell, &captured, mode)?.build();
                 p2 = Some(P2::new(ctx));
             }
         }
@@ -245,7 +269,7 @@ impl Instance {
         let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
         let instances = match guest.code {
             Code::Module { .. } => crate::limiter::MODULE_INSTANCES,
-            Code::Component(_) => crate::limiter::COMPONENT_INSTANCES,
+            Code::Component { .. } => crate::limiter::COMPONENT_INSTANCES,
         };
         let limiter = Limiter::new(options.max_memory, Arc::clone(&external.pool), instances);
         let state = GuestState {
@@ -261,15 +285,16 @@ impl Instance {
             external,
             wasi_originals: None,
             host_data: options.host_data.clone(),
+            mode,
         };
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.limiter);
         if !runtime.settings.no_timeouts {
-            stop::install(&mut store, |state: &GuestState| &state.stop);
+            stop::install(&mut store, |state: &GuestState| &state.stop, mode == Mode::Async);
         }
         if let Code::Module { wasi: true, .. } = guest.code {
             let trampoline = Arc::clone(&runtime.wasi_trampoline);
-            store.data_mut().wasi_originals = Some(Originals::new(&runtime.linker, &trampoline));
+            store.data_mut().wasi_originals = Some(Originals::new(guest.runtime.linker(mode)?, &trampoline));
         }
         let mut this = Self {
             store,
@@ -284,7 +309,7 @@ impl Instance {
             metering: runtime.settings.fuel,
             entry: match &guest.code {
                 Code::Module { entry, .. } => *entry,
-                Code::Component(_) => [None, None],
+                Code::Component { .. } => [None, None],
             },
             timeout: options.timeout,
             started,
@@ -295,14 +320,25 @@ impl Instance {
         };
         if options.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
             this.state = State::Ended(Outcome::Cancelled);
-            return Ok(this);
         }
-        // Instantiation runs wasm (the start function; data and element segments), under the
-        // same deadline and fuel as the first call.
-        let instantiated = match &guest.code {
-            Code::Module { pre, .. } => this.enter(|store| pre.instantiate(store).map(State::Ready)),
-            Code::Component(pre) => this.enter(|store| pre.instantiate(store).map(|c| State::Command(Box::new(c)))),
-        };
+        Ok(this)
+    }
+
+    /// Whether [`Instance::prepare`] found the run's token cancelled: the instance has ended
+    /// without instantiating anything.
+    fn cancelled_before_start(&self) -> bool {
+        matches!(self.state, State::Ended(Outcome::Cancelled))
+    }
+
+    /// Takes the result of instantiation: the instance is ready, or ended by its start
+    /// function; a failure to instantiate is the error.
+    fn instantiated(
+        &mut self,
+        instantiated: wasmtime::Result<Result<State, Outcome>>,
+        guest: &Guest,
+        options: &RunOptions,
+    ) -> crate::Result<()> {
+        let this = self;
         match instantiated {
             Ok(Ok(ready)) => {
                 if let State::Ready(instance) = &ready {
@@ -329,7 +365,7 @@ impl Instance {
                 });
             }
         }
-        Ok(this)
+        Ok(())
     }
 
     /// How the guest ended, if it has: at instantiation (its start function trapped, exited,
@@ -337,7 +373,7 @@ impl Instance {
     /// `proc_exit`). Such an instance runs nothing more.
     pub fn ended(&self) -> Option<&Outcome> {
         match &self.state {
-            State::Ready(_) | State::Command(_) => None,
+            State::Ready(_) | State::Command(_) | State::CommandAsync(_) => None,
             State::Ended(outcome) => Some(outcome),
         }
     }
@@ -359,10 +395,16 @@ impl Instance {
                     run.call_run(store).map(|result| Outcome::Exited(if result.is_ok() { 0 } else { 1 }))
                 });
             }
+            State::CommandAsync(_) => return Err(self.wrong_mode()),
             State::Ended(outcome) => return Ok(outcome.clone()),
         };
-        let func = self
-            .entry
+        let func = self.start_func(instance)?;
+        self.run_call(|store| func.call(store, ()).map(|()| Outcome::Exited(0)))
+    }
+
+    /// The guest's command entry point (`_start`, or the empty-named export).
+    fn start_func(&mut self, instance: wasmtime::Instance) -> Result<wasmtime::TypedFunc<(), ()>, InstantiateError> {
+        self.entry
             .iter()
             .flatten()
             .find_map(|export| {
@@ -373,8 +415,7 @@ impl Instance {
                 guest: self.guest_name.clone(),
                 export: "_start".into(),
                 functions: self.exported_functions(),
-            })?;
-        self.run_call(|store| func.call(store, ()).map(|()| Outcome::Exited(0)))
+            })
     }
 
     /// Calls the exported function `name` with `args` as its parameters and returns the
@@ -422,7 +463,7 @@ impl Instance {
         }
         let init = self.initializer(instance);
         self.run_call(|store| {
-            initialize(store, init)?;
+            now(initialize(store, init))?;
             func.call(&mut *store, &params, &mut results)?;
             Ok(Outcome::Returned(results.iter().filter_map(WasmValue::from_val).collect()))
         })
@@ -464,7 +505,7 @@ impl Instance {
         let mut results: Vec<Val> = ty.results().map(|ty| Val::default_for_ty(&ty).unwrap_or(Val::I32(0))).collect();
         let init = self.initializer(instance);
         let called = self.enter(|store| {
-            initialize(store, init)?;
+            now(initialize(store, init))?;
             func.call(&mut *store, params, &mut results)
         })?;
         Ok(match called {
@@ -495,7 +536,7 @@ impl Instance {
         let typed = func.typed::<P, R>(&self.store)?;
         let init = self.initializer(instance);
         let called = self.enter(|store| {
-            initialize(store, init)?;
+            now(initialize(store, init))?;
             typed.call(&mut *store, params)
         })?;
         if let Err(outcome) = &called {
@@ -508,7 +549,7 @@ impl Instance {
     fn export_func(&mut self, name: &str) -> wasmtime::Result<Result<(wasmtime::Instance, wasmtime::Func), Outcome>> {
         let instance = match &self.state {
             State::Ready(instance) => *instance,
-            State::Command(_) => {
+            State::Command(_) | State::CommandAsync(_) => {
                 return Err(InstantiateError::InvokeComponent { guest: self.guest_name.clone() }.into());
             }
             State::Ended(outcome) => return Ok(Err(outcome.clone())),
@@ -662,14 +703,22 @@ impl Instance {
         &mut self,
         f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<R> + Send,
     ) -> wasmtime::Result<Result<R, Outcome>> {
+        if self.store.data().mode == Mode::Async {
+            return Err(self.wrong_mode());
+        }
         crate::ambient::blocking(|| self.enter_here(f))
     }
 
-    /// [`Instance::enter`] on this thread.
-    fn enter_here<R>(
-        &mut self,
-        f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<R>,
-    ) -> wasmtime::Result<Result<R, Outcome>> {
+    /// The error of a call of the kind (synchronous or asynchronous) the instance was not made
+    /// for.
+    fn wrong_mode(&self) -> wasmtime::Error {
+        let asynchronous = self.store.data().mode == Mode::Async;
+        InstantiateError::WrongMode { guest: self.guest_name.clone(), asynchronous }.into()
+    }
+
+    /// Arms the budget of the next call: the one armed at instantiation for the first call, a
+    /// fresh one after.
+    fn arm_budget(&mut self) -> wasmtime::Result<()> {
         if !std::mem::take(&mut self.carried) {
             match self.fuel {
                 Some(fuel) => self.store.set_fuel(fuel)?,
@@ -679,6 +728,22 @@ impl Instance {
             }
             self.budget_deadline = self.timeout.map(|timeout| Instant::now() + timeout);
         }
+        Ok(())
+    }
+
+    /// The fuel left, asked only of a runtime that meters fuel: otherwise the answer is an
+    /// error, whose backtrace (when `RUST_BACKTRACE` is set) costs more than a whole run of a
+    /// small guest.
+    fn fuel_left(&self) -> Option<u64> {
+        if self.metering { self.store.get_fuel().ok() } else { None }
+    }
+
+    /// [`Instance::enter`] on this thread.
+    fn enter_here<R>(
+        &mut self,
+        f: impl FnOnce(&mut Store<GuestState>) -> wasmtime::Result<R>,
+    ) -> wasmtime::Result<Result<R, Outcome>> {
+        self.arm_budget()?;
         if self.cancel.as_ref().is_some_and(|run| run.token().is_cancelled()) {
             return Ok(Err(Outcome::Cancelled));
         }
@@ -690,16 +755,13 @@ impl Instance {
         if let Some(run) = &self.cancel {
             run.enter_call();
         }
-        // Asked only of a runtime that meters fuel: otherwise the answer is an error, whose
-        // backtrace (when `RUST_BACKTRACE` is set) costs more than a whole run of a small guest.
-        let fuel = |store: &Store<GuestState>| if self.metering { store.get_fuel().ok() } else { None };
-        let fuel_before = fuel(&self.store);
+        let fuel_before = self.fuel_left();
         let cpu_before = self.cpu_time.map(|_| thread_cpu_time());
         let result = f(&mut self.store);
         if let (Some(total), Some(before)) = (&mut self.cpu_time, cpu_before) {
             *total += thread_cpu_time().saturating_sub(before);
         }
-        if let (Some(before), Some(after)) = (fuel_before, fuel(&self.store)) {
+        if let (Some(before), Some(after)) = (fuel_before, self.fuel_left()) {
             self.fuel_consumed += before.saturating_sub(after);
         }
         // No signal may reach this thread once the call has returned.
@@ -808,9 +870,9 @@ fn format_backtrace(backtrace: &WasmBacktrace) -> String {
 }
 
 /// Runs the guest's `_initialize` if given; an exit with status 0 from it is no stop.
-fn initialize(store: &mut Store<GuestState>, init: Option<wasmtime::TypedFunc<(), ()>>) -> wasmtime::Result<()> {
+async fn initialize(store: &mut Store<GuestState>, init: Option<wasmtime::TypedFunc<(), ()>>) -> wasmtime::Result<()> {
     let Some(init) = init else { return Ok(()) };
-    match init.call(store, ()) {
+    match call_wasm(store, &init, ()).await {
         Ok(()) => Ok(()),
         Err(err) if err.downcast_ref::<wasmtime_wasi::I32Exit>().is_some_and(|exit| exit.0 == 0) => Ok(()),
         Err(err) => Err(err),

@@ -83,7 +83,35 @@
 //! absolute-time `poll_oneoff` is stopped when it returns. `proc_exit` with
 //! any status is [`Outcome::Exited`], never a trap.
 //!
-//! # Servers: cancellation, streaming, host functions
+//! # Servers: async runs, cancellation, streaming, host functions
+//!
+//! [`Guest::run_async`] (and [`Guest::instantiate_async`], [`Instance::run_start_async`],
+//! [`Instance::call_async`]) runs the guest on a fiber: the future yields while the guest
+//! waits (a sleep, a stream) and at every epoch tick while it computes, so a few executor
+//! threads keep many requests in flight. The synchronous calls work inside tokio too (they
+//! move off the executor where they must), but hold a thread per run.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use wrt_runtime::{CancelToken, GuestOutput, RunOptions, Runtime};
+//!
+//! # async fn serve() -> wrt_runtime::Result<()> {
+//! let guest = Runtime::new()?.load_file("handler.wasm")?;
+//! for _request in 0..100 {
+//!     let guest = guest.clone();
+//!     let token = CancelToken::new(); // cancelled when the client hangs up
+//!     tokio::spawn(async move {
+//!         let options = RunOptions::new()
+//!             .stdout(GuestOutput::Capture { limit: 1 << 20 })
+//!             .timeout(Duration::from_secs(5))
+//!             .cancel_token(token);
+//!         let report = guest.run_async(&options).await?;
+//!         Ok::<_, wrt_runtime::Error>(report.stdout)
+//!     });
+//! }
+//! # Ok(()) }
+//! # fn main() { let _ = serve; }
+//! ```
 //!
 //! [`RunOptions::cancel_token`] ties a run to a [`CancelToken`] that any thread cancels (a
 //! client that hung up): the run's children are killed at once and the guest stops with
@@ -177,6 +205,7 @@ mod embedder_streams;
 mod error;
 mod external;
 mod guest;
+mod host_fn;
 #[cfg(test)]
 mod import_graph;
 mod instance;

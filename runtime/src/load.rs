@@ -13,6 +13,7 @@ use wasmtime_wasi::p2::bindings::sync::CommandPre;
 use crate::cache::CacheError;
 use crate::error::{InstantiateError, LoadError, chained, wasmtime_causes};
 use crate::guest::{Code, Guest};
+use crate::host_fn::Mode;
 use crate::runtime::{Runtime, SlowCompileHook};
 use crate::state::GuestState;
 use crate::sys::compiled::Compiled;
@@ -133,12 +134,15 @@ impl Runtime {
         let code = match compiled {
             Compiled::Module(module) => {
                 check_collector_hook(name, &module)?;
-                let pre = self.link(name, &module)?;
+                let pre = self.link(name, &module, Mode::Sync)?;
                 let wasi = module.imports().any(|import| import.module() == crate::wasi::original::WASI);
                 let entry = ["_start", ""].map(|name| module.get_export_index(name));
-                Code::Module { pre, wasi, entry }
+                Code::Module { pre, wasi, entry, linked_async: Arc::default() }
             }
-            Compiled::Component(component) => Code::Component(self.link_component(name, &component)?),
+            Compiled::Component(component) => Code::Component {
+                pre: self.link_component(name, &component, Mode::Sync)?,
+                linked_async: Arc::default(),
+            },
         };
         Ok(Guest { runtime: self.clone(), code, name: name.to_owned(), from_cache })
     }
@@ -146,18 +150,23 @@ impl Runtime {
     /// Links a component once: every import must be one wrt provides (or, with
     /// [`RuntimeBuilder::unknown_imports_trap`], becomes a trapping stub), and it must export
     /// `wasi:cli/run`.
-    fn link_component(
+    pub(crate) fn link_component<C: LinkedCommand>(
         &self,
         name: &str,
         component: &wasmtime::component::Component,
-    ) -> crate::Result<CommandPre<GuestState>> {
-        let base = match self.inner.components.get() {
+        mode: Mode,
+    ) -> crate::Result<C> {
+        let linkers = match mode {
+            Mode::Sync => &self.inner.components,
+            Mode::Async => &self.inner.components_async,
+        };
+        let base = match linkers.get() {
             Some(linker) => linker,
             None => {
                 let embedder = self.inner.settings.link_components.as_deref();
-                let linker = crate::component::link::linker(&self.inner.engine, embedder)?;
+                let linker = crate::component::link::linker(&self.inner.engine, embedder, mode)?;
                 // Another thread may have built it meanwhile: either copy serves.
-                self.inner.components.get_or_init(|| linker)
+                linkers.get_or_init(|| linker)
             }
         };
         let mut stubbed = None;
@@ -170,15 +179,20 @@ impl Runtime {
         let pre = linker.instantiate_pre(component).map_err(|err| {
             chained(InstantiateError::Failed { guest: name.to_owned() }, wasmtime_causes(&err, false))
         })?;
-        CommandPre::new(pre).map_err(|err| {
+        C::new(pre).map_err(|err| {
             chained(InstantiateError::NotACommand { guest: name.to_owned() }, wasmtime_causes(&err, false))
         })
     }
 
     /// Links `module` once, so that each run only instantiates: every import must be one wrt
     /// provides (or, with [`RuntimeBuilder::unknown_imports_trap`], becomes a trapping stub).
-    fn link(&self, name: &str, module: &Module) -> crate::Result<wasmtime::InstancePre<GuestState>> {
-        let base: &Linker<GuestState> = &self.inner.linker;
+    pub(crate) fn link(
+        &self,
+        name: &str,
+        module: &Module,
+        mode: Mode,
+    ) -> crate::Result<wasmtime::InstancePre<GuestState>> {
+        let base: &Linker<GuestState> = self.linker(mode)?;
         let mut stubbed = None;
         if self.inner.settings.unknown_imports_trap {
             let mut linker = base.clone();
@@ -198,6 +212,23 @@ impl Runtime {
             Some(import) => unknown(import.module(), import.name()).into(),
             None => chained(InstantiateError::Failed { guest: name.to_owned() }, wasmtime_causes(&err, false)),
         })
+    }
+}
+
+/// A component's `wasi:cli/command` bindings, for synchronous or asynchronous runs.
+pub(crate) trait LinkedCommand: Sized {
+    fn new(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self>;
+}
+
+impl LinkedCommand for CommandPre<GuestState> {
+    fn new(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self> {
+        CommandPre::new(pre)
+    }
+}
+
+impl LinkedCommand for wasmtime_wasi::p2::bindings::CommandPre<GuestState> {
+    fn new(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self> {
+        wasmtime_wasi::p2::bindings::CommandPre::new(pre)
     }
 }
 

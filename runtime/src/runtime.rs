@@ -12,6 +12,7 @@ use wasmtime::{Config, Engine, Linker};
 use crate::cache::{CacheError, CacheMode};
 use crate::component::link::LinkComponentsFn;
 use crate::deadline::EpochTicker;
+use crate::host_fn::Mode;
 use crate::state::GuestState;
 use crate::sys::memory_creator::GuestMemoryCreator;
 use crate::sys::memory_pool::{MemoryPool, PoolLimits};
@@ -49,9 +50,13 @@ pub(crate) struct Inner {
     /// Shared with each store, whose wrappers of WASI functions look WASI's own up in it when
     /// they first need them (`wasi::original`).
     pub(crate) linker: Arc<Linker<GuestState>>,
+    /// The same for asynchronous runs, built on the first one ([`Runtime::linker`]).
+    pub(crate) linker_async: OnceLock<Arc<Linker<GuestState>>>,
     /// The linker of components: WASI 0.2 and `wrt:process`, built when the first component
     /// is loaded (a runtime that runs core modules only never pays for it).
     pub(crate) components: OnceLock<wasmtime::component::Linker<GuestState>>,
+    /// The same for asynchronous runs, built on the first one.
+    pub(crate) components_async: OnceLock<wasmtime::component::Linker<GuestState>>,
     pub(crate) settings: RuntimeBuilder,
     /// Advances the engine's epoch while a guest runs under a timeout.
     pub(crate) ticker: Arc<EpochTicker>,
@@ -285,32 +290,16 @@ impl RuntimeBuilder {
             .consume_fuel(self.fuel)
             .epoch_interruption(!self.no_timeouts);
         let engine = Engine::new(&config)?;
-        let mut linker = Linker::new(&engine);
-        // The embedder's functions first, with shadowing then off: one that names a function of
-        // wrt's makes a definition below fail, whatever the embedder did to the setting.
-        if let Some(link) = &self.link_modules {
-            link(&mut linker).map_err(|err| err.context("the embedder's host functions could not be linked"))?;
-            linker.allow_shadowing(false);
-        }
-        let own = |linker: &mut Linker<GuestState>| -> wasmtime::Result<()> {
-            wasmtime_wasi::p1::add_to_linker_sync(linker, wasi_of)?;
-            crate::wasi::exit::add_to_linker(linker)?;
-            crate::wasi::deadline::add_to_linker(linker)?;
-            crate::wasi::limits::add_to_linker(linker)?;
-            crate::wasi::stdio::add_to_linker(linker)?;
-            crate::abi::host::add_to_linker(linker)
-        };
-        own(&mut linker).map_err(|err| match self.link_modules {
-            Some(_) => err.context("an embedder's host function takes the name of one of wrt's"),
-            None => err,
-        })?;
+        let linker = module_linker(&engine, self.link_modules.as_deref(), Mode::Sync)?;
         let ticker = Arc::new(EpochTicker::new(&engine));
         let slabs = MemoryPool::new(!self.allow_fork_copies, self.slab_pool());
         let cache = self.cache.dir().map(|dir| (dir, self.cache_limit.unwrap_or(crate::cache::DEFAULT_CACHE_LIMIT)));
         let inner = Inner {
             engine,
             linker: Arc::new(linker),
+            linker_async: OnceLock::new(),
             components: OnceLock::new(),
+            components_async: OnceLock::new(),
             settings: self,
             ticker,
             wasi_trampoline: Arc::new(crate::cache::LazyModule::new(cache)),
@@ -321,6 +310,38 @@ impl RuntimeBuilder {
     }
 }
 
+/// The linker of core modules for runs of `mode`: WASI preview 1 with wrt's wrappers, the
+/// `wrt_v1` ABI, and the embedder's own functions (`embedder`). Those are defined first, with
+/// shadowing then off: one that names a function of wrt's makes a definition below fail,
+/// whatever the embedder did to the setting.
+fn module_linker(
+    engine: &Engine,
+    embedder: Option<&LinkModulesFn>,
+    mode: Mode,
+) -> wasmtime::Result<Linker<GuestState>> {
+    let mut linker = Linker::new(engine);
+    if let Some(link) = embedder {
+        link(&mut linker).map_err(|err| err.context("the embedder's host functions could not be linked"))?;
+        linker.allow_shadowing(false);
+    }
+    let own = |linker: &mut Linker<GuestState>| -> wasmtime::Result<()> {
+        match mode {
+            Mode::Sync => wasmtime_wasi::p1::add_to_linker_sync(linker, wasi_of)?,
+            Mode::Async => wasmtime_wasi::p1::add_to_linker_async(linker, wasi_of)?,
+        }
+        crate::wasi::exit::add_to_linker(linker)?;
+        crate::wasi::deadline::add_to_linker(linker, mode)?;
+        crate::wasi::limits::add_to_linker(linker, mode)?;
+        crate::wasi::stdio::add_to_linker(linker, mode)?;
+        crate::abi::host::add_to_linker(linker, mode)
+    };
+    own(&mut linker).map_err(|err| match embedder {
+        Some(_) => err.context("an embedder's host function takes the name of one of wrt's"),
+        None => err,
+    })?;
+    Ok(linker)
+}
+
 /// The WASI context of a guest. Only a guest that imports WASI functions can call them, and such
 /// a guest always has a context; the fallback (an empty context: no arguments, environment,
 /// files or stdio) keeps even a broken invariant from panicking.
@@ -329,6 +350,21 @@ fn wasi_of(state: &mut GuestState) -> &mut wasmtime_wasi::p1::WasiP1Ctx {
 }
 
 impl Runtime {
+    /// The linker of core modules for runs of `mode`, the asynchronous one built on first use.
+    pub(crate) fn linker(&self, mode: Mode) -> crate::Result<&Arc<Linker<GuestState>>> {
+        let inner = &self.inner;
+        match mode {
+            Mode::Sync => Ok(&inner.linker),
+            Mode::Async => match inner.linker_async.get() {
+                Some(linker) => Ok(linker),
+                None => {
+                    let linker = module_linker(&inner.engine, inner.settings.link_modules.as_deref(), Mode::Async)?;
+                    Ok(inner.linker_async.get_or_init(|| Arc::new(linker)))
+                }
+            },
+        }
+    }
+
     /// A runtime with the defaults of [`RuntimeBuilder`].
     ///
     /// # Errors

@@ -53,6 +53,18 @@ pub struct GuestState {
     pub(crate) direct_stdio: crate::stdio::DirectStdio,
     /// The embedder's data for this run ([`crate::RunOptions::host_data`]).
     pub(crate) host_data: Option<Arc<dyn Any + Send + Sync>>,
+    /// Whether the run calls wasm synchronously or on a fiber.
+    pub(crate) mode: Mode,
+}
+
+/// Which kind of run a store (or a linker) serves: how host functions that call back into the
+/// guest make their calls (`host_fn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `call` and `instantiate` on the caller's thread.
+    Sync,
+    /// `call_async` and `instantiate_async`, the guest on a fiber.
+    Async,
 }
 
 impl std::fmt::Debug for GuestState {

@@ -54,10 +54,15 @@ impl Stop {
 }
 
 /// Installs the epoch callback on a store whose engine has epoch interruption on; `stop`
-/// reads the store's [`Stop`] from its data.
-pub(crate) fn install<T: 'static>(store: &mut wasmtime::Store<T>, stop: fn(&T) -> &Stop) {
+/// reads the store's [`Stop`] from its data. With `yields` (a guest run asynchronously, on a
+/// fiber) the guest also yields to its executor at every tick, so that a guest that computes
+/// shares its thread with the executor's other tasks.
+pub(crate) fn install<T: 'static>(store: &mut wasmtime::Store<T>, stop: fn(&T) -> &Stop, yields: bool) {
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |ctx| stop(ctx.data()).check().map(|()| UpdateDeadline::Continue(1)));
+    store.epoch_deadline_callback(move |ctx| {
+        stop(ctx.data()).check()?;
+        Ok(if yields { UpdateDeadline::Yield(1) } else { UpdateDeadline::Continue(1) })
+    });
 }
 
 /// A guest's stop, shared with host objects that outlive a borrow of its store (its stdin

@@ -29,6 +29,7 @@ mod policy;
 mod policy_escapes;
 mod py;
 mod refs;
+mod run_async;
 mod spawn;
 mod stdio;
 mod trap;

@@ -11,6 +11,7 @@ use super::memory;
 use crate::collector::{self, Room};
 use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer};
 use crate::external::error::AllocError;
+use crate::host_fn::{Mode, define};
 use crate::state::GuestState;
 use wrt_abi::ErrorCode;
 
@@ -22,20 +23,22 @@ use wrt_abi::consts::{CONCAT_PART_LEN as PART_LEN, MAX_CONCAT_PARTS as MAX_PARTS
 /// The most bytes one `read_buffer` takes from the child: 1 MiB (also the size of its scratch).
 const MAX_CHUNK: u32 = 1 << 20;
 
-pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
+pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>, mode: Mode) -> Result<()> {
     let m = super::MODULE;
-    linker.func_wrap(m, "buffer_from", buffer_from)?;
-    linker.func_wrap(m, "buffer_alloc", buffer_alloc)?;
+    // These may run the guest's collector.
+    define!(linker, mode, m, "buffer_from", buffer_from, (ptr: i32, len: i32))?;
+    define!(linker, mode, m, "buffer_alloc", buffer_alloc, (len: i32))?;
+    define!(linker, mode, m, "buffer_slice", buffer_slice, (buf: i32, start: i32, end: i32))?;
+    define!(linker, mode, m, "buffer_concat", buffer_concat, (parts_ptr: i32, count: i32))?;
+    define!(linker, mode, m, "read_buffer", read_buffer, (handle: i32, stream: i32, max_len: i32, flags: i32))?;
+    define!(linker, mode, m, "ref_from", ref_from, (ptr: i32, len: i32))?;
+    define!(linker, mode, m, "ref_alloc", ref_alloc, (len: i32))?;
+    // These never do.
     linker.func_wrap(m, "buffer_len", buffer_len)?;
     linker.func_wrap(m, "buffer_read", buffer_read)?;
     linker.func_wrap(m, "buffer_write", buffer_write)?;
-    linker.func_wrap(m, "buffer_slice", buffer_slice)?;
-    linker.func_wrap(m, "buffer_concat", buffer_concat)?;
     linker.func_wrap(m, "buffer_release", buffer_release)?;
-    linker.func_wrap(m, "read_buffer", read_buffer)?;
     linker.func_wrap(m, "write_buffer", write_buffer)?;
-    linker.func_wrap(m, "ref_from", ref_from)?;
-    linker.func_wrap(m, "ref_alloc", ref_alloc)?;
     linker.func_wrap(m, "ref_len", ref_len)?;
     linker.func_wrap(m, "ref_read", ref_read)?;
     linker.func_wrap(m, "ref_write", ref_write)?;
@@ -86,7 +89,7 @@ fn memory_range(
 /// are copied before any guest code runs: at the hard limit they are saved before the first
 /// collection (which may free and reuse them), otherwise the policy's collection waits for
 /// [`Room::finish`].
-fn new_from_memory(
+async fn new_from_memory(
     caller: &mut Caller<'_, GuestState>,
     ptr: i32,
     len: i32,
@@ -98,7 +101,7 @@ fn new_from_memory(
     };
     let mut saved: Option<Vec<u8>> = None;
     let mut save = |caller: &mut Caller<'_, GuestState>| saved = Some(memory.data(&*caller)[range.clone()].to_vec());
-    let (storage, room) = match collector::allocate(caller, range.len(), handle, range.len() as u64, &mut save)? {
+    let (storage, room) = match collector::allocate(caller, range.len(), handle, range.len() as u64, &mut save).await? {
         Ok(allocated) => allocated,
         Err(err) => return Ok(Err(refused(caller.data_mut(), &err))),
     };
@@ -112,12 +115,12 @@ fn new_from_memory(
 }
 
 /// A new buffer of `len` zero bytes, and the collection to finish with.
-fn new_zeroed(
+async fn new_zeroed(
     caller: &mut Caller<'_, GuestState>,
     len: i32,
     handle: bool,
 ) -> Result<std::result::Result<(BufferView, Room), i32>> {
-    match collector::allocate(caller, unsigned(len), handle, 0, &mut |_| {})? {
+    match collector::allocate(caller, unsigned(len), handle, 0, &mut |_| {}).await? {
         Ok((storage, room)) => {
             let view = BufferView::new(storage);
             view.zero();
@@ -128,13 +131,16 @@ fn new_zeroed(
 }
 
 /// Stores a new buffer under a handle, then runs the collection its allocation asked for.
-fn insert_new(caller: &mut Caller<'_, GuestState>, made: std::result::Result<(BufferView, Room), i32>) -> Result<i32> {
+async fn insert_new(
+    caller: &mut Caller<'_, GuestState>,
+    made: std::result::Result<(BufferView, Room), i32>,
+) -> Result<i32> {
     let (view, room) = match made {
         Ok(made) => made,
         Err(ret) => return Ok(ret),
     };
     let handle = insert(caller.data_mut(), view);
-    room.finish(caller)?;
+    room.finish(caller).await?;
     Ok(handle)
 }
 
@@ -152,14 +158,14 @@ fn insert(state: &mut GuestState, view: BufferView) -> i32 {
     }
 }
 
-fn buffer_from(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> Result<i32> {
-    let made = new_from_memory(&mut caller, ptr, len, true)?;
-    insert_new(&mut caller, made)
+async fn buffer_from(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> Result<i32> {
+    let made = new_from_memory(&mut caller, ptr, len, true).await?;
+    insert_new(&mut caller, made).await
 }
 
-fn buffer_alloc(mut caller: Caller<'_, GuestState>, len: i32) -> Result<i32> {
-    let made = new_zeroed(&mut caller, len, true)?;
-    insert_new(&mut caller, made)
+async fn buffer_alloc(mut caller: Caller<'_, GuestState>, len: i32) -> Result<i32> {
+    let made = new_zeroed(&mut caller, len, true).await?;
+    insert_new(&mut caller, made).await
 }
 
 fn buffer_len(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
@@ -212,7 +218,7 @@ fn buffer_write(mut caller: Caller<'_, GuestState>, buf: i32, offset: i32, ptr: 
     })
 }
 
-fn buffer_slice(mut caller: Caller<'_, GuestState>, buf: i32, start: i32, end: i32) -> Result<i32> {
+async fn buffer_slice(mut caller: Caller<'_, GuestState>, buf: i32, start: i32, end: i32) -> Result<i32> {
     let view = match view_of(caller.data_mut(), buf) {
         Ok(view) => view,
         Err(ret) => return Ok(ret),
@@ -223,12 +229,12 @@ fn buffer_slice(mut caller: Caller<'_, GuestState>, buf: i32, start: i32, end: i
         return Ok(caller.data_mut().fail(ErrorCode::OutOfRange, message));
     };
     // A slice needs no memory, only a handle: at the handle limit, collections may free some.
-    let room = match collector::reserve(&mut caller, None, true, 0, &mut |_| {})? {
+    let room = match collector::reserve(&mut caller, None, true, 0, &mut |_| {}).await? {
         Ok(room) => room,
         Err(err) => return Ok(refused(caller.data_mut(), &err)),
     };
     let handle = insert(caller.data_mut(), slice);
-    room.finish(&mut caller)?;
+    room.finish(&mut caller).await?;
     Ok(handle)
 }
 
@@ -295,7 +301,7 @@ impl Sources {
     }
 }
 
-fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32) -> Result<i32> {
+async fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32) -> Result<i32> {
     let memory = match guest_memory(&mut caller) {
         Ok(memory) => memory,
         Err(ret) => return Ok(ret),
@@ -344,7 +350,7 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
     let mut sources = Sources::new(&parts);
     let save_len = sources.len as u64;
     let mut save = |caller: &mut Caller<'_, GuestState>| sources.save(memory.data(&*caller));
-    let (view, room) = match collector::allocate(&mut caller, total, true, save_len, &mut save)? {
+    let (view, room) = match collector::allocate(&mut caller, total, true, save_len, &mut save).await? {
         Ok((storage, room)) => (BufferView::new(storage), room),
         Err(err) => return Ok(refused(caller.data_mut(), &err)),
     };
@@ -364,7 +370,7 @@ fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count: i32)
         at += len;
     }
     drop(sources);
-    insert_new(&mut caller, Ok((view, room)))
+    insert_new(&mut caller, Ok((view, room))).await
 }
 
 fn buffer_release(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
@@ -375,7 +381,13 @@ fn buffer_release(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
     }
 }
 
-fn read_buffer(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, max_len: i32, flags: i32) -> Result<i32> {
+async fn read_buffer(
+    mut caller: Caller<'_, GuestState>,
+    handle: i32,
+    stream: i32,
+    max_len: i32,
+    flags: i32,
+) -> Result<i32> {
     let state = caller.data_mut();
     if let Err(ret) = check_read_args(state, stream, flags) {
         return Ok(ret);
@@ -390,7 +402,7 @@ fn read_buffer(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, max
     }
     // Make room first, so that bytes taken from the child always become a buffer.
     let chunk = max_len.min(MAX_CHUNK) as usize;
-    let room = match collector::reserve(&mut caller, Some(chunk), true, 0, &mut |_| {})? {
+    let room = match collector::reserve(&mut caller, Some(chunk), true, 0, &mut |_| {}).await? {
         Ok(room) => room,
         Err(err) => return Ok(refused(caller.data_mut(), &err)),
     };
@@ -422,7 +434,7 @@ fn read_buffer(mut caller: Caller<'_, GuestState>, handle: i32, stream: i32, max
         }
     };
     state.external.scratch = scratch;
-    insert_new(&mut caller, made)
+    insert_new(&mut caller, made).await
 }
 
 fn write_buffer(mut caller: Caller<'_, GuestState>, handle: i32, buf: i32, offset: i32, flags: i32) -> Result<i32> {
@@ -464,7 +476,7 @@ fn new_ref(caller: &mut Caller<'_, GuestState>, view: BufferView) -> Result<Ref>
 
 /// Wraps a new buffer in an `externref` (rooted for this host call), then runs the collection
 /// its allocation asked for.
-fn new_ref_finished(
+async fn new_ref_finished(
     caller: &mut Caller<'_, GuestState>,
     made: std::result::Result<(BufferView, Room), i32>,
 ) -> Result<Ref> {
@@ -472,18 +484,18 @@ fn new_ref_finished(
         return Ok(None);
     };
     let r = new_ref(caller, view)?;
-    room.finish(caller)?;
+    room.finish(caller).await?;
     Ok(r)
 }
 
-fn ref_from(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> Result<Ref> {
-    let made = new_from_memory(&mut caller, ptr, len, false)?;
-    new_ref_finished(&mut caller, made)
+async fn ref_from(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> Result<Ref> {
+    let made = new_from_memory(&mut caller, ptr, len, false).await?;
+    new_ref_finished(&mut caller, made).await
 }
 
-fn ref_alloc(mut caller: Caller<'_, GuestState>, len: i32) -> Result<Ref> {
-    let made = new_zeroed(&mut caller, len, false)?;
-    new_ref_finished(&mut caller, made)
+async fn ref_alloc(mut caller: Caller<'_, GuestState>, len: i32) -> Result<Ref> {
+    let made = new_zeroed(&mut caller, len, false).await?;
+    new_ref_finished(&mut caller, made).await
 }
 
 fn ref_len(mut caller: Caller<'_, GuestState>, buf: Ref) -> Result<i32> {

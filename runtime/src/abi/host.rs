@@ -27,7 +27,7 @@ pub(super) const NONBLOCK: i32 = wrt_abi::consts::NONBLOCKING;
 type Result<T> = wasmtime::Result<T>;
 
 /// Defines every function of `wrt_v1` in `linker`.
-pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
+pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>, mode: crate::host_fn::Mode) -> Result<()> {
     let m = super::MODULE;
     linker.func_wrap(m, "spawn", spawn)?;
     linker.func_wrap(m, "write", write)?;
@@ -41,7 +41,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> Result<()> {
     linker.func_wrap(m, "pty_resize", pty_resize)?;
     linker.func_wrap(m, "run", run)?;
     linker.func_wrap(m, "last_error", super::last_error::last_error)?;
-    super::buffers::add_to_linker(linker)?;
+    super::buffers::add_to_linker(linker, mode)?;
     Ok(())
 }
 

@@ -7,6 +7,7 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 use super::deadline::{DeadlineStdin, DeadlineStdout};
 use crate::capture::Capture;
 use crate::error::ConfigError;
+use crate::host_fn::Mode;
 use crate::options::RunOptions;
 use crate::preopen::DirAccess;
 use crate::stdio::{GuestOutput, GuestStdin};
@@ -52,8 +53,9 @@ pub(crate) fn build(
     guest_name: &str,
     deadline: &StopCell,
     captured: &Captured,
+    mode: Mode,
 ) -> wasmtime::Result<WasiP1Ctx> {
-    Ok(builder(settings, guest_name, deadline, captured)?.build_p1())
+    Ok(builder(settings, guest_name, deadline, captured, mode)?.build_p1())
 }
 
 /// The context of a guest, core module or component: argv, environment, preopens and stdio
@@ -66,12 +68,16 @@ pub(crate) fn builder(
     guest_name: &str,
     deadline: &StopCell,
     captured: &Captured,
+    mode: Mode,
 ) -> wasmtime::Result<WasiCtxBuilder> {
     let mut wasi = WasiCtxBuilder::new();
-    // Files are read and written on the guest's thread, straight between the file and linear
-    // memory: no copy of the guest's buffer in host memory (`wasi::limits`), and a call blocked
-    // past the deadline is interrupted there (`deadline`).
-    wasi.allow_blocking_current_thread(true);
+    // A synchronous run reads and writes files on the guest's thread, straight between the
+    // file and linear memory: no copy of the guest's buffer in host memory (`wasi::limits`),
+    // and a call blocked past the deadline is interrupted there (`deadline`). An asynchronous
+    // run must not block its executor's thread: WASI does the work on wrt's blocking threads,
+    // through a host copy of the guest's buffer, and sleeps on a timer; a call that blocks
+    // past the deadline or a cancel is abandoned there (the instance ends).
+    wasi.allow_blocking_current_thread(mode == Mode::Sync);
     wasi.max_random_size(u64::from(crate::wasi::limits::MAX_HOST_COPY));
     wasi.arg(settings.argv0.as_deref().unwrap_or(guest_name));
     wasi.args(&settings.args);

@@ -32,6 +32,7 @@ use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, Stream
 
 use super::{limits, original};
 use crate::deadline::DeadlineExceeded;
+use crate::host_fn::{Mode, define};
 use crate::state::GuestState;
 use crate::stop::StopCell;
 
@@ -46,11 +47,15 @@ const ABSTIME: u16 = 1;
 const MARGIN: Duration = Duration::from_millis(1);
 
 /// Wraps WASI's `poll_oneoff` in `linker`, which already holds the WASI functions.
-pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
-    original::shadow(linker, "poll_oneoff", poll_oneoff)
+pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>, mode: Mode) -> wasmtime::Result<()> {
+    original::shadow(
+        linker,
+        "poll_oneoff",
+        |linker| define!(linker, mode, original::WASI, "poll_oneoff", poll_oneoff, (a: i32, b: i32, c: i32, d: i32)),
+    )
 }
 
-fn poll_oneoff(
+async fn poll_oneoff(
     mut caller: Caller<'_, GuestState>,
     subscriptions: i32,
     events: i32,
@@ -62,7 +67,7 @@ fn poll_oneoff(
     }
     let args = [subscriptions, events, count, event_count].map(Val::I32);
     let Some(deadline) = caller.data().stop.deadline else {
-        let errno = original::call(&mut caller, "poll_oneoff", &args)?;
+        let errno = original::call(&mut caller, "poll_oneoff", &args).await?;
         // A run cancelled while it slept stops when the sleep returns.
         caller.data().stop.check()?;
         return Ok(errno);
@@ -72,7 +77,7 @@ fn poll_oneoff(
     };
     let limit = u64::try_from((remaining + MARGIN).as_nanos()).unwrap_or(u64::MAX);
     let shortened = shorten_sleeps(&mut caller, subscriptions, count, limit);
-    let result = original::call(&mut caller, "poll_oneoff", &args);
+    let result = original::call(&mut caller, "poll_oneoff", &args).await;
     restore(&mut caller, &shortened);
     let errno = result?;
     caller.data().stop.check()?;

@@ -17,6 +17,7 @@
 use wasmtime::{Caller, Linker, Val};
 
 use super::original;
+use crate::host_fn::{Mode, define};
 use crate::state::GuestState;
 
 /// The longest path a WASI call takes, in bytes: Linux's `PATH_MAX`, past which the kernel
@@ -48,18 +49,23 @@ const PATHS: &[(&str, &[usize])] = &[
 
 /// Wraps WASI's path functions and `random_get` in `linker`, which already holds the WASI
 /// functions (`poll_oneoff`'s wrapper, in `wasi::deadline`, asks [`check_subscriptions`]).
-pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>, mode: Mode) -> wasmtime::Result<()> {
     for &(name, lengths) in PATHS {
-        original::shadow_new(linker, name, move |mut caller, params, results| {
-            let too_long = lengths.iter().any(|&at| params[at].unwrap_i32().cast_unsigned() > MAX_PATH);
-            results[0] = Val::I32(match too_long {
-                true => ENAMETOOLONG,
-                false => original::call(&mut caller, name, params)?,
-            });
-            Ok(())
+        original::shadow_new(linker, mode, name, move |mut caller, params| {
+            Box::pin(async move {
+                let too_long = lengths.iter().any(|&at| params[at].unwrap_i32().cast_unsigned() > MAX_PATH);
+                match too_long {
+                    true => Ok(ENAMETOOLONG),
+                    false => original::call(&mut caller, name, params).await,
+                }
+            })
         })?;
     }
-    original::shadow(linker, "random_get", random_get)
+    original::shadow(
+        linker,
+        "random_get",
+        |linker| define!(linker, mode, original::WASI, "random_get", random_get, (buf: i32, len: i32)),
+    )
 }
 
 /// The errno for a `poll_oneoff` of `count` subscriptions, if it is refused.
@@ -69,7 +75,7 @@ pub(crate) fn check_subscriptions(count: i32) -> Option<i32> {
 
 /// Fills `buf..buf+len` a piece at a time with WASI's own `random_get`, which makes the bytes
 /// in host memory before it copies them. A piece out of bounds traps, as the whole would.
-fn random_get(mut caller: Caller<'_, GuestState>, buf: i32, len: i32) -> wasmtime::Result<i32> {
+async fn random_get(mut caller: Caller<'_, GuestState>, buf: i32, len: i32) -> wasmtime::Result<i32> {
     let (buf, len) = (buf.cast_unsigned(), len.cast_unsigned());
     if buf.checked_add(len).is_none() {
         return Err(wasmtime::Error::msg(format!("`random_get` of {len} bytes at {buf:#x} overflows linear memory")));
@@ -78,7 +84,7 @@ fn random_get(mut caller: Caller<'_, GuestState>, buf: i32, len: i32) -> wasmtim
     loop {
         let piece = (len - done).min(MAX_HOST_COPY);
         let at = (buf + done).cast_signed();
-        let errno = original::call(&mut caller, "random_get", &[Val::I32(at), Val::I32(piece.cast_signed())])?;
+        let errno = original::call(&mut caller, "random_get", &[Val::I32(at), Val::I32(piece.cast_signed())]).await?;
         done += piece;
         if errno != 0 || done == len {
             return Ok(errno);

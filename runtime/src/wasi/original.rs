@@ -4,10 +4,12 @@
 //! a trampoline instance that shares the guest's memory: WASI's functions find guest memory
 //! through their caller's `memory` export, which a call from the host does not have.
 
+use std::pin::Pin;
 use std::sync::Arc;
 
-use wasmtime::{Caller, FuncType, Instance, IntoFunc, Linker, Val, ValType};
+use wasmtime::{Caller, FuncType, Instance, Linker, Val, ValType};
 
+use crate::host_fn::{Mode, now};
 use crate::state::GuestState;
 
 pub(crate) const WASI: &str = "wasi_snapshot_preview1";
@@ -49,33 +51,52 @@ pub(crate) fn func_type(linker: &Linker<GuestState>, name: &str) -> FuncType {
     FuncType::new(linker.engine(), params, [ValType::I32])
 }
 
-/// Keeps WASI's own `name` reachable, then defines `func` in its place. `linker` already holds
-/// the WASI functions.
-pub(crate) fn shadow<Params, Results>(
+/// Keeps WASI's own `name` reachable, then lets `define` define the wrapper in its place.
+/// `linker` already holds the WASI functions.
+pub(crate) fn shadow(
     linker: &mut Linker<GuestState>,
     name: &str,
-    func: impl IntoFunc<GuestState, Params, Results>,
+    define: impl FnOnce(&mut Linker<GuestState>) -> wasmtime::Result<&mut Linker<GuestState>>,
 ) -> wasmtime::Result<()> {
     debug_assert!(SHADOWED.iter().any(|(n, _)| *n == name), "`{name}` is not in SHADOWED");
     linker.alias(WASI, name, ORIGINAL, name)?;
     linker.allow_shadowing(true);
-    let defined = linker.func_wrap(WASI, name, func).map(|_| ());
+    let defined = define(linker).map(|_| ());
     linker.allow_shadowing(false);
     defined
 }
 
-/// [`shadow`] for a wrapper that takes its parameters as a slice, of the type [`func_type`].
-pub(crate) fn shadow_new(
+/// [`shadow`] for a wrapper `wrap` that takes its parameters as a slice, of the type
+/// [`func_type`], and returns its errno, for runs of `mode`.
+pub(crate) fn shadow_new<W>(
     linker: &mut Linker<GuestState>,
-    name: &str,
-    func: impl Fn(Caller<'_, GuestState>, &[Val], &mut [Val]) -> wasmtime::Result<()> + Send + Sync + 'static,
-) -> wasmtime::Result<()> {
+    mode: Mode,
+    name: &'static str,
+    wrap: W,
+) -> wasmtime::Result<()>
+where
+    W: for<'a> Fn(
+            Caller<'a, GuestState>,
+            &'a [Val],
+        ) -> Pin<Box<dyn Future<Output = wasmtime::Result<i32>> + Send + 'a>>
+        + Send
+        + Sync
+        + 'static,
+{
     let ty = func_type(linker, name);
-    linker.alias(WASI, name, ORIGINAL, name)?;
-    linker.allow_shadowing(true);
-    let defined = linker.func_new(WASI, name, ty, func).map(|_| ());
-    linker.allow_shadowing(false);
-    defined
+    shadow(linker, name, |linker| match mode {
+        Mode::Sync => linker.func_new(WASI, name, ty, move |caller, params, results| {
+            results[0] = Val::I32(now(wrap(caller, params))?);
+            Ok(())
+        }),
+        Mode::Async => linker.func_new_async(WASI, name, ty, move |caller, params, results| {
+            let errno = wrap(caller, params);
+            Box::new(async move {
+                results[0] = Val::I32(errno.await?);
+                Ok(())
+            })
+        }),
+    })
 }
 
 /// The trampoline (compiled once per runtime, `cache::LazyModule`): for each shadowed function, an export of the same name that calls WASI's
@@ -95,7 +116,7 @@ fn trampoline_text() -> String {
 }
 
 /// The trampoline instance, bound to the caller's memory.
-fn bound(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Instance> {
+async fn bound(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Instance> {
     let Some(originals) = &caller.data().wasi_originals else {
         return Err(wasmtime::Error::msg("WASI is not available"));
     };
@@ -115,7 +136,10 @@ fn bound(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Instance> {
         }
     }
     let module = trampoline.module(caller.engine(), trampoline_text)?;
-    let instance = Instance::new(&mut *caller, &module, &imports)?;
+    let instance = match caller.data().mode {
+        Mode::Sync => Instance::new(&mut *caller, &module, &imports)?,
+        Mode::Async => Instance::new_async(&mut *caller, &module, &imports).await?,
+    };
     if let Some(originals) = &mut caller.data_mut().wasi_originals {
         originals.bound = Some(instance);
     }
@@ -127,12 +151,15 @@ fn bound(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Instance> {
 /// # Errors
 ///
 /// As the function: a trap, or the guest's exit.
-pub(crate) fn call(caller: &mut Caller<'_, GuestState>, name: &str, params: &[Val]) -> wasmtime::Result<i32> {
-    let instance = bound(caller)?;
+pub(crate) async fn call(caller: &mut Caller<'_, GuestState>, name: &str, params: &[Val]) -> wasmtime::Result<i32> {
+    let instance = bound(caller).await?;
     let func = instance
         .get_func(&mut *caller, name)
         .ok_or_else(|| wasmtime::Error::msg(format!("the trampoline has no `{name}`")))?;
     let mut result = [Val::I32(0)];
-    func.call(&mut *caller, params, &mut result)?;
+    match caller.data().mode {
+        Mode::Sync => func.call(&mut *caller, params, &mut result)?,
+        Mode::Async => func.call_async(&mut *caller, params, &mut result).await?,
+    }
     Ok(result[0].unwrap_i32())
 }

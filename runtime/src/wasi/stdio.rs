@@ -33,6 +33,7 @@ use wasmtime::{Caller, Linker, Val};
 
 use super::original;
 use crate::deadline::DeadlineExceeded;
+use crate::host_fn::{Mode, define};
 use crate::state::GuestState;
 use crate::stdio::Stream;
 use crate::stop::Stop;
@@ -61,30 +62,56 @@ mod errno {
 
 /// Wraps WASI's `fd_write`, `fd_close` and `fd_renumber` in `linker`, which already holds the
 /// WASI functions.
-pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
-    original::shadow(linker, "fd_write", fd_write)?;
-    original::shadow(linker, "fd_close", |mut caller: Caller<'_, GuestState>, fd: i32| {
-        caller.data_mut().direct_stdio.end(fd);
-        original::call(&mut caller, "fd_close", &[Val::I32(fd)])
-    })?;
-    original::shadow(linker, "fd_renumber", |mut caller: Caller<'_, GuestState>, from: i32, to: i32| {
-        let direct = &mut caller.data_mut().direct_stdio;
-        direct.end(from);
-        direct.end(to);
-        original::call(&mut caller, "fd_renumber", &[Val::I32(from), Val::I32(to)])
-    })
+pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>, mode: Mode) -> wasmtime::Result<()> {
+    original::shadow(
+        linker,
+        "fd_write",
+        |linker| define!(linker, mode, original::WASI, "fd_write", fd_write, (fd: i32, iovs: i32, count: i32, written: i32)),
+    )?;
+    original::shadow(
+        linker,
+        "fd_close",
+        |linker| define!(linker, mode, original::WASI, "fd_close", fd_close, (fd: i32)),
+    )?;
+    original::shadow(
+        linker,
+        "fd_renumber",
+        |linker| define!(linker, mode, original::WASI, "fd_renumber", fd_renumber, (from: i32, to: i32)),
+    )
 }
 
-fn fd_write(mut caller: Caller<'_, GuestState>, fd: i32, iovs: i32, count: i32, written: i32) -> wasmtime::Result<i32> {
+async fn fd_close(mut caller: Caller<'_, GuestState>, fd: i32) -> wasmtime::Result<i32> {
+    caller.data_mut().direct_stdio.end(fd);
+    original::call(&mut caller, "fd_close", &[Val::I32(fd)]).await
+}
+
+async fn fd_renumber(mut caller: Caller<'_, GuestState>, from: i32, to: i32) -> wasmtime::Result<i32> {
+    let direct = &mut caller.data_mut().direct_stdio;
+    direct.end(from);
+    direct.end(to);
+    original::call(&mut caller, "fd_renumber", &[Val::I32(from), Val::I32(to)]).await
+}
+
+async fn fd_write(
+    mut caller: Caller<'_, GuestState>,
+    fd: i32,
+    iovs: i32,
+    count: i32,
+    written: i32,
+) -> wasmtime::Result<i32> {
     let direct = match caller.data().direct_stdio.stream(fd) {
         Stream::Wasi => false,
-        Stream::Host => !caller.data().stop.is_set() || crate::sys::interrupt::install(),
+        // A deadline or cancel interrupts a direct write with a signal to the guest's thread,
+        // which an asynchronous run does not keep (it may move between threads).
+        Stream::Host => {
+            !caller.data().stop.is_set() || (caller.data().mode == Mode::Sync && crate::sys::interrupt::install())
+        }
         Stream::Discard => true,
     };
     if direct && let Some(result) = write_direct(&mut caller, fd, iovs, count, written) {
         return result;
     }
-    original::call(&mut caller, "fd_write", &[fd, iovs, count, written].map(Val::I32))
+    original::call(&mut caller, "fd_write", &[fd, iovs, count, written].map(Val::I32)).await
 }
 
 /// Writes the buffers to `fd` (1 or 2), or drops them for a discarded stream, and stores the

@@ -1,0 +1,81 @@
+//! Host functions that call back into the guest (WASI's own functions through their wrappers,
+//! the guest's collector), written once for both kinds of run.
+//!
+//! A synchronous run calls wasm with `call`; an asynchronous one ([`crate::Guest::run_async`])
+//! runs the guest on a fiber with `call_async`, where wasmtime refuses a blocking `call` and
+//! any host function that calls wasm must itself be asynchronous. So such a function is an
+//! `async fn` whose calls into wasm go through [`call_wasm`], which awaits `call_async` in an
+//! asynchronous run and calls `call` in a synchronous one. The linker of asynchronous runs
+//! defines it with `func_wrap_async`; the linker of synchronous runs drives its future with
+//! [`now`], which never waits: nothing it awaits can be pending there.
+
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use wasmtime::{AsContextMut, TypedFunc, WasmParams, WasmResults};
+
+use crate::state::GuestState;
+pub(crate) use crate::state::Mode;
+
+/// Runs the future of a host function of a synchronous run to its end on this thread. It
+/// never waits: in a synchronous run every call it makes into wasm returns at once
+/// ([`call_wasm`]), so it is ready at its first poll. Were it ever not, the guest traps with an
+/// error rather than the host blocking or panicking.
+pub(crate) fn now<T>(future: impl Future<Output = wasmtime::Result<T>>) -> wasmtime::Result<T> {
+    match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => result,
+        Poll::Pending => Err(wasmtime::Error::msg("a host function of a synchronous run tried to wait")),
+    }
+}
+
+/// Calls `func` in the guest: `call_async` in an asynchronous run, `call` in a synchronous one.
+///
+/// # Errors
+///
+/// As the call: a trap, or the guest's exit.
+pub(crate) async fn call_wasm<P: WasmParams + Sync, R: WasmResults + Sync>(
+    mut store: impl AsContextMut<Data = GuestState> + Send,
+    func: &TypedFunc<P, R>,
+    params: P,
+) -> wasmtime::Result<R> {
+    match store.as_context_mut().data().mode {
+        Mode::Sync => func.call(store, params),
+        Mode::Async => func.call_async(store, params).await,
+    }
+}
+
+/// Defines host function `$f`, an `async fn` of a `Caller` and the listed parameters, in
+/// `$linker` for runs of `$mode` (see the module's docs).
+macro_rules! define {
+    ($linker:expr, $mode:expr, $module:expr, $name:expr, $f:path, ($($arg:ident: $ty:ty),*)) => {
+        match $mode {
+            $crate::host_fn::Mode::Sync => $linker.func_wrap(
+                $module,
+                $name,
+                |caller: ::wasmtime::Caller<'_, $crate::state::GuestState>, $($arg: $ty),*| {
+                    $crate::host_fn::now($f(caller, $($arg),*))
+                },
+            ),
+            $crate::host_fn::Mode::Async => $linker.func_wrap_async(
+                $module,
+                $name,
+                |caller: ::wasmtime::Caller<'_, $crate::state::GuestState>, ($($arg,)*): ($($ty,)*)| {
+                    Box::new($f(caller, $($arg),*))
+                },
+            ),
+        }
+    };
+}
+pub(crate) use define;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ready_future_gives_its_result_and_a_waiting_one_an_error() {
+        assert_eq!(now(async { Ok(7) }).unwrap(), 7);
+        let waiting = now(std::future::pending::<wasmtime::Result<()>>());
+        assert!(waiting.unwrap_err().to_string().contains("tried to wait"));
+    }
+}
