@@ -5,7 +5,9 @@
 //! interruption on, fuel off), an `InstancePre` and a fresh `Store` per run, WASI preview 1
 //! from `wasmtime-wasi`; and, as a second reference, the same with wasmtime's on-demand
 //! allocator. With several threads, every thread runs its batch at once, sharing the runtime and
-//! guest (and the floor's engine and `InstancePre`), and the rate is the aggregate.
+//! guest (and the floor's engine and `InstancePre`), and the rate is the aggregate. The same runs
+//! through [`Guest::run_async`], on a current-thread tokio executor per thread with 1, 2 and 4
+//! runs in flight at once, give the async figures (and the async/sync ratio, one in flight).
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -266,6 +268,40 @@ impl InstantiateBench {
         }
     }
 
+    /// `in_flight` [`Guest::run_async`]s of `guest` with `config`'s options at once, on this
+    /// thread's current-thread tokio executor, each checked as [`Self::run_wrt`].
+    ///
+    /// # Errors
+    ///
+    /// A run failed or a guest ended otherwise.
+    pub fn run_wrt_async(&self, guest: InstantiateGuest, config: RunConfig, in_flight: u32) -> Result<(), BenchError> {
+        thread_local! {
+            static EXECUTOR: Option<tokio::runtime::Runtime> =
+                tokio::runtime::Builder::new_current_thread().build().ok();
+        }
+        let (target, options) = (&self.guests[guest.index()], &self.options[config.index()]);
+        let runs: Vec<_> = (0..in_flight).map(|_| target.run_async(options)).collect();
+        let reports = EXECUTOR.with(|executor| match executor {
+            Some(executor) => Ok(executor.block_on(join_all(runs))),
+            None => Err(BenchError::Guest("failed to create a tokio executor".into())),
+        })?;
+        for report in reports {
+            let report = crate::runtime("failed to run the guest", report)?;
+            match report.outcome {
+                Outcome::Exited(code) if code == guest.exit_code() => {}
+                other => {
+                    return Err(BenchError::Guest(format!(
+                        "`{}` with `{}` ended with {other:?} when run asynchronously, not exit {}",
+                        guest.name(),
+                        config.name(),
+                        guest.exit_code()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// One instantiate + run of `guest` in plain wasmtime, checked as [`Self::run_wrt`].
     ///
     /// # Errors
@@ -328,11 +364,39 @@ pub fn timed(threads: u32, n: u32, run: impl Fn() -> Result<(), BenchError> + Sy
     }
 }
 
+/// Polls every future in `futures` until all have finished, on the caller's task: the runs
+/// share one executor thread, each yielding while it waits.
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut pending: Vec<_> = futures.into_iter().map(|f| Some(Box::pin(f))).collect();
+    let mut done: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        for (slot, out) in pending.iter_mut().zip(done.iter_mut()) {
+            if let Some(future) = slot
+                && let std::task::Poll::Ready(value) = future.as_mut().poll(cx)
+            {
+                *out = Some(value);
+                *slot = None;
+            }
+        }
+        match pending.iter().all(Option::is_none) {
+            true => std::task::Poll::Ready(()),
+            false => std::task::Poll::Pending,
+        }
+    })
+    .await;
+    done.into_iter().flatten().collect()
+}
+
+/// How many asynchronous runs each batch of the async figures keeps in flight at once.
+const IN_FLIGHT: [u32; 3] = [1, 2, 4];
+
 /// Warm-up runs before each timed batch (caches, the pool's warm slots, the ticker thread).
 const WARM_UP: u32 = 50;
 
 /// µs per run of wrt, in each run's figures and the table.
 const US_PER_RUN: Measure = ("us_per_run", "µs/run");
+/// µs per [`Guest::run_async`], one in flight.
+const ASYNC_US_PER_RUN: Measure = ("async1_us_per_run", "async µs");
 /// µs per run of the floor.
 const FLOOR_US_PER_RUN: Measure = ("floor_us_per_run", "floor µs");
 
@@ -350,12 +414,22 @@ pub(crate) fn run_once(p: &InstantiateParams) -> Result<Sample, BenchError> {
     let on_demand_elapsed = timed(p.threads, p.n, on_demand)?;
     let runs = f64::from(p.n) * f64::from(p.threads);
     let us_per_run = |d: Duration| d.as_secs_f64() * 1e6 / runs;
-    let extra = BTreeMap::from([
+    let mut extra = BTreeMap::from([
         ("us_per_run".to_owned(), us_per_run(elapsed)),
         ("floor_us_per_run".to_owned(), us_per_run(floor_elapsed)),
         ("time_of_floor".to_owned(), elapsed.as_secs_f64() / floor_elapsed.as_secs_f64()),
         ("ondemand_us_per_run".to_owned(), us_per_run(on_demand_elapsed)),
     ]);
+    // The same runs through `run_async`, 1, 2 and 4 in flight on each thread's executor: n runs
+    // per thread in batches of that many.
+    for in_flight in IN_FLIGHT {
+        let batch = || bench.run_wrt_async(p.guest, p.config, in_flight);
+        timed(1, warm.div_ceil(in_flight), batch)?;
+        let batches = p.n.div_ceil(in_flight);
+        let elapsed = timed(p.threads, batches, batch)?;
+        let async_runs = f64::from(batches * in_flight) * f64::from(p.threads);
+        extra.insert(format!("async{in_flight}_us_per_run"), elapsed.as_secs_f64() * 1e6 / async_runs);
+    }
     let per_second = |d: Duration| runs / d.as_secs_f64();
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
 }
@@ -431,6 +505,10 @@ impl Workload for InstantiateParams {
             figure(FLOOR_US_PER_RUN),
             ratio(US_PER_RUN, FLOOR_US_PER_RUN, "time/floor"),
             figure(("ondemand_us_per_run", "on-demand µs")),
+            figure(ASYNC_US_PER_RUN),
+            ratio(ASYNC_US_PER_RUN, US_PER_RUN, "async/sync"),
+            figure(("async2_us_per_run", "async µs, 2 in flight")),
+            figure(("async4_us_per_run", "async µs, 4 in flight")),
         ];
         COLUMNS
     }

@@ -20,6 +20,10 @@ use crate::sys::interrupt;
 /// How often the epoch advances while a call with a deadline runs.
 pub(crate) const TICK: Duration = Duration::from_millis(5);
 
+/// Ticks the ticker stays awake after the last call under it ended (1 s): a server's stream of
+/// calls (every asynchronous run ticks) then never has to wake it.
+const LINGER: u32 = 200;
+
 /// The error that stops a guest at its deadline. Mapped to [`crate::Outcome::TimedOut`].
 #[derive(Debug, thiserror::Error)]
 #[error("guest timed out")]
@@ -49,6 +53,8 @@ struct TickerState {
     next_id: u64,
     started: bool,
     stopped: bool,
+    /// Ticks the thread has waited, since the last call ended, before it sleeps ([`LINGER`]).
+    lingered: u32,
     /// The thread waits with no timeout (nothing ticks): only then does a new call wake it.
     /// Waking a thread that ticks anyway would make it bump the epoch early, which costs every
     /// guest of the engine an epoch callback.
@@ -154,11 +160,18 @@ fn run(shared: &Shared, engine: &EngineWeak) {
             return;
         }
         if state.active == 0 {
+            if state.lingered < LINGER {
+                // Still awake: the next call starts ticking without waking this thread.
+                state.lingered += 1;
+                state = shared.wake.wait_timeout(state, TICK).unwrap_or_else(PoisonError::into_inner).0;
+                continue;
+            }
             state.idle = true;
             state = shared.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
             state.idle = false;
             continue;
         }
+        state.lingered = 0;
         state = shared.wake.wait_timeout(state, TICK).unwrap_or_else(PoisonError::into_inner).0;
         if state.active > 0 && !state.stopped {
             match engine.upgrade() {

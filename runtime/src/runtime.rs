@@ -14,6 +14,7 @@ use crate::component::link::LinkComponentsFn;
 use crate::deadline::EpochTicker;
 use crate::host_fn::Mode;
 use crate::state::GuestState;
+use crate::sys::fiber_stack::{PooledStacks, StackPool};
 use crate::sys::memory_creator::GuestMemoryCreator;
 use crate::sys::memory_pool::{MemoryPool, PoolLimits};
 
@@ -280,12 +281,14 @@ impl RuntimeBuilder {
     pub fn build(self) -> crate::Result<Runtime> {
         let mut config = Config::new();
         // Our memory creator maps every linear memory and the GC heap; it needs the on-demand
-        // allocator (the default) and no copy-on-write images (wasmtime#10740). Epoch checks are
+        // allocator (the default) and no copy-on-write images (wasmtime#10740). Our stack
+        // creator maps and recycles the fibers' stacks of asynchronous runs. Epoch checks are
         // compiled in unless timeouts are off, so that any run may have a timeout.
         config
             .with_host_memory(Arc::new(GuestMemoryCreator {
                 pool: MemoryPool::new(!self.allow_fork_copies, self.pool),
             }))
+            .with_host_stack(Arc::new(PooledStacks(StackPool::new(!self.allow_fork_copies))))
             .memory_init_cow(false)
             .consume_fuel(self.fuel)
             .epoch_interruption(!self.no_timeouts);

@@ -5,6 +5,7 @@
 
 pub(crate) mod buffer_memory;
 pub(crate) mod compiled;
+pub(crate) mod fiber_stack;
 pub(crate) mod file_map;
 pub(crate) mod interrupt;
 pub(crate) mod mapping;

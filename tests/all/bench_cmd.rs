@@ -258,6 +258,10 @@ fn instantiate_measures_every_guest_and_configuration_against_the_floor() {
         for key in ["us_per_run", "floor_us_per_run", "time_of_floor", "ondemand_us_per_run"] {
             assert!(r["extra"][key].as_f64().unwrap() > 0.0, "no `{key}` in {r}");
         }
+        // The same runs through `run_async`, 1, 2 and 4 in flight.
+        for key in ["async1_us_per_run", "async2_us_per_run", "async4_us_per_run"] {
+            assert!(r["extra"][key].as_f64().unwrap() > 0.0, "no `{key}` in {r}");
+        }
     }
     // The table names every configuration, the floor, and the cost of each option over the
     // defaults.
@@ -272,7 +276,18 @@ fn instantiate_measures_every_guest_and_configuration_against_the_floor() {
             assert!(text.contains(&format!("{config} of guest={guest} threads=1: ")), "no cost of `{row}` in:\n{text}");
         }
     }
-    for column in ["runs/s", "floor", "of floor", "µs/run", "floor µs", "time/floor", "on-demand µs"] {
+    for column in [
+        "runs/s",
+        "floor",
+        "of floor",
+        "µs/run",
+        "floor µs",
+        "time/floor",
+        "on-demand µs",
+        "async µs",
+        "async/sync",
+        "async µs, 4 in flight",
+    ] {
         assert!(text.contains(column), "no `{column}` in:\n{text}");
     }
 }
