@@ -102,6 +102,26 @@ impl Plan {
     }
 }
 
+/// What in the environment skews the figures, one warning each: a Rust backtrace setting
+/// (`RUST_BACKTRACE` or `RUST_LIB_BACKTRACE` other than `0`) makes every error capture a
+/// backtrace, and a guest's `proc_exit` is an error in wasmtime, so each run that exits pays
+/// for one (on this kind of machine, hello's run took twice as long with it, and an
+/// asynchronous run more, since the unwinder walks the fiber's frames too). `var` reads the
+/// environment.
+pub fn environment_warnings(var: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    ["RUST_LIB_BACKTRACE", "RUST_BACKTRACE"]
+        .into_iter()
+        .find_map(|name| var(name).map(|value| (name, value)))
+        .filter(|(_, value)| value != "0")
+        .map(|(name, value)| {
+            format!(
+                "{name}={value} makes every guest exit capture a backtrace, which skews the figures; unset it for a measurement"
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +149,20 @@ mod tests {
         assert_eq!(plan.unwrap().pair.unwrap().1.get("guest").as_deref(), Some("hello"));
         let err = Plan::new(base, vec![], None, true).unwrap_err().to_string();
         assert_eq!(err, "`wrt bench instantiate` has no Node peer: its baselines are plain wasmtime, in the same run");
+    }
+
+    #[test]
+    fn a_backtrace_setting_is_warned_of_unless_off() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+        };
+        assert!(environment_warnings(env(&[])).is_empty());
+        assert!(environment_warnings(env(&[("RUST_BACKTRACE", "0")])).is_empty());
+        let warned = environment_warnings(env(&[("RUST_BACKTRACE", "1")]));
+        assert_eq!(warned.len(), 1);
+        assert!(warned[0].starts_with("RUST_BACKTRACE=1 "), "{warned:?}");
+        // The library's own setting wins, as in std.
+        assert!(environment_warnings(env(&[("RUST_LIB_BACKTRACE", "0"), ("RUST_BACKTRACE", "1")])).is_empty());
+        assert_eq!(environment_warnings(env(&[("RUST_LIB_BACKTRACE", "full")])).len(), 1);
     }
 }

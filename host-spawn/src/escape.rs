@@ -80,6 +80,24 @@ fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// A line of JSON with every character that a terminal or an editor acts on written as a JSON
+/// escape (`\u007f`): serde_json escapes C0 controls itself but leaves DEL, the C1 controls
+/// (U+0080–U+009F, which some terminals read as escape sequences), the line and paragraph
+/// separators and the bidirectional controls raw. Outside its strings a JSON text is printable
+/// ASCII, so every such character is inside a string, where its escape means the same.
+pub(crate) fn json_escaped(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_control() || is_bidi_control(c) || matches!(c, '\u{2028}' | '\u{2029}') {
+            // Each of these is in the Basic Multilingual Plane: one `\uXXXX`.
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn write_char(f: &mut fmt::Formatter<'_>, c: char) -> fmt::Result {
     match c {
         '"' | '\'' => f.write_char(c),
@@ -122,6 +140,16 @@ mod tests {
         assert_eq!(show(b"del\x7f"), r"del\u{7f}");
         assert_eq!(show(b"back\\slash 'q' \"q\""), r#"back\\slash 'q' "q""#);
         assert_eq!(show("h\u{e9}llo w\u{f6}rld \u{1f600}".as_bytes()), "h\u{e9}llo w\u{f6}rld \u{1f600}");
+    }
+
+    #[test]
+    fn json_keeps_no_character_a_terminal_acts_on() {
+        let raw = "{\"a\":\"x\u{7f}\u{85}\u{9b}31m\u{2028}\u{2029}\u{202e}\u{e9}\u{1F600}\"}";
+        let escaped = json_escaped(raw);
+        assert_eq!(escaped, "{\"a\":\"x\\u007f\\u0085\\u009b31m\\u2028\\u2029\\u202e\u{e9}\u{1F600}\"}");
+        let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+        let original: serde_json::Value = serde_json::from_str(raw).unwrap();
+        assert_eq!(back, original, "the escapes mean the same string");
     }
 
     #[test]

@@ -8,6 +8,9 @@
 //! asynchronous run and calls `call` in a synchronous one. The linker of asynchronous runs
 //! defines it with `func_wrap_async`; the linker of synchronous runs drives its future with
 //! [`now`], which never waits: nothing it awaits can be pending there.
+//!
+//! Both linkers, of core modules and of components, take their host functions in one order
+//! ([`embedder_first`]).
 
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
@@ -42,6 +45,49 @@ pub(crate) async fn call_wasm<P: WasmParams + Sync, R: WasmResults + Sync>(
         Mode::Sync => func.call(store, params),
         Mode::Async => func.call_async(store, params).await,
     }
+}
+
+/// The embedder's hook that adds its host functions to a linker of type `L`.
+pub(crate) type LinkFn<L> = dyn Fn(&mut L) -> wasmtime::Result<()> + Send + Sync;
+
+/// A linker whose later definitions may be kept from replacing earlier ones: wasmtime's two.
+pub(crate) trait NoShadowing {
+    /// Makes every later definition of a name already defined fail.
+    fn forbid_shadowing(&mut self);
+}
+
+impl NoShadowing for wasmtime::Linker<GuestState> {
+    fn forbid_shadowing(&mut self) {
+        self.allow_shadowing(false);
+    }
+}
+
+impl NoShadowing for wasmtime::component::Linker<GuestState> {
+    fn forbid_shadowing(&mut self) {
+        self.allow_shadowing(false);
+    }
+}
+
+/// Fills `linker`: the embedder's host functions first (`embedder`), then, with shadowing
+/// forbidden, wrt's own (`own`), so that a name of wrt's that the embedder took fails here,
+/// even if the embedder's hook allowed shadowing.
+///
+/// # Errors
+///
+/// The embedder's hook failing, or a name taken twice, each with the context that says which.
+pub(crate) fn embedder_first<L: NoShadowing>(
+    linker: &mut L,
+    embedder: Option<&LinkFn<L>>,
+    own: impl FnOnce(&mut L) -> wasmtime::Result<()>,
+) -> wasmtime::Result<()> {
+    if let Some(link) = embedder {
+        link(linker).map_err(|err| err.context("the embedder's host functions could not be linked"))?;
+        linker.forbid_shadowing();
+    }
+    own(linker).map_err(|err| match embedder {
+        Some(_) => err.context("an embedder's host function takes the name of one of wrt's"),
+        None => err,
+    })
 }
 
 /// Defines host function `$f`, an `async fn` of a `Caller` and the listed parameters, in

@@ -24,6 +24,7 @@ use crate::state::{ExternalState, GuestState};
 use crate::stats::Stats;
 use crate::stdio::{DirectStdio, Stream};
 use crate::stop::{self, Cancelled, Stop, StopCell};
+use crate::sys::fiber_stack::FiberCount;
 use crate::value::{WasmType, WasmValue};
 use crate::wasi::ctx::{self as wasi_ctx, Captured};
 
@@ -99,6 +100,8 @@ pub struct Instance {
     cancel: Option<Registration>,
     /// Whether a call has looked for `_initialize` (and run it).
     initialized: bool,
+    /// The fibers the run's asynchronous calls hold.
+    fibers: FiberCount,
 }
 
 enum State {
@@ -317,6 +320,7 @@ impl Instance {
             fuel_consumed: 0,
             cancel,
             initialized: false,
+            fibers: FiberCount::default(),
         };
         if options.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
             this.state = State::Ended(Outcome::Cancelled);

@@ -20,17 +20,17 @@ use crate::stdio::{GuestOutput, GuestStdin};
 /// server can make one per request.
 ///
 /// Defaults: no arguments, an empty environment, no preopened directories, stdin at end of
-/// file, stdout and stderr inherited, no memory limit beyond wasm's own, no fuel limit, no
+/// file, stdout and stderr discarded, no memory limit beyond wasm's own, no fuel limit, no
 /// timeout, no preopen of a kernel pseudo-filesystem, no CPU-time measurement; for host
 /// programs: a policy that denies every spawn, no audit log, the `posix_spawn` strategy with
 /// fallback to fork-exec.
 ///
-/// The defaults grant nothing a guest could use against the host, and keep what a command line
-/// expects (`wrt run` inherits stdout and stderr). A server should choose what they leave open:
-/// stdout and stderr captured or discarded ([`GuestOutput`](crate::GuestOutput)), since
-/// inherited streams are the server's own and every guest would write into its logs; a memory
-/// limit and a timeout, since without them a guest may take all the memory and time the
-/// process has.
+/// The defaults grant nothing a guest could use against the host, not even the host's own
+/// streams: a server that never sets stdout and stderr gets no guest's output in its logs, and a
+/// command line that wants it asks for [`GuestOutput::Inherit`](crate::GuestOutput::Inherit)
+/// (as `wrt run` does) or captures it. What a server should set itself: a memory limit and a
+/// timeout, since without them a guest may take all the memory and time the process has; and
+/// a capture or a writer ([`GuestOutput`](crate::GuestOutput)) for the output it wants.
 ///
 /// # Examples
 ///
@@ -118,8 +118,8 @@ impl Default for RunOptions {
             env: Vec::new(),
             preopens: Vec::new(),
             stdin: GuestStdin::Null,
-            stdout: GuestOutput::Inherit,
-            stderr: GuestOutput::Inherit,
+            stdout: GuestOutput::Null,
+            stderr: GuestOutput::Null,
             max_memory: None,
             fuel: None,
             measure_cpu_time: false,
@@ -285,13 +285,13 @@ impl RunOptions {
         self
     }
 
-    /// The guest's standard output. Default: inherited.
+    /// The guest's standard output. Default: discarded.
     pub fn stdout(mut self, stdout: GuestOutput) -> Self {
         self.stdout = stdout;
         self
     }
 
-    /// The guest's standard error. Default: inherited.
+    /// The guest's standard error. Default: discarded.
     pub fn stderr(mut self, stderr: GuestOutput) -> Self {
         self.stderr = stderr;
         self

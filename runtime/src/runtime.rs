@@ -98,7 +98,7 @@ pub struct RuntimeBuilder {
 }
 
 /// The function of [`RuntimeBuilder::link_modules`].
-pub(crate) type LinkModulesFn = dyn Fn(&mut Linker<GuestState>) -> wasmtime::Result<()> + Send + Sync;
+pub(crate) type LinkModulesFn = crate::host_fn::LinkFn<Linker<GuestState>>;
 
 /// Called once when compiling a guest takes longer than its delay: the guest's name and the
 /// size of its bytes.
@@ -323,10 +323,6 @@ fn module_linker(
     mode: Mode,
 ) -> wasmtime::Result<Linker<GuestState>> {
     let mut linker = Linker::new(engine);
-    if let Some(link) = embedder {
-        link(&mut linker).map_err(|err| err.context("the embedder's host functions could not be linked"))?;
-        linker.allow_shadowing(false);
-    }
     let own = |linker: &mut Linker<GuestState>| -> wasmtime::Result<()> {
         match mode {
             Mode::Sync => wasmtime_wasi::p1::add_to_linker_sync(linker, wasi_of)?,
@@ -338,10 +334,7 @@ fn module_linker(
         crate::wasi::stdio::add_to_linker(linker, mode)?;
         crate::abi::host::add_to_linker(linker, mode)
     };
-    own(&mut linker).map_err(|err| match embedder {
-        Some(_) => err.context("an embedder's host function takes the name of one of wrt's"),
-        None => err,
-    })?;
+    crate::host_fn::embedder_first(&mut linker, embedder, own)?;
     Ok(linker)
 }
 

@@ -31,9 +31,10 @@ impl GuestStdin {
 #[non_exhaustive]
 pub enum GuestOutput {
     /// Written to the host process's stream.
-    #[default]
     Inherit,
-    /// Discarded.
+    /// Discarded: the default, so that an embedder that never chose gets no guest's output in
+    /// its own streams (`wrt run` inherits them).
+    #[default]
     Null,
     /// Kept in memory and returned in the run's report ([`crate::Report::stdout`]). Past
     /// `limit` bytes nothing more is kept: the write that crosses the limit keeps what fits and

@@ -393,6 +393,9 @@ fn run(plan: &Plan, common: &Common) -> anyhow::Result<ExitCode> {
     if plan.pair.is_some() && common.runs < 2 {
         say!("wrt: warning: --compare with --runs {} cannot test the difference; use --runs 2 or more", common.runs);
     }
+    for warning in wrt_bench::plan::environment_warnings(|name| std::env::var(name).ok()) {
+        say!("wrt: warning: {warning}");
+    }
     let workload = plan.workload();
     let mut stdout = std::io::stdout().lock();
     let results = match plan.run(common.runs)? {

@@ -13,8 +13,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use wrt_runtime::{
-    CacheMode, DirAccess, GcPolicy, Guest, GuestStdin, InstantiateError, Outcome, Report, RunOptions, Runtime,
-    RuntimeBuilder, Stats,
+    CacheMode, DirAccess, GcPolicy, Guest, GuestOutput, GuestStdin, InstantiateError, Outcome, Report, RunOptions,
+    Runtime, RuntimeBuilder, Stats,
 };
 
 use self::compat::WasmtimeOptions;
@@ -251,6 +251,8 @@ impl RunArgs {
             });
         }
         let mut builder = RunOptions::new()
+            .stdout(GuestOutput::Inherit)
+            .stderr(GuestOutput::Inherit)
             .stdin(match self.stdin {
                 StdinMode::Null => GuestStdin::Null,
                 StdinMode::Inherit => GuestStdin::Inherit,

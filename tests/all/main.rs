@@ -19,6 +19,7 @@ mod containment;
 mod embed;
 mod embed_audit;
 mod embed_host;
+mod embed_hostile;
 mod embed_streams;
 mod fs;
 mod hostile_module;

@@ -13,7 +13,8 @@ use wrt_runtime::wasmtime::Val;
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{CancelToken, DirAccess, GuestOutput, InstantiateError, Outcome, RunOptions, Runtime, WasmValue};
 use wrt_test_guests::{
-    CLI_HELLO, COMPONENT_HELLO, FS_OPEN_FIFO, LIMITS_SLEEP, LIMITS_SPIN, LIMITS_START_SPIN, MEM_GC_HOOK, SPAWN_INHERIT,
+    CLI_HELLO, COMPONENT_HELLO, FS_OPEN_FIFO, FS_READ_DIR, LIMITS_SLEEP, LIMITS_SPIN, LIMITS_START_SPIN, MEM_GC_HOOK,
+    SPAWN_INHERIT,
 };
 
 /// An executor of `workers` threads that never starts a blocking thread for a run: every run
@@ -307,4 +308,55 @@ fn a_deadline_abandons_an_async_fifo_open() {
     // The abandoned open is still waiting for a writer: give it one, so it ends.
     let writer = std::fs::OpenOptions::new().write(true).open(&fifo);
     assert!(writer.is_ok(), "{writer:?}");
+}
+
+/// Stray interrupts: wrt's interrupt signal (`SIGURG`, whose handler is in place once a
+/// synchronous run has had a deadline) sent to the whole process again and again while 200
+/// asynchronous runs read a preopened directory and file on two workers. Each run prints what
+/// a quiet synchronous run prints: a signal that lands on a worker, or on a thread doing the
+/// runs' file I/O, costs at most a retried call.
+#[test]
+fn stray_interrupt_signals_leave_async_runs_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("input.txt"), "line one\nline two\n").unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let runtime = Runtime::new().unwrap();
+    let guest = runtime.load_file(FS_READ_DIR).unwrap();
+    let options = captured().preopen(dir.path(), "/data", DirAccess::ReadOnly).timeout(Duration::from_secs(20));
+    let quiet = guest.run(&options).unwrap();
+    assert_eq!(quiet.outcome, Outcome::Exited(0), "{}", String::from_utf8_lossy(&quiet.stderr));
+    assert!(String::from_utf8_lossy(&quiet.stdout).contains("line two"));
+
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sender = {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut sent = 0u32;
+            while !done.load(Ordering::Relaxed) {
+                nix::sys::signal::kill(nix::unistd::getpid(), nix::sys::signal::Signal::SIGURG).unwrap();
+                sent += 1;
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            sent
+        })
+    };
+    let exec = executor(2);
+    let reports = exec.block_on(async {
+        let runs = (0..200).map(|_| {
+            let (guest, options) = (guest.clone(), options.clone());
+            tokio::spawn(async move { guest.run_async(&options).await.unwrap() })
+        });
+        let mut reports = Vec::new();
+        for run in runs.collect::<Vec<_>>() {
+            reports.push(run.await.unwrap());
+        }
+        reports
+    });
+    done.store(true, Ordering::Relaxed);
+    let sent = sender.join().unwrap();
+    assert!(sent > 10, "only {sent} signals were sent");
+    for report in reports {
+        assert_eq!(report.outcome, Outcome::Exited(0), "{}", String::from_utf8_lossy(&report.stderr));
+        assert_eq!(report.stdout, quiet.stdout);
+    }
 }

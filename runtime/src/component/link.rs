@@ -8,7 +8,7 @@ use crate::host_fn::Mode;
 use crate::state::GuestState;
 
 /// The function of `RuntimeBuilder::link_components`: defines the embedder's own functions.
-pub(crate) type LinkComponentsFn = dyn Fn(&mut Linker<GuestState>) -> wasmtime::Result<()> + Send + Sync;
+pub(crate) type LinkComponentsFn = crate::host_fn::LinkFn<Linker<GuestState>>;
 
 /// A linker, for runs of `mode`, holding everything a component may import from wrt, and the embedder's own
 /// functions (`embedder`). Those are defined first, with shadowing then turned off, so that one
@@ -20,10 +20,6 @@ pub(crate) fn linker(
     mode: Mode,
 ) -> wasmtime::Result<Linker<GuestState>> {
     let mut linker = Linker::new(engine);
-    if let Some(link) = embedder {
-        link(&mut linker).map_err(|err| err.context("the embedder's host functions could not be linked"))?;
-        linker.allow_shadowing(false);
-    }
     let own = |linker: &mut Linker<GuestState>| -> wasmtime::Result<()> {
         match mode {
             Mode::Sync => wasmtime_wasi::p2::add_to_linker_sync(linker)?,
@@ -32,9 +28,6 @@ pub(crate) fn linker(
         super::clock::add_to_linker(linker)?;
         super::process::add_to_linker(linker)
     };
-    own(&mut linker).map_err(|err| match embedder {
-        Some(_) => err.context("an embedder's host function takes the name of one of wrt's"),
-        None => err,
-    })?;
+    crate::host_fn::embedder_first(&mut linker, embedder, own)?;
     Ok(linker)
 }

@@ -23,6 +23,7 @@ use crate::host_fn::Mode;
 use crate::options::RunOptions;
 use crate::outcome::Outcome;
 use crate::state::GuestState;
+use crate::sys::fiber_stack::FiberCount;
 
 /// One call into the guest, as a future borrowing its store.
 type Call<'s, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 's>>;
@@ -39,6 +40,11 @@ type Call<'s, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 's>
 /// inherited stream; and the embedder's own synchronous host functions. A runtime built
 /// without timeouts ([`crate::RuntimeBuilder::timeouts`]) compiles no epoch checks, so its
 /// guests yield only when they wait.
+///
+/// A host function that calls back into its guest (`call_async` from a `func_wrap_async`
+/// function of the embedder's, or the guest's collector from wrt's buffer calls) runs the guest
+/// on a fiber of its own. A run holds at most 32 fibers at once: a guest that re-enters without
+/// end traps there ("nested more than 32 calls"), where a synchronous run overflows its stack.
 ///
 /// An instance is made for one kind of run: [`Guest::instantiate_async`] gives one that
 /// takes the `*_async` calls, and a synchronous call of it (or an asynchronous call of one
@@ -139,9 +145,6 @@ impl Instance {
             }
             State::Ready(instance) => {
                 let instance = *instance;
-                if self.store.data().mode != Mode::Async {
-                    return Err(self.wrong_mode());
-                }
                 let func = self.start_func(instance)?;
                 self.enter_async(move |store| {
                     Box::pin(async move { func.call_async(store, ()).await.map(|()| Outcome::Exited(0)) })
@@ -204,7 +207,7 @@ impl Instance {
         if token.as_ref().is_some_and(CancelToken::is_cancelled) {
             return Ok(Err(Outcome::Cancelled));
         }
-        let ticking = match self.metering_epochs() {
+        let ticking = match self.compiles_epoch_checks() {
             true => Some(self.ticker.tick_anywhere()?),
             false => None,
         };
@@ -214,7 +217,7 @@ impl Instance {
         let mut cpu = self.cpu_time.map(|_| Duration::ZERO);
         let finished = {
             let call = f(&mut self.store);
-            race(call, stop_signal(deadline, token.clone()), cpu.as_mut()).await
+            race(call, stop_signal(deadline, token.clone()), &self.fibers, cpu.as_mut()).await
         };
         if let (Some(total), Some(spent)) = (&mut self.cpu_time, cpu) {
             *total += spent;
@@ -247,17 +250,18 @@ impl Instance {
 
     /// Whether the engine compiles epoch checks (the runtime allows timeouts): only then can a
     /// computing guest yield.
-    fn metering_epochs(&self) -> bool {
+    fn compiles_epoch_checks(&self) -> bool {
         self.store.engine().get_epoch_interruption()
     }
 }
 
 /// Polls `call` until it finishes (`Some`), or until `stop` fires while it waits (`None`).
-/// Each poll of the call enters wrt's tokio runtime and, with `cpu`, adds the thread's CPU
-/// time during the poll to it.
+/// Each poll of the call enters wrt's tokio runtime, counts the fibers it starts against
+/// `fibers` and, with `cpu`, adds the thread's CPU time during the poll to it.
 async fn race<R>(
     mut call: Call<'_, R>,
     stop: impl Future<Output = ()>,
+    fibers: &FiberCount,
     mut cpu: Option<&mut Duration>,
 ) -> Option<wasmtime::Result<R>> {
     let mut stop = pin!(stop);
@@ -265,7 +269,7 @@ async fn race<R>(
         let polled = {
             let _wrt = crate::ambient::enter_own();
             let before = cpu.is_some().then(thread_cpu_time);
-            let polled = call.as_mut().poll(cx);
+            let polled = fibers.polling(|| call.as_mut().poll(cx));
             if let (Some(total), Some(before)) = (cpu.as_deref_mut(), before) {
                 *total += thread_cpu_time().saturating_sub(before);
             }

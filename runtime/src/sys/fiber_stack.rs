@@ -3,13 +3,24 @@
 //! no guest's stack), and recycled across runs instead of mapped and unmapped twice per run
 //! (instantiation and the call each run on a fiber).
 //!
-//! A stack comes back reset: every byte a fiber touched is zeroed, so the next run reads zeros,
-//! never a previous run's frames. At most [`IDLE_STACKS`] stacks wait for reuse; the rest are
-//! unmapped.
+//! A recycled stack is not cleared, as the thread's own stack is not between synchronous runs:
+//! what a previous run's frames left there is out of every guest's reach (wasm reads only its
+//! own memories, tables and globals, and frames read only what they wrote), and clearing it
+//! cost a system call per run (finding the pages touched, or discarding them), about a
+//! fifth of a small asynchronous run. When wasmtime asks for a zeroed stack, it gets a fresh
+//! mapping. At most [`IDLE_STACKS`] stacks wait for reuse; the rest are unmapped.
+//!
+//! Every fiber of a run counts against the run's [`FiberCount`], at most [`MAX_RUN_FIBERS`] at
+//! once. A host function that calls back into its guest asynchronously (`call_async`) starts a
+//! fiber of its own, with a fresh stack and a fresh wasm stack limit, so a guest that
+//! re-enters it without end would otherwise take a stack per level until the process runs out
+//! of mappings: every other run's next fiber, memory or child would fail too.
 
+use std::cell::RefCell;
 use std::num::NonZeroUsize;
 use std::ops::Range;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use nix::errno::Errno;
@@ -20,6 +31,57 @@ use super::mapping::{page_size, round_to_pages};
 
 /// Stacks kept mapped between runs: as many as runs usually in flight on a small server.
 const IDLE_STACKS: usize = 64;
+
+/// The most fibers (so stacks) one run holds at once: its call, and calls back into the guest
+/// from host functions (the guest's collector, the embedder's functions) nested in it, and the
+/// one stack wasmtime keeps for the next call.
+pub(crate) const MAX_RUN_FIBERS: usize = 32;
+
+/// The fibers one run holds: counted while the run's calls are polled ([`FiberCount::polling`]),
+/// and refused past [`MAX_RUN_FIBERS`].
+#[derive(Debug, Default)]
+pub(crate) struct FiberCount(Arc<AtomicUsize>);
+
+thread_local! {
+    /// The count of the run whose call this thread is polling.
+    static POLLING: RefCell<Option<Arc<AtomicUsize>>> = const { RefCell::new(None) };
+}
+
+impl FiberCount {
+    /// Runs `poll` (a poll of one of the run's calls) with the stacks it takes counted here.
+    pub(crate) fn polling<R>(&self, poll: impl FnOnce() -> R) -> R {
+        let previous = POLLING.with(|current| current.replace(Some(Arc::clone(&self.0))));
+        let result = poll();
+        POLLING.with(|current| *current.borrow_mut() = previous);
+        result
+    }
+
+    /// The fibers the run holds now.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// One fiber counted against its run, until dropped.
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One more fiber for the run being polled on this thread, if any: `Err` past
+/// [`MAX_RUN_FIBERS`].
+fn count_fiber() -> Result<Option<Counted>, String> {
+    let Some(count) = POLLING.with(|current| current.borrow().clone()) else { return Ok(None) };
+    let counted = Counted(count);
+    if counted.0.fetch_add(1, Ordering::Relaxed) >= MAX_RUN_FIBERS {
+        return Err(format!("the guest nested more than {MAX_RUN_FIBERS} calls into itself through host functions"));
+    }
+    Ok(Some(counted))
+}
 
 /// The stacks of one runtime's fibers.
 #[derive(Debug)]
@@ -69,30 +131,6 @@ impl Mapping {
     fn size(&self) -> usize {
         self.len - page_size()
     }
-
-    /// Zeroes every byte of the stack a fiber touched, keeping the pages: the next run reads
-    /// zeros without faulting fresh pages in (discarding them with `MADV_DONTNEED` made every
-    /// run fault its stack in again, which cost more than the rest of a small run). The pages
-    /// touched are those resident (`mincore`), from the lowest one up to the top, since a stack
-    /// grows down. The caller holds no reference into the stack (the fiber that ran on it is
-    /// gone).
-    fn discard(&mut self) -> Result<(), Errno> {
-        let page = page_size();
-        let pages = self.size() / page;
-        let stack = self.base.as_ptr().cast::<u8>().wrapping_add(page);
-        let mut resident = vec![0u8; pages];
-        // SAFETY: `stack..stack+size` is the page-aligned stack part of this mapping, and
-        // `resident` has one byte for each of its pages.
-        if unsafe { nix::libc::mincore(stack.cast(), self.size(), resident.as_mut_ptr()) } != 0 {
-            return Err(Errno::last());
-        }
-        if let Some(lowest) = resident.iter().position(|r| r & 1 != 0) {
-            // SAFETY: pages `lowest..pages` of the stack are readable and writable, and
-            // `&mut self` with the caller's promise means nothing refers to them.
-            unsafe { std::ptr::write_bytes(stack.wrapping_add(lowest * page), 0, (pages - lowest) * page) };
-        }
-        Ok(())
-    }
 }
 
 impl Drop for Mapping {
@@ -109,19 +147,21 @@ impl StackPool {
         Arc::new(Self { dontfork, idle: Mutex::default() })
     }
 
-    fn take(&self, size: usize) -> Result<Mapping, Errno> {
+    /// A stack of `size` bytes: an idle one of that size, unless `zeroed` asks for a fresh one.
+    fn take(&self, size: usize, zeroed: bool) -> Result<Mapping, Errno> {
         let size = round_to_pages(size.max(1)).ok_or(Errno::ENOMEM)?;
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(at) = idle.iter().rposition(|m| m.size() == size) {
-            return Ok(idle.swap_remove(at));
+        if !zeroed {
+            let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(at) = idle.iter().rposition(|m| m.size() == size) {
+                return Ok(idle.swap_remove(at));
+            }
         }
-        drop(idle);
         Mapping::new(size, self.dontfork)
     }
 
-    fn give(&self, mut mapping: Mapping) {
+    fn give(&self, mapping: Mapping) {
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < IDLE_STACKS && mapping.discard().is_ok() {
+        if idle.len() < IDLE_STACKS {
             idle.push(mapping);
         }
     }
@@ -137,6 +177,8 @@ impl StackPool {
 struct PooledStack {
     mapping: Option<Mapping>,
     pool: Arc<StackPool>,
+    /// Counted against the run that took it, if any.
+    _run: Option<Counted>,
 }
 
 impl PooledStack {
@@ -157,15 +199,16 @@ impl Drop for PooledStack {
 #[derive(Debug, Clone)]
 pub(crate) struct PooledStacks(pub(crate) Arc<StackPool>);
 
-// SAFETY: every stack is page aligned, zero filled (fresh, or discarded when it came back),
+// SAFETY: every stack is page aligned, zero filled when `zeroed` asks for it (a fresh mapping),
 // has a guard page below it, and stays mapped until wasmtime drops it.
 unsafe impl StackCreator for PooledStacks {
-    fn new_stack(&self, size: usize, _zeroed: bool) -> wasmtime::Result<Box<dyn StackMemory>> {
+    fn new_stack(&self, size: usize, zeroed: bool) -> wasmtime::Result<Box<dyn StackMemory>> {
+        let run = count_fiber().map_err(wasmtime::Error::msg)?;
         let mapping = self
             .0
-            .take(size)
+            .take(size, zeroed)
             .map_err(|errno| wasmtime::Error::msg(format!("failed to map a fiber stack of {size} bytes: {errno}")))?;
-        Ok(Box::new(PooledStack { mapping: Some(mapping), pool: Arc::clone(&self.0) }))
+        Ok(Box::new(PooledStack { mapping: Some(mapping), pool: Arc::clone(&self.0), _run: run }))
     }
 }
 
@@ -195,7 +238,7 @@ mod tests {
     use crate::sys::vm_flags_of;
 
     #[test]
-    fn a_reused_stack_is_zero_guarded_and_dontfork() {
+    fn stacks_are_reused_guarded_and_dontfork_and_fresh_when_asked_zeroed() {
         let creator = PooledStacks(StackPool::new(true));
         let size = 16 * page_size();
         let stack = creator.new_stack(size, false).unwrap();
@@ -207,16 +250,53 @@ mod tests {
         unsafe { std::ptr::write_bytes(range.start as *mut u8, 0x5a, size) };
         drop(stack);
         assert_eq!(creator.0.idle(), 1);
+
+        let zeroed = creator.new_stack(size, true).unwrap();
+        assert_ne!(zeroed.range(), range, "a stack asked zeroed is never a used one");
+        assert_eq!(creator.0.idle(), 1);
+        // SAFETY: the fresh stack's own memory, unused by any fiber.
+        let bytes = unsafe { std::slice::from_raw_parts(zeroed.range().start as *const u8, size) };
+        assert!(bytes.iter().all(|&b| b == 0), "a fresh stack reads zeros");
+
         let again = creator.new_stack(size, false).unwrap();
         assert_eq!(again.range(), range, "the stack was reused");
-        // SAFETY: as above.
-        let bytes = unsafe { std::slice::from_raw_parts(range.start as *const u8, size) };
-        assert!(bytes.iter().all(|&b| b == 0), "the previous run's frames are gone");
+        assert_eq!(creator.0.idle(), 0);
         for addr in [range.start - 1, range.start, range.end - 1] {
             let flags = vm_flags_of(addr).unwrap();
             assert!(flags.split(' ').any(|f| f == "dc"), "{addr:#x}: {flags}");
         }
         let guard = vm_flags_of(range.start - 1).unwrap();
         assert!(!guard.split(' ').any(|f| f == "rd" || f == "wr"), "the guard page is accessible: {guard}");
+    }
+
+    #[test]
+    fn a_run_holds_at_most_its_share_of_fibers() {
+        let creator = PooledStacks(StackPool::new(false));
+        let size = 4 * page_size();
+        let outside = creator.new_stack(size, false).unwrap();
+        let run = FiberCount::default();
+        let stacks =
+            run.polling(|| (0..MAX_RUN_FIBERS).map(|_| creator.new_stack(size, false).unwrap()).collect::<Vec<_>>());
+        assert_eq!(run.held(), MAX_RUN_FIBERS, "a stack taken outside any run counts for none");
+        let refused = run.polling(|| creator.new_stack(size, false)).map(|_| ()).unwrap_err();
+        assert!(refused.to_string().contains("nested more than"), "{refused}");
+        assert_eq!(run.held(), MAX_RUN_FIBERS, "a refused stack is not counted");
+        assert!(creator.new_stack(size, false).is_ok(), "other runs, and none, are not limited");
+        drop(stacks);
+        assert_eq!(run.held(), 0);
+        assert!(run.polling(|| creator.new_stack(size, false)).is_ok());
+        drop(outside);
+    }
+
+    #[test]
+    fn the_docs_give_the_limit_of_fibers() {
+        let said = format!("at most {MAX_RUN_FIBERS} fibers");
+        for (doc, text) in [
+            ("docs/design.md", include_str!("../../../docs/design.md")),
+            ("instance/asynchronous.rs", include_str!("../instance/asynchronous.rs")),
+        ] {
+            let text: Vec<&str> = text.split_whitespace().filter(|word| *word != "///").collect();
+            assert!(text.join(" ").contains(&said), "{doc} does not say {said:?}");
+        }
     }
 }
