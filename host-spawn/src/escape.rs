@@ -85,10 +85,15 @@ fn is_bidi_control(c: char) -> bool {
 /// (U+0080–U+009F, which some terminals read as escape sequences), the line and paragraph
 /// separators and the bidirectional controls raw. Outside its strings a JSON text is printable
 /// ASCII, so every such character is inside a string, where its escape means the same.
-pub(crate) fn json_escaped(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
+pub(crate) fn json_escaped(json: String) -> String {
+    let acted_on = |c: char| c.is_control() || is_bidi_control(c) || matches!(c, '\u{2028}' | '\u{2029}');
+    // Most records hold none: they are returned as they are, uncopied.
+    if !json.chars().any(acted_on) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
-        if c.is_control() || is_bidi_control(c) || matches!(c, '\u{2028}' | '\u{2029}') {
+        if acted_on(c) {
             // Each of these is in the Basic Multilingual Plane: one `\uXXXX`.
             let _ = write!(out, "\\u{:04x}", u32::from(c));
         } else {
@@ -145,11 +150,22 @@ mod tests {
     #[test]
     fn json_keeps_no_character_a_terminal_acts_on() {
         let raw = "{\"a\":\"x\u{7f}\u{85}\u{9b}31m\u{2028}\u{2029}\u{202e}\u{e9}\u{1F600}\"}";
-        let escaped = json_escaped(raw);
+        let escaped = json_escaped(raw.to_owned());
         assert_eq!(escaped, "{\"a\":\"x\\u007f\\u0085\\u009b31m\\u2028\\u2029\\u202e\u{e9}\u{1F600}\"}");
         let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
         let original: serde_json::Value = serde_json::from_str(raw).unwrap();
         assert_eq!(back, original, "the escapes mean the same string");
+    }
+
+    #[test]
+    fn json_with_nothing_to_escape_is_returned_uncopied() {
+        for plain in ["{\"a\":\"plain ascii\"}", "{\"a\":\"caf\u{e9} \u{1F600}\"}"] {
+            let json = plain.to_owned();
+            let at = json.as_ptr();
+            let escaped = json_escaped(json);
+            assert_eq!(escaped, plain);
+            assert_eq!(escaped.as_ptr(), at, "the same buffer, not a copy");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! re-enters it without end would otherwise take a stack per level until the process runs out
 //! of mappings: every other run's next fiber, memory or child would fail too.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::num::NonZeroUsize;
 use std::ops::Range;
 use std::ptr::NonNull;
@@ -43,17 +43,26 @@ pub(crate) const MAX_RUN_FIBERS: usize = 32;
 pub(crate) struct FiberCount(Arc<AtomicUsize>);
 
 thread_local! {
-    /// The count of the run whose call this thread is polling.
-    static POLLING: RefCell<Option<Arc<AtomicUsize>>> = const { RefCell::new(None) };
+    /// The count of the run whose call this thread is polling, borrowed for the poll (null
+    /// outside every poll): set and restored by [`FiberCount::polling`] only.
+    static POLLING: Cell<*const Arc<AtomicUsize>> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Puts back the count an outer poll on this thread had set, when a poll ends or unwinds.
+struct RestorePolling(*const Arc<AtomicUsize>);
+
+impl Drop for RestorePolling {
+    fn drop(&mut self) {
+        POLLING.set(self.0);
+    }
 }
 
 impl FiberCount {
     /// Runs `poll` (a poll of one of the run's calls) with the stacks it takes counted here.
+    /// A poll costs two thread-local writes, no reference count.
     pub(crate) fn polling<R>(&self, poll: impl FnOnce() -> R) -> R {
-        let previous = POLLING.with(|current| current.replace(Some(Arc::clone(&self.0))));
-        let result = poll();
-        POLLING.with(|current| *current.borrow_mut() = previous);
-        result
+        let _restore = RestorePolling(POLLING.replace(&raw const self.0));
+        poll()
     }
 
     /// The fibers the run holds now.
@@ -75,8 +84,14 @@ impl Drop for Counted {
 /// One more fiber for the run being polled on this thread, if any: `Err` past
 /// [`MAX_RUN_FIBERS`].
 fn count_fiber() -> Result<Option<Counted>, String> {
-    let Some(count) = POLLING.with(|current| current.borrow().clone()) else { return Ok(None) };
-    let counted = Counted(count);
+    let current = POLLING.get();
+    if current.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: a non-null `POLLING` was set by `FiberCount::polling` from a borrow of its count
+    // that lasts until the guard puts the previous value back, on return or unwind; this runs
+    // inside that poll, on its thread, so the count is alive.
+    let counted = Counted(Arc::clone(unsafe { &*current }));
     if counted.0.fetch_add(1, Ordering::Relaxed) >= MAX_RUN_FIBERS {
         return Err(format!("the guest nested more than {MAX_RUN_FIBERS} calls into itself through host functions"));
     }
@@ -286,6 +301,29 @@ mod tests {
         assert_eq!(run.held(), 0);
         assert!(run.polling(|| creator.new_stack(size, false)).is_ok());
         drop(outside);
+    }
+
+    #[test]
+    fn nested_and_unwound_polls_count_against_the_right_run() {
+        let creator = PooledStacks(StackPool::new(false));
+        let size = 4 * page_size();
+        let (outer, inner) = (FiberCount::default(), FiberCount::default());
+        let stacks = outer.polling(|| {
+            let first = creator.new_stack(size, false).unwrap();
+            let nested = inner.polling(|| creator.new_stack(size, false).unwrap());
+            let after = creator.new_stack(size, false).unwrap();
+            [first, nested, after]
+        });
+        assert_eq!((outer.held(), inner.held()), (2, 1), "the outer run's count is back after the inner poll");
+
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            inner.polling(|| -> () { panic!("a poll that panics") })
+        }));
+        assert!(unwound.is_err());
+        let outside = creator.new_stack(size, false).unwrap();
+        assert_eq!(inner.held(), 1, "after a poll unwound, a stack taken outside every run counts for none");
+        drop((stacks, outside));
+        assert_eq!((outer.held(), inner.held()), (0, 0));
     }
 
     #[test]
