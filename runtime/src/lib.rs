@@ -240,7 +240,7 @@ pub use guest::Guest;
 pub use instance::{Instance, Report};
 pub use module_file::MAX_MODULE_BYTES;
 pub use options::RunOptions;
-pub use outcome::{Outcome, TrapInfo};
+pub use outcome::{EXIT_TIMEOUT, EXIT_TRAP, Outcome, TrapInfo};
 pub use preopen::{DirAccess, Preopen};
 pub use process_service::state::DeniedSpawn;
 pub use runtime::{Runtime, RuntimeBuilder, SLOW_COMPILE};

@@ -29,10 +29,30 @@ pub enum Outcome {
     Cancelled,
 }
 
+/// The exit status of a process whose guest trapped, ran out of fuel or was cancelled: 128 +
+/// SIGABRT, as `wasmtime run`.
+pub const EXIT_TRAP: u8 = 134;
+/// The exit status of a process whose guest timed out, as `timeout(1)`.
+pub const EXIT_TIMEOUT: u8 = 124;
+
 impl Outcome {
     /// Whether the guest finished normally with status 0 (or returned from an export).
     pub fn success(&self) -> bool {
         matches!(self, Outcome::Exited(0) | Outcome::Returned(_))
+    }
+
+    /// The exit status of a process that ran the guest and ends with it (`wrt run`, a container
+    /// of the containerd shim): an exit's low 8 bits, as POSIX `exit`; 0 for returned values;
+    /// [`EXIT_TIMEOUT`] for a timeout; [`EXIT_TRAP`] for every other end.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            // Truncation is the point: POSIX keeps the low 8 bits of a status.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Outcome::Exited(code) => *code as u8,
+            Outcome::Returned(_) => 0,
+            Outcome::TimedOut(_) => EXIT_TIMEOUT,
+            Outcome::Trapped(_) | Outcome::OutOfFuel(_) | Outcome::Cancelled => EXIT_TRAP,
+        }
     }
 }
 

@@ -20,11 +20,6 @@ use wrt_runtime::{
 use self::compat::WasmtimeOptions;
 use super::OnOff;
 
-/// Exit code for a trap, as `wasmtime run` (128 + SIGABRT).
-const EXIT_TRAP: u8 = 134;
-/// Exit code for a timeout, as `timeout(1)`.
-const EXIT_TIMEOUT: u8 = 124;
-
 /// Run a WebAssembly module (WASI preview 1) or a WASI 0.2 command component
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -393,33 +388,20 @@ impl RunArgs {
             print_stats(&report.stats, format);
         }
         let name = self.module.display();
-        Ok(match report.outcome {
-            // The status's low 8 bits, as POSIX `exit`: 0-255 pass through, and no exit is a trap.
-            Outcome::Exited(code) => ExitCode::from(code as u8),
+        match &report.outcome {
+            Outcome::Exited(_) => {}
             Outcome::Returned(values) => {
                 let mut stdout = std::io::stdout().lock();
                 for value in values {
                     writeln!(stdout, "{value}").context("failed to write the results")?;
                 }
-                ExitCode::SUCCESS
             }
-            Outcome::Trapped(trap) => {
-                say!("wrt: guest `{name}` trapped: {trap}");
-                ExitCode::from(EXIT_TRAP)
-            }
-            Outcome::TimedOut(after) => {
-                say!("wrt: guest `{name}` timed out after {after:?}");
-                ExitCode::from(EXIT_TIMEOUT)
-            }
-            Outcome::OutOfFuel(fuel) => {
-                say!("wrt: guest `{name}` ran out of fuel (all {fuel} units used)");
-                ExitCode::from(EXIT_TRAP)
-            }
-            _ => {
-                say!("wrt: guest `{name}` ended in an unknown way");
-                ExitCode::from(EXIT_TRAP)
-            }
-        })
+            Outcome::Trapped(trap) => say!("wrt: guest `{name}` trapped: {trap}"),
+            Outcome::TimedOut(after) => say!("wrt: guest `{name}` timed out after {after:?}"),
+            Outcome::OutOfFuel(fuel) => say!("wrt: guest `{name}` ran out of fuel (all {fuel} units used)"),
+            _ => say!("wrt: guest `{name}` ended in an unknown way"),
+        }
+        Ok(ExitCode::from(report.outcome.exit_status()))
     }
 }
 

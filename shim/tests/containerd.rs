@@ -1,0 +1,310 @@
+//! The shim through a real containerd: each test starts its own containerd (a private root,
+//! state and socket under a temporary directory, the shim on its PATH), imports an image built
+//! by `wrt_shim::image`, and runs tasks with `ctr`.
+//!
+//! Where containerd cannot start (not installed, not root), the tests say so loudly and pass,
+//! except under CI (`CI` set), where `.ci/run` installs it and a skip is a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use wrt_shim::image::{Image, ImageFile};
+
+/// A containerd of this test's own, ended (and its tasks killed) when dropped.
+struct Containerd {
+    dir: tempfile::TempDir,
+    daemon: Child,
+    namespace: String,
+}
+
+impl Containerd {
+    /// Starts containerd, or says why it cannot and returns `None` (a failure under CI).
+    fn start(test: &str) -> Option<Self> {
+        let reason = if Command::new("containerd").arg("--version").output().is_err() {
+            Some("containerd is not installed (apt-get install containerd)".to_owned())
+        } else if !nix_is_root() {
+            Some("containerd needs root".to_owned())
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            assert!(std::env::var_os("CI").is_none(), "{test}: {reason}, and CI must run this test");
+            eprintln!("SKIPPED {test}: {reason}");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path();
+        let config = format!(
+            r#"version = 2
+root = "{root}"
+state = "{state}"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "{sock}"
+[ttrpc]
+  address = "{sock}.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "{opt}"
+"#,
+            root = path.join("root").display(),
+            state = path.join("state").display(),
+            sock = path.join("containerd.sock").display(),
+            opt = path.join("opt").display(),
+        );
+        std::fs::write(path.join("config.toml"), config).unwrap();
+        let shim_dir = Path::new(env!("CARGO_BIN_EXE_containerd-shim-wrt-v1")).parent().unwrap();
+        let search = format!("{}:{}", shim_dir.display(), std::env::var("PATH").unwrap_or_default());
+        let log = std::fs::File::create(path.join("containerd.log")).unwrap();
+        let daemon = Command::new("containerd")
+            .arg("--config")
+            .arg(path.join("config.toml"))
+            .env("PATH", search)
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let namespace = format!("wrt-test-{}-{}", std::process::id(), test.replace('_', "-"));
+        let containerd = Containerd { dir, daemon, namespace };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !containerd.ctr(&["version"]).status.success() {
+            assert!(Instant::now() < deadline, "containerd did not start: {}", containerd.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(containerd)
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("containerd.sock")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("containerd.log")).unwrap_or_default()
+    }
+
+    /// `ctr` against this containerd, in this test's namespace.
+    fn ctr(&self, args: &[&str]) -> Output {
+        Command::new("ctr")
+            .arg("--address")
+            .arg(self.socket())
+            .arg("--namespace")
+            .arg(&self.namespace)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    /// Builds `image` and imports it; returns its name.
+    fn import(&self, image: &Image) -> String {
+        let archive = self.dir.path().join("image.tar");
+        image.write(self.dir.path(), &archive).unwrap();
+        let out = self.ctr(&["images", "import", "--all-platforms", archive.to_str().unwrap()]);
+        assert!(out.status.success(), "import: {}", String::from_utf8_lossy(&out.stderr));
+        image.name.clone()
+    }
+
+    /// `ctr run --rm` of `image` as task `id`, started and left running, stdout piped.
+    fn start_task(&self, image: &str, id: &str) -> Child {
+        Command::new("ctr")
+            .arg("--address")
+            .arg(self.socket())
+            .arg("--namespace")
+            .arg(&self.namespace)
+            .args(["run", "--rm", "--runtime", "io.containerd.wrt.v1", image, id])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// `ctr run --rm` of `image` as task `id` under the wrt shim: its output and status.
+    fn run(&self, image: &str, id: &str, extra: &[&str]) -> Output {
+        let mut args = vec!["run", "--rm", "--runtime", "io.containerd.wrt.v1"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[image, id]);
+        self.ctr(&args)
+    }
+}
+
+impl Drop for Containerd {
+    fn drop(&mut self) {
+        // Tasks first (their shims outlive containerd otherwise), then containerd.
+        let tasks = self.ctr(&["tasks", "list", "--quiet"]);
+        for id in String::from_utf8_lossy(&tasks.stdout).lines() {
+            let _ = self.ctr(&["tasks", "kill", "--signal", "SIGKILL", id]);
+            let _ = self.ctr(&["tasks", "delete", "--force", id]);
+        }
+        let containers = self.ctr(&["containers", "list", "--quiet"]);
+        for id in String::from_utf8_lossy(&containers.stdout).lines() {
+            let _ = self.ctr(&["containers", "delete", id]);
+        }
+        let _ = Command::new("kill").arg(self.daemon.id().to_string()).status();
+        let _ = self.daemon.wait();
+    }
+}
+
+fn nix_is_root() -> bool {
+    // SAFETY-free: `id -u` rather than libc, to keep this crate's tests free of `unsafe`.
+    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n")
+}
+
+fn hello_image(name: &str) -> Image {
+    Image {
+        name: format!("docker.io/wrt-test/{name}:latest"),
+        guest: wrt_test_guests::CLI_HELLO.into(),
+        args: vec!["from".into(), "containerd".into()],
+        ..Image::default()
+    }
+}
+
+#[test]
+fn hello_runs_and_its_exit_status_is_the_tasks() {
+    let Some(containerd) = Containerd::start("hello") else { return };
+    let image = containerd.import(&hello_image("hello"));
+    let out = containerd.run(&image, "hello-1", &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(r#"hello from a wrt guest, args = ["from", "containerd"]"#),
+        "stdout: {stdout}\nstderr: {}\ncontainerd: {}",
+        String::from_utf8_lossy(&out.stderr),
+        containerd.log()
+    );
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// The pids of the host's processes whose command line contains `token`.
+fn processes_with(token: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        if String::from_utf8_lossy(&cmdline).contains(token) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// busybox as the image's `/bin/sh` (its applets dispatch on `argv[0]`).
+fn busybox_sh() -> ImageFile {
+    ImageFile { source: "/bin/busybox".into(), path: "/bin/sh".into(), mode: 0o755 }
+}
+
+/// A policy file in the scratch directory, to put into an image.
+fn policy_file(dir: &Path, toml: &str) -> ImageFile {
+    let source = dir.join("policy.toml");
+    std::fs::write(&source, toml).unwrap();
+    ImageFile { source, path: "/etc/wrt/policy.toml".into(), mode: 0o644 }
+}
+
+#[test]
+fn the_guests_exit_status_is_the_tasks() {
+    let Some(containerd) = Containerd::start("exit_status") else { return };
+    let image = Image {
+        name: "docker.io/wrt-test/exit:latest".into(),
+        guest: wrt_test_guests::CLI_EXIT_CODE.into(),
+        args: vec!["7".into()],
+        ..Image::default()
+    };
+    let image = containerd.import(&image);
+    let out = containerd.run(&image, "exit-7", &[]);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_program_runs_only_as_the_images_policy_allows() {
+    let Some(containerd) = Containerd::start("policy") else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let guest = || Image {
+        name: "docker.io/wrt-test/spawn:denied".into(),
+        guest: wrt_test_guests::CLI_SPAWN_SH.into(),
+        files: vec![busybox_sh()],
+        ..Image::default()
+    };
+    let denied = containerd.import(&guest());
+    let out = containerd.run(&denied, "spawn-denied", &[]);
+    assert_eq!(text(&out.stdout).trim(), "denied", "no policy: nothing runs; stderr: {}", text(&out.stderr));
+
+    let mut allowed = guest();
+    allowed.name = "docker.io/wrt-test/spawn:allowed".into();
+    allowed.files.push(policy_file(scratch.path(), "[[allow]]\nprogram = \"/bin/sh\"\n"));
+    allowed.env.push("WRT_POLICY=/etc/wrt/policy.toml".into());
+    allowed.env.push("WRT_AUDIT=stderr".into());
+    let allowed = containerd.import(&allowed);
+    let out = containerd.run(&allowed, "spawn-allowed", &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(stdout.trim(), "spawned: exit status: 0", "stderr: {stderr}");
+    assert!(
+        stderr.contains(r#""decision":"allow""#) && stderr.contains(r#""path":"/bin/sh""#),
+        "the audit record on the task's stderr: {stderr}"
+    );
+    assert!(out.status.success());
+}
+
+#[test]
+fn a_timeout_in_the_image_stops_the_guest() {
+    let Some(containerd) = Containerd::start("timeout") else { return };
+    let image = Image {
+        name: "docker.io/wrt-test/spin:latest".into(),
+        guest: wrt_test_guests::LIMITS_SPIN.into(),
+        env: vec!["WRT_TIMEOUT=300ms".into()],
+        ..Image::default()
+    };
+    let image = containerd.import(&image);
+    let started = Instant::now();
+    let out = containerd.run(&image, "spin", &[]);
+    assert_eq!(out.status.code(), Some(i32::from(wrt_runtime::EXIT_TIMEOUT)), "{}", text(&out.stderr));
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn bad_settings_are_refused_by_name() {
+    let Some(containerd) = Containerd::start("bad_settings") else { return };
+    let mut image = hello_image("bad-settings");
+    image.env.push("WRT_TIMOUT=1s".into());
+    let image = containerd.import(&image);
+    let out = containerd.run(&image, "bad-settings", &[]);
+    assert_eq!(out.status.code(), Some(125));
+    assert!(text(&out.stderr).contains("unknown setting WRT_TIMOUT"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn sigkill_of_the_task_leaves_no_daemonized_child_behind() {
+    use std::io::{BufRead as _, BufReader};
+    let Some(containerd) = Containerd::start("sigkill") else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let token = format!("1000.{}", std::process::id());
+    let image = Image {
+        name: "docker.io/wrt-test/daemon:latest".into(),
+        guest: wrt_test_guests::CONTAIN_SH.into(),
+        args: vec![format!("setsid sleep {token}0 & exec sleep {token}1"), "hang".into()],
+        env: vec!["WRT_POLICY=/etc/wrt/policy.toml".into()],
+        files: vec![busybox_sh(), policy_file(scratch.path(), "[[allow]]\nprogram = \"/bin/sh\"\n")],
+    };
+    let image = containerd.import(&image);
+    let mut task = containerd.start_task(&image, "daemon");
+    let mut stdout = BufReader::new(task.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "started", "containerd: {}", containerd.log());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_with(&token).len() < 2 {
+        assert!(Instant::now() < deadline, "the shell and its daemon never started: {:?}", processes_with(&token));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let kill = containerd.ctr(&["tasks", "kill", "--signal", "SIGKILL", "daemon"]);
+    assert!(kill.status.success(), "{}", text(&kill.stderr));
+    let status = task.wait().unwrap();
+    assert!(!status.success(), "the task was killed: {status:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with(&token).is_empty() {
+        assert!(Instant::now() < deadline, "survivors after SIGKILL of the task: {:?}", processes_with(&token));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
