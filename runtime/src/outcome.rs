@@ -46,8 +46,11 @@ impl Outcome {
     /// [`EXIT_TIMEOUT`] for a timeout; [`EXIT_TRAP`] for every other end.
     pub fn exit_status(&self) -> u8 {
         match self {
-            // Truncation is the point: POSIX keeps the low 8 bits of a status.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "POSIX keeps a status's low 8 bits"
+            )]
             Outcome::Exited(code) => *code as u8,
             Outcome::Returned(_) => 0,
             Outcome::TimedOut(_) => EXIT_TIMEOUT,
@@ -75,5 +78,28 @@ impl fmt::Display for TrapInfo {
             write!(f, "\n{backtrace}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_status_is_posix_for_exits_and_fixed_for_every_other_end() {
+        let trap = TrapInfo { trap: None, message: String::new(), backtrace: None };
+        for (outcome, status) in [
+            (Outcome::Exited(0), 0),
+            (Outcome::Exited(7), 7),
+            (Outcome::Exited(256 + 7), 7),
+            (Outcome::Exited(-1), 255),
+            (Outcome::Returned(Vec::new()), 0),
+            (Outcome::TimedOut(Duration::from_secs(1)), EXIT_TIMEOUT),
+            (Outcome::Trapped(trap), EXIT_TRAP),
+            (Outcome::OutOfFuel(10), EXIT_TRAP),
+            (Outcome::Cancelled, EXIT_TRAP),
+        ] {
+            assert_eq!(outcome.exit_status(), status, "{outcome:?}");
+        }
     }
 }

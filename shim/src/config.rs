@@ -53,7 +53,9 @@ impl Config {
                 "WRT_AUDIT" if value.starts_with('/') => config.audit = Some(Audit::File(PathBuf::from(value))),
                 "WRT_AUDIT" => bail!("WRT_AUDIT={value:?}: expected `stderr` or an absolute path"),
                 _ if name.starts_with("WRT_") => {
-                    bail!("unknown setting {name}: the settings are WRT_POLICY, WRT_TIMEOUT, WRT_MAX_MEMORY and WRT_AUDIT")
+                    bail!(
+                        "unknown setting {name}: the settings are WRT_POLICY, WRT_TIMEOUT, WRT_MAX_MEMORY and WRT_AUDIT"
+                    )
                 }
                 _ => config.guest_env.push((name.to_owned(), value.to_owned())),
             }

@@ -79,7 +79,11 @@ impl Image {
             // Parent directories first, each once, as tar readers expect.
             let mut at = String::new();
             for part in Path::new(inside).parent().into_iter().flat_map(Path::iter) {
-                at = if at.is_empty() { part.to_string_lossy().into_owned() } else { format!("{at}/{}", part.to_string_lossy()) };
+                at = if at.is_empty() {
+                    part.to_string_lossy().into_owned()
+                } else {
+                    format!("{at}/{}", part.to_string_lossy())
+                };
                 if !dirs.contains(&at) {
                     let mut header = tar::Header::new_gnu();
                     header.set_entry_type(tar::EntryType::Directory);

@@ -83,16 +83,15 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
     }
 
     /// `ctr` against this containerd, in this test's namespace.
+    fn command(&self) -> Command {
+        let mut ctr = Command::new("ctr");
+        ctr.arg("--address").arg(self.socket()).arg("--namespace").arg(&self.namespace).stdin(Stdio::null());
+        ctr
+    }
+
+    /// `ctr ARGS`, waited for.
     fn ctr(&self, args: &[&str]) -> Output {
-        Command::new("ctr")
-            .arg("--address")
-            .arg(self.socket())
-            .arg("--namespace")
-            .arg(&self.namespace)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        self.command().args(args).output().unwrap()
     }
 
     /// Builds `image` and imports it; returns its name.
@@ -104,26 +103,17 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
         image.name.clone()
     }
 
-    /// `ctr run --rm` of `image` as task `id`, started and left running, stdout piped.
+    /// `ctr run --rm` of `image` as task `id` under the wrt shim, started and left running,
+    /// stdout piped.
     fn start_task(&self, image: &str, id: &str) -> Child {
-        Command::new("ctr")
-            .arg("--address")
-            .arg(self.socket())
-            .arg("--namespace")
-            .arg(&self.namespace)
-            .args(["run", "--rm", "--runtime", "io.containerd.wrt.v1", image, id])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap()
+        let mut ctr = self.command();
+        ctr.args(["run", "--rm", "--runtime", "io.containerd.wrt.v1", image, id]).stdout(Stdio::piped());
+        ctr.spawn().unwrap()
     }
 
     /// `ctr run --rm` of `image` as task `id` under the wrt shim: its output and status.
-    fn run(&self, image: &str, id: &str, extra: &[&str]) -> Output {
-        let mut args = vec!["run", "--rm", "--runtime", "io.containerd.wrt.v1"];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&[image, id]);
-        self.ctr(&args)
+    fn run(&self, image: &str, id: &str) -> Output {
+        self.ctr(&["run", "--rm", "--runtime", "io.containerd.wrt.v1", image, id])
     }
 }
 
@@ -141,6 +131,12 @@ impl Drop for Containerd {
         }
         let _ = Command::new("kill").arg(self.daemon.id().to_string()).status();
         let _ = self.daemon.wait();
+        // What lives outside the private root: the shim's state directory for the namespace
+        // and the namespace's (now empty) cgroups, one per controller.
+        let _ = std::fs::remove_dir(Path::new("/run/containerd/wrt").join(&self.namespace));
+        for controller in std::fs::read_dir("/sys/fs/cgroup").into_iter().flatten().flatten() {
+            let _ = std::fs::remove_dir(controller.path().join(&self.namespace));
+        }
     }
 }
 
@@ -162,7 +158,7 @@ fn hello_image(name: &str) -> Image {
 fn hello_runs_and_its_exit_status_is_the_tasks() {
     let Some(containerd) = Containerd::start("hello") else { return };
     let image = containerd.import(&hello_image("hello"));
-    let out = containerd.run(&image, "hello-1", &[]);
+    let out = containerd.run(&image, "hello-1");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(r#"hello from a wrt guest, args = ["from", "containerd"]"#),
@@ -203,6 +199,20 @@ fn policy_file(dir: &Path, toml: &str) -> ImageFile {
 }
 
 #[test]
+fn a_command_component_runs_as_a_module_does() {
+    let Some(containerd) = Containerd::start("component") else { return };
+    let image = Image {
+        name: "docker.io/wrt-test/component-hello:latest".into(),
+        guest: wrt_test_guests::COMPONENT_HELLO.into(),
+        ..Image::default()
+    };
+    let image = containerd.import(&image);
+    let out = containerd.run(&image, "component-hello");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "hello\n");
+}
+
+#[test]
 fn the_guests_exit_status_is_the_tasks() {
     let Some(containerd) = Containerd::start("exit_status") else { return };
     let image = Image {
@@ -212,7 +222,7 @@ fn the_guests_exit_status_is_the_tasks() {
         ..Image::default()
     };
     let image = containerd.import(&image);
-    let out = containerd.run(&image, "exit-7", &[]);
+    let out = containerd.run(&image, "exit-7");
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
 }
 
@@ -227,7 +237,7 @@ fn a_program_runs_only_as_the_images_policy_allows() {
         ..Image::default()
     };
     let denied = containerd.import(&guest());
-    let out = containerd.run(&denied, "spawn-denied", &[]);
+    let out = containerd.run(&denied, "spawn-denied");
     assert_eq!(text(&out.stdout).trim(), "denied", "no policy: nothing runs; stderr: {}", text(&out.stderr));
 
     let mut allowed = guest();
@@ -236,7 +246,7 @@ fn a_program_runs_only_as_the_images_policy_allows() {
     allowed.env.push("WRT_POLICY=/etc/wrt/policy.toml".into());
     allowed.env.push("WRT_AUDIT=stderr".into());
     let allowed = containerd.import(&allowed);
-    let out = containerd.run(&allowed, "spawn-allowed", &[]);
+    let out = containerd.run(&allowed, "spawn-allowed");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(stdout.trim(), "spawned: exit status: 0", "stderr: {stderr}");
     assert!(
@@ -257,7 +267,7 @@ fn a_timeout_in_the_image_stops_the_guest() {
     };
     let image = containerd.import(&image);
     let started = Instant::now();
-    let out = containerd.run(&image, "spin", &[]);
+    let out = containerd.run(&image, "spin");
     assert_eq!(out.status.code(), Some(i32::from(wrt_runtime::EXIT_TIMEOUT)), "{}", text(&out.stderr));
     assert!(started.elapsed() < Duration::from_secs(20));
 }
@@ -268,7 +278,7 @@ fn bad_settings_are_refused_by_name() {
     let mut image = hello_image("bad-settings");
     image.env.push("WRT_TIMOUT=1s".into());
     let image = containerd.import(&image);
-    let out = containerd.run(&image, "bad-settings", &[]);
+    let out = containerd.run(&image, "bad-settings");
     assert_eq!(out.status.code(), Some(125));
     assert!(text(&out.stderr).contains("unknown setting WRT_TIMOUT"), "{}", text(&out.stderr));
 }
@@ -307,4 +317,19 @@ fn sigkill_of_the_task_leaves_no_daemonized_child_behind() {
         assert!(Instant::now() < deadline, "survivors after SIGKILL of the task: {:?}", processes_with(&token));
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn an_image_whose_entrypoint_is_not_wasm_is_refused() {
+    let Some(containerd) = Containerd::start("not_wasm") else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let not_wasm = scratch.path().join("app.wasm");
+    std::fs::write(&not_wasm, "#!/bin/sh\necho not wasm\n").unwrap();
+    let image = Image { name: "docker.io/wrt-test/not-wasm:latest".into(), guest: not_wasm, ..Image::default() };
+    let image = containerd.import(&image);
+    let out = containerd.run(&image, "not-wasm");
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("wrt executor can't handle spec"), "refused, naming the runtime: {stderr}");
+    assert!(text(&out.stdout).is_empty(), "nothing of the file ran");
 }

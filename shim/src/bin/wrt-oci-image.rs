@@ -30,9 +30,18 @@ struct Args {
     args: Vec<String>,
 }
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
+    match build(Args::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("wrt-oci-image: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn build(args: Args) -> Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
-    let args = Args::parse();
     let mut files = Vec::new();
     for file in &args.files {
         let Some((source, path)) = file.split_once('=') else { bail!("--file {file:?}: expected HOST=PATH") };
