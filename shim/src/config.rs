@@ -1,6 +1,6 @@
-//! A container's wrt settings, from its environment: the image's `Env` or the pod's `env`.
-//! containerd hands a shim neither the pod's annotations nor the OCI spec, so the environment is
-//! the one channel a workload has. Every variable named here is removed from the guest's
+//! A container's wrt settings, from its environment: the image's `Env` or the pod's `env`, the
+//! one channel every workload has (a pod's annotations reach a shim only where containerd's CRI
+//! configuration passes them through). Every variable named here is removed from the guest's
 //! environment; anything unset keeps wrt's deny-by-default value.
 //!
 //! | variable | meaning | default |
@@ -54,7 +54,7 @@ impl Config {
                 "WRT_AUDIT" => bail!("WRT_AUDIT={value:?}: expected `stderr` or an absolute path"),
                 _ if name.starts_with("WRT_") => {
                     bail!(
-                        "unknown setting {name}: the settings are WRT_POLICY, WRT_TIMEOUT, WRT_MAX_MEMORY and WRT_AUDIT"
+                        "unknown setting {name:?}: the settings are WRT_POLICY, WRT_TIMEOUT, WRT_MAX_MEMORY and WRT_AUDIT"
                     )
                 }
                 _ => config.guest_env.push((name.to_owned(), value.to_owned())),
@@ -104,7 +104,8 @@ mod tests {
             ("WRT_TIMEOUT=soon", "WRT_TIMEOUT"),
             ("WRT_MAX_MEMORY=lots", "WRT_MAX_MEMORY"),
             ("WRT_AUDIT=relative.jsonl", "WRT_AUDIT"),
-            ("WRT_POLCY=/p.toml", "unknown setting WRT_POLCY"),
+            ("WRT_POLCY=/p.toml", "unknown setting \"WRT_POLCY\""),
+            ("WRT_\u{1b}[2J=x", "unknown setting \"WRT_\\u{1b}[2J\""),
         ] {
             let err = format!("{:#}", Config::from_env(&env(&[entry])).unwrap_err());
             assert!(err.contains(says), "{entry}: {err}");

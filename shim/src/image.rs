@@ -9,11 +9,12 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use oci_spec::image::{Arch, ConfigBuilder, ImageConfigurationBuilder, Os, RootFsBuilder};
 use sha2::{Digest, Sha256};
 
-/// Where the guest is in the image, and the image's entrypoint.
+/// Where the guest is in the image, and the image's entrypoint unless [`Image::entrypoint`]
+/// names another.
 pub const GUEST_PATH: &str = "/app.wasm";
 
 /// One file of the image: its content on the host, its path in the image, its mode.
@@ -37,6 +38,8 @@ pub struct Image {
     pub env: Vec<String>,
     /// More files for the root file system.
     pub files: Vec<ImageFile>,
+    /// The entrypoint, when it is not the guest at [`GUEST_PATH`].
+    pub entrypoint: Option<String>,
 }
 
 impl Image {
@@ -44,12 +47,13 @@ impl Image {
     ///
     /// # Errors
     ///
-    /// A file that cannot be read, or the archive that cannot be written.
+    /// A file that cannot be read, two files at one path, or the archive that cannot be
+    /// written.
     pub fn write(&self, scratch: &Path, out: &Path) -> Result<()> {
         let layer_path = scratch.join("layer.tar");
         let diff_id = self.write_layer(&layer_path)?;
         let config = ConfigBuilder::default()
-            .entrypoint(vec![GUEST_PATH.to_owned()])
+            .entrypoint(vec![self.entrypoint.clone().unwrap_or_else(|| GUEST_PATH.to_owned())])
             .cmd(self.args.clone())
             .env(self.env.clone())
             .build()?;
@@ -71,11 +75,17 @@ impl Image {
     /// The root file system as one tar file; returns its digest (`sha256:…`), which is also
     /// its diff id (the layer is not compressed).
     fn write_layer(&self, path: &Path) -> Result<String> {
-        let mut tar = tar::Builder::new(BufWriter::new(File::create(path)?));
+        let layer = Hashing { inner: BufWriter::new(File::create(path)?), hasher: Sha256::new() };
+        let mut tar = tar::Builder::new(layer);
         let guest = ImageFile { source: self.guest.clone(), path: GUEST_PATH.to_owned(), mode: 0o644 };
         let mut dirs: Vec<String> = Vec::new();
+        let mut paths: Vec<&str> = Vec::new();
         for file in std::iter::once(&guest).chain(&self.files) {
             let inside = file.path.trim_start_matches('/');
+            if paths.contains(&inside) {
+                bail!("two files at {:?} in the image (the guest is at {GUEST_PATH})", file.path);
+            }
+            paths.push(inside);
             // Parent directories first, each once, as tar readers expect.
             let mut at = String::new();
             for part in Path::new(inside).parent().into_iter().flat_map(Path::iter) {
@@ -99,9 +109,50 @@ impl Image {
             header.set_size(content.metadata()?.len());
             tar.append_data(&mut header, inside, &mut content)?;
         }
-        tar.into_inner()?.flush()?;
-        let mut hasher = Sha256::new();
-        std::io::copy(&mut File::open(path)?, &mut hasher)?;
-        Ok(format!("sha256:{:x}", hasher.finalize()))
+        let mut layer = tar.into_inner()?;
+        layer.flush()?;
+        Ok(format!("sha256:{:x}", layer.hasher.finalize()))
+    }
+}
+
+/// A writer that hashes what it writes.
+struct Hashing<W> {
+    inner: W,
+    hasher: Sha256,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(buf)?;
+        self.hasher.update(&buf[..written]);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layers_digest_is_its_files_and_a_path_is_used_once() {
+        let scratch = tempfile::tempdir().unwrap();
+        let guest = scratch.path().join("guest.wat");
+        std::fs::write(&guest, "(module)").unwrap();
+        let image = Image { name: "example.com/x:1".into(), guest: guest.clone(), ..Image::default() };
+        let digest = image.write_layer(&scratch.path().join("layer.tar")).unwrap();
+        let bytes = std::fs::read(scratch.path().join("layer.tar")).unwrap();
+        assert_eq!(digest, format!("sha256:{:x}", Sha256::digest(&bytes)));
+
+        let twice = ImageFile { source: guest.clone(), path: "/bin/sh".into(), mode: 0o755 };
+        let image = Image { files: vec![twice.clone(), twice], ..image };
+        let err = image.write(scratch.path(), &scratch.path().join("image.tar")).unwrap_err();
+        assert!(err.to_string().contains("two files at \"/bin/sh\""), "{err}");
+        let over_the_guest = ImageFile { source: guest, path: "app.wasm".into(), mode: 0o644 };
+        let image = Image { files: vec![over_the_guest], ..image };
+        assert!(image.write(scratch.path(), &scratch.path().join("image.tar")).is_err());
     }
 }

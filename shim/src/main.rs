@@ -1,10 +1,11 @@
 //! The shim's binary: containerd runs it as `containerd-shim-wrt-v1` (see the library's docs).
 
-use containerd_shim_wasm::shim::Cli as _;
-use wrt_shim::WrtShim;
+use containerd_shimkit::sandbox::cli::{Version, shim_main};
+use wrt_shim::WrtInstance;
 
 fn main() {
-    // Nothing before `run`: the shim forks its container processes from this one, which must
-    // not have started threads or engines yet.
-    WrtShim::run(None);
+    // Nothing before `shim_main`: it forks the zygote that creates containers, which must
+    // not inherit threads or engines.
+    let version = Version { version: env!("CARGO_PKG_VERSION"), revision: "<none>" };
+    shim_main::<WrtInstance>(wrt_shim::NAME, version, None);
 }

@@ -113,7 +113,17 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 
     /// `ctr run --rm` of `image` as task `id` under the wrt shim: its output and status.
     fn run(&self, image: &str, id: &str) -> Output {
-        self.ctr(&["run", "--rm", "--runtime", "io.containerd.wrt.v1", image, id])
+        self.run_with(&[], image, id)
+    }
+
+    /// [`Self::run`] with more options for `ctr run`.
+    fn run_with(&self, options: &[&str], image: &str, id: &str) -> Output {
+        self.command()
+            .args(["run", "--rm", "--runtime", "io.containerd.wrt.v1"])
+            .args(options)
+            .args([image, id])
+            .output()
+            .unwrap()
     }
 }
 
@@ -280,7 +290,7 @@ fn bad_settings_are_refused_by_name() {
     let image = containerd.import(&image);
     let out = containerd.run(&image, "bad-settings");
     assert_eq!(out.status.code(), Some(125));
-    assert!(text(&out.stderr).contains("unknown setting WRT_TIMOUT"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(r#"unknown setting "WRT_TIMOUT""#), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -295,6 +305,7 @@ fn sigkill_of_the_task_leaves_no_daemonized_child_behind() {
         args: vec![format!("setsid sleep {token}0 & exec sleep {token}1"), "hang".into()],
         env: vec!["WRT_POLICY=/etc/wrt/policy.toml".into()],
         files: vec![busybox_sh(), policy_file(scratch.path(), "[[allow]]\nprogram = \"/bin/sh\"\n")],
+        entrypoint: None,
     };
     let image = containerd.import(&image);
     let mut task = containerd.start_task(&image, "daemon");
@@ -320,16 +331,77 @@ fn sigkill_of_the_task_leaves_no_daemonized_child_behind() {
 }
 
 #[test]
-fn an_image_whose_entrypoint_is_not_wasm_is_refused() {
+fn an_entrypoint_that_is_not_wasm_is_refused_by_name_and_nothing_runs() {
     let Some(containerd) = Containerd::start("not_wasm") else { return };
     let scratch = tempfile::tempdir().unwrap();
-    let not_wasm = scratch.path().join("app.wasm");
-    std::fs::write(&not_wasm, "#!/bin/sh\necho not wasm\n").unwrap();
-    let image = Image { name: "docker.io/wrt-test/not-wasm:latest".into(), guest: not_wasm, ..Image::default() };
+    let script = scratch.path().join("app.wasm");
+    std::fs::write(&script, "#!/bin/sh\necho the script ran\n").unwrap();
+    let image = Image { name: "docker.io/wrt-test/script:latest".into(), guest: script, ..Image::default() };
     let image = containerd.import(&image);
-    let out = containerd.run(&image, "not-wasm");
+    let out = containerd.run(&image, "script");
     assert!(!out.status.success());
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("wrt executor can't handle spec"), "refused, naming the runtime: {stderr}");
+    assert!(stderr.contains(r#"entrypoint "/app.wasm" is a script (#!)"#), "refused by name: {stderr}");
+    assert!(stderr.contains("io.containerd.wrt.v1 runs WebAssembly guests only"), "{stderr}");
     assert!(text(&out.stdout).is_empty(), "nothing of the file ran");
+
+    // A native program, executable, that any other runtime would run: busybox's shell.
+    let image = native_shell_image("docker.io/wrt-test/native:latest", "the native program ran");
+    let image = containerd.import(&image);
+    let out = containerd.run(&image, "native");
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(r#"entrypoint "/bin/sh" is a native executable (ELF)"#), "refused by name: {stderr}");
+    assert!(!text(&out.stdout).contains("ran"), "nothing ran: {}", text(&out.stdout));
+}
+
+/// An image whose entrypoint is busybox's shell, printing `says`.
+fn native_shell_image(name: &str, says: &str) -> Image {
+    Image {
+        name: name.into(),
+        guest: wrt_test_guests::CLI_HELLO.into(),
+        files: vec![busybox_sh()],
+        entrypoint: Some("/bin/sh".into()),
+        args: vec!["-c".into(), format!("echo {says}")],
+        ..Image::default()
+    }
+}
+
+#[test]
+fn only_a_pods_sandbox_container_runs_natively() {
+    let Some(containerd) = Containerd::start("pod_sandbox") else { return };
+    let image = containerd.import(&native_shell_image("docker.io/wrt-test/pause:latest", "the sandbox ran"));
+    let sandbox = containerd.run_with(&["--annotation", "io.kubernetes.cri.container-type=sandbox"], &image, "sandbox");
+    assert!(sandbox.status.success(), "{}", text(&sandbox.stderr));
+    assert_eq!(text(&sandbox.stdout).trim(), "the sandbox ran");
+    let container = containerd.run_with(&["--annotation", "io.kubernetes.cri.container-type=container"], &image, "app");
+    assert!(!container.status.success());
+    assert!(text(&container.stderr).contains("is a native executable (ELF)"), "{}", text(&container.stderr));
+}
+
+#[test]
+fn exec_into_a_running_guest_is_refused() {
+    let Some(containerd) = Containerd::start("exec") else { return };
+    let image = Image {
+        name: "docker.io/wrt-test/spin-exec:latest".into(),
+        guest: wrt_test_guests::LIMITS_SPIN.into(),
+        files: vec![busybox_sh()],
+        env: vec!["WRT_TIMEOUT=20s".into()],
+        ..Image::default()
+    };
+    let image = containerd.import(&image);
+    let mut task = containerd.start_task(&image, "spin");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !text(&containerd.ctr(&["tasks", "list"]).stdout).contains("RUNNING") {
+        assert!(Instant::now() < deadline, "the task never ran: {}", containerd.log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let exec = containerd.ctr(&["tasks", "exec", "--exec-id", "shell", "spin", "/bin/sh", "-c", "echo exec ran"]);
+    assert!(!exec.status.success());
+    assert!(text(&exec.stderr).contains("Exec is not supported"), "{}", text(&exec.stderr));
+    assert!(!text(&exec.stdout).contains("exec ran"));
+    let kill = containerd.ctr(&["tasks", "kill", "--signal", "SIGKILL", "spin"]);
+    assert!(kill.status.success(), "{}", text(&kill.stderr));
+    let status = task.wait().unwrap();
+    assert_eq!(status.code(), Some(137), "killed by SIGKILL: {status:?}");
 }

@@ -52,7 +52,7 @@ fn build(args: Args) -> Result<()> {
         let mode = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
         files.push(ImageFile { source: source.into(), path: path.to_owned(), mode });
     }
-    let image = Image { name: args.name, guest: args.guest, args: args.args, env: args.env, files };
+    let image = Image { name: args.name, guest: args.guest, args: args.args, env: args.env, files, entrypoint: None };
     let scratch = tempfile::tempdir()?;
     image.write(scratch.path(), &args.output)
 }
