@@ -88,6 +88,8 @@ pub struct RuntimeBuilder {
     pub(crate) fuel: bool,
     /// [`RuntimeBuilder::timeouts`] turned off.
     pub(crate) no_timeouts: bool,
+    /// [`RuntimeBuilder::parallel_compilation`] turned off.
+    pub(crate) compile_on_one_thread: bool,
     pub(crate) unknown_imports_trap: bool,
     pub(crate) on_slow_compile: Option<SlowCompileHook>,
     pub(crate) on_cache_unusable: Option<Arc<CacheUnusableFn>>,
@@ -121,6 +123,7 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("cache", &self.cache)
             .field("fuel", &self.fuel)
             .field("timeouts", &!self.no_timeouts)
+            .field("parallel_compilation", &!self.compile_on_one_thread)
             .field("unknown_imports_trap", &self.unknown_imports_trap)
             .field("on_slow_compile", &self.on_slow_compile.as_ref().map(|_| "Fn"))
             .field("on_cache_unusable", &self.on_cache_unusable.as_ref().map(|_| "Fn"))
@@ -152,6 +155,17 @@ impl RuntimeBuilder {
     /// are removed until the rest fit. Default: [`DEFAULT_CACHE_LIMIT`](crate::cache::DEFAULT_CACHE_LIMIT), 1 GiB.
     pub fn cache_limit(mut self, bytes: u64) -> Self {
         self.cache_limit = Some(bytes);
+        self
+    }
+
+    /// Whether Cranelift compiles a guest's functions on several threads (wasmtime's pool,
+    /// started by the first compilation and kept). Default: on. Off, this runtime starts no
+    /// thread to load a guest, at the cost of compiling on the caller's thread alone: for a
+    /// process that will fork and keep running without `exec` (a zygote), where a thread of the
+    /// parent caught holding a lock leaves the child stuck on it. The generated code, and so
+    /// the compile cache, is the same either way.
+    pub fn parallel_compilation(mut self, on: bool) -> Self {
+        self.compile_on_one_thread = !on;
         self
     }
 
@@ -291,7 +305,8 @@ impl RuntimeBuilder {
             .with_host_stack(Arc::new(PooledStacks(StackPool::new(!self.allow_fork_copies))))
             .memory_init_cow(false)
             .consume_fuel(self.fuel)
-            .epoch_interruption(!self.no_timeouts);
+            .epoch_interruption(!self.no_timeouts)
+            .parallel_compilation(!self.compile_on_one_thread);
         let engine = Engine::new(&config)?;
         let linker = module_linker(&engine, self.link_modules.as_deref(), Mode::Sync)?;
         let ticker = Arc::new(EpochTicker::new(&engine));

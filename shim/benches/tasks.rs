@@ -9,7 +9,8 @@
 //! installed, the `wrt` binary built: `cargo build --release`) prints a markdown table:
 //! the first task of each kind (cold: a new containerd, a new shim binary), the median and the
 //! quartiles of `WRT_BENCH_TASKS` more (default 20, interleaved, one at a time), and tasks per
-//! second with 2 at a time. With `--test` (as `cargo bench -- --test` runs it) each kind runs
+//! second with 2 at a time. The shim caches compiled guests in a directory of the run's own, or
+//! as `CONTAINERD_SHIM_WRT_CACHE` says (`off`: every container compiles). With `--test` (as `cargo bench -- --test` runs it) each kind runs
 //! once and its output is checked.
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use wrt_shim::image::{GUEST_PATH, Image, ImageFile};
+use wrt_shim::prepare::CACHE_VAR;
 
 #[path = "../tests/support/containerd.rs"]
 mod containerd;
@@ -105,7 +107,11 @@ fn main() {
     let exe = std::env::current_exe().unwrap();
     let wrt = exe.ancestors().nth(2).unwrap().join("wrt");
     assert!(wrt.is_file(), "{} is missing: build it first (cargo build --release)", wrt.display());
-    let Some(containerd) = Containerd::start("bench_tasks") else { return };
+    // The shim's cache: a directory of this run's own unless the bench's environment sets one
+    // (`CONTAINERD_SHIM_WRT_CACHE=off` measures compiling in every container).
+    let cache = std::env::var(CACHE_VAR).ok();
+    let env: Vec<(&str, &str)> = cache.iter().map(|value| (CACHE_VAR, value.as_str())).collect();
+    let Some(containerd) = Containerd::start_with("bench_tasks", &env) else { return };
     let bench = Bench {
         containerd: &containerd,
         shim_image: containerd.import(&hello_image("docker.io/wrt-bench/hello:latest")),

@@ -68,6 +68,7 @@ impl Container {
 }
 
 fn create((id, cfg): (String, InstanceConfig)) -> Result<(), String> {
+    crate::prepare::prepare(&cfg.bundle)?;
     let text = |err: &dyn std::fmt::Display| err.to_string();
     let root = cfg.determine_rootdir(crate::NAME).map_err(|e| text(&e))?;
     let mut builder = ContainerBuilder::new(id, SyscallType::Linux)

@@ -1,17 +1,20 @@
 //! What libcontainer runs as a container's first process, once the container's namespaces,
-//! cgroup and root file system are in place: the [`Workload`] its spec names. A guest runs
-//! in this process through [`guest::run`]; a pod's sandbox container is executed natively;
-//! any other container fails to start, with the reason.
+//! cgroup and root file system are in place: what [`prepare`](crate::prepare) decided before
+//! the process was forked. A guest runs in this process through [`guest::run`]; a pod's
+//! sandbox container is executed natively.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use libcontainer::workload::default::DefaultExecutor;
 use libcontainer::workload::{Executor, ExecutorError, ExecutorSetEnvsError, ExecutorValidationError};
 use runtime_spec::runtime::Spec;
+use wrt_runtime::CacheMode;
 
 use crate::guest;
-use crate::workload::Workload;
+use crate::prepare::{Prepared, prepared};
+
+/// What a container forked without [`prepare`](crate::prepare::prepare) says.
+const UNPREPARED: &str = "wrt's shim did not prepare this container";
 
 /// The shim's libcontainer executor.
 #[derive(Debug, Clone, Copy, Default)]
@@ -19,17 +22,29 @@ pub struct WrtExecutor;
 
 impl Executor for WrtExecutor {
     fn validate(&self, spec: &Spec) -> Result<(), ExecutorValidationError> {
-        match Workload::of(spec, Path::new("/")) {
-            Ok(Workload::PodSandbox) => DefaultExecutor {}.validate(spec),
-            Ok(Workload::Guest(_)) => Ok(()),
-            Err(reason) => Err(ExecutorValidationError::ArgValidationError(reason)),
+        match prepared() {
+            Some(Prepared::PodSandbox) => DefaultExecutor {}.validate(spec),
+            Some(Prepared::Guest(_)) => Ok(()),
+            None => Err(ExecutorValidationError::ArgValidationError(UNPREPARED.to_owned())),
         }
     }
 
     fn exec(&self, spec: &Spec) -> Result<(), ExecutorError> {
-        match Workload::of(spec, Path::new("/")).map_err(ExecutorError::Other)? {
-            Workload::PodSandbox => DefaultExecutor {}.exec(spec),
-            Workload::Guest(guest) => std::process::exit(guest::run(&guest)),
+        match prepared() {
+            Some(Prepared::PodSandbox) => DefaultExecutor {}.exec(spec),
+            Some(Prepared::Guest(ready)) => {
+                let (guest, loaded) = &**ready;
+                let compiled_here;
+                let loaded = match loaded {
+                    Some(loaded) => loaded,
+                    None => {
+                        compiled_here = crate::prepare::load(guest, &guest.bytes, CacheMode::Disabled, true);
+                        &compiled_here
+                    }
+                };
+                std::process::exit(guest::run(guest, loaded))
+            }
+            None => Err(ExecutorError::Other(UNPREPARED.to_owned())),
         }
     }
 

@@ -1,12 +1,13 @@
-//! One container's guest, run by `wrt-runtime` as the container's first process (its root file
-//! system, namespaces and cgroup already in place), with the container's arguments, stdio and
-//! environment, and the [`Config`] of its `WRT_*` variables.
+//! One container's guest, loaded before the container was created
+//! ([`prepare`](crate::prepare)), run by `wrt-runtime` as the container's first process (its
+//! root file system, namespaces and cgroup in place), with the container's arguments, stdio
+//! and environment, and the [`Config`] of its `WRT_*` variables.
 
 use std::io::Write as _;
 
 use anyhow::{Context as _, Result};
 use wrt_runtime::wrt_host_spawn::{AuditSink, Policy};
-use wrt_runtime::{GuestOutput, GuestStdin, RunOptions, Runtime};
+use wrt_runtime::{GuestOutput, GuestStdin, RunOptions};
 
 use crate::config::{Audit, Config};
 use crate::workload::Guest;
@@ -16,10 +17,11 @@ use crate::workload::Guest;
 /// errors of the runtime itself. The reason is written to the task's stderr first.
 pub const EXIT_NOT_RUN: i32 = 125;
 
-/// Runs `guest` to its end and returns the container's exit status: the guest's own, or
-/// wrt's for a trap, a timeout or [`EXIT_NOT_RUN`].
-pub fn run(guest: &Guest) -> i32 {
-    match try_run(guest) {
+/// Runs `guest` (`loaded`, or the reason it could not be) to its end and returns the
+/// container's exit status: the guest's own, or wrt's for a trap, a timeout or
+/// [`EXIT_NOT_RUN`].
+pub fn run(guest: &Guest, loaded: &Result<wrt_runtime::Guest, String>) -> i32 {
+    match try_run(guest, loaded) {
         Ok(status) => i32::from(status),
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "wrt: {err:#}");
@@ -28,14 +30,13 @@ pub fn run(guest: &Guest) -> i32 {
     }
 }
 
-fn try_run(guest: &Guest) -> Result<u8> {
+fn try_run(guest: &Guest, loaded: &Result<wrt_runtime::Guest, String>) -> Result<u8> {
     let config = Config::from_env(&guest.env)?;
     let policy = match &config.policy {
         Some(path) => Policy::from_file(path).with_context(|| format!("WRT_POLICY={path:?}"))?,
         None => Policy::deny_all(),
     };
-    let runtime = Runtime::new()?;
-    let module = runtime.load_file(&guest.module)?;
+    let module = loaded.as_ref().map_err(|err| anyhow::anyhow!("{err}"))?;
     let mut options = RunOptions::new()
         .argv0(&guest.argv0)
         .args(&guest.args)

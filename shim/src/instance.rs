@@ -26,6 +26,7 @@ impl std::fmt::Debug for WrtInstance {
 
 impl Instance for WrtInstance {
     async fn new(id: String, cfg: &InstanceConfig) -> Result<Self, Error> {
+        crate::prepare::compile_into_cache(&cfg.bundle);
         let container = Container::create(&id, cfg)?;
         Ok(Self { container, exit: WaitableCell::new() })
     }

@@ -6,9 +6,26 @@
 //! container is the one exception.
 //!
 //! containerd starts the shim; the shim (on runwasi's containerd-shimkit) serves containerd's
-//! task API with a [`WrtInstance`] per container, creates the container with youki's
-//! libcontainer (namespaces, cgroup, root file system) and runs the guest inside it, as the
-//! container's first process. [`image`] builds images for it.
+//! task API with a [`WrtInstance`] per container. Before the container exists, its zygote
+//! decides what it runs from the bundle and loads the guest, compiled once per node into a
+//! cache no container sees ([`prepare`]); youki's libcontainer then creates the container
+//! (namespaces, cgroup, root file system), whose first process runs the guest ([`guest`]).
+//! [`image`] builds images for it.
+//!
+//! ```no_run
+//! use wrt_shim::image::{Image, ImageFile};
+//!
+//! // An image archive for `ctr images import`: hello at /app.wasm, with busybox as /bin/sh.
+//! let image = Image {
+//!     name: "docker.io/library/hello:latest".into(),
+//!     guest: "hello.wasm".into(),
+//!     files: vec![ImageFile { source: "/bin/busybox".into(), path: "/bin/sh".into(), mode: 0o755 }],
+//!     env: vec!["WRT_TIMEOUT=30s".into()],
+//!     ..Image::default()
+//! };
+//! image.write(std::path::Path::new("/tmp"), std::path::Path::new("hello.tar"))?;
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
 pub mod config;
 mod container;
@@ -16,6 +33,7 @@ mod executor;
 pub mod guest;
 pub mod image;
 mod instance;
+pub mod prepare;
 pub mod workload;
 
 pub use instance::WrtInstance;

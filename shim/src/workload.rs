@@ -3,14 +3,20 @@
 //! Kubernetes pod, the pod's sandbox container. Anything else is refused by name before it
 //! runs: a native executable or a script would otherwise run outside wrt's sandbox.
 //!
-//! Decided inside the container, after its root file system is in place, from the OCI runtime
-//! spec.
+//! Decided on the host, from the OCI runtime spec and the container's root file system (the
+//! bundle's, mounted before the container is created), before the container exists. Every path
+//! is resolved inside that root (`openat2` with `RESOLVE_IN_ROOT`: a symbolic link or `..` in
+//! the image cannot reach the host's files), and only a regular file is read.
 
 use std::fs::File;
 use std::io::Read as _;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
+use nix::sys::stat::{Mode, SFlag, fstat};
 use runtime_spec::runtime::Spec;
+use wrt_runtime::MAX_MODULE_BYTES;
 
 /// The annotation containerd's CRI plugin puts on every container of a Kubernetes pod, and its
 /// value on the pod's sandbox (`pause`) container. The sandbox container is the node's own
@@ -37,10 +43,12 @@ pub enum Workload {
 }
 
 /// A guest and what the container gives it.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(PartialEq, Eq)]
 pub struct Guest {
-    /// The module or component, resolved in the container's root.
+    /// The module's or component's path in the container.
     pub module: PathBuf,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
     /// The guest's `argv[0]`: the process's first argument, as the image gave it.
     pub argv0: String,
     /// The rest of the process's arguments.
@@ -49,10 +57,21 @@ pub struct Guest {
     pub env: Vec<String>,
 }
 
+impl std::fmt::Debug for Guest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guest")
+            .field("module", &self.module)
+            .field("bytes", &self.bytes.len())
+            .field("argv0", &self.argv0)
+            .field("args", &self.args)
+            .field("env", &self.env)
+            .finish()
+    }
+}
+
 impl Workload {
-    /// Classifies the container `spec` describes, looking its entrypoint up under `root` (`/`
-    /// inside the container). The error says why the container cannot run, naming its
-    /// entrypoint.
+    /// Classifies the container `spec` describes, looking its entrypoint up in the root file
+    /// system at `root`. The error says why the container cannot run, naming its entrypoint.
     pub fn of(spec: &Spec, root: &Path) -> Result<Workload, String> {
         let annotations = spec.annotations().as_ref();
         if annotations.and_then(|a| a.get(CONTAINER_TYPE)).is_some_and(|t| t == SANDBOX) {
@@ -64,14 +83,14 @@ impl Workload {
             return Err("the container has no entrypoint (its process has no arguments)".to_owned());
         };
         let env = process.env().clone().unwrap_or_default();
-        let module = resolve(arg0, process.cwd(), &env, root)
+        let root = File::open(root).map_err(|err| format!("the container's root {root:?}: {err}"))?;
+        let (module, file) = resolve(arg0, process.cwd(), &env, &root)
             .ok_or_else(|| format!("entrypoint {arg0:?}: no such file in the container"))?;
-        match magic(&module) {
-            Ok(bytes) if bytes == WASM_MAGIC => {}
-            Ok(bytes) => return Err(format!("entrypoint {arg0:?} is {}: {}", kind(&bytes), RUNS_ONLY)),
-            Err(err) => return Err(format!("entrypoint {arg0:?}: {err}")),
+        let bytes = read(file).map_err(|err| format!("entrypoint {arg0:?}: {err}"))?;
+        if !bytes.starts_with(&WASM_MAGIC) {
+            return Err(format!("entrypoint {arg0:?} is {}: {}", kind(&bytes), RUNS_ONLY));
         }
-        Ok(Workload::Guest(Guest { module, argv0: arg0.clone(), args: args.to_vec(), env }))
+        Ok(Workload::Guest(Guest { module, bytes, argv0: arg0.clone(), args: args.to_vec(), env }))
     }
 }
 
@@ -79,26 +98,45 @@ impl Workload {
 const RUNS_ONLY: &str =
     "the runtime io.containerd.wrt.v1 runs WebAssembly guests only (a module or a component), never native programs";
 
-/// The file `arg0` names: a path (relative to the process's `cwd`) when it holds a `/`, else
-/// the first regular file of that name in the container's `PATH`.
-fn resolve(arg0: &str, cwd: &Path, env: &[String], root: &Path) -> Option<PathBuf> {
-    let under_root = |path: &Path| root.join(path.strip_prefix("/").unwrap_or(path));
-    if arg0.contains('/') {
-        let path = under_root(&cwd.join(arg0));
-        return path.is_file().then_some(path);
-    }
-    let path_var = env.iter().rev().find_map(|e| e.strip_prefix("PATH=")).unwrap_or(DEFAULT_PATH);
-    path_var
-        .split(':')
-        .filter(|dir| dir.starts_with('/'))
-        .map(|dir| under_root(&Path::new(dir).join(arg0)))
-        .find(|path| path.is_file())
+/// The file `arg0` names, and its path in the container: a path (relative to the process's
+/// `cwd`) when it holds a `/`, else the first regular file of that name in the container's
+/// `PATH`.
+fn resolve(arg0: &str, cwd: &Path, env: &[String], root: &File) -> Option<(PathBuf, OwnedFd)> {
+    let candidates: Vec<PathBuf> = if arg0.contains('/') {
+        vec![Path::new("/").join(cwd).join(arg0)]
+    } else {
+        let path_var = env.iter().rev().find_map(|e| e.strip_prefix("PATH=")).unwrap_or(DEFAULT_PATH);
+        path_var.split(':').filter(|dir| dir.starts_with('/')).map(|dir| Path::new(dir).join(arg0)).collect()
+    };
+    candidates.into_iter().find_map(|path| open_regular(root, &path).map(|fd| (path, fd)))
 }
 
-/// Up to the first four bytes of `path`.
-fn magic(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::with_capacity(4);
-    File::open(path)?.take(4).read_to_end(&mut bytes)?;
+/// Opens `path` inside `root` as `O_PATH` (which opens nothing: no device is touched, no FIFO
+/// waited on) if it is a regular file.
+fn open_regular(root: &File, path: &Path) -> Option<OwnedFd> {
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+    let fd = openat2(root.as_fd(), path, how).ok()?;
+    let stat = fstat(&fd).ok()?;
+    (SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG).then_some(fd)
+}
+
+/// The bytes of the regular file `file` (an `O_PATH` descriptor), reopened for reading through
+/// `/proc/self/fd`, so that it is the file checked. At most [`MAX_MODULE_BYTES`].
+fn read(file: OwnedFd) -> Result<Vec<u8>, String> {
+    use std::os::fd::AsRawFd as _;
+    let reopened = nix::fcntl::open(
+        format!("/proc/self/fd/{}", file.as_raw_fd()).as_str(),
+        OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|err| err.to_string())?;
+    let mut bytes = Vec::new();
+    File::from(reopened).take(MAX_MODULE_BYTES + 1).read_to_end(&mut bytes).map_err(|err| err.to_string())?;
+    if bytes.len() as u64 > MAX_MODULE_BYTES {
+        return Err(format!("larger than {MAX_MODULE_BYTES} bytes"));
+    }
     Ok(bytes)
 }
 
@@ -147,7 +185,8 @@ mod tests {
         let root = root_with(&[("/app.wasm", b"\0asm\x01\0\0\0")]);
         let spec = spec(&["/app.wasm", "a", "b"], &["PATH=/bin", "WRT_TIMEOUT=1s"], &[]);
         let Workload::Guest(guest) = Workload::of(&spec, root.path()).unwrap() else { panic!("not a guest") };
-        assert_eq!(guest.module, root.path().join("app.wasm"));
+        assert_eq!(guest.module, Path::new("/app.wasm"));
+        assert_eq!(guest.bytes, b"\0asm\x01\0\0\0");
         assert_eq!(guest.argv0, "/app.wasm");
         assert_eq!(guest.args, ["a", "b"]);
         assert_eq!(guest.env, ["PATH=/bin", "WRT_TIMEOUT=1s"]);
@@ -158,7 +197,36 @@ mod tests {
         let root = root_with(&[("/opt/guests/hello.wasm", b"\0asm\x0d\0\x01\0"), ("/bin/hello.wasm", b"#!/bin/sh\n")]);
         let spec = spec(&["hello.wasm"], &["PATH=/opt/guests:/bin"], &[]);
         let Workload::Guest(guest) = Workload::of(&spec, root.path()).unwrap() else { panic!("not a guest") };
-        assert_eq!(guest.module, root.path().join("opt/guests/hello.wasm"));
+        assert_eq!(guest.module, Path::new("/opt/guests/hello.wasm"));
+    }
+
+    #[test]
+    fn no_link_or_dot_dot_in_the_image_reaches_the_hosts_files() {
+        let host = root_with(&[("/secret.wasm", b"\0asm\x01\0\0\0")]);
+        let secret = host.path().join("secret.wasm");
+        let root = root_with(&[]);
+        std::os::unix::fs::symlink(&secret, root.path().join("absolute.wasm")).unwrap();
+        let up = format!("{}{}", "../".repeat(20), secret.display());
+        std::os::unix::fs::symlink(&up, root.path().join("relative.wasm")).unwrap();
+        for entrypoint in ["/absolute.wasm", "/relative.wasm", up.as_str()] {
+            let err = Workload::of(&spec(&[entrypoint], &[], &[]), root.path()).unwrap_err();
+            assert!(err.contains("no such file in the container"), "{entrypoint}: {err}");
+        }
+        // A link that stays inside the root is followed there.
+        std::fs::write(root.path().join("real.wasm"), b"\0asm\x01\0\0\0").unwrap();
+        std::os::unix::fs::symlink("/real.wasm", root.path().join("app.wasm")).unwrap();
+        assert!(matches!(Workload::of(&spec(&["/app.wasm"], &[], &[]), root.path()), Ok(Workload::Guest(_))));
+    }
+
+    #[test]
+    fn a_fifo_or_a_directory_is_no_module_and_is_never_opened() {
+        let root = root_with(&[]);
+        nix::unistd::mkfifo(&root.path().join("app.wasm"), Mode::from_bits_truncate(0o644)).unwrap();
+        std::fs::create_dir(root.path().join("dir.wasm")).unwrap();
+        for entrypoint in ["/app.wasm", "/dir.wasm"] {
+            let err = Workload::of(&spec(&[entrypoint], &[], &[]), root.path()).unwrap_err();
+            assert!(err.contains("no such file in the container"), "{entrypoint}: {err}");
+        }
     }
 
     #[test]

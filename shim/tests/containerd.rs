@@ -38,6 +38,47 @@ fn hello_runs_and_its_exit_status_is_the_tasks() {
     assert!(out.status.success(), "{out:?}");
 }
 
+#[test]
+fn a_guest_is_compiled_once_per_node_into_a_cache_no_container_sees() {
+    let Some(containerd) = Containerd::start("cache") else { return };
+    let image = containerd.import(&hello_image("cached"));
+    let entries = || -> Vec<_> {
+        let dir = std::fs::read_dir(containerd.cache()).unwrap();
+        dir.flatten().map(|e| e.file_name()).filter(|n| n.to_string_lossy().ends_with(".cwasm")).collect()
+    };
+    let first = containerd.run(&image, "cached-1");
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let compiled = entries();
+    assert_eq!(compiled.len(), 1, "{compiled:?}");
+    let second = containerd.run(&image, "cached-2");
+    assert_eq!(second.stdout, first.stdout);
+    assert_eq!(entries(), compiled, "the second task mapped the first one's code");
+}
+
+#[test]
+fn with_the_cache_off_the_guest_is_compiled_in_its_container() {
+    let off = [(wrt_shim::prepare::CACHE_VAR, "off")];
+    let Some(containerd) = Containerd::start_with("cache_off", &off) else { return };
+    let image = containerd.import(&hello_image("uncached"));
+    let out = containerd.run(&image, "uncached");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("hello from a wrt guest"));
+    assert!(!containerd.cache().exists(), "nothing cached");
+}
+
+#[test]
+fn a_module_that_does_not_compile_exits_125_with_the_reason() {
+    let Some(containerd) = Containerd::start("bad_module") else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let module = scratch.path().join("app.wasm");
+    std::fs::write(&module, b"\0asm\x01\0\0\0\x01\xff").unwrap();
+    let image =
+        containerd.import(&Image { name: "docker.io/wrt-test/bad:latest".into(), guest: module, ..Image::default() });
+    let out = containerd.run(&image, "bad-module");
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("wrt: failed to compile guest `app.wasm`"), "{}", text(&out.stderr));
+}
+
 /// The pids of the host's processes whose command line contains `token`.
 fn processes_with(token: &str) -> Vec<u32> {
     let mut pids = Vec::new();

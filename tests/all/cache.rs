@@ -262,3 +262,22 @@ fn the_wasi_trampoline_is_compiled_once_per_cache() {
     assert_code(&out, 0);
     assert_eq!(entries(&cache), first);
 }
+
+#[test]
+fn compiling_on_one_thread_makes_the_code_and_cache_entries_of_many() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().join("modules");
+    let runtime = |parallel: bool| {
+        Runtime::builder().cache(CacheMode::Dir(dir.clone())).parallel_compilation(parallel).build().unwrap()
+    };
+    let bytes = std::fs::read(CLI_HELLO).unwrap();
+    let many = runtime(true).load_bytes("hello.wasm", &bytes).unwrap();
+    assert!(!many.from_cache());
+    let one = runtime(false);
+    assert!(one.load_bytes("hello.wasm", &bytes).unwrap().from_cache(), "the entry compiled on many threads");
+    let entry = entries(&dir);
+    assert_eq!(entry.len(), 1, "{entry:?}");
+    std::fs::remove_file(&entry[0]).unwrap();
+    assert!(!one.load_bytes("hello.wasm", &bytes).unwrap().from_cache());
+    assert!(runtime(true).load_bytes("hello.wasm", &bytes).unwrap().from_cache(), "the entry compiled on one thread");
+}

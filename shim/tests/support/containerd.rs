@@ -20,6 +20,11 @@ pub struct Containerd {
 impl Containerd {
     /// Starts containerd, or says why it cannot and returns `None` (a failure under CI).
     pub fn start(test: &str) -> Option<Self> {
+        Self::start_with(test, &[])
+    }
+
+    /// [`Self::start`], with more variables in containerd's environment (and so its shims').
+    pub fn start_with(test: &str, env: &[(&str, &str)]) -> Option<Self> {
         let reason = if Command::new("containerd").arg("--version").output().is_err() {
             Some("containerd is not installed (apt-get install containerd)".to_owned())
         } else if !nix_is_root() {
@@ -59,6 +64,8 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
             .arg("--config")
             .arg(path.join("config.toml"))
             .env("PATH", search)
+            .env(wrt_shim::prepare::CACHE_VAR, path.join("cache"))
+            .envs(env.iter().copied())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
@@ -75,6 +82,11 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 
     pub fn socket(&self) -> PathBuf {
         self.dir.path().join("containerd.sock")
+    }
+
+    /// The shims' cache of compiled guests.
+    pub fn cache(&self) -> PathBuf {
+        self.dir.path().join("cache")
     }
 
     pub fn log(&self) -> String {
