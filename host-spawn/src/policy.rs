@@ -411,6 +411,11 @@ impl Policy {
         self.audit_only
     }
 
+    /// Whether children run in the child sandbox ([`Policy::child_sandbox`]).
+    pub fn is_child_sandboxed(&self) -> bool {
+        self.sandbox.enabled
+    }
+
     /// Checks that the policy can be used: every allowed program resolves, patterns parse,
     /// directories exist. [`Spawner::new`](crate::Spawner::new) runs the same checks.
     ///

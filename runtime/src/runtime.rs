@@ -160,7 +160,8 @@ impl RuntimeBuilder {
 
     /// Whether Cranelift compiles a guest's functions on several threads (wasmtime's pool,
     /// started by the first compilation and kept). Default: on. Off, this runtime starts no
-    /// thread to load a guest, at the cost of compiling on the caller's thread alone: for a
+    /// thread to load a guest (unless [`RuntimeBuilder::on_slow_compile`] asks for its
+    /// watcher), at the cost of compiling on the caller's thread alone: for a
     /// process that will fork and keep running without `exec` (a zygote), where a thread of the
     /// parent caught holding a lock leaves the child stuck on it. The generated code, and so
     /// the compile cache, is the same either way.

@@ -18,7 +18,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use wrt_shim::image::{GUEST_PATH, Image, ImageFile};
-use wrt_shim::prepare::CACHE_VAR;
+use wrt_shim::node::CACHE_VAR;
 
 #[path = "../tests/support/containerd.rs"]
 mod containerd;

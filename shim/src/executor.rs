@@ -33,25 +33,46 @@ impl Executor for WrtExecutor {
         match prepared() {
             Some(Prepared::PodSandbox) => DefaultExecutor {}.exec(spec),
             Some(Prepared::Guest(ready)) => {
-                let (guest, loaded) = &**ready;
+                own_the_container().map_err(|err| ExecutorError::Other(format!("{err:#}")))?;
                 let compiled_here;
-                let loaded = match loaded {
+                let loaded = match &ready.loaded {
                     Some(loaded) => loaded,
                     None => {
-                        compiled_here = crate::prepare::load(guest, &guest.bytes, CacheMode::Disabled, true);
+                        compiled_here =
+                            crate::prepare::load(&ready.guest, &ready.guest.bytes, CacheMode::Disabled, true);
                         &compiled_here
                     }
                 };
-                std::process::exit(guest::run(guest, loaded))
+                std::process::exit(guest::run(ready, loaded))
             }
             None => Err(ExecutorError::Other(UNPREPARED.to_owned())),
         }
     }
 
-    /// Leaves this process's environment as it is: a guest's environment is the container's,
-    /// given to the guest alone (wrt's own process does not take the workload's variables),
-    /// and the pod's sandbox container needs none.
-    fn setup_envs(&self, _: HashMap<String, String>) -> Result<(), ExecutorSetEnvsError> {
-        Ok(())
+    /// For a guest, leaves this process's environment as it is: the container's environment is
+    /// given to the guest alone (wrt's own process does not take the workload's variables).
+    /// A pod's sandbox container gets the container's environment, and nothing of the shim's.
+    fn setup_envs(&self, envs: HashMap<String, String>) -> Result<(), ExecutorSetEnvsError> {
+        match prepared() {
+            Some(Prepared::PodSandbox) => DefaultExecutor {}.setup_envs(envs),
+            _ => Ok(()),
+        }
     }
+}
+
+/// What wrt does as the owner of the container's first process, as `wrt run` does of its own:
+/// orphans of the guest's children are reaped as they exit (the process is the PID namespace's
+/// init, which the kernel gives every orphan); `SIGTERM`, `SIGINT` and `SIGHUP` end every
+/// descendant and exit with 128 + the signal (the kernel delivers no signal to a namespace's
+/// init that it does not handle, so without this `ctr task kill` and a pod's deletion could not
+/// stop the guest before `SIGKILL`). The process is also made not dumpable, so that no
+/// process of the container can open what it holds through `/proc/1/fd` (its compiled code
+/// is mapped from the node's cache).
+fn own_the_container() -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use wrt_runtime::containment;
+    nix::sys::prctl::set_dumpable(false).context("failed to make the guest's process not dumpable")?;
+    containment::contain_descendants().context("failed to become the subreaper of the guest's children")?;
+    containment::end_on_signals().context("failed to set up signal handling")?;
+    Ok(())
 }

@@ -10,18 +10,18 @@ use wrt_runtime::wrt_host_spawn::{AuditSink, Policy};
 use wrt_runtime::{GuestOutput, GuestStdin, RunOptions};
 
 use crate::config::{Audit, Config};
-use crate::workload::Guest;
+use crate::prepare::{Loaded, Ready};
 
 /// The exit status of a container whose guest could not be run at all (bad settings, a
 /// module that is not valid wasm, a policy file that does not parse), as `docker run` reports
 /// errors of the runtime itself. The reason is written to the task's stderr first.
 pub const EXIT_NOT_RUN: i32 = 125;
 
-/// Runs `guest` (`loaded`, or the reason it could not be) to its end and returns the
+/// Runs the guest (`loaded`, or the reason it could not be) to its end and returns the
 /// container's exit status: the guest's own, or wrt's for a trap, a timeout or
 /// [`EXIT_NOT_RUN`].
-pub fn run(guest: &Guest, loaded: &Result<wrt_runtime::Guest, String>) -> i32 {
-    match try_run(guest, loaded) {
+pub fn run(ready: &Ready, loaded: &Loaded) -> i32 {
+    match try_run(ready, loaded) {
         Ok(status) => i32::from(status),
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "wrt: {err:#}");
@@ -30,10 +30,15 @@ pub fn run(guest: &Guest, loaded: &Result<wrt_runtime::Guest, String>) -> i32 {
     }
 }
 
-fn try_run(guest: &Guest, loaded: &Result<wrt_runtime::Guest, String>) -> Result<u8> {
+fn try_run(ready: &Ready, loaded: &Loaded) -> Result<u8> {
+    let guest = &ready.guest;
     let config = Config::from_env(&guest.env)?;
     let policy = match &config.policy {
-        Some(path) => Policy::from_file(path).with_context(|| format!("WRT_POLICY={path:?}"))?,
+        Some(path) => {
+            let policy = Policy::from_file(path).with_context(|| format!("WRT_POLICY={path:?}"))?;
+            ready.spawn.check(&policy).map_err(|refused| anyhow::anyhow!("WRT_POLICY={path:?}: {refused}"))?;
+            policy
+        }
         None => Policy::deny_all(),
     };
     let module = loaded.as_ref().map_err(|err| anyhow::anyhow!("{err}"))?;

@@ -8,8 +8,8 @@ use containerd_shimkit::sandbox::{Error, Instance, InstanceConfig};
 
 use crate::container::Container;
 
-/// The exit status reported when a container's end was not seen (as when its process is
-/// killed by `SIGKILL`).
+/// The exit status reported when a container's end was not seen: its start failed, or it was
+/// deleted without a start (a `SIGKILL` of the container's process is seen, and is 137 too).
 const EXIT_UNSEEN: u32 = 137;
 
 /// One container of the runtime `io.containerd.wrt.v1`.
@@ -57,7 +57,10 @@ impl Instance for WrtInstance {
     }
 
     async fn delete(&self) -> Result<(), Error> {
-        Ok(self.container.delete()?)
+        self.container.delete()?;
+        // A container deleted without a start has ended too: a wait for it returns.
+        let _ = self.exit.set((EXIT_UNSEEN, Utc::now()));
+        Ok(())
     }
 
     async fn wait(&self) -> (u32, DateTime<Utc>) {

@@ -33,6 +33,7 @@ mod executor;
 pub mod guest;
 pub mod image;
 mod instance;
+pub mod node;
 pub mod prepare;
 pub mod workload;
 

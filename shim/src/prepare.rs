@@ -10,7 +10,7 @@
 //!
 //! Compiling on the host, outside the container's cgroup and namespaces, is the price of a
 //! cache no container can reach (runwasi's shims precompile in the shim too). With the cache
-//! off ([`CACHE_VAR`]`=off`), nothing is compiled on the host: the guest is compiled inside
+//! off (`CONTAINERD_SHIM_WRT_CACHE=off`, [`node`](crate::node)), nothing is compiled on the host: the guest is compiled inside
 //! the container, at every start.
 
 use std::path::{Path, PathBuf};
@@ -19,25 +19,29 @@ use std::sync::OnceLock;
 use runtime_spec::runtime::Spec;
 use wrt_runtime::{CacheMode, Runtime};
 
+use crate::node::{SpawnCeiling, cache};
 use crate::workload::{Guest, Workload};
-
-/// The environment variable (of containerd, and so of the shim) that places the node's cache of
-/// compiled guests: a directory, or `off`. Unset, [`DEFAULT_CACHE_DIR`].
-pub const CACHE_VAR: &str = "CONTAINERD_SHIM_WRT_CACHE";
-
-/// Where compiled guests are cached on the node unless [`CACHE_VAR`] says otherwise. No
-/// container sees it: the shim reads it on the host, before the container's root is in place.
-pub const DEFAULT_CACHE_DIR: &str = "/var/cache/containerd-shim-wrt";
 
 /// A container ready to be created.
 #[derive(Debug)]
 pub enum Prepared {
     /// A Kubernetes pod's sandbox container, run natively.
     PodSandbox,
-    /// A guest, with its module loaded, or the reason it could not be (reported inside the
-    /// container, on the task's stderr, as a run that did not start); `None` when the cache
-    /// is off, and the container compiles it.
-    Guest(Box<(Guest, Option<Loaded>)>),
+    /// A guest to run.
+    Guest(Box<Ready>),
+}
+
+/// A guest ready to run in the container.
+#[derive(Debug)]
+pub struct Ready {
+    /// The guest and what its container gives it.
+    pub guest: Guest,
+    /// Its module loaded, or the reason it could not be (reported inside the container, on the
+    /// task's stderr, as a run that did not start); `None` when the cache is off, and the
+    /// container compiles it.
+    pub loaded: Option<Loaded>,
+    /// The node's ceiling on the guest's spawn policy.
+    pub spawn: SpawnCeiling,
 }
 
 /// A guest loaded, or why it could not be.
@@ -50,11 +54,16 @@ static PREPARED: OnceLock<Prepared> = OnceLock::new();
 pub fn prepare(bundle: &Path) -> Result<(), String> {
     let prepared = match workload(bundle)? {
         Workload::PodSandbox => Prepared::PodSandbox,
-        Workload::Guest(guest) if matches!(cache(), CacheMode::Disabled) => Prepared::Guest(Box::new((guest, None))),
         Workload::Guest(mut guest) => {
-            let bytes = std::mem::take(&mut guest.bytes);
-            let loaded = load(&guest, &bytes, cache(), false);
-            Prepared::Guest(Box::new((guest, Some(loaded))))
+            let spawn = SpawnCeiling::of_node()?;
+            let loaded = match cache() {
+                CacheMode::Disabled => None,
+                cache => {
+                    let bytes = std::mem::take(&mut guest.bytes);
+                    Some(load(&guest, &bytes, cache, false))
+                }
+            };
+            Prepared::Guest(Box::new(Ready { guest, loaded, spawn }))
         }
     };
     PREPARED.set(prepared).map_err(|_| "the zygote prepared a container twice".to_owned())
@@ -100,19 +109,6 @@ fn runtime(cache: CacheMode, parallel_compilation: bool) -> wrt_runtime::Result<
         .parallel_compilation(parallel_compilation)
         .on_cache_unusable(|err| log::warn!("compiled guests are not cached: {err}"))
         .build()
-}
-
-/// The node's cache, from [`CACHE_VAR`].
-fn cache() -> CacheMode {
-    match std::env::var_os(CACHE_VAR) {
-        None => CacheMode::Dir(PathBuf::from(DEFAULT_CACHE_DIR)),
-        Some(value) if value == "off" => CacheMode::Disabled,
-        Some(dir) if Path::new(&dir).is_absolute() => CacheMode::Dir(PathBuf::from(dir)),
-        Some(dir) => {
-            log::warn!("{CACHE_VAR}={dir:?} is not an absolute path: compiled guests are not cached");
-            CacheMode::Disabled
-        }
-    }
 }
 
 /// The guest's name in wrt's messages: its file's name.

@@ -13,6 +13,7 @@ use std::io::Read as _;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use nix::errno::Errno;
 use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
 use nix::sys::stat::{Mode, SFlag, fstat};
 use runtime_spec::runtime::Spec;
@@ -85,6 +86,7 @@ impl Workload {
         let env = process.env().clone().unwrap_or_default();
         let root = File::open(root).map_err(|err| format!("the container's root {root:?}: {err}"))?;
         let (module, file) = resolve(arg0, process.cwd(), &env, &root)
+            .map_err(|err| format!("entrypoint {arg0:?}: {err}"))?
             .ok_or_else(|| format!("entrypoint {arg0:?}: no such file in the container"))?;
         let bytes = read(file).map_err(|err| format!("entrypoint {arg0:?}: {err}"))?;
         if !bytes.starts_with(&WASM_MAGIC) {
@@ -101,25 +103,35 @@ const RUNS_ONLY: &str =
 /// The file `arg0` names, and its path in the container: a path (relative to the process's
 /// `cwd`) when it holds a `/`, else the first regular file of that name in the container's
 /// `PATH`.
-fn resolve(arg0: &str, cwd: &Path, env: &[String], root: &File) -> Option<(PathBuf, OwnedFd)> {
+fn resolve(arg0: &str, cwd: &Path, env: &[String], root: &File) -> Result<Option<(PathBuf, OwnedFd)>, String> {
     let candidates: Vec<PathBuf> = if arg0.contains('/') {
         vec![Path::new("/").join(cwd).join(arg0)]
     } else {
         let path_var = env.iter().rev().find_map(|e| e.strip_prefix("PATH=")).unwrap_or(DEFAULT_PATH);
         path_var.split(':').filter(|dir| dir.starts_with('/')).map(|dir| Path::new(dir).join(arg0)).collect()
     };
-    candidates.into_iter().find_map(|path| open_regular(root, &path).map(|fd| (path, fd)))
+    for path in candidates {
+        if let Some(fd) = open_regular(root, &path)? {
+            return Ok(Some((path, fd)));
+        }
+    }
+    Ok(None)
 }
 
 /// Opens `path` inside `root` as `O_PATH` (which opens nothing: no device is touched, no FIFO
-/// waited on) if it is a regular file.
-fn open_regular(root: &File, path: &Path) -> Option<OwnedFd> {
+/// waited on) if it is a regular file; `None` when there is none there. Any other failure
+/// (`ENOSYS` on a kernel without `openat2`, before 5.6) is an error, with its reason.
+fn open_regular(root: &File, path: &Path) -> Result<Option<OwnedFd>, String> {
     let how = OpenHow::new()
         .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
         .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
-    let fd = openat2(root.as_fd(), path, how).ok()?;
-    let stat = fstat(&fd).ok()?;
-    (SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG).then_some(fd)
+    let fd = match openat2(root.as_fd(), path, how) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => return Ok(None),
+        Err(err) => return Err(format!("{path:?}: {err}")),
+    };
+    let stat = fstat(&fd).map_err(|err| format!("{path:?}: {err}"))?;
+    Ok((SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG).then_some(fd))
 }
 
 /// The bytes of the regular file `file` (an `O_PATH` descriptor), reopened for reading through

@@ -46,18 +46,25 @@ fn a_guest_is_compiled_once_per_node_into_a_cache_no_container_sees() {
         let dir = std::fs::read_dir(containerd.cache()).unwrap();
         dir.flatten().map(|e| e.file_name()).filter(|n| n.to_string_lossy().ends_with(".cwasm")).collect()
     };
+    let inode = |name: &std::ffi::OsStr| {
+        std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(containerd.cache().join(name)).unwrap())
+    };
     let first = containerd.run(&image, "cached-1");
     assert!(first.status.success(), "{}", text(&first.stderr));
     let compiled = entries();
     assert_eq!(compiled.len(), 1, "{compiled:?}");
+    let written = inode(&compiled[0]);
     let second = containerd.run(&image, "cached-2");
     assert_eq!(second.stdout, first.stdout);
-    assert_eq!(entries(), compiled, "the second task mapped the first one's code");
+    assert_eq!(entries(), compiled);
+    // A compilation writes a new file and renames it over the entry: the same file means the
+    // second task mapped the first one's code.
+    assert_eq!(inode(&compiled[0]), written, "the second task compiled again");
 }
 
 #[test]
 fn with_the_cache_off_the_guest_is_compiled_in_its_container() {
-    let off = [(wrt_shim::prepare::CACHE_VAR, "off")];
+    let off = [(wrt_shim::node::CACHE_VAR, "off")];
     let Some(containerd) = Containerd::start_with("cache_off", &off) else { return };
     let image = containerd.import(&hello_image("uncached"));
     let out = containerd.run(&image, "uncached");
@@ -255,14 +262,14 @@ fn an_entrypoint_that_is_not_wasm_is_refused_by_name_and_nothing_runs() {
     assert!(!text(&out.stdout).contains("ran"), "nothing ran: {}", text(&out.stdout));
 }
 
-/// An image whose entrypoint is busybox's shell, printing `says`.
+/// An image whose entrypoint is busybox's shell, printing `says` (expanded by the shell).
 fn native_shell_image(name: &str, says: &str) -> Image {
     Image {
         name: name.into(),
         guest: wrt_test_guests::CLI_HELLO.into(),
         files: vec![busybox_sh()],
         entrypoint: Some("/bin/sh".into()),
-        args: vec!["-c".into(), format!("echo {says}")],
+        args: vec!["-c".into(), format!("echo \"{says}\"")],
         ..Image::default()
     }
 }
@@ -270,10 +277,13 @@ fn native_shell_image(name: &str, says: &str) -> Image {
 #[test]
 fn only_a_pods_sandbox_container_runs_natively() {
     let Some(containerd) = Containerd::start("pod_sandbox") else { return };
-    let image = containerd.import(&native_shell_image("docker.io/wrt-test/pause:latest", "the sandbox ran"));
-    let sandbox = containerd.run_with(&["--annotation", "io.kubernetes.cri.container-type=sandbox"], &image, "sandbox");
+    let says = format!("the sandbox ran with [$GREETING] [${}]", wrt_shim::node::CACHE_VAR);
+    let image = containerd.import(&native_shell_image("docker.io/wrt-test/pause:latest", &says));
+    let annotation = ["--annotation", "io.kubernetes.cri.container-type=sandbox", "--env", "GREETING=hi"];
+    let sandbox = containerd.run_with(&annotation, &image, "sandbox");
     assert!(sandbox.status.success(), "{}", text(&sandbox.stderr));
-    assert_eq!(text(&sandbox.stdout).trim(), "the sandbox ran");
+    // The container's environment, and nothing of the shim's.
+    assert_eq!(text(&sandbox.stdout).trim(), "the sandbox ran with [hi] []");
     let container = containerd.run_with(&["--annotation", "io.kubernetes.cri.container-type=container"], &image, "app");
     assert!(!container.status.success());
     assert!(text(&container.stderr).contains("is a native executable (ELF)"), "{}", text(&container.stderr));
@@ -304,4 +314,84 @@ fn exec_into_a_running_guest_is_refused() {
     assert!(kill.status.success(), "{}", text(&kill.stderr));
     let status = task.wait().unwrap();
     assert_eq!(status.code(), Some(137), "killed by SIGKILL: {status:?}");
+}
+
+#[test]
+fn sigterm_ends_the_guest_and_its_children() {
+    let Some(containerd) = Containerd::start("sigterm") else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let token = format!("1001.{}", std::process::id());
+    let image = Image {
+        name: "docker.io/wrt-test/term:latest".into(),
+        guest: wrt_test_guests::CONTAIN_SH.into(),
+        // The shell and its child ignore SIGTERM: only wrt's own handling can end them now.
+        args: vec![format!("trap '' TERM; sleep {token}"), "hang".into()],
+        env: vec!["WRT_POLICY=/etc/wrt/policy.toml".into()],
+        files: vec![busybox_sh(), policy_file(scratch.path(), "[[allow]]\nprogram = \"/bin/sh\"\n")],
+        ..Image::default()
+    };
+    let image = containerd.import(&image);
+    let mut task = containerd.start_task(&image, "term");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_with(&token).is_empty() {
+        assert!(Instant::now() < deadline, "the child never started: {}", containerd.log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // `ctr task kill` sends SIGTERM unless told otherwise.
+    let started = Instant::now();
+    let kill = containerd.ctr(&["tasks", "kill", "term"]);
+    assert!(kill.status.success(), "{}", text(&kill.stderr));
+    let status = loop {
+        if let Some(status) = task.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "SIGTERM did not end the guest");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(128 + 15), "ended by SIGTERM: {status:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with(&token).is_empty() {
+        assert!(Instant::now() < deadline, "the child outlived the guest: {:?}", processes_with(&token));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_node_caps_what_a_workloads_policy_may_allow() {
+    let scratch = tempfile::tempdir().unwrap();
+    let image = |name: &str, policy: &str| Image {
+        name: format!("docker.io/wrt-test/{name}:latest"),
+        guest: wrt_test_guests::CLI_SPAWN_SH.into(),
+        files: vec![busybox_sh(), policy_file(scratch.path(), policy)],
+        env: vec!["WRT_POLICY=/etc/wrt/policy.toml".into()],
+        ..Image::default()
+    };
+    let sandboxed = "[[allow]]\nprogram = \"/bin/sh\"\n";
+    let unsandboxed = "[[allow]]\nprogram = \"/bin/sh\"\n[sandbox]\nenabled = false\n";
+
+    let deny = [(wrt_shim::node::SPAWN_VAR, "deny")];
+    let Some(containerd) = Containerd::start_with("spawn_deny", &deny) else { return };
+    let name = containerd.import(&image("deny", sandboxed));
+    let out = containerd.run(&name, "deny");
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("host programs are off on this node"), "{}", text(&out.stderr));
+    drop(containerd);
+
+    let only_sandboxed = [(wrt_shim::node::SPAWN_VAR, "sandboxed")];
+    let Some(containerd) = Containerd::start_with("spawn_sandboxed", &only_sandboxed) else { return };
+    let name = containerd.import(&image("unsandboxed", unsandboxed));
+    let out = containerd.run(&name, "unsandboxed");
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("the node requires the child sandbox"), "{}", text(&out.stderr));
+    let name = containerd.import(&image("sandboxed", sandboxed));
+    let out = containerd.run(&name, "sandboxed");
+    assert_eq!(text(&out.stdout).trim(), "spawned: exit status: 0", "{}", text(&out.stderr));
+    drop(containerd);
+
+    let unreadable = [(wrt_shim::node::SPAWN_VAR, "maybe")];
+    let Some(containerd) = Containerd::start_with("spawn_unreadable", &unreadable) else { return };
+    let name = containerd.import(&image("unreadable", sandboxed));
+    let out = containerd.run(&name, "unreadable");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains(r#"CONTAINERD_SHIM_WRT_SPAWN="maybe""#), "{}", text(&out.stderr));
 }

@@ -64,7 +64,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
             .arg("--config")
             .arg(path.join("config.toml"))
             .env("PATH", search)
-            .env(wrt_shim::prepare::CACHE_VAR, path.join("cache"))
+            .env(wrt_shim::node::CACHE_VAR, path.join("cache"))
             .envs(env.iter().copied())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
