@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use wrt_example_server::{Config, Profile, Service};
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_test_guests::{CLI_ECHO, CLI_HELLO, SPAWN_HANG};
+use wrt_test_support::processes::live_with_arg as processes_with;
+use wrt_test_support::token;
 
 /// A server of `config` on a loopback port, on an executor of two threads kept for the
 /// process.
@@ -71,20 +73,6 @@ fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)],
     Answer { status, headers, body: body.to_owned() }
 }
 
-/// Pids of processes whose command line contains `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else { continue };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(needle)
-        {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
 /// Waits up to 20 s for `done`.
 fn eventually(what: &str, done: impl Fn() -> bool) {
     let start = Instant::now();
@@ -92,11 +80,6 @@ fn eventually(what: &str, done: impl Fn() -> bool) {
         assert!(start.elapsed() < Duration::from_secs(20), "never: {what}");
         std::thread::sleep(Duration::from_millis(10));
     }
-}
-
-/// A token no other run of this process uses.
-fn token(n: u32) -> String {
-    format!("{}{n:03}", std::process::id())
 }
 
 #[test]
@@ -134,7 +117,7 @@ fn a_hundred_requests_at_once_each_get_their_own_answer() {
 fn a_client_that_hangs_up_cancels_its_run_and_its_child() {
     let config = Config::new(SPAWN_HANG).profile(Profile::new("sleep", Policy::deny_all().allow_program("sleep")));
     let (addr, service) = start(config);
-    let mark = token(1);
+    let mark = token();
     let mut stream = TcpStream::connect(addr).unwrap();
     let text = request_text("POST", &format!("/run?{mark}"), &[("x-wrt-profile", "sleep")], "");
     stream.write_all(text.as_bytes()).unwrap();
@@ -152,7 +135,7 @@ fn a_client_that_hangs_up_cancels_its_run_and_its_child() {
 fn timeouts_and_profiles_hold_per_request() {
     let config = Config::new(SPAWN_HANG).profile(Profile::new("sleep", Policy::deny_all().allow_program("sleep")));
     let (addr, service) = start(config);
-    let mark = token(2);
+    let mark = token();
     let answer =
         request(addr, "POST", &format!("/run?{mark}"), &[("x-wrt-profile", "sleep"), ("x-wrt-timeout-ms", "300")], "");
     assert_eq!(answer.status, 504, "{answer:?}");
@@ -160,7 +143,7 @@ fn timeouts_and_profiles_hold_per_request() {
     assert!(answer.body.starts_with("waiting for child"), "{answer:?}");
     assert!(processes_with(&format!("1000.{mark}")).is_empty(), "the child outlived its timed-out run");
     // Under the default profile the spawn is denied, and the guest (which expects it) fails.
-    let answer = request(addr, "POST", &format!("/run?{}", token(3)), &[("x-wrt-timeout-ms", "5000")], "");
+    let answer = request(addr, "POST", &format!("/run?{}", token()), &[("x-wrt-timeout-ms", "5000")], "");
     assert_eq!(answer.status, 500, "{answer:?}");
     assert_eq!(answer.header("x-wrt-outcome"), Some("trapped"));
     assert_eq!(service.counters().timed_out.load(Ordering::SeqCst), 1);

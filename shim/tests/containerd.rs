@@ -9,6 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use wrt_shim::image::{Image, ImageFile};
+use wrt_test_support::processes::live_with_arg as processes_with;
 
 #[path = "support/containerd.rs"]
 mod containerd;
@@ -84,19 +85,6 @@ fn a_module_that_does_not_compile_exits_125_with_the_reason() {
     let out = containerd.run(&image, "bad-module");
     assert_eq!(out.status.code(), Some(125), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("wrt: failed to compile guest `app.wasm`"), "{}", text(&out.stderr));
-}
-
-/// The pids of the host's processes whose command line contains `token`.
-fn processes_with(token: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        if String::from_utf8_lossy(&cmdline).contains(token) {
-            pids.push(pid);
-        }
-    }
-    pids
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -205,7 +193,7 @@ fn sigkill_of_the_task_leaves_no_daemonized_child_behind() {
     use std::io::{BufRead as _, BufReader};
     let Some(containerd) = Containerd::start("sigkill") else { return };
     let scratch = tempfile::tempdir().unwrap();
-    let token = format!("1000.{}", std::process::id());
+    let token = format!("1000.{}", wrt_test_support::token());
     let image = Image {
         name: "docker.io/wrt-test/daemon:latest".into(),
         guest: wrt_test_guests::CONTAIN_SH.into(),
@@ -320,7 +308,7 @@ fn exec_into_a_running_guest_is_refused() {
 fn sigterm_ends_the_guest_and_its_children() {
     let Some(containerd) = Containerd::start("sigterm") else { return };
     let scratch = tempfile::tempdir().unwrap();
-    let token = format!("1001.{}", std::process::id());
+    let token = format!("1001.{}", wrt_test_support::token());
     let image = Image {
         name: "docker.io/wrt-test/term:latest".into(),
         guest: wrt_test_guests::CONTAIN_SH.into(),

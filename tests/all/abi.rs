@@ -1,7 +1,7 @@
 //! The guest ABI at its edges: every bad input to every host function gets its documented error
 //! code, and the host stays up.
 
-use wrt_runtime::wrt_host_spawn::Policy;
+use wrt_runtime::wrt_host_spawn::{Policy, ProgramRule};
 use wrt_runtime::{GuestOutput, Outcome, RunOptions, Runtime};
 use wrt_test_guests::*;
 
@@ -201,26 +201,48 @@ mod fuzz {
 #[test]
 fn abi_trap_with_child() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let out = run(["run", "--allow-run", "sleep", ABI_TRAP_WITH_CHILD]);
+    let (mark, dir) = marked_policy("sleep", "");
+    let out = run(["run", "--policy", &dir.path().join("policy.toml").to_string_lossy(), ABI_TRAP_WITH_CHILD]);
     // A trap (not a return without spawning, which would exit 0).
     assert_code(&out, 134);
-    // The child died with the sandbox: no `sleep 4242.5` is left running.
-    assert!(sleepers("4242.5").is_empty(), "children outlived the sandbox: {:?}", sleepers("4242.5"));
+    // The child died with the sandbox: no `sleep 4242.5` of this test is left running.
+    assert_eq!(marked(&mark), Vec::<u32>::new(), "children outlived the sandbox");
 }
 
-/// Pids of live (not zombie) processes whose command line contains `marker`.
-fn sleepers(marker: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
-            pids.push(pid);
-        }
+/// The variable that marks the children of this module's guests, whose command lines are fixed
+/// by the guest (other runs of the same tests on the machine run the same command lines).
+const MARK: &str = "WRT_TEST_MARK";
+
+/// A policy file (in the returned directory) that allows `program`, marking it with a fresh
+/// token in [`MARK`] through the rule's own environment, after the top-level `settings`;
+/// and the token.
+fn marked_policy(program: &str, settings: &str) -> (String, tempfile::TempDir) {
+    let mark = crate::util::token();
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{settings}[[allow]]\nprogram = \"{program}\"\nenv = {{ {MARK} = \"{mark}\" }}\n");
+    std::fs::write(dir.path().join("policy.toml"), text).unwrap();
+    (mark, dir)
+}
+
+/// Pids of live processes marked with `mark`.
+fn marked(mark: &str) -> Vec<u32> {
+    wrt_test_support::processes::live_with_env(MARK, mark)
+}
+
+/// Runs `wrt` with `args` to its end and returns its output, how long it ran, and whether a
+/// process marked with `mark` was seen while it ran (so that a scan for survivors afterwards is
+/// known to see the marked children at all).
+fn run_watching(mark: &str, args: &[&std::ffi::OsStr]) -> (std::process::Output, std::time::Duration, bool) {
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = crate::util::wrt().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut seen = false;
+    while child.try_wait().unwrap().is_none() {
+        seen |= !marked(mark).is_empty();
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    pids
+    let took = start.elapsed();
+    (child.wait_with_output().unwrap(), took, seen)
 }
 
 #[test]
@@ -237,34 +259,29 @@ fn abi_run_past_deadline() {
 /// whose kill grace is 20 s.
 fn past_deadline(guest: &str) {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let (mark, dir) = marked_policy("sh", "kill_grace = \"20s\"\n");
     let policy = dir.path().join("policy.toml");
-    std::fs::write(&policy, "kill_grace = \"20s\"\n[[allow]]\nprogram = \"sh\"\n").unwrap();
-    let start = std::time::Instant::now();
-    let out = run([
-        "run".as_ref(),
-        "--timeout".as_ref(),
-        "1s".as_ref(),
-        "--policy".as_ref(),
-        policy.as_os_str(),
-        guest.as_ref(),
-    ]);
-    let took = start.elapsed();
+    let args =
+        ["run".as_ref(), "--timeout".as_ref(), "1s".as_ref(), "--policy".as_ref(), policy.as_os_str(), guest.as_ref()];
+    let (out, took, seen) = run_watching(&mark, &args);
     assert_code(&out, 124);
+    assert!(seen, "the marked child was never seen running");
     // Stopped at the sandbox deadline, not after the 20 s grace the policy gives children.
     assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
-    assert!(sleepers("while :; do :; done").is_empty(), "the child outlived the sandbox");
+    assert_eq!(marked(&mark), Vec::<u32>::new(), "the child outlived the sandbox");
 }
 
 #[test]
 fn children_end_with_the_guest_even_while_the_instance_lives() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let options = RunOptions::new().spawn_policy(&Policy::deny_all().allow_program("sleep")).unwrap();
+    let mark = crate::util::token();
+    let policy = Policy::deny_all().allow(ProgramRule::new("sleep").env(MARK, &mark));
+    let options = RunOptions::new().spawn_policy(&policy).unwrap();
     let guest = Runtime::new().unwrap().load_file(ABI_TRAP_WITH_CHILD).unwrap();
     let mut instance = guest.instantiate(&options).unwrap();
     let outcome = instance.run_start().unwrap();
     assert!(matches!(outcome, Outcome::Trapped(_)), "{outcome:?}");
-    assert!(sleepers("4242.5").is_empty(), "the child outlived the guest");
+    assert_eq!(marked(&mark), Vec::<u32>::new(), "the child outlived the guest");
     drop(instance);
 }
 
@@ -298,11 +315,20 @@ fn abi_buffer_bad_inputs_leave_the_host_usable() {
 #[test]
 fn abi_start_wait() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let start = std::time::Instant::now();
-    let out = run(["run", "--timeout", "1s", "--allow-run", "sleep", ABI_START_WAIT]);
-    let took = start.elapsed();
+    let (mark, dir) = marked_policy("sleep", "");
+    let policy = dir.path().join("policy.toml");
+    let args = [
+        "run".as_ref(),
+        "--timeout".as_ref(),
+        "1s".as_ref(),
+        "--policy".as_ref(),
+        policy.as_os_str(),
+        ABI_START_WAIT.as_ref(),
+    ];
+    let (out, took, seen) = run_watching(&mark, &args);
     assert_code(&out, 124);
+    assert!(seen, "the marked child was never seen running");
     assert!(crate::util::stderr(&out).contains("timed out after 1s"), "{}", crate::util::stderr(&out));
     assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
-    assert!(sleepers("1001.5").is_empty(), "the child outlived the sandbox");
+    assert_eq!(marked(&mark), Vec::<u32>::new(), "the child outlived the sandbox");
 }

@@ -118,10 +118,9 @@ fn xattr(path: &Path, name: &str) -> Vec<u8> {
 #[test]
 fn cache_is_owner_only_whatever_the_umask() {
     let home = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new("sh")
-        .args(["-c", "umask 000; exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_wrt"), "run", CLI_HELLO])
+    let out = crate::util::wrt_under_sh("umask 000; exec \"$0\" \"$@\"")
+        .args(["run", CLI_HELLO])
         .env("XDG_CACHE_HOME", home.path())
-        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert_code(&out, 0);

@@ -7,41 +7,22 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use wrt_test_guests::*;
 
-use crate::util::{assert_code, run, stdout, wrt};
+use crate::util::{assert_code, run, stdout, token, wrt};
 
 foreach_contain!(assert_test_exists);
 use crate::assert_test_exists;
 
-/// A number no other test (or test run) uses, for command lines to find in /proc.
-fn token() -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("{}{:03}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
-}
-
 /// Pids of live (not zombie) `sleep` processes whose command line contains `needle` (not the
 /// shells or the `wrt` whose arguments also name it).
 fn processes_with(needle: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else { continue };
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .is_ok_and(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')));
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && !zombie
-            && cmdline.starts_with(b"sleep\0")
-            && String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(needle)
-        {
-            pids.push(pid);
-        }
-    }
-    pids
+    let pids = wrt_test_support::processes::live_program_with_arg("sleep", needle);
+    pids.into_iter().map(u32::cast_signed).collect()
 }
 
 /// The marked processes still alive; kills them so that a failure leaves nothing behind.
@@ -132,9 +113,8 @@ fn start_hanging(mark: &str, ignore_sigint: bool) -> Child {
     let script = format!("setsid sleep {mark} & sleep {mark}1");
     let wrt_args = ["run", "--allow-run", "sh", CONTAIN_SH, &script, "hang"];
     let mut cmd = if ignore_sigint {
-        let mut sh = std::process::Command::new("sh");
-        sh.args(["-c", "trap '' INT; exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_wrt")]).args(wrt_args);
-        sh.env("XDG_CACHE_HOME", crate::util::cache_dir()).stdin(Stdio::null());
+        let mut sh = crate::util::wrt_under_sh("trap '' INT; exec \"$0\" \"$@\"");
+        sh.args(wrt_args);
         sh
     } else {
         let mut cmd = wrt();
@@ -366,12 +346,7 @@ pub(crate) fn run_bounded(args: &[&str], limit: Duration) -> (Option<i32>, Strin
 fn wrt_command(args: &[&str], open_files: Option<u32>) -> std::process::Command {
     let mut cmd = match open_files {
         None => wrt(),
-        Some(n) => {
-            let mut sh = std::process::Command::new("sh");
-            sh.args(["-c", &format!("ulimit -n {n} && exec \"$0\" \"$@\""), env!("CARGO_BIN_EXE_wrt")]);
-            sh.env("XDG_CACHE_HOME", crate::util::cache_dir()).stdin(Stdio::null());
-            sh
-        }
+        Some(n) => crate::util::wrt_under_sh(&format!("ulimit -n {n} && exec \"$0\" \"$@\"")),
     };
     cmd.args(args).stderr(Stdio::null());
     cmd

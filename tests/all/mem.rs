@@ -227,7 +227,7 @@ fn peak_rss<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Option<(std::process::Outp
     }
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("maxrss");
-    let out = std::process::Command::new(TIME)
+    let out = crate::util::command(TIME)
         .args(["-f", "%M", "-o"])
         .arg(&report)
         .arg(env!("CARGO_BIN_EXE_wrt"))

@@ -3,7 +3,6 @@
 //! `wait_any`, many spawns without leaks, and children that never outlive the sandbox.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use wrt_test_guests::*;
@@ -33,25 +32,8 @@ pub(crate) fn run_guest_with(flags: &[&str], programs: &[&str], guest: &str, arg
     run(argv)
 }
 
-/// A number no other test (or test run) uses, for command lines to find in /proc.
-pub(crate) fn token() -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("{}{:03}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
-}
-
-/// Pids of processes whose command line contains `needle`.
-pub(crate) fn processes_with(needle: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else { continue };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(needle)
-        {
-            pids.push(pid);
-        }
-    }
-    pids
-}
+pub(crate) use crate::util::token;
+pub(crate) use wrt_test_support::processes::live_with_arg as processes_with;
 
 /// A policy file in `dir` with `text`, and its path.
 pub(crate) fn policy_file(dir: &Path, text: &str) -> String {
@@ -300,7 +282,7 @@ fn refused_spawn_never_executes() {
     }
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace");
-    let out = std::process::Command::new("strace")
+    let out = crate::util::command("strace")
         .args(["-f", "-qq", "-e", "trace=execve", "-e", "signal=none", "-o"])
         .arg(&trace)
         .arg(env!("CARGO_BIN_EXE_wrt"))
@@ -318,10 +300,7 @@ fn refused_spawn_never_executes() {
 /// Runs `wrt run --allow-run true SPAWN_FD_BUDGET max` in `sh` after `limits` (ulimit lines).
 fn run_with_fd_limits(limits: &str, max: &str) -> std::process::Output {
     let script = format!("{limits}; exec \"$0\" run --allow-run true \"$1\" \"$2\"");
-    std::process::Command::new("sh")
-        .args(["-c", &script, env!("CARGO_BIN_EXE_wrt"), SPAWN_FD_BUDGET, max])
-        .output()
-        .unwrap()
+    crate::util::wrt_under_sh(&script).args([SPAWN_FD_BUDGET, max]).output().unwrap()
 }
 
 /// Under `ulimit -n 256`, spawns with piped stdio used to fail with SPAWN_FAILED once the process

@@ -150,11 +150,7 @@ fn a_write_to_stdout_that_wrt_has_not_got_succeeds() {
     let dir = tempfile::tempdir().unwrap();
     let guest = three_buffers(dir.path());
     let script = format!("exec \"$0\" run '{}' >&-", guest.display());
-    let out = std::process::Command::new("sh")
-        .args(["-c", &script, env!("CARGO_BIN_EXE_wrt")])
-        .env("XDG_CACHE_HOME", crate::util::cache_dir())
-        .output()
-        .unwrap();
+    let out = crate::util::wrt_under_sh(&script).output().unwrap();
     assert_code(&out, 0);
 }
 

@@ -68,13 +68,7 @@ fn program_dir_bind_mounted_into_a_writable_dir_is_refused() {
 
 /// `sh -c script` in a new user and mount namespace, with `wrt`'s test environment.
 fn wrt_in_namespace(script: &str) -> std::process::Output {
-    let cache = crate::util::cache_dir();
-    Command::new("unshare")
-        .args(["-rm", "sh", "-c", script])
-        .env("XDG_CACHE_HOME", cache)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+    crate::util::command("unshare").args(["-rm", "sh", "-c", script]).output().unwrap()
 }
 
 /// A hard link of an allowed program inside a `--dir` let the guest rewrite the program: the

@@ -13,12 +13,30 @@ pub(crate) fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wrt-cache")
 }
 
-/// `wrt` with the test cache and an empty environment apart from what it needs.
-pub(crate) fn wrt() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wrt"));
-    cmd.env("XDG_CACHE_HOME", cache_dir()).stdin(Stdio::null());
+/// `program`, to be started in the state the tests assume (default signal dispositions, no
+/// signal blocked, a process group of its own), whatever state the test runner was started
+/// in, with the test cache and stdin closed. For wrt itself and for the shells that start it.
+pub(crate) fn command(program: impl AsRef<OsStr>) -> Command {
+    let mut cmd = Command::new(program);
+    wrt_test_support::known_state(&mut cmd).env("XDG_CACHE_HOME", cache_dir()).stdin(Stdio::null());
     cmd
 }
+
+/// `wrt` with the test cache, stdin closed, in the state the tests assume ([`command`]).
+pub(crate) fn wrt() -> Command {
+    command(env!("CARGO_BIN_EXE_wrt"))
+}
+
+/// `sh -c SCRIPT wrt` in the state the tests assume, for a script that sets up the shell's
+/// state and then runs `exec "$0" "$@"` (wrt with the arguments the caller adds).
+pub(crate) fn wrt_under_sh(script: &str) -> Command {
+    let mut cmd = command("sh");
+    cmd.args(["-c", script, env!("CARGO_BIN_EXE_wrt")]);
+    cmd
+}
+
+/// A marker unique to this test on this machine ([`wrt_test_support::token`]).
+pub(crate) use wrt_test_support::token;
 
 /// Runs `cmd` with stdout and stderr piped, kills it if it has not exited after `limit`, and
 /// returns its output and how long it ran (for tests of deadlines that must not hang).

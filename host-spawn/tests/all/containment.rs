@@ -88,7 +88,7 @@ fn output_returns_at_the_deadline_while_an_escaped_process_holds_stdout() {
         return;
     }
     let _lock = lock();
-    let mark = format!("1000.{}", std::process::id());
+    let mark = format!("1000.{}", wrt_test_support::token());
     let policy = Policy::deny_all().allow_program("sh").timeout(Some(Duration::from_millis(500)));
     let spawner = Spawner::new(policy).unwrap();
     // The shell exits only once the sleeper has its own session, out of the shell's group.

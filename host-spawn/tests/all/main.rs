@@ -102,18 +102,7 @@ pub fn live_members(pgrp: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Live processes whose command line contains `needle`.
-pub fn live_members_with(needle: &str) -> Vec<u32> {
-    fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| proc_stat(pid).is_some_and(|(state, _)| state != 'Z'))
-        .filter(|&pid| {
-            fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(needle))
-        })
-        .collect()
-}
+pub use wrt_test_support::processes::live_with_arg as live_members_with;
 
 /// Members of `pgrp` still alive after `SIGKILL` had up to 2 s to take effect (signals are
 /// delivered asynchronously: `kill` returns before the target has died).

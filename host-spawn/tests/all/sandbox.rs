@@ -269,7 +269,7 @@ fn a_flood_of_processes_in_a_child_stops_at_the_budget_and_ends_with_the_spawner
         return;
     };
     assert_eq!(max, 64);
-    let marker = format!("wrt-flood-{}", std::process::id());
+    let marker = format!("wrt-flood-{}", wrt_test_support::token());
     // `fork` that fails returns undef: the parent counts the children it got and keeps going.
     let script = r#"$| = 1; my $n = 0; for (1..300) { my $p = fork; next unless defined $p; if ($p == 0) { sleep 30; exit 0 } $n++ } print "started $n\n"; sleep 30"#;
     let mut flood = Command::new("perl");

@@ -60,7 +60,10 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
         let shim_dir = Path::new(env!("CARGO_BIN_EXE_containerd-shim-wrt-v1")).parent().unwrap();
         let search = format!("{}:{}", shim_dir.display(), std::env::var("PATH").unwrap_or_default());
         let log = std::fs::File::create(path.join("containerd.log")).unwrap();
-        let daemon = Command::new("containerd")
+        let mut daemon = Command::new("containerd");
+        // containerd, its shims and their containers start with default signal dispositions,
+        // whatever the test runner ignores (`nohup`, a background job).
+        let daemon = wrt_test_support::known_state(&mut daemon)
             .arg("--config")
             .arg(path.join("config.toml"))
             .env("PATH", search)
