@@ -26,14 +26,15 @@
 //!   given the directory, or its parent, can neither forge an entry nor learn the key; a
 //!   directory it puts in the cache's place has no key, and gets a new one.
 //! - Entries are opened relative to the checked descriptor with `O_NOFOLLOW`, must be regular
-//!   files of this user writable by nobody else, and are mapped and checked; only then does
-//!   wasmtime open the same file (through `/proc/self/fd`, so a file renamed over the name
-//!   meanwhile is not the one it reads) and map it. An entry that fails any check is compiled
-//!   again and replaced.
-//! - Limit: between the check and wasmtime's mapping, and while the code runs, a process of
-//!   this user that writes the entry's file in place (wrt never does) changes what runs, and
-//!   one that truncates it crashes this process with `SIGBUS`. No guest can (it is refused a
-//!   writable directory that reaches the cache), nor can a child under the child sandbox.
+//!   files of this user writable by nobody else, and are copied into a sealed `memfd`
+//!   (`sys::sealed`) that nobody can write, shrink or grow: the MAC is checked on that copy, and
+//!   wasmtime maps that copy. A process that writes an entry's file in place, or truncates it,
+//!   after the check or while the code runs changes nothing this process runs and cannot crash
+//!   it. An entry that fails any check is compiled again and replaced.
+//! - The key never reaches a guest or a confined child: WASI has no call for extended
+//!   attributes, and the child sandbox's seccomp filter refuses every extended attribute call
+//!   (`wrt-host-spawn`'s `sandbox::filter`). A child run with the child sandbox off runs as
+//!   the user, and can read the key like any other file of the user's.
 
 use std::fs::File;
 use std::hash::{Hash, Hasher};
@@ -452,14 +453,17 @@ impl CacheDir {
         if crate::sys::xattr::get(fd.as_fd(), ENTRY_MAC_ATTR_C, &mut mac) != Ok(MAC_LEN) {
             return None;
         }
-        let map = crate::sys::file_map::FileMap::new(fd.as_fd(), usize::try_from(size).ok()?).ok()?;
+        // The bytes checked are the bytes run: a sealed copy that nobody can change, checked
+        // and then mapped, never the file, which its writers could change after the check.
+        let copy = crate::sys::sealed::SealedCopy::of(fd.as_fd(), size).ok()?;
+        let map = crate::sys::file_map::FileMap::new(copy.fd(), usize::try_from(size).ok()?).ok()?;
         // `Hash`'s equality takes the same time whatever bytes differ.
         if blake3::Hash::from_bytes(mac) != self.mac(name, map.bytes()) {
             return None;
         }
         drop(map);
         let _ = stamp_used(&fd);
-        Some(Verified::authenticated(File::from(fd)))
+        Some(Verified::authenticated(copy))
     }
 
     /// Writes entry `name`: a new `0600` file with its MAC, renamed over the old entry once

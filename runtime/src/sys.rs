@@ -1,6 +1,6 @@
 //! The only place in `wrt-runtime` that runs `unsafe` code: virtual-memory mappings and the
 //! wasmtime traits that hand them to compiled guest code, loading compiled code from the
-//! cache (mapped from its file) and from artifacts a user vouches for, the extended attribute that holds the cache's key, and the signal handler that
+//! cache and from artifacts a user vouches for (sealed copies, mapped), the extended attribute that holds the cache's key, and the signal handler that
 //! interrupts a blocked guest thread.
 
 pub(crate) mod buffer_memory;
@@ -12,6 +12,7 @@ pub(crate) mod mapping;
 pub(crate) mod memory_creator;
 pub(crate) mod memory_pool;
 pub(crate) mod precompiled;
+pub(crate) mod sealed;
 pub(crate) mod xattr;
 
 /// The `VmFlags` of the mapping of this process that holds `addr`, from `/proc/self/smaps`.

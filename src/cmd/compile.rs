@@ -1,7 +1,7 @@
 //! `wrt compile`: a guest compiled ahead of time, as `wasmtime compile` does, for
 //! `wrt run --allow-precompiled`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -36,7 +36,30 @@ impl CompileArgs {
             .map_or_else(|| self.module.display().to_string(), |n| n.to_string_lossy().into_owned());
         let compiled = runtime.precompile(&name, &bytes)?;
         let output = self.output.unwrap_or_else(|| self.module.with_extension("cwasm"));
-        std::fs::write(&output, compiled).with_context(|| format!("failed to write `{}`", output.display()))?;
+        write_artifact(&output, &compiled).with_context(|| format!("failed to write `{}`", output.display()))?;
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// Writes `bytes` to a new file beside `output`, `0644` less the umask (never writable by
+/// anyone but its owner, whatever the umask), and renames it over `output`: a file already
+/// there is replaced, not rewritten in place, so neither its mode nor a process that has it
+/// open or mapped sees the new bytes.
+fn write_artifact(output: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut name = output.file_name().unwrap_or_default().to_owned();
+    name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = output.with_file_name(name);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(&tmp)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, output));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }

@@ -13,6 +13,7 @@ use crate::util::{assert_code, stderr, stdout, wrt, wrt_lines};
 
 foreach_cache!(assert_test_exists);
 use crate::assert_test_exists;
+use crate::verified_code::cache_rewrite_code;
 
 /// `wrt` with its cache under `home` (`$XDG_CACHE_HOME`).
 fn wrt_in(home: &Path, args: &[&str]) -> Output {

@@ -36,6 +36,7 @@ mod stdio;
 mod trap;
 mod trust;
 mod util;
+mod verified_code;
 
 /// Fails to compile unless a test function named after the guest exists in the module.
 macro_rules! assert_test_exists {

@@ -7,6 +7,11 @@
 //! a `CLONE_NEW*` flag, `setns`), whose user namespaces would open much of the kernel to it;
 //! and, unless the network is allowed, `socket` of every family and `io_uring_setup` (whose
 //! operations can open sockets without the `socket` call). `socketpair` stays allowed.
+//! Every extended attribute call (get, set, list and remove, by path, link, descriptor, and the
+//! `*xattrat` calls of Linux 6.13) fails with `EOPNOTSUPP`, as on a file system without extended
+//! attributes: Landlock does not govern them, so a child could otherwise read and replace
+//! attributes of any file it can name, the compile cache's key among them (and programs take
+//! that error for "no attributes here", as `ls -l` does).
 //! `clone3`, whose flags sit in memory the filter cannot read, fails with `ENOSYS`, so that
 //! libc falls back to `clone`. System calls of another architecture (the 32-bit x86 ABI, x32)
 //! fail with `ENOSYS`, so none of them can go around the numbers checked.
@@ -30,6 +35,8 @@ enum Verdict {
     Refuse,
     /// `ENOSYS`, as for a system call the kernel does not have.
     Foreign,
+    /// `EOPNOTSUPP`, as on a file system without extended attributes.
+    NoAttributes,
     /// `ioctl`: refused for `TIOCSTI`, allowed otherwise.
     Ioctl,
     /// `clone` and `unshare`: refused with any `CLONE_NEW*` flag, allowed otherwise.
@@ -73,6 +80,29 @@ const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 const REFUSE: u32 = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
 const FOREIGN: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+const NO_ATTRIBUTES: u32 = libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32;
+
+/// The extended attribute calls: by path, by link and by descriptor, then `setxattrat`,
+/// `getxattrat`, `listxattrat` and `removexattrat` (Linux 6.13; numbered alike on every
+/// architecture, and not yet named by `libc`).
+const XATTR_CALLS: [libc::c_long; 16] = [
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_getxattr,
+    libc::SYS_lgetxattr,
+    libc::SYS_fgetxattr,
+    libc::SYS_listxattr,
+    libc::SYS_llistxattr,
+    libc::SYS_flistxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    463,
+    464,
+    465,
+    466,
+];
 
 /// `TIOCSTI`.
 const TIOCSTI: u32 = 0x5412;
@@ -96,6 +126,7 @@ fn rules(network: bool) -> Vec<(u32, Verdict)> {
         (syscall_nr(libc::SYS_setns), Verdict::Refuse),
         (syscall_nr(libc::SYS_clone3), Verdict::Foreign),
     ];
+    rules.extend(XATTR_CALLS.iter().map(|&nr| (syscall_nr(nr), Verdict::NoAttributes)));
     if !network {
         rules.push((syscall_nr(libc::SYS_socket), Verdict::Refuse));
         rules.push((syscall_nr(libc::SYS_io_uring_setup), Verdict::Refuse));
@@ -146,7 +177,11 @@ fn segments(network: bool) -> Vec<Segment> {
         if start > at {
             out.push(Segment { start: at, end: start, verdict: Verdict::Allow });
         }
-        out.push(Segment { start, end, verdict });
+        // Neighbouring numbers of one verdict (the extended attribute calls) are one segment.
+        match out.last_mut() {
+            Some(last) if last.end == start && last.verdict == verdict => last.end = end,
+            _ => out.push(Segment { start, end, verdict }),
+        }
         at = end;
     }
     if at < 1 << 32 {
@@ -262,6 +297,7 @@ fn emit_verdict(verdict: Verdict, ops: &mut Vec<Op>) {
         Verdict::Allow => ops.push(Op::Return(ALLOW)),
         Verdict::Refuse => ops.push(Op::Return(REFUSE)),
         Verdict::Foreign => ops.push(Op::Return(FOREIGN)),
+        Verdict::NoAttributes => ops.push(Op::Return(NO_ATTRIBUTES)),
         Verdict::Ioctl => {
             ops.extend([Op::Load(ARG1_LOW), Op::JumpIfEqual(TIOCSTI, REFUSED), Op::Return(ALLOW)]);
         }

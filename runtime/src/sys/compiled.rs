@@ -1,7 +1,7 @@
 //! Compiled code: a core module or a component, serialized for the compile cache and loaded
 //! back from an authenticated cache entry or from an artifact its user vouches for.
 
-use std::fs::File;
+use super::sealed::SealedCopy;
 
 /// A compiled core module or component.
 pub(crate) enum Compiled {
@@ -54,53 +54,70 @@ impl Compiled {
     }
 }
 
-/// A cache entry whose MAC matched, open: only `cache::CacheDir::read` makes one
-/// ([`Verified::authenticated`]), so [`deserialize_cached`] never sees a file that was not
-/// authenticated.
+/// A cache entry whose MAC matched, as a sealed copy ([`SealedCopy`]): only
+/// `cache::CacheDir::read` makes one ([`Verified::authenticated`]), so [`deserialize_cached`]
+/// never sees bytes that were not authenticated, nor bytes anyone could change afterwards.
 #[derive(Debug)]
-pub(crate) struct Verified(File);
+pub(crate) struct Verified(SealedCopy);
 
 impl Verified {
-    /// The entry open as `file`, whose MAC the cache has just checked against its bytes. The
+    /// The entry's sealed copy, whose MAC the cache has just checked against its bytes. The
     /// one caller is `cache::CacheDir::read`, right after the check.
-    pub(crate) fn authenticated(file: File) -> Self {
-        Self(file)
-    }
-
-    pub(crate) fn file(&self) -> &File {
-        &self.0
-    }
-
-    /// The entry's bytes, read from its descriptor.
-    pub(crate) fn read_all(&self) -> std::io::Result<Vec<u8>> {
-        use std::os::unix::fs::FileExt;
-        let len = usize::try_from(self.0.metadata()?.len()).map_err(std::io::Error::other)?;
-        let mut bytes = vec![0; len];
-        self.0.read_exact_at(&mut bytes, 0)?;
-        Ok(bytes)
+    pub(crate) fn authenticated(copy: SealedCopy) -> Self {
+        Self(copy)
     }
 }
 
-/// Loads a module or component that `crate::cache` compiled, wrote earlier and
-/// authenticated: by mapping its file if `map` is set and `/proc` is there, otherwise by reading
+/// The bytes of a sealed copy, read into memory.
+fn read_sealed(copy: &SealedCopy) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let len = usize::try_from(copy.len()).map_err(std::io::Error::other)?;
+    let mut bytes = vec![0; len];
+    copy.file().read_exact_at(&mut bytes, 0)?;
+    Ok(bytes)
+}
+
+/// Loads compiled code from a sealed copy: by mapping it if `map` is set and `/proc` is there
+/// (wasmtime opens the copy through its descriptor's `/proc/self/fd` path), otherwise by reading
 /// it.
-pub(crate) fn deserialize_cached(engine: &wasmtime::Engine, entry: &Verified, map: bool) -> wasmtime::Result<Compiled> {
+///
+/// # Safety
+///
+/// The copy holds what `Compiled::serialize` wrote, by a wrt of this wasmtime (wasmtime checks
+/// the header, its version, the kind and the engine's settings, never the code).
+unsafe fn deserialize_sealed(engine: &wasmtime::Engine, copy: &SealedCopy, map: bool) -> wasmtime::Result<Compiled> {
     use std::os::fd::AsRawFd;
-    // The descriptor's own path: wasmtime opens the very file whose MAC was checked, whatever
-    // has been renamed over its name since.
-    let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", entry.file().as_raw_fd()));
+    let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", copy.fd().as_raw_fd()));
     if map && path.exists() {
-        // SAFETY: only `cache::CacheDir::read` makes a `Verified`, once the entry's MAC matched: a
-        // keyed BLAKE3 of the entry's name and bytes whose key is an extended attribute of the
-        // cache directory, which no guest can read or set (WASI has no call for extended
-        // attributes). So the file holds what `serialize` produced in `cache::load_or_compile` for
-        // this entry, by a wrt of this user; entries are never rewritten in place (a new one is
-        // renamed over the old), and only this user can write the directory. wasmtime also checks
-        // the header, its version, the kind (module or component) and the engine's settings
-        // before using the contents.
+        // SAFETY: the caller's contract; the copy is sealed, so it stays unchanged for as long
+        // as the result lives (wasmtime keeps its own descriptor of it), as `deserialize_file`
+        // requires: nobody can write, shrink or grow it.
         return unsafe { Compiled::deserialize_file(engine, &path) };
     }
-    let bytes = entry.read_all()?;
+    let bytes = read_sealed(copy)?;
     // SAFETY: as above, for the same bytes read instead of mapped.
     unsafe { Compiled::deserialize(engine, &bytes) }
+}
+
+/// Loads a module or component that `crate::cache` compiled, wrote earlier and authenticated:
+/// by mapping its sealed copy if `map` is set, otherwise by reading it.
+pub(crate) fn deserialize_cached(engine: &wasmtime::Engine, entry: &Verified, map: bool) -> wasmtime::Result<Compiled> {
+    // SAFETY: only `cache::CacheDir::read` makes a `Verified`, once the MAC of the entry's sealed
+    // copy matched: a keyed BLAKE3 of the entry's name and bytes whose key is an extended
+    // attribute of the cache directory, which no guest can read or set (WASI has no call for
+    // extended attributes) nor any confined child (its seccomp filter refuses every extended
+    // attribute call). So the copy holds what `serialize` produced in `cache::load_or_compile`
+    // for this entry, by a wrt of this user.
+    unsafe { deserialize_sealed(engine, &entry.0, map) }
+}
+
+/// Loads compiled code that its user vouches for (`PrecompiledFile::trusted`) from a sealed copy
+/// of its file.
+///
+/// # Safety
+///
+/// As [`deserialize_sealed`]: the copy holds what `Compiled::serialize` wrote.
+pub(crate) unsafe fn deserialize_vouched(engine: &wasmtime::Engine, copy: &SealedCopy) -> wasmtime::Result<Compiled> {
+    // SAFETY: the caller's contract, which is this function's.
+    unsafe { deserialize_sealed(engine, copy, true) }
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::compiled::Compiled;
+use super::sealed::SealedCopy;
 
 /// A file of compiled code ([`Runtime::precompile`](crate::Runtime::precompile), `wrt compile`)
 /// that its user vouches for, to load with
@@ -19,10 +20,11 @@ impl PrecompiledFile {
     /// # Safety
     ///
     /// The file must hold what [`Runtime::precompile`](crate::Runtime::precompile) wrote (by a
-    /// wrt built with the same wasmtime), and must not change while a guest loaded from it
-    /// lives: wasmtime maps it and checks its header, version and engine settings, never its
-    /// code, so a crafted or altered file runs any native code in this process, outside every
-    /// sandbox. Never vouch for a file a guest, or anyone else, could have written.
+    /// wrt built with the same wasmtime) when it is loaded: wasmtime checks its header, version
+    /// and engine settings, never its code, so a crafted or altered file runs any native code in
+    /// this process, outside every sandbox. Never vouch for a file a guest, or anyone else,
+    /// could have written. Changes after the load do not matter: the load copies the file into
+    /// sealed memory that nobody can change, and runs that copy.
     pub unsafe fn trusted(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into() }
     }
@@ -56,8 +58,19 @@ fn looks_compiled(path: &Path) -> bool {
 /// The first bytes of an ELF file, and so of every compiled artifact.
 const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
 
-/// Loads a vouched-for artifact by mapping it.
+/// Loads a vouched-for artifact from a sealed copy of its file ([`SealedCopy`]), mapped: what
+/// was vouched for when the load began is what runs, whatever happens to the file afterwards
+/// (a guest given a directory that holds it may rewrite or truncate it while it runs).
 pub(crate) fn load(engine: &wasmtime::Engine, file: &PrecompiledFile) -> wasmtime::Result<Compiled> {
-    // SAFETY: the contract of `PrecompiledFile::trusted`, under which the file was vouched for.
-    unsafe { Compiled::deserialize_file(engine, &file.path) }
+    let opened = std::fs::File::open(&file.path)?;
+    let meta = opened.metadata()?;
+    if !meta.is_file() {
+        return Err(wasmtime::Error::msg("not a regular file"));
+    }
+    let copy = SealedCopy::of(std::os::fd::AsFd::as_fd(&opened), meta.len())
+        .map_err(|e| wasmtime::Error::new(std::io::Error::from(e)).context("failed to copy the artifact"))?;
+    drop(opened);
+    // SAFETY: the contract of `PrecompiledFile::trusted`, under which the file was vouched for;
+    // the sealed copy cannot change afterwards.
+    unsafe { super::compiled::deserialize_vouched(engine, &copy) }
 }

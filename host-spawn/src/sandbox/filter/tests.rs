@@ -37,6 +37,8 @@ fn expected(network: bool, nr: u32, arch: u32, args: [u64; 2]) -> u32 {
     let nr_is = |n: libc::c_long| i64::from(nr) == n;
     if arch != ARCH || FOREIGN_FROM.is_some_and(|from| nr >= from) || nr_is(libc::SYS_clone3) {
         FOREIGN
+    } else if XATTR_CALLS.iter().any(|&call| nr_is(call)) {
+        NO_ATTRIBUTES
     } else if nr_is(libc::SYS_ioctl) && args[1] as u32 == TIOCSTI
         || (nr_is(libc::SYS_clone) || nr_is(libc::SYS_unshare)) && args[0] as u32 & NEW_NAMESPACES != 0
         || nr_is(libc::SYS_setns)
@@ -89,11 +91,12 @@ fn the_filter_runs_few_instructions_for_the_kernels_action_cache() {
         let filter = Filter::new(network);
         let steps = |arch| (0..TABLE_SIZE as u32).map(|nr| run(&filter.program, nr, arch, [0, 0]).1).sum::<usize>();
         let (native, other) = (steps(ARCH), steps(OTHER_ARCH));
-        // A chain of comparisons ran 12 instructions for most numbers; the tree runs about 7 (load
-        // and check the architecture, load the number, two or three comparisons, return), and 3
-        // for another architecture, the least a filter that checks it can.
+        // A chain of comparisons ran 12 instructions for most numbers (more with the extended
+        // attribute calls); the tree runs about 7.5 (load and check the architecture, load the
+        // number, two to four comparisons, return), and 3 for another architecture, the least a
+        // filter that checks it can.
         assert_eq!(other, 3 * TABLE_SIZE as usize, "network {network}");
-        assert!(native * 10 <= 75 * TABLE_SIZE as usize, "network {network}: {native} instructions");
+        assert!(native * 10 <= 80 * TABLE_SIZE as usize, "network {network}: {native} instructions");
     }
 }
 
