@@ -63,6 +63,60 @@ fn a_guest_is_compiled_once_per_node_into_a_cache_no_container_sees() {
     assert_eq!(inode(&compiled[0]), written, "the second task compiled again");
 }
 
+/// The guest's process, the container's first, held a descriptor of its mapped cache entry,
+/// which a process in the container with `CAP_SYS_PTRACE` could reopen for writing through
+/// `/proc/1/fd`. It holds none: its compiled code is a sealed copy, which no descriptor, however
+/// opened, can write.
+#[test]
+fn a_container_holds_no_writable_path_to_its_compiled_code() {
+    use std::io::{BufRead as _, BufReader};
+    use std::os::unix::fs::FileExt;
+    let Some(containerd) = Containerd::start("sealed_code") else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let token = format!("1002.{}", wrt_test_support::token());
+    let image = Image {
+        name: "docker.io/wrt-test/sealed:latest".into(),
+        guest: wrt_test_guests::CONTAIN_SH.into(),
+        args: vec![format!("exec sleep {token}"), "hang".into()],
+        env: vec!["WRT_POLICY=/etc/wrt/policy.toml".into()],
+        files: vec![busybox_sh(), policy_file(scratch.path(), "[[allow]]\nprogram = \"/bin/sh\"\n")],
+        entrypoint: None,
+    };
+    let image = containerd.import(&image);
+    let mut task = containerd.start_task(&image, "sealed");
+    let mut line = String::new();
+    BufReader::new(task.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "started", "containerd: {}", containerd.log());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let sleeper = loop {
+        if let Some(&pid) = processes_with(&token).first() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the child never started: {}", containerd.log());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // The guest's process is the sleeper's parent (the shell exec'd `sleep`).
+    let stat = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).unwrap();
+    let guest: u32 = stat.rsplit_once(')').unwrap().1.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let cache = std::fs::canonicalize(containerd.cache()).unwrap();
+    let mut sealed = 0;
+    for fd in std::fs::read_dir(format!("/proc/{guest}/fd")).unwrap().flatten() {
+        let Ok(target) = std::fs::read_link(fd.path()) else { continue };
+        assert!(!target.starts_with(&cache), "the guest's process holds `{}` of the node's cache", target.display());
+        if target.to_string_lossy().starts_with("/memfd:wrt-compiled-code") {
+            // Reopened for writing, as a process with CAP_SYS_PTRACE in the container could.
+            let reopened = std::fs::OpenOptions::new().read(true).write(true).open(fd.path()).unwrap();
+            let err = reopened.write_at(b"planted", 0).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(1), "a write to the compiled code (EPERM expected): {err}");
+            sealed += 1;
+        }
+    }
+    let kill = containerd.ctr(&["tasks", "kill", "--signal", "SIGKILL", "sealed"]);
+    assert!(kill.status.success(), "{}", text(&kill.stderr));
+    let _ = task.wait();
+    assert!(sealed > 0, "no sealed copy of the compiled code among the guest's descriptors");
+}
+
 #[test]
 fn with_the_cache_off_the_guest_is_compiled_in_its_container() {
     let off = [(wrt_shim::node::CACHE_VAR, "off")];
