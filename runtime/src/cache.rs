@@ -2,8 +2,9 @@
 //! compilation.
 //!
 //! A compiled module is stored as `<dir>/<key>.cwasm`, exactly what wasmtime serialized, so
-//! that a load maps the file (as `wasmtime run` maps its own cache) instead of reading and
-//! decompressing it: for a 18 MB Python component, decompression was a third of a warm start.
+//! that a load copies it once, in the kernel, into sealed memory and maps that, instead of
+//! reading and decompressing it: for a 18 MB Python component, decompression was a third of a
+//! warm start.
 //! The key is a hash of the module's bytes together with the engine's compatibility hash
 //! (wasmtime version, target and every setting that changes generated code, such as fuel or
 //! epoch checks). Entries are written to a temporary file and renamed into place, so a reader
@@ -266,8 +267,8 @@ pub(crate) fn key(engine: &Engine, bytes: &[u8]) -> String {
 /// How [`load_or_compile`] loads an entry it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Load {
-    /// Mapped from its file, whose descriptor stays open while the module lives: for guests,
-    /// loaded before they run.
+    /// Mapped from its sealed copy, whose descriptor stays open while the module lives: for
+    /// guests, loaded before they run.
     Map,
     /// Read into memory, leaving no descriptor open: for code loaded while a guest runs.
     Copy,

@@ -66,8 +66,8 @@ impl Executor for WrtExecutor {
 /// descendant and exit with 128 + the signal (the kernel delivers no signal to a namespace's
 /// init that it does not handle, so without this `ctr task kill` and a pod's deletion could not
 /// stop the guest before `SIGKILL`). The process is also made not dumpable, so that no
-/// process of the container can open what it holds through `/proc/1/fd` (its compiled code
-/// is mapped from the node's cache).
+/// process of the container can open what it holds through `/proc/1/fd` (its compiled code is
+/// a sealed copy of the node's cache entry, which no descriptor can write, however opened).
 fn own_the_container() -> anyhow::Result<()> {
     use anyhow::Context as _;
     use wrt_runtime::containment;

@@ -1,6 +1,7 @@
 //! What a container will run, decided and loaded before libcontainer creates it, in the
 //! container's zygote: the [`Workload`] of the bundle's spec and root file system, and a guest
-//! compiled, or mapped from the node's compile cache. The container's first process is forked
+//! compiled, or loaded from the node's compile cache (a sealed copy of the entry, mapped: the
+//! container holds no descriptor of the cache's files). The container's first process is forked
 //! from the zygote after this, so it starts with the guest loaded and only runs it; a
 //! container that may not run is refused here, before it exists.
 //!

@@ -101,7 +101,7 @@ fn an_entry_copied_from_another_cache_is_not_loaded() {
 
 /// The value of an extended attribute of `path`.
 #[allow(unsafe_code, reason = "getxattr is not wrapped by nix")]
-fn xattr(path: &Path, name: &str) -> Vec<u8> {
+pub(crate) fn xattr(path: &Path, name: &str) -> Vec<u8> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     let path = CString::new(path.as_os_str().as_bytes()).unwrap();

@@ -164,7 +164,7 @@ fn an_entry_rewritten_between_check_and_use_never_runs_the_planted_code() {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 // Whatever file holds the name now (a recompiled entry is a new file).
                 if let Ok(file) = std::fs::OpenOptions::new().write(true).open(&victim) {
-                    let bytes = if rewrites % 2 == 0 { &planted_bytes } else { &victim_bytes };
+                    let bytes = if rewrites.is_multiple_of(2) { &planted_bytes } else { &victim_bytes };
                     let _ = file.write_all_at(bytes, 0);
                     rewrites += 1;
                 }
@@ -236,18 +236,8 @@ print("getxattrat", errno.errorcode.get(ctypes.get_errno(), "ok") if r < 0 else 
 }
 
 /// The cache key of directory `dir` (its extended attribute).
-#[allow(unsafe_code, reason = "getxattr is not wrapped by nix")]
 fn key_of(dir: &Path) -> Vec<u8> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let path = CString::new(dir.as_os_str().as_bytes()).unwrap();
-    let name = CString::new(wrt_runtime::CACHE_KEY_ATTR).unwrap();
-    let mut buf = vec![0u8; 256];
-    // SAFETY: both strings are NUL-terminated; `buf` is valid for writes of its length.
-    let len = unsafe { libc::getxattr(path.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    assert!(len >= 0, "getxattr: {}", std::io::Error::last_os_error());
-    buf.truncate(len.unsigned_abs());
-    buf
+    crate::cache::xattr(dir, wrt_runtime::CACHE_KEY_ATTR)
 }
 
 /// `wrt compile` of the guest that rewrites files into `dir`, and the artifact's path.
