@@ -77,9 +77,9 @@ fn read_sealed(copy: &SealedCopy) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Loads compiled code from a sealed copy: by mapping it if `map` is set and `/proc` is there
-/// (wasmtime opens the copy through its descriptor's `/proc/self/fd` path), otherwise by reading
-/// it.
+/// Loads compiled code from a sealed copy: by mapping it if `map` is set, `/proc` is there
+/// (wasmtime opens the copy through its descriptor's `/proc/self/fd` path) and the host lets the
+/// copy be executable, otherwise by reading it into memory.
 ///
 /// # Safety
 ///
@@ -88,7 +88,7 @@ fn read_sealed(copy: &SealedCopy) -> std::io::Result<Vec<u8>> {
 unsafe fn deserialize_sealed(engine: &wasmtime::Engine, copy: &SealedCopy, map: bool) -> wasmtime::Result<Compiled> {
     use std::os::fd::AsRawFd;
     let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", copy.fd().as_raw_fd()));
-    if map && path.exists() {
+    if map && copy.is_executable() && path.exists() {
         // SAFETY: the caller's contract; the copy is sealed, so it stays unchanged for as long
         // as the result lives (wasmtime keeps its own descriptor of it), as `deserialize_file`
         // requires: nobody can write, shrink or grow it.

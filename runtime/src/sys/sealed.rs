@@ -22,6 +22,7 @@ use nix::libc;
 pub(crate) struct SealedCopy {
     file: File,
     len: u64,
+    executable: bool,
 }
 
 impl SealedCopy {
@@ -33,7 +34,7 @@ impl SealedCopy {
     /// `memfd_create` or the seals are refused (a kernel before 3.17), the copy fails, or the
     /// file holds fewer than `len` bytes (`EIO`, as when it was truncated during the copy).
     pub(crate) fn of(source: BorrowedFd<'_>, len: u64) -> Result<Self, Errno> {
-        let memfd = memfd()?;
+        let (memfd, executable) = memfd()?;
         let file = File::from(memfd);
         let total = usize::try_from(len).map_err(|_| Errno::EFBIG)?;
         let mut offset: libc::off_t = 0;
@@ -56,7 +57,7 @@ impl SealedCopy {
         let seals = libc::F_SEAL_WRITE | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
         // SAFETY: F_ADD_SEALS takes an integer argument and touches no memory of ours.
         Errno::result(unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
-        Ok(Self { file, len })
+        Ok(Self { file, len, executable })
     }
 
     /// The sealed file.
@@ -73,25 +74,33 @@ impl SealedCopy {
     pub(crate) fn len(&self) -> u64 {
         self.len
     }
+
+    /// Whether it may be mapped executable: not where the host forbids executable memfds
+    /// (`vm.memfd_noexec = 2`), where the code must be read into memory instead.
+    pub(crate) fn is_executable(&self) -> bool {
+        self.executable
+    }
 }
 
-/// A new `memfd` that can be sealed and mapped executable, closed on `exec`.
-fn memfd() -> Result<OwnedFd, Errno> {
+/// A new `memfd` that can be sealed, closed on `exec`, and whether it can be mapped executable.
+fn memfd() -> Result<(OwnedFd, bool), Errno> {
     let name = c"wrt-compiled-code";
     let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
-    // `MFD_EXEC` (Linux 6.3) asks for an executable memfd where `vm.memfd_noexec` would make
-    // it non-executable by default; older kernels refuse the flag, and need none.
-    for extra in [libc::MFD_EXEC, 0] {
+    // `MFD_EXEC` (Linux 6.3) asks for an executable memfd where `vm.memfd_noexec = 1` would
+    // make it non-executable by default; older kernels refuse the flag (`EINVAL`) and make every
+    // memfd executable. With `vm.memfd_noexec = 2` (`EACCES`) none may be: `MFD_NOEXEC_SEAL`.
+    for (extra, executable) in [(libc::MFD_EXEC, true), (0, true), (libc::MFD_NOEXEC_SEAL, false)] {
         // SAFETY: `name` is NUL-terminated; no other memory is passed.
         let fd = unsafe { libc::memfd_create(name.as_ptr(), flags | extra) };
         match Errno::result(fd) {
             // SAFETY: the kernel just returned `fd`; nothing else owns it.
-            Ok(fd) => return Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
-            Err(Errno::EINVAL) if extra != 0 => {}
+            Ok(fd) => return Ok((unsafe { OwnedFd::from_raw_fd(fd) }, executable)),
+            Err(Errno::EINVAL) if extra == libc::MFD_EXEC => {}
+            Err(Errno::EACCES) if executable => {}
             Err(e) => return Err(e),
         }
     }
-    Err(Errno::EINVAL)
+    Err(Errno::EACCES)
 }
 
 #[cfg(test)]
