@@ -1,5 +1,5 @@
-//! A read-only view of a file, mapped rather than copied: how the cache authenticates an entry
-//! before wasmtime maps it for itself.
+//! A read-only view of a file, mapped rather than copied: how the cache authenticates the sealed
+//! copy of an entry (`sys::sealed`) before wasmtime maps it for itself.
 
 use std::ffi::c_void;
 use std::num::NonZeroUsize;
@@ -29,8 +29,7 @@ impl FileMap {
     ///
     /// What they read is the file's contents at the time of the read: a process that can
     /// write the file can change them, and one that truncates it makes a read past its new end
-    /// raise `SIGBUS`. The cache maps only entries of its own directory, which only this user
-    /// can write (see `cache`).
+    /// raise `SIGBUS`. The cache maps only sealed copies, which nobody can write or truncate.
     pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: the mapping is `len` readable bytes and lives as long as `self`.
         unsafe { std::slice::from_raw_parts(self.base.as_ptr().cast::<u8>(), self.len.get()) }
