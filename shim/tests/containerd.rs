@@ -74,15 +74,7 @@ fn a_container_holds_no_writable_path_to_its_compiled_code() {
     let Some(containerd) = Containerd::start("sealed_code") else { return };
     let scratch = tempfile::tempdir().unwrap();
     let token = format!("1002.{}", wrt_test_support::token());
-    let image = Image {
-        name: "docker.io/wrt-test/sealed:latest".into(),
-        guest: wrt_test_guests::CONTAIN_SH.into(),
-        args: vec![format!("exec sleep {token}"), "hang".into()],
-        env: vec!["WRT_POLICY=/etc/wrt/policy.toml".into()],
-        files: vec![busybox_sh(), policy_file(scratch.path(), "[[allow]]\nprogram = \"/bin/sh\"\n")],
-        entrypoint: None,
-    };
-    let image = containerd.import(&image);
+    let image = containerd.import(&hanging_shell("sealed", format!("exec sleep {token}"), scratch.path()));
     let mut task = containerd.start_task(&image, "sealed");
     let mut line = String::new();
     BufReader::new(task.stdout.take().unwrap()).read_line(&mut line).unwrap();
@@ -151,6 +143,19 @@ fn busybox_sh() -> ImageFile {
 }
 
 /// A policy file in the scratch directory, to put into an image.
+/// An image named `name` whose guest runs `sh -c SCRIPT` (busybox's) and waits for the shell,
+/// printing `started` first, under a policy (written in `scratch`) that allows `/bin/sh` only.
+fn hanging_shell(name: &str, script: String, scratch: &Path) -> Image {
+    Image {
+        name: format!("docker.io/wrt-test/{name}:latest"),
+        guest: wrt_test_guests::CONTAIN_SH.into(),
+        args: vec![script, "hang".into()],
+        env: vec!["WRT_POLICY=/etc/wrt/policy.toml".into()],
+        files: vec![busybox_sh(), policy_file(scratch, "[[allow]]\nprogram = \"/bin/sh\"\n")],
+        entrypoint: None,
+    }
+}
+
 fn policy_file(dir: &Path, toml: &str) -> ImageFile {
     let source = dir.join("policy.toml");
     std::fs::write(&source, toml).unwrap();
@@ -248,15 +253,8 @@ fn sigkill_of_the_task_leaves_no_daemonized_child_behind() {
     let Some(containerd) = Containerd::start("sigkill") else { return };
     let scratch = tempfile::tempdir().unwrap();
     let token = format!("1000.{}", wrt_test_support::token());
-    let image = Image {
-        name: "docker.io/wrt-test/daemon:latest".into(),
-        guest: wrt_test_guests::CONTAIN_SH.into(),
-        args: vec![format!("setsid sleep {token}0 & exec sleep {token}1"), "hang".into()],
-        env: vec!["WRT_POLICY=/etc/wrt/policy.toml".into()],
-        files: vec![busybox_sh(), policy_file(scratch.path(), "[[allow]]\nprogram = \"/bin/sh\"\n")],
-        entrypoint: None,
-    };
-    let image = containerd.import(&image);
+    let script = format!("setsid sleep {token}0 & exec sleep {token}1");
+    let image = containerd.import(&hanging_shell("daemon", script, scratch.path()));
     let mut task = containerd.start_task(&image, "daemon");
     let mut stdout = BufReader::new(task.stdout.take().unwrap());
     let mut line = String::new();
@@ -363,16 +361,8 @@ fn sigterm_ends_the_guest_and_its_children() {
     let Some(containerd) = Containerd::start("sigterm") else { return };
     let scratch = tempfile::tempdir().unwrap();
     let token = format!("1001.{}", wrt_test_support::token());
-    let image = Image {
-        name: "docker.io/wrt-test/term:latest".into(),
-        guest: wrt_test_guests::CONTAIN_SH.into(),
-        // The shell and its child ignore SIGTERM: only wrt's own handling can end them now.
-        args: vec![format!("trap '' TERM; sleep {token}"), "hang".into()],
-        env: vec!["WRT_POLICY=/etc/wrt/policy.toml".into()],
-        files: vec![busybox_sh(), policy_file(scratch.path(), "[[allow]]\nprogram = \"/bin/sh\"\n")],
-        ..Image::default()
-    };
-    let image = containerd.import(&image);
+    // The shell and its child ignore SIGTERM: only wrt's own handling can end them now.
+    let image = containerd.import(&hanging_shell("term", format!("trap '' TERM; sleep {token}"), scratch.path()));
     let mut task = containerd.start_task(&image, "term");
     let deadline = Instant::now() + Duration::from_secs(10);
     while processes_with(&token).is_empty() {
