@@ -285,6 +285,7 @@ impl Instance {
             last_error: String::new(),
             memory: None,
             direct_stdio,
+            listings: Default::default(),
             external,
             wasi_originals: None,
             host_data: options.host_data.clone(),

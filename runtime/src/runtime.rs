@@ -348,6 +348,7 @@ fn module_linker(
         crate::wasi::deadline::add_to_linker(linker, mode)?;
         crate::wasi::limits::add_to_linker(linker, mode)?;
         crate::wasi::stdio::add_to_linker(linker, mode)?;
+        crate::wasi::readdir::add_to_linker(linker, mode)?;
         crate::abi::host::add_to_linker(linker, mode)
     };
     crate::host_fn::embedder_first(&mut linker, embedder, own)?;

@@ -51,6 +51,8 @@ pub struct GuestState {
     pub(crate) memory: Option<wasmtime::Memory>,
     /// Which of a core module's descriptors 1 and 2 write straight to wrt's own streams.
     pub(crate) direct_stdio: crate::stdio::DirectStdio,
+    /// The directory listings `fd_readdir` answers from (`wasi::readdir`).
+    pub(crate) listings: crate::wasi::readdir::Listings,
     /// The embedder's data for this run ([`crate::RunOptions::host_data`]).
     pub(crate) host_data: Option<Arc<dyn Any + Send + Sync>>,
     /// Whether the run calls wasm synchronously or on a fiber.

@@ -1,6 +1,7 @@
 //! WASI for guests: the context both kinds of guest get ([`ctx`]: preopens, stdio,
 //! environment), and for core modules the wrappers of WASI preview 1's own functions that keep
-//! what one call may make the host do within wrt's limits ([`limits`], [`stdio`], [`exit`]),
+//! what one call may make the host do within wrt's limits ([`limits`], [`stdio`], [`exit`]) and
+//! that list a directory once per pass ([`readdir`]),
 //! all reaching WASI's own through [`original`], and the wrappers that stop blocking calls at
 //! the guest's deadline ([`deadline`]).
 
@@ -9,4 +10,5 @@ pub(crate) mod deadline;
 pub(crate) mod exit;
 pub(crate) mod limits;
 pub(crate) mod original;
+pub(crate) mod readdir;
 pub(crate) mod stdio;

@@ -142,3 +142,85 @@ fn fifo_opens_stop_at_the_timeout() {
         assert!(elapsed < std::time::Duration::from_secs(8), "{preopen}: took {:?}", elapsed);
     }
 }
+
+/// A directory of `count` files named `{prefix}{i}`, and its names as a guest lists them
+/// (with `.` and `..`), sorted.
+fn directory_of(count: usize, prefix: &str) -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("many");
+    std::fs::create_dir(&sub).unwrap();
+    let mut names = vec![".".to_owned(), "..".to_owned()];
+    for i in 0..count {
+        let name = format!("{prefix}{i}");
+        std::fs::write(sub.join(&name), b"").unwrap();
+        names.push(name);
+    }
+    names.sort();
+    (dir, names)
+}
+
+fn read_dir_passes(dir: &std::path::Path, args: &[&str]) -> String {
+    let spec = format!("{}::/d", dir.display());
+    let out = run(["run", "--dir", &spec, FS_READ_DIR_PASSES].iter().chain(args));
+    assert_code(&out, 0);
+    stdout(&out)
+}
+
+/// 3,000 files read with raw `fd_readdir` 4 KiB, 60 bytes and 1 MiB at a time: every name
+/// once, whatever the buffer (wrt lists the directory once a pass and answers the calls that
+/// follow from that listing, which outgrows its first size here).
+#[test]
+fn fs_read_dir_passes() {
+    let (dir, names) = directory_of(3000, "file-");
+    for buffer in ["4096", "60", "1048576"] {
+        let listed = read_dir_passes(dir.path(), &["list", "many", buffer]);
+        assert_eq!(listed.lines().collect::<Vec<_>>(), names, "read {buffer} bytes at a time");
+    }
+}
+
+/// Every cookie answered with the bytes a whole read holds from that entry on, cut at the
+/// buffer's end as WASI cuts them (inside a header, inside a name), and nothing past the end.
+#[test]
+fn read_dir_answers_each_cookie_with_the_same_bytes_cut_at_the_buffer() {
+    let (dir, names) = directory_of(40, "a-longer-name-");
+    let out = read_dir_passes(dir.path(), &["cookies", "many"]);
+    assert_eq!(out, format!("cookies agree: {} entries\n", names.len()));
+}
+
+/// Removing each file as it is listed, reading on from the next cookie (as `rm -r` does),
+/// removes them all. WASI's own `fd_readdir` lists the directory again on every call and skips
+/// as many entries as the cookie says, so files went unseen: 1,000 files left 480 behind.
+#[test]
+fn removing_files_while_listing_them_removes_every_one() {
+    let (dir, _) = directory_of(1000, "doomed-");
+    let out = read_dir_passes(dir.path(), &["unlink", "many", "4096"]);
+    assert_eq!(out, "removed 1000\n");
+    assert_eq!(std::fs::read_dir(dir.path().join("many")).unwrap().count(), 0);
+}
+
+/// A descriptor closed, or renumbered over, answers from the directory it now names, never
+/// from the listing of the one it named before.
+#[test]
+fn a_closed_or_renumbered_descriptor_answers_for_its_new_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    for (sub, names) in [("a", ["a1", "a2", "a3"]), ("b", ["b1", "b2", "b3"])] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+        for name in names {
+            std::fs::write(dir.path().join(sub).join(name), b"").unwrap();
+        }
+    }
+    // Cookie 2 skips `.` and `..`, which come first.
+    let closed = read_dir_passes(dir.path(), &["close", "a", "b"]);
+    assert_eq!(closed, "b1 b2 b3\n", "the descriptor now names `b`");
+    let renumbered = read_dir_passes(dir.path(), &["renumber", "a", "b"]);
+    assert_eq!(renumbered, "a1 a2 a3\n", "the descriptor of `b` now names `a`");
+}
+
+/// A directory whose listing is longer than wrt keeps (512 KiB: 5,000 names of 200 bytes) is
+/// read through WASI's own function, call by call: every name once.
+#[test]
+fn a_directory_past_the_listing_limit_is_read_whole() {
+    let (dir, names) = directory_of(5000, &"n".repeat(196));
+    let listed = read_dir_passes(dir.path(), &["list", "many", "65536"]);
+    assert_eq!(listed.lines().collect::<Vec<_>>(), names);
+}

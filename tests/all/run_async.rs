@@ -3,7 +3,8 @@
 //! asynchronous host call, the embedder's asynchronous host functions, children spawned from a
 //! fiber, timeouts and cancels that reach a run waiting in an asynchronous call, guests that
 //! compute yielding to the executor, instances refusing the other kind of call, a cancel of a
-//! spinning start function, and a FIFO's open abandoned at the deadline.
+//! spinning start function, a FIFO's open abandoned at the deadline, and directories read a
+//! buffer at a time.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,8 +14,8 @@ use wrt_runtime::wasmtime::Val;
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{CancelToken, DirAccess, GuestOutput, InstantiateError, Outcome, RunOptions, Runtime, WasmValue};
 use wrt_test_guests::{
-    CLI_HELLO, COMPONENT_HELLO, FS_OPEN_FIFO, FS_READ_DIR, LIMITS_SLEEP, LIMITS_SPIN, LIMITS_START_SPIN, MEM_GC_HOOK,
-    SPAWN_INHERIT,
+    CLI_HELLO, COMPONENT_HELLO, FS_OPEN_FIFO, FS_READ_DIR, FS_READ_DIR_PASSES, LIMITS_SLEEP, LIMITS_SPIN,
+    LIMITS_START_SPIN, MEM_GC_HOOK, SPAWN_INHERIT,
 };
 
 /// An executor of `workers` threads that never starts a blocking thread for a run: every run
@@ -359,4 +360,28 @@ fn stray_interrupt_signals_leave_async_runs_whole() {
         assert_eq!(report.outcome, Outcome::Exited(0), "{}", String::from_utf8_lossy(&report.stderr));
         assert_eq!(report.stdout, quiet.stdout);
     }
+}
+
+/// An asynchronous run reads a directory of 2,000 files 4 KiB at a time as a synchronous one
+/// does, and removes every file it lists while it reads on (`wasi::readdir` lists the directory
+/// on wrt's blocking thread once a pass).
+#[test]
+fn async_runs_read_directories_a_buffer_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("many")).unwrap();
+    for i in 0..2000 {
+        std::fs::write(dir.path().join("many").join(format!("f{i}")), b"").unwrap();
+    }
+    let runtime = Runtime::new().unwrap();
+    let guest = runtime.load_file(FS_READ_DIR_PASSES).unwrap();
+    let options = |args: &[&str]| captured().preopen(dir.path(), "/d", DirAccess::ReadWrite).args(args.iter().copied());
+    let listed = guest.run(&options(&["list", "many", "4096"])).unwrap();
+    assert_eq!(listed.outcome, Outcome::Exited(0), "{}", String::from_utf8_lossy(&listed.stderr));
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 2002);
+    let exec = executor(2);
+    let async_listed = exec.block_on(guest.run_async(&options(&["list", "many", "4096"]))).unwrap();
+    assert_eq!(async_listed.stdout, listed.stdout);
+    let removed = exec.block_on(guest.run_async(&options(&["unlink", "many", "4096"]))).unwrap();
+    assert_eq!(String::from_utf8_lossy(&removed.stdout), "removed 2000\n");
+    assert_eq!(std::fs::read_dir(dir.path().join("many")).unwrap().count(), 0);
 }

@@ -1,5 +1,5 @@
 //! WASI preview 1's own functions, for the wrappers that shadow them in the linker
-//! (`wasi::deadline`, `wasi::limits`, `wasi::stdio`). Each shadowed function stays defined under an internal
+//! (`wasi::deadline`, `wasi::limits`, `wasi::readdir`, `wasi::stdio`). Each shadowed function stays defined under an internal
 //! module name that guests cannot import (see [`is_internal`]), and a wrapper calls it through
 //! a trampoline instance that shares the guest's memory: WASI's functions find guest memory
 //! through their caller's `memory` export, which a call from the host does not have.
@@ -19,6 +19,7 @@ const ORIGINAL: &str = "wrt internal: wasi_snapshot_preview1";
 /// The shadowed functions and their parameter types; every one returns an errno (`i32`).
 const SHADOWED: &[(&str, &str)] = &[
     ("fd_close", "i32"),
+    ("fd_readdir", "i32 i32 i32 i64 i32"),
     ("fd_renumber", "i32 i32"),
     ("fd_write", "i32 i32 i32 i32"),
     ("poll_oneoff", "i32 i32 i32 i32"),

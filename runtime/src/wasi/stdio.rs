@@ -82,6 +82,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>, mode: Mode) -> wasm
 
 async fn fd_close(mut caller: Caller<'_, GuestState>, fd: i32) -> wasmtime::Result<i32> {
     caller.data_mut().direct_stdio.end(fd);
+    caller.data_mut().listings.end(fd);
     original::call(&mut caller, "fd_close", &[Val::I32(fd)]).await
 }
 
@@ -89,6 +90,9 @@ async fn fd_renumber(mut caller: Caller<'_, GuestState>, from: i32, to: i32) -> 
     let direct = &mut caller.data_mut().direct_stdio;
     direct.end(from);
     direct.end(to);
+    let listings = &mut caller.data_mut().listings;
+    listings.end(from);
+    listings.end(to);
     original::call(&mut caller, "fd_renumber", &[Val::I32(from), Val::I32(to)]).await
 }
 
