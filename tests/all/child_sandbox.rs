@@ -119,3 +119,70 @@ fn children_of_wrt_run_have_the_network_only_where_their_rule_allows_it() {
         assert!(text.contains("tcp-connected") && text.contains("udp-opened"), "{guest}: {text}");
     }
 }
+
+/// What the victim process's `/proc` says of its limits, priority and affinity.
+fn victim_state(pid: u32) -> (String, String, String) {
+    let limits = fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let cpu = limits.lines().find(|l| l.starts_with("Max cpu time")).unwrap().to_owned();
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let nice = stat.rsplit(") ").next().unwrap().split(' ').nth(16).unwrap().to_owned();
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let cpus = status.lines().find(|l| l.starts_with("Cpus_allowed_list")).unwrap().to_owned();
+    (cpu, nice, cpus)
+}
+
+/// A confined child changes no process outside its tree, where Landlock does not hold it (it
+/// holds signals and `ptrace`): `prlimit --cpu=1:2` of another program killed it with `SIGXCPU`,
+/// and `prlimit --fsize=0` of wrt made wrt die of `SIGXFSZ` without its cleanup; nor their
+/// priority, I/O priority or affinity; and it reaches no kernel keyring: it read a secret from
+/// wrt's session keyring and added a key to it. Its own limits and priority stay its own.
+#[test]
+fn a_confined_child_changes_no_other_process_and_reaches_no_keyring() {
+    let token = crate::util::token();
+    let mut victim = crate::util::command("sleep").arg(format!("1000.{token}")).spawn().unwrap();
+    let before = victim_state(victim.id());
+    let (add_key, request_key, keyctl) = (libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl);
+    let keys = format!(
+        "import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n\
+         found = libc.syscall({request_key}, b'user', b'wrt-secret-{token}', None, 0)\n\
+         print('secret-found' if found > 0 else 'secret-refused')\n\
+         added = libc.syscall({add_key}, b'user', b'wrt-planted-{token}', b'x', 1, -3)\n\
+         print('key-added' if added > 0 else 'key-refused')"
+    );
+    let v = victim.id();
+    let script = format!(
+        "prlimit --pid {v} --cpu=1:2 2>/dev/null && echo victim-limited; \
+         prlimit --pid $PPID --fsize=0 2>/dev/null && echo wrt-limited; \
+         renice -n 5 -p {v} >/dev/null 2>&1 && echo victim-reniced; \
+         ionice -c 3 -p {v} 2>/dev/null && echo victim-ioniced; \
+         taskset -p 1 {v} >/dev/null 2>&1 && echo victim-pinned; \
+         prlimit --pid {v} --cpu >/dev/null && echo victim-limits-read; \
+         ulimit -n 64 && echo own-limit-set; \
+         nice -n 1 true && echo own-niced; \
+         /usr/bin/python3 -c \"{keys}\""
+    );
+    // wrt in a session keyring of its own that holds the secret.
+    let setup = format!(
+        "import ctypes, os, sys; libc = ctypes.CDLL(None, use_errno=True)\n\
+         assert libc.syscall({keyctl}, 1, None) > 0\n\
+         assert libc.syscall({add_key}, b'user', b'wrt-secret-{token}', b's3cret', 6, -3) > 0\n\
+         os.execv(sys.argv[1], sys.argv[1:])"
+    );
+    let guest = CONTAIN_RUN_ENDS_AT_DEADLINE;
+    let out = crate::util::command("/usr/bin/python3")
+        .args(["-c", &setup, env!("CARGO_BIN_EXE_wrt"), "run", "--allow-run", "sh", guest, &script, "own"])
+        .output()
+        .unwrap();
+    let after = victim_state(victim.id());
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    for refused in ["victim-limited", "wrt-limited", "victim-reniced", "victim-ioniced", "victim-pinned"] {
+        assert!(!text.contains(refused), "`{refused}` in {text}");
+    }
+    for seen in ["victim-limits-read", "own-limit-set", "own-niced", "secret-refused", "key-refused"] {
+        assert!(text.contains(seen), "no `{seen}` in {text}");
+    }
+    assert_eq!(after, before, "the victim's limits, nice value and affinity");
+}

@@ -12,6 +12,15 @@
 //! attributes: Landlock does not govern them, so a child could otherwise read and replace
 //! attributes of any file it can name, the compile cache's key among them (and programs take
 //! that error for "no attributes here", as `ls -l` does).
+//! Other processes are out of reach where Landlock does not hold them (it holds signals and
+//! `ptrace` and what needs `ptrace`'s permission, but not what needs only the same user): the
+//! kernel keyrings (`add_key`, `request_key`, `keyctl`) are refused, so a child can neither read
+//! a key of wrt's session or of its user nor add one; and the calls that change another
+//! process's resource limits, priority, I/O priority, CPU affinity or scheduling are refused
+//! unless they name the caller itself (pid 0): `prlimit64` (reading another's limits stays
+//! allowed), `setpriority` and `ioprio_set` (not of a whole user either), `sched_setaffinity`,
+//! `sched_setscheduler`, `sched_setparam` and `sched_setattr`. A child that names itself by its
+//! own pid rather than 0 is refused too.
 //! `clone3`, whose flags sit in memory the filter cannot read, fails with `ENOSYS`, so that
 //! libc falls back to `clone`. System calls of another architecture (the 32-bit x86 ABI, x32)
 //! fail with `ENOSYS`, so none of them can go around the numbers checked.
@@ -25,7 +34,7 @@
 //! with the checks as a chain of comparisons, 12 instructions for most numbers, it was the
 //! largest part of the filter's install. The filter is therefore a decision tree over the
 //! number, laid out by [`plan`] to run the fewest instructions summed over all numbers below
-//! [`TABLE_SIZE`]: about 7 on average, and 3 for the other architecture.
+//! [`TABLE_SIZE`]: about 8 on average, and 3 for the other architecture.
 
 /// The filter's verdict on a system call number of the native architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +50,16 @@ enum Verdict {
     Ioctl,
     /// `clone` and `unshare`: refused with any `CLONE_NEW*` flag, allowed otherwise.
     Namespaces,
+    /// Allowed when the first argument (a pid) is 0, the caller itself; refused otherwise.
+    OwnProcess,
+    /// `prlimit64`: allowed for the caller itself (pid 0) or when it sets nothing (a null third
+    /// argument); refused otherwise.
+    OwnLimits,
+    /// `setpriority` and `ioprio_set`: allowed when the second argument (who) is 0 and the
+    /// first (which) is not this number, the one naming every process of a user.
+    OwnPriority {
+        of_user: u32,
+    },
 }
 
 cfg_select! {
@@ -70,6 +89,8 @@ const ARCH_OFFSET: u32 = 4;
 /// The low 32 bits of the first and second arguments (little-endian).
 const ARG0_LOW: u32 = 16;
 const ARG1_LOW: u32 = 16 + 8;
+const ARG2_LOW: u32 = 16 + 16;
+const ARG2_HIGH: u32 = 16 + 16 + 4;
 
 const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
 const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
@@ -104,6 +125,17 @@ const XATTR_CALLS: [libc::c_long; 16] = [
     466,
 ];
 
+/// The kernel keyring calls.
+const KEYRING_CALLS: [libc::c_long; 3] = [libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl];
+
+/// The calls that change another process when their first argument is its pid.
+const OTHER_PROCESS_CALLS: [libc::c_long; 4] =
+    [libc::SYS_sched_setaffinity, libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr];
+
+/// `PRIO_USER` (`setpriority`) and `IOPRIO_WHO_USER` (`ioprio_set`): every process of a user.
+const PRIO_USER: u32 = 2;
+const IOPRIO_WHO_USER: u32 = 3;
+
 /// `TIOCSTI`.
 const TIOCSTI: u32 = 0x5412;
 
@@ -127,6 +159,11 @@ fn rules(network: bool) -> Vec<(u32, Verdict)> {
         (syscall_nr(libc::SYS_clone3), Verdict::Foreign),
     ];
     rules.extend(XATTR_CALLS.iter().map(|&nr| (syscall_nr(nr), Verdict::NoAttributes)));
+    rules.extend(KEYRING_CALLS.iter().map(|&nr| (syscall_nr(nr), Verdict::Refuse)));
+    rules.extend(OTHER_PROCESS_CALLS.iter().map(|&nr| (syscall_nr(nr), Verdict::OwnProcess)));
+    rules.push((syscall_nr(libc::SYS_prlimit64), Verdict::OwnLimits));
+    rules.push((syscall_nr(libc::SYS_setpriority), Verdict::OwnPriority { of_user: PRIO_USER }));
+    rules.push((syscall_nr(libc::SYS_ioprio_set), Verdict::OwnPriority { of_user: IOPRIO_WHO_USER }));
     if !network {
         rules.push((syscall_nr(libc::SYS_socket), Verdict::Refuse));
         rules.push((syscall_nr(libc::SYS_io_uring_setup), Verdict::Refuse));
@@ -243,6 +280,7 @@ fn plan(segments: &[Segment]) -> Vec<Vec<Node>> {
 type Label = usize;
 const REFUSED: Label = 0;
 const FOREIGN_CALL: Label = 1;
+const ALLOWED: Label = 2;
 
 /// One instruction of the filter before its jumps are resolved.
 #[derive(Debug, Clone, Copy)]
@@ -304,6 +342,23 @@ fn emit_verdict(verdict: Verdict, ops: &mut Vec<Op>) {
         Verdict::Namespaces => {
             ops.extend([Op::Load(ARG0_LOW), Op::JumpIfAnySet(NEW_NAMESPACES, REFUSED), Op::Return(ALLOW)]);
         }
+        Verdict::OwnProcess => ops.extend([Op::Load(ARG0_LOW), Op::JumpUnlessEqual(0, REFUSED), Op::Return(ALLOW)]),
+        Verdict::OwnLimits => ops.extend([
+            Op::Load(ARG0_LOW),
+            Op::JumpIfEqual(0, ALLOWED),
+            Op::Load(ARG2_LOW),
+            Op::JumpUnlessEqual(0, REFUSED),
+            Op::Load(ARG2_HIGH),
+            Op::JumpUnlessEqual(0, REFUSED),
+            Op::Return(ALLOW),
+        ]),
+        Verdict::OwnPriority { of_user } => ops.extend([
+            Op::Load(ARG1_LOW),
+            Op::JumpUnlessEqual(0, REFUSED),
+            Op::Load(ARG0_LOW),
+            Op::JumpIfEqual(of_user, REFUSED),
+            Op::Return(ALLOW),
+        ]),
     }
 }
 
@@ -353,9 +408,16 @@ impl Filter {
         let segments = segments(network);
         let plan = plan(&segments);
         let mut ops = vec![Op::Load(ARCH_OFFSET), Op::JumpUnlessEqual(ARCH, FOREIGN_CALL), Op::Load(NR)];
-        let mut next = FOREIGN_CALL;
+        let mut next = ALLOWED;
         emit(&segments, &plan, (0, segments.len() - 1), &mut ops, &mut next);
-        ops.extend([Op::Here(REFUSED), Op::Return(REFUSE), Op::Here(FOREIGN_CALL), Op::Return(FOREIGN)]);
+        ops.extend([
+            Op::Here(REFUSED),
+            Op::Return(REFUSE),
+            Op::Here(FOREIGN_CALL),
+            Op::Return(FOREIGN),
+            Op::Here(ALLOWED),
+            Op::Return(ALLOW),
+        ]);
         Self { program: assemble(&ops).into_boxed_slice() }
     }
 
