@@ -1007,6 +1007,13 @@ fn simple(kind: Kind, named: bool) -> Expect {
 
 /// "How a request is decided", steps 1 to 7 (8 to 10 are the spawner's and `explain` leaves
 /// them out), and "Audit-only mode".
+/// "A child whose environment has no `PATH` by then gets the policy's `search_path`, in order":
+/// the directories `PATH` can name (no `:` in them), joined with `:`.
+fn default_path(search: &[PathBuf]) -> OsString {
+    let dirs: Vec<&[u8]> = search.iter().map(|d| d.as_os_str().as_bytes()).filter(|d| !d.contains(&b':')).collect();
+    OsString::from_vec(dirs.join(&b':'))
+}
+
 fn model_decide(p: &ModelPolicy, req: &Request) -> Result<Expect, Unspecified> {
     let named = p.allow.iter().any(|r| r.written.as_bytes() == req.program.as_slice());
     // 1. Validation.
@@ -1091,7 +1098,8 @@ fn model_decide(p: &ModelPolicy, req: &Request) -> Result<Expect, Unspecified> {
     };
     let Some(refusal) = refusal else {
         // Allowed: the rule's limits replace the policy's, a request only lowers them; the
-        // environment is the passthrough, then the request's, then the rule's (which wins).
+        // environment is the passthrough, then the request's, then the rule's (which wins),
+        // then, without a `PATH` by then, the search path as `PATH`.
         let rule = allow_rule.expect("allowed by a rule");
         let mut env = BTreeMap::new();
         for name in &p.passthrough {
@@ -1105,6 +1113,7 @@ fn model_decide(p: &ModelPolicy, req: &Request) -> Result<Expect, Unspecified> {
         for (n, v) in &rule.env {
             env.insert(OsString::from(n), OsString::from(v));
         }
+        env.entry(OsString::from("PATH")).or_insert_with(|| default_path(&p.search));
         let rule_timeout = match rule.timeout {
             RuleTimeout::Inherit => p.timeout,
             RuleTimeout::None => None,
@@ -1184,7 +1193,12 @@ fn model_decide(p: &ModelPolicy, req: &Request) -> Result<Expect, Unspecified> {
     // an allowed request). So with passthrough names set on the host, only the requested
     // variables are compared.
     let passthrough_set = p.passthrough.iter().any(|n| std::env::var_os(OsStr::from_bytes(n)).is_some());
-    let (env, env_subset) = if passthrough_set { (None, Some(env)) } else { (Some(env), None) };
+    let (env, env_subset) = if passthrough_set {
+        (None, Some(env))
+    } else {
+        env.entry(OsString::from("PATH")).or_insert_with(|| default_path(&p.search));
+        (Some(env), None)
+    };
     let mut argv = vec![argv0];
     argv.extend(args);
     Ok(Expect {

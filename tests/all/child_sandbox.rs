@@ -186,3 +186,20 @@ fn a_confined_child_changes_no_other_process_and_reaches_no_keyring() {
     }
     assert_eq!(after, before, "the victim's limits, nice value and affinity");
 }
+
+/// A child whose rule sets no `PATH` gets the policy's search path: `make` runs a recipe free
+/// of shell syntax by looking its program up there, and failed with "echo: No such file or
+/// directory" when the child's environment had no `PATH`.
+#[test]
+fn a_child_finds_programs_through_the_search_path() {
+    let t = tree();
+    fs::write(format!("{}/Makefile", t.rw), "all:\n\techo built by make\n").unwrap();
+    let script = format!("cd {} && make --no-print-directory; echo \"PATH=$PATH\"", t.rw);
+    let out = run(["run", "--allow-run", "sh", "--dir", &t.rw, CONTAIN_RUN_ENDS_AT_DEADLINE, &script, "own"]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    assert!(text.contains("PATH=/usr/local/bin:/usr/bin:/bin"), "{text}");
+    if std::path::Path::new("/usr/bin/make").exists() {
+        assert!(text.lines().any(|l| l == "built by make"), "{text}");
+    }
+}

@@ -95,6 +95,11 @@ fn policy_explain_shows_what_the_child_would_get() {
     }
     assert!(text.lines().any(|l| l.starts_with("sandbox: on (Landlock ABI ")), "{text}");
 
+    // A rule that sets no `PATH` gives the child the search path.
+    let out = run(["policy", "explain", &file, "--", "sh", "-c", "true"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).lines().any(|l| l == "env: PATH=/usr/local/bin:/usr/bin:/bin"), "{}", stdout(&out));
+
     // With the guest's directories, and with the sandbox off.
     let out = run(["policy", "explain", &file, "--dir", work.to_str().unwrap(), "--", "echo", "hi", "x"]);
     assert_code(&out, 0);

@@ -397,6 +397,10 @@ impl CompiledPolicy {
             env.insert(name.clone(), value.clone());
         }
         let requested_cwd = command.get_cwd();
+        let with_path = |mut env: BTreeMap<OsString, OsString>| {
+            env.entry(OsString::from("PATH")).or_insert_with(|| self.default_path());
+            env
+        };
 
         match self.decide(path, id, command) {
             Ok((rule, cwd)) => {
@@ -411,7 +415,7 @@ impl CompiledPolicy {
                         .unwrap_or(u64::MAX)
                         .min(rule.output_limit.unwrap_or(self.output_limit)),
                     rlimits: command.get_rlimits().min(rule.rlimits.unwrap_or(self.rlimits)),
-                    env,
+                    env: with_path(env),
                     cwd,
                     sha256: rule.sha256,
                     network: rule.network,
@@ -438,7 +442,7 @@ impl CompiledPolicy {
                     timeout: min_some(command.get_timeout(), self.timeout),
                     output_limit: command.get_output_limit().unwrap_or(u64::MAX).min(self.output_limit),
                     rlimits: command.get_rlimits().min(self.rlimits),
-                    env,
+                    env: with_path(env),
                     cwd,
                     sha256: None,
                     network: false,
@@ -446,6 +450,14 @@ impl CompiledPolicy {
             }
             Err(denied) => Err(denied),
         }
+    }
+
+    /// The `PATH` a child gets when neither the host (`env.passthrough`), the request nor its
+    /// rule sets one: the search path, in order (a directory whose name holds `:`, which
+    /// `PATH` cannot say, left out).
+    fn default_path(&self) -> OsString {
+        let dirs = self.search_path.iter().filter(|dir| !dir.as_os_str().as_bytes().contains(&b':'));
+        std::env::join_paths(dirs).unwrap_or_default()
     }
 
     /// The first variable of the request that changes what a program loads (`LD_*`, glibc's

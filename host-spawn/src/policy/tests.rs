@@ -80,6 +80,22 @@ fn environment_starts_empty_with_passthrough_and_allowed_names() {
 }
 
 #[test]
+fn a_child_without_a_path_gets_the_search_path() {
+    let policy = Policy::deny_all().allow_program("true").search_path(["/usr/bin", "/odd:dir", "/bin"]);
+    let grant = check(&policy, &Command::new("/usr/bin/true")).unwrap();
+    assert_eq!(grant.env[OsStr::new("PATH")], "/usr/bin:/bin");
+
+    // A rule's own `PATH`, and the host's when passed through, win.
+    let policy = Policy::deny_all().allow(ProgramRule::new("true").env("PATH", "/opt/bin"));
+    assert_eq!(check(&policy, &Command::new("true")).unwrap().env[OsStr::new("PATH")], "/opt/bin");
+    let policy = Policy::deny_all().allow_program("true").env_passthrough(["PATH"]);
+    assert_eq!(
+        check(&policy, &Command::new("true")).unwrap().env[OsStr::new("PATH")],
+        std::env::var_os("PATH").unwrap()
+    );
+}
+
+#[test]
 fn loader_variables_are_refused_unless_allowed() {
     let policy = Policy::deny_all().allow_program("true");
     let denial = check(&policy, Command::new("true").env("LD_PRELOAD", "/x.so")).unwrap_err();

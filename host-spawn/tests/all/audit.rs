@@ -33,7 +33,7 @@ fn every_decision_and_exit_is_recorded() {
     assert_eq!(allow["program"], "sh");
     assert_eq!(allow["path"], sh.as_str());
     assert_eq!(allow["argv"], serde_json::json!(["sh", "-c", "echo hi; exit 4"]));
-    assert_eq!(allow["env_keys"], serde_json::json!(["LANG"]));
+    assert_eq!(allow["env_keys"], serde_json::json!(["LANG", "PATH"]), "the request's, and the default PATH");
     assert_eq!(allow["cwd"], "/");
     assert_eq!(allow["rule"], "sh");
     assert_eq!(allow["strategy"], "posix_spawn");
