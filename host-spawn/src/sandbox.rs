@@ -24,6 +24,9 @@
 //!   refused by the filter;
 //! - with **no new namespaces** (`unshare`, `clone` with `CLONE_NEW*` and `setns` refused,
 //!   `clone3` answered `ENOSYS` so that libc falls back to `clone`);
+//! - with a **temporary directory of its own**, shared with the other children of the spawner
+//!   and removed with everything in it when the spawner is dropped: `TMPDIR` names it, and it
+//!   may read and write there (see `tmp`);
 //! - within a **process budget** shared by every child of the spawner and their descendants:
 //!   a pids control group, where the host may create one (see `budget`), that the child joins
 //!   before `execve`; dropping the spawner kills what is left in it.
@@ -62,10 +65,12 @@ use serde::Serialize;
 mod budget;
 mod filter;
 mod thread_filter;
+mod tmp;
 
 pub use self::budget::DEFAULT_MAX_PROCESSES;
 use self::budget::ProcessBudget;
 use self::filter::Filter;
+use self::tmp::PrivateTmp;
 use crate::escape::shown;
 use crate::policy::CompiledPolicy;
 use crate::sys::Confine;
@@ -141,6 +146,7 @@ pub struct ChildSandbox {
     enabled: bool,
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
+    private_tmp: bool,
 }
 
 impl Default for ChildSandbox {
@@ -150,14 +156,23 @@ impl Default for ChildSandbox {
 }
 
 impl ChildSandbox {
-    /// The sandbox on, with the system locations only.
+    /// The sandbox on, with the system locations and a temporary directory of the children's
+    /// own.
     pub fn confined() -> Self {
-        Self { enabled: true, read: Vec::new(), write: Vec::new() }
+        Self { enabled: true, read: Vec::new(), write: Vec::new(), private_tmp: true }
     }
 
     /// No sandbox: children run with the host's authority, limited only by the policy.
     pub fn off() -> Self {
-        Self { enabled: false, read: Vec::new(), write: Vec::new() }
+        Self { enabled: false, read: Vec::new(), write: Vec::new(), private_tmp: false }
+    }
+
+    /// Whether confined children get a temporary directory of their own (`TMPDIR`), made on
+    /// the first confined spawn and removed when the spawner is dropped (on by default).
+    #[must_use]
+    pub fn private_tmp(mut self, on: bool) -> Self {
+        self.private_tmp = on;
+        self
     }
 
     /// Lets children read (and execute) beneath `dir`. Give the canonical host path.
@@ -219,6 +234,14 @@ pub enum SandboxUnavailable {
         /// Why.
         source: Errno,
     },
+    /// The children's temporary directory cannot be made.
+    #[error("the child sandbox cannot make the children's temporary directory in `{}`: {source}", shown(.dir))]
+    Tmp {
+        /// Where it was to be made (the host's temporary directory).
+        dir: PathBuf,
+        /// Why.
+        source: Errno,
+    },
     /// Building the Landlock ruleset failed.
     #[error("the child sandbox's Landlock ruleset cannot be built: {0}")]
     Ruleset(Errno),
@@ -252,19 +275,31 @@ pub struct Confinement {
     /// How many tasks the children of its spawner (and their descendants) may have at once;
     /// `None` where no pids control group can be made (the tree is unbounded).
     pub max_processes: Option<u64>,
+    /// Whether it gets a temporary directory of its own (`TMPDIR`), removed with its spawner.
+    pub private_tmp: bool,
 }
 
 impl Confinement {
     /// An unconfined child.
     pub(crate) fn off() -> Self {
-        Self { enabled: false, read: Vec::new(), write: Vec::new(), network: true, scoped: false, max_processes: None }
+        Self {
+            enabled: false,
+            read: Vec::new(),
+            write: Vec::new(),
+            network: true,
+            scoped: false,
+            max_processes: None,
+            private_tmp: false,
+        }
     }
 }
 
 /// Ends the process budget of every spawner of this process (kills what is in each group and
-/// removes it), for a process about to exit without dropping them.
+/// removes it) and removes their children's temporary directories, for a process about to
+/// exit without dropping them.
 pub(crate) fn end_process_budgets() {
     budget::end_all();
+    tmp::end_all();
 }
 
 /// The Landlock ABI of the running kernel (0 without Landlock), asked once.
@@ -283,6 +318,10 @@ pub(crate) struct Prepared {
     budget: OnceLock<Option<ProcessBudget>>,
     /// Whether this process may have a controlling terminal, found on the first confined spawn.
     terminal: OnceLock<bool>,
+    /// The children's temporary directory, made on the first confined spawn (`None` when the
+    /// sandbox has none); declared after `budget`, so that it is removed after the budget's
+    /// group was ended.
+    tmp: OnceLock<Result<Option<PrivateTmp>, SandboxUnavailable>>,
 }
 
 #[derive(Debug)]
@@ -302,6 +341,7 @@ impl Prepared {
         network: bool,
         filter_on_thread: bool,
     ) -> Result<Confine<'_>, SandboxUnavailable> {
+        self.tmp(sandbox)?;
         let variant = self.variant(sandbox, policy, network)?;
         if filter_on_thread && thread_filter::held().is_none() {
             let thread_network = policy.any_rule_allows_network();
@@ -319,6 +359,18 @@ impl Prepared {
         })
     }
 
+    /// The children's temporary directory, made on first use; `None` when the sandbox has none.
+    pub(crate) fn tmp(&self, sandbox: &ChildSandbox) -> Result<Option<&Path>, SandboxUnavailable> {
+        let made = self.tmp.get_or_init(|| match sandbox.private_tmp {
+            false => Ok(None),
+            true => PrivateTmp::create().map(Some).map_err(|err| SandboxUnavailable::Tmp {
+                dir: std::env::temp_dir(),
+                source: Errno::from_raw(err.raw_os_error().unwrap_or(libc::EIO)),
+            }),
+        });
+        made.as_ref().map(|tmp| tmp.as_ref().map(PrivateTmp::path)).map_err(Clone::clone)
+    }
+
     /// The ruleset and filter for one network setting, built on first use.
     fn variant(
         &self,
@@ -327,7 +379,8 @@ impl Prepared {
         network: bool,
     ) -> Result<&Variant, SandboxUnavailable> {
         let cell = if network { &self.online } else { &self.offline };
-        cell.get_or_init(|| build(sandbox, policy, network)).as_ref().map_err(Clone::clone)
+        let tmp = self.tmp(sandbox)?;
+        cell.get_or_init(|| build(sandbox, policy, network, tmp)).as_ref().map_err(Clone::clone)
     }
 }
 
@@ -354,11 +407,18 @@ pub(crate) fn describe(sandbox: &ChildSandbox, policy: &CompiledPolicy, network:
         network,
         scoped: landlock_abi() >= 6,
         max_processes: budget::available().then_some(policy.sandbox.max_processes),
+        private_tmp: sandbox.private_tmp,
     }
 }
 
-/// Builds the ruleset and filter for one network setting.
-fn build(sandbox: &ChildSandbox, policy: &CompiledPolicy, network: bool) -> Result<Variant, SandboxUnavailable> {
+/// Builds the ruleset and filter for one network setting; `tmp` is the children's temporary
+/// directory.
+fn build(
+    sandbox: &ChildSandbox,
+    policy: &CompiledPolicy,
+    network: bool,
+    tmp: Option<&Path>,
+) -> Result<Variant, SandboxUnavailable> {
     let abi = landlock_abi();
     if abi == 0 {
         return Err(SandboxUnavailable::NoLandlock);
@@ -394,7 +454,7 @@ fn build(sandbox: &ChildSandbox, policy: &CompiledPolicy, network: bool) -> Resu
     for dir in sandbox.read.iter().chain(&policy.sandbox.read) {
         add(&ruleset, dir, READ & handled, true)?;
     }
-    for dir in sandbox.write.iter().chain(&policy.sandbox.write) {
+    for dir in sandbox.write.iter().chain(&policy.sandbox.write).map(PathBuf::as_path).chain(tmp) {
         add(&ruleset, dir, WRITE & handled, true)?;
     }
     Ok(Variant { ruleset, filter: Filter::new(network) })

@@ -1,6 +1,6 @@
 //! [`Spawner`]: checks requests against the policy, starts children, and cleans up after them.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -479,7 +479,19 @@ impl Spawner {
             Some(fd) => CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap_or_default(),
         };
         let cwd_c = CString::new(grant.cwd.as_os_str().as_bytes()).unwrap_or_default();
-        let mut envp = CStringArray::with_capacity(grant.env.len());
+        // A confined child's temporary directory, unless its environment names one (no request
+        // nor rule can: `TMPDIR` is refused always).
+        let tmp = match confine.is_some() {
+            true => self.prepared.tmp(&self.sandbox).ok().flatten(),
+            false => None,
+        };
+        let tmp = tmp.filter(|_| !grant.env.contains_key(OsStr::new("TMPDIR")));
+        let mut envp = CStringArray::with_capacity(grant.env.len() + 1);
+        if let Some(tmp) = tmp {
+            let mut entry = b"TMPDIR=".to_vec();
+            entry.extend_from_slice(tmp.as_os_str().as_bytes());
+            envp.push(CString::new(entry).unwrap_or_default());
+        }
         for (name, value) in &grant.env {
             let mut entry = Vec::with_capacity(name.len() + value.len() + 1);
             entry.extend_from_slice(name.as_bytes());
@@ -640,7 +652,7 @@ impl Spawner {
         decision: Decision,
         reason: impl FnOnce(&str) -> String,
     ) -> io::Result<()> {
-        let program = shown(std::ffi::OsStr::from_bytes(program));
+        let program = shown(OsStr::from_bytes(program));
         let record = DecisionRecord {
             time: Timestamp::now(),
             event: "decision",
@@ -668,7 +680,7 @@ impl Spawner {
     /// # Ambient authority
     ///
     /// Resolves `program` on the host's file system.
-    pub fn allow_rule_would_help(&self, program: impl AsRef<std::ffi::OsStr>) -> bool {
+    pub fn allow_rule_would_help(&self, program: impl AsRef<OsStr>) -> bool {
         self.policy.allow_rule_would_help(program.as_ref())
     }
 }

@@ -175,6 +175,9 @@ fn print(e: &Explanation) -> std::io::Result<()> {
             list(&sandbox.read)
         )?;
         writeln!(out, "sandbox write: {}", list(&sandbox.write))?;
+        if sandbox.private_tmp {
+            writeln!(out, "sandbox tmp: a directory of the guest's children (TMPDIR), removed when the guest ends")?;
+        }
         writeln!(out, "sandbox network: {}", if sandbox.network { "allowed by the rule" } else { "none" })?;
         let scope = if sandbox.scoped {
             "signals and abstract unix sockets stay within the child's tree"

@@ -120,6 +120,16 @@ fn children_of_wrt_run_have_the_network_only_where_their_rule_allows_it() {
     }
 }
 
+/// What the shell printed, through the guest's `run returned: exit status: 0, OUTPUT` (the
+/// shell must have exited 0).
+fn shell_output(out: &std::process::Output) -> String {
+    let text = stdout(out);
+    match text.strip_prefix("run returned: exit status: 0, ") {
+        Some(output) => output.trim_end().to_owned(),
+        None => panic!("the shell failed: {text}"),
+    }
+}
+
 /// What the victim process's `/proc` says of its limits, priority and affinity.
 fn victim_state(pid: u32) -> (String, String, String) {
     let limits = fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
@@ -170,14 +180,14 @@ fn a_confined_child_changes_no_other_process_and_reaches_no_keyring() {
     );
     let guest = CONTAIN_RUN_ENDS_AT_DEADLINE;
     let out = crate::util::command("/usr/bin/python3")
-        .args(["-c", &setup, env!("CARGO_BIN_EXE_wrt"), "run", "--allow-run", "sh", guest, &script, "own"])
+        .args(["-c", &setup, env!("CARGO_BIN_EXE_wrt"), "run", "--allow-run", "sh", guest, &script, "sandbox"])
         .output()
         .unwrap();
     let after = victim_state(victim.id());
     victim.kill().unwrap();
     victim.wait().unwrap();
     assert_code(&out, 0);
-    let text = stdout(&out);
+    let text = shell_output(&out);
     for refused in ["victim-limited", "wrt-limited", "victim-reniced", "victim-ioniced", "victim-pinned"] {
         assert!(!text.contains(refused), "`{refused}` in {text}");
     }
@@ -195,11 +205,55 @@ fn a_child_finds_programs_through_the_search_path() {
     let t = tree();
     fs::write(format!("{}/Makefile", t.rw), "all:\n\techo built by make\n").unwrap();
     let script = format!("cd {} && make --no-print-directory; echo \"PATH=$PATH\"", t.rw);
-    let out = run(["run", "--allow-run", "sh", "--dir", &t.rw, CONTAIN_RUN_ENDS_AT_DEADLINE, &script, "own"]);
+    let out = run(["run", "--allow-run", "sh", "--dir", &t.rw, CONTAIN_RUN_ENDS_AT_DEADLINE, &script, "sandbox"]);
     assert_code(&out, 0);
-    let text = stdout(&out);
-    assert!(text.contains("PATH=/usr/local/bin:/usr/bin:/bin"), "{text}");
+    let text = shell_output(&out);
+    assert!(text.lines().any(|l| l == "PATH=/usr/local/bin:/usr/bin:/bin"), "{text}");
     if std::path::Path::new("/usr/bin/make").exists() {
         assert!(text.lines().any(|l| l == "built by make"), "{text}");
     }
+}
+
+/// Everyday programs write temporary files where `TMPDIR` says: `gcc` ("Cannot create temporary
+/// file in /tmp/"), `mktemp`, Python's `tempfile` and Node's `os.tmpdir()` all failed when a
+/// confined child had no writable temporary directory. The directory is the guest's
+/// children's own, `0700`, and gone, with what they left in it (a locked directory, a symlink
+/// to outside), when the guest ends; an unconfined child gets none.
+#[test]
+fn a_childs_temporary_directory_works_for_everyday_programs_and_goes_with_the_guest() {
+    let t = tree();
+    let script = format!(
+        "cd {rw} && printf 'int main(void) {{ return 0; }}\\n' > t.c && gcc t.c -o t 2>&1 && ./t && echo gcc-ok; \
+         f=$(mktemp) && echo x > \"$f\" && echo mktemp-ok; \
+         python3 -c 'import tempfile; tempfile.TemporaryFile().write(b\"x\"); print(\"python-ok\")'; \
+         command -v node >/dev/null && node -e 'require(\"fs\").writeFileSync(require(\"os\").tmpdir() + \"/n\", \"x\"); console.log(\"node-ok\")'; \
+         mkdir -p \"$TMPDIR/a/locked\" && chmod 0 \"$TMPDIR/a/locked\" && ln -s {outside} \"$TMPDIR/out\"; \
+         echo \"TMPDIR=$TMPDIR\"; stat -c 'mode=%a' \"$TMPDIR\"",
+        rw = t.rw,
+        outside = t.outside,
+    );
+    let out = run(["run", "--allow-run", "sh", "--dir", &t.rw, CONTAIN_RUN_ENDS_AT_DEADLINE, &script, "sandbox"]);
+    assert_code(&out, 0);
+    let text = shell_output(&out);
+    let node = std::process::Command::new("sh").args(["-c", "command -v node"]).output().unwrap().status.success();
+    for seen in ["gcc-ok", "mktemp-ok", "python-ok", "mode=700"].into_iter().chain(node.then_some("node-ok")) {
+        assert!(text.lines().any(|l| l == seen), "no `{seen}` in {text}");
+    }
+    let tmp = text.lines().find_map(|l| l.strip_prefix("TMPDIR=")).unwrap();
+    assert!(tmp.starts_with(&std::env::temp_dir().join("wrt-tmp-").display().to_string()), "{tmp}");
+    assert!(!std::path::Path::new(tmp).exists(), "{tmp} outlived the guest");
+    assert!(std::path::Path::new(&t.outside).join("file").exists(), "the symlink's target is untouched");
+
+    let out = run([
+        "run",
+        "--child-sandbox",
+        "off",
+        "--allow-run",
+        "sh",
+        CONTAIN_RUN_ENDS_AT_DEADLINE,
+        "echo \"TMPDIR=$TMPDIR\"",
+        "sandbox",
+    ]);
+    assert_code(&out, 0);
+    assert_eq!(shell_output(&out), "TMPDIR=", "an unconfined child gets no directory of wrt's");
 }

@@ -89,6 +89,7 @@ fn policy_explain_shows_what_the_child_would_get() {
         "env: PATH=/usr/bin".to_owned(),
         "strategy: vfork-exec".to_owned(),
         "sandbox write: none".to_owned(),
+        "sandbox tmp: a directory of the guest's children (TMPDIR), removed when the guest ends".to_owned(),
         "sandbox network: none".to_owned(),
     ] {
         assert!(text.lines().any(|l| l == line), "no `{line}` in:\n{text}");
