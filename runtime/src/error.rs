@@ -245,10 +245,11 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
-    /// An allowed program lies inside a directory the guest may write: the guest could
-    /// replace it between the policy's check and the `execve`.
+    /// An allowed program lies inside a directory the guest may write, or has a hard link
+    /// there: the guest could rewrite or replace it between the policy's check and the
+    /// `execve`.
     #[error(
-        "allow rule `{}` resolves to `{}`, inside the guest-writable directory `{}` (`--dir`, preopened as `{guest}`); \
+        "allow rule `{}` resolves to `{}`, which {how} the guest-writable directory `{}` (`--dir`, preopened as `{guest}`); \
          preopen it read-only or allow a program outside it",
         .rule.display(),
         .path.display(),
@@ -259,20 +260,24 @@ pub enum ConfigError {
         rule: PathBuf,
         /// The canonical path it resolves to.
         path: PathBuf,
+        /// How the preopen reaches it ([`Reach::Inside`] or [`Reach::LinkInside`]).
+        how: Reach,
         /// The read-write preopen's host directory, as given.
         preopen: PathBuf,
         /// Where the guest sees that directory.
         guest: String,
     },
     /// An allowed program is a file with more than one hard link that the host user may write,
-    /// on the file system of a directory the guest may write: a link inside that directory
-    /// would let the guest rewrite the program (links are not searched for).
+    /// on the file system of a directory the guest may write, and that directory holds more
+    /// entries than wrt searches for links (or one it cannot read): a link inside it would let
+    /// the guest rewrite the program.
     #[error(
-        "allow rule `{}` resolves to `{}`, a file with {links} hard links on the file system of the guest-writable directory `{}` (`--dir`, preopened as `{guest}`): a link inside it would let the guest rewrite the program; \
+        "allow rule `{}` resolves to `{}`, a file with {links} hard links on the file system of the guest-writable directory `{}` (`--dir`, preopened as `{guest}`), which holds more than {max} entries (or one wrt cannot read) to search for them: a link inside it would let the guest rewrite the program; \
          allow a program with one link, or preopen the directory read-only",
         .rule.display(),
         .path.display(),
-        .preopen.display()
+        .preopen.display(),
+        max = crate::reach::MAX_SEARCHED
     )]
     LinkedProgram {
         /// The allow rule as written.
@@ -465,15 +470,21 @@ pub enum Reach {
     /// It lies inside the preopen (or inside a mount point below it).
     Inside,
     /// It is a file with this many hard links, which the host user may write, on the file
-    /// system of the preopen: one of the links may lie inside it.
+    /// system of the preopen, and the preopen could not be searched whole for them: one of
+    /// the links may lie inside it.
     Linked(u64),
+    /// It is a file with a hard link inside the preopen.
+    LinkInside,
 }
 
 impl std::fmt::Display for Reach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Reach::Inside => f.write_str("lies inside"),
-            Reach::Linked(links) => write!(f, "has {links} hard links on the file system of"),
+            Reach::Linked(links) => {
+                write!(f, "has {links} hard links, too many entries to search for them, on the file system of")
+            }
+            Reach::LinkInside => f.write_str("has a hard link inside"),
         }
     }
 }

@@ -545,9 +545,9 @@ impl RunOptions {
             let (rule, path) = (rule.to_owned(), path.to_owned());
             match roots.reaching(&path) {
                 None => {}
-                Some((preopen, Reach::Inside)) => {
+                Some((preopen, how @ (Reach::Inside | Reach::LinkInside))) => {
                     let (preopen, guest) = owned(preopen);
-                    return Err(ConfigError::WritableProgram { rule, path, preopen, guest });
+                    return Err(ConfigError::WritableProgram { rule, path, how, preopen, guest });
                 }
                 Some((preopen, Reach::Linked(links))) => {
                     let (preopen, guest) = owned(preopen);

@@ -8,15 +8,20 @@
 //! device and inode. A kept path is reached when a directory the kernel passes through to
 //! reach it (each hop of each symlink, up to `/`), or the file itself, is one of those roots:
 //! so a bind mount of the directory, a symlink to it or a parent of it count as the directory.
-//! A hard link of a kept file cannot be found without searching the whole preopen; a file with
-//! more than one link that the host user may write, on the device of a writable root, counts
-//! as reached.
+//! A kept file with more than one hard link that the host user may write, on the device of a
+//! writable root, may have a link inside that root: the writable roots are then searched, once
+//! per run and only then, for links of such files (every entry, without following symlinks or
+//! leaving the root's device; a mount below is a root of its own). A link found inside counts
+//! as reached; so does the file when the search cannot finish (more than [`MAX_SEARCHED`]
+//! entries, or a directory wrt cannot read). As root, `git` (whose file has a hard link for
+//! each of its helper programs) can so be allowed beside a `--dir` on the same file system.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 use nix::sys::statfs::FsType;
 
@@ -24,7 +29,7 @@ use crate::error::Reach;
 use crate::preopen::{DirAccess, Preopen};
 
 /// A file's identity: its device and inode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct FileId {
     dev: u64,
     ino: u64,
@@ -39,12 +44,19 @@ impl FileId {
 /// A directory (or file) the guest can write: a read-write preopen, or a mount point below one.
 struct Root<'a> {
     id: FileId,
+    dir: PathBuf,
     preopen: &'a Preopen,
 }
+
+/// The most entries the search for hard links reads in the writable roots before it gives up.
+pub(crate) const MAX_SEARCHED: usize = 200_000;
 
 /// The writable roots of a run's preopens.
 pub(crate) struct WritableRoots<'a> {
     roots: Vec<Root<'a>>,
+    /// Every file with more than one hard link in the roots, and the root holding it, once
+    /// searched; `None` when the search could not finish.
+    links: OnceLock<Option<HashMap<FileId, usize>>>,
 }
 
 impl<'a> WritableRoots<'a> {
@@ -54,15 +66,15 @@ impl<'a> WritableRoots<'a> {
         let mut roots = Vec::new();
         for preopen in preopens.iter().filter(|p| p.access == DirAccess::ReadWrite) {
             let Some(id) = FileId::of(&preopen.host) else { continue };
-            roots.push(Root { id, preopen });
+            roots.push(Root { id, dir: preopen.host.clone(), preopen });
             let Ok(canonical) = std::fs::canonicalize(&preopen.host) else { continue };
             for mount in mounts_below(mounts, &canonical) {
                 if let Some(id) = FileId::of(&mount.point) {
-                    roots.push(Root { id, preopen });
+                    roots.push(Root { id, dir: mount.point.clone(), preopen });
                 }
             }
         }
-        Self { roots }
+        Self { roots, links: OnceLock::new() }
     }
 
     /// Whether there is no writable root at all (so nothing is reached).
@@ -89,8 +101,45 @@ impl<'a> WritableRoots<'a> {
             return None;
         }
         let root = self.roots.iter().find(|root| root.id.dev == meta.dev())?;
-        Some((root.preopen, Reach::Linked(meta.nlink())))
+        let links = self.links.get_or_init(|| links_in(&self.roots, MAX_SEARCHED));
+        match links {
+            Some(links) => {
+                let &holder = links.get(&FileId { dev: meta.dev(), ino: meta.ino() })?;
+                Some((self.roots[holder].preopen, Reach::LinkInside))
+            }
+            None => Some((root.preopen, Reach::Linked(meta.nlink()))),
+        }
     }
+}
+
+/// Every file with more than one hard link in `roots`, with the index of the root that holds
+/// it; `None` after `limit` entries, or at a directory that cannot be read.
+fn links_in(roots: &[Root<'_>], limit: usize) -> Option<HashMap<FileId, usize>> {
+    let mut links = HashMap::new();
+    let mut read = 0usize;
+    for (index, root) in roots.iter().enumerate() {
+        let mut todo = vec![root.dir.clone()];
+        while let Some(dir) = todo.pop() {
+            for entry in std::fs::read_dir(&dir).ok()? {
+                read += 1;
+                if read > limit {
+                    return None;
+                }
+                // The entry itself, not what a symlink leads to.
+                let entry = entry.ok()?;
+                let meta = entry.metadata().ok()?;
+                if meta.dev() != root.id.dev {
+                    continue;
+                }
+                if meta.is_dir() {
+                    todo.push(entry.path());
+                } else if meta.is_file() && meta.nlink() > 1 {
+                    links.entry(FileId { dev: meta.dev(), ino: meta.ino() }).or_insert(index);
+                }
+            }
+        }
+    }
+    Some(links)
 }
 
 /// Every existing path the kernel passes through to reach `path`: `/`, each directory on the
@@ -277,6 +326,25 @@ fn holding<'m>(mounts: &'m [Mount], path: &Path) -> Option<&'m Mount> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_search_for_links_finds_them_deep_and_stops_at_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        for i in 0..3 {
+            std::fs::write(dir.path().join(format!("a/b/{i}")), b"").unwrap();
+        }
+        std::fs::hard_link(dir.path().join("a/b/0"), dir.path().join("a/b/link")).unwrap();
+        std::os::unix::fs::symlink("/usr", dir.path().join("a/usr")).unwrap();
+        let preopen = Preopen { host: dir.path().into(), guest: "/d".into(), access: DirAccess::ReadWrite };
+        let roots = WritableRoots::of(std::slice::from_ref(&preopen), &[]);
+        // a, a/b, a/usr (not followed), a/b/0..2, a/b/link: seven entries.
+        let links = links_in(&roots.roots, 7).expect("seven entries searched");
+        let zero = std::fs::metadata(dir.path().join("a/b/0")).unwrap();
+        assert_eq!(links.len(), 1);
+        assert!(links.contains_key(&FileId { dev: zero.dev(), ino: zero.ino() }));
+        assert!(links_in(&roots.roots, 6).is_none(), "past the limit");
+    }
 
     #[test]
     fn mountinfo_lines_parse_with_escapes_and_optional_fields() {

@@ -257,3 +257,22 @@ fn a_childs_temporary_directory_works_for_everyday_programs_and_goes_with_the_gu
     assert_code(&out, 0);
     assert_eq!(shell_output(&out), "TMPDIR=", "an unconfined child gets no directory of wrt's");
 }
+
+/// As root, `git` was refused before the guest started whenever a `--dir` lay on its file
+/// system: its file has a hard link for each of its helper programs (143 here), any of which
+/// might have been inside the `--dir`. Now the `--dir` is searched for them: none is there, and
+/// git runs.
+#[test]
+fn git_with_its_many_hard_links_runs_beside_a_writable_dir() {
+    if !std::path::Path::new("/usr/bin/git").exists() {
+        eprintln!("SKIPPED: git is not installed");
+        return;
+    }
+    let t = tree();
+    let script = format!("cd {} && git init -q . && git --version", t.rw);
+    let args = ["run", "--allow-run", "sh", "--allow-run", "git", "--dir", &t.rw];
+    let out = run(args.iter().copied().chain([CONTAIN_RUN_ENDS_AT_DEADLINE, &script, "sandbox"]));
+    assert_code(&out, 0);
+    assert!(shell_output(&out).starts_with("git version "), "{}", stdout(&out));
+    assert!(std::path::Path::new(&t.rw).join(".git/HEAD").exists());
+}

@@ -72,16 +72,21 @@ fn wrt_in_namespace(script: &str) -> std::process::Output {
 }
 
 /// A hard link of an allowed program inside a `--dir` let the guest rewrite the program: the
-/// check looked only at the program's directory.
+/// check looked only at the program's directory. A link deep inside is found; a link outside
+/// the `--dir`, on the same file system, is no reach (it was refused before links were searched
+/// for); and the program alone, with its one link, is fine.
 #[test]
 fn hard_link_of_allowed_program_in_writable_dir_is_refused() {
     let (_guard, root) = layout();
     let tool = root.join("bin/tool");
-    std::fs::hard_link(&tool, root.join("w/tool")).unwrap();
+    std::fs::create_dir_all(root.join("w/deep/er")).unwrap();
+    std::fs::hard_link(&tool, root.join("w/deep/er/tool")).unwrap();
     let out = run(["run", "--dir", s(&root.join("w")), "--allow-run", s(&tool), SPAWN_DENIED, "/bin/sh"]);
-    assert_refused(&out, &[&format!("allow rule `{}`", s(&tool)), "2 hard links", "rewrite the program"]);
-    // The program alone, with its one link, is fine.
-    std::fs::remove_file(root.join("w/tool")).unwrap();
+    assert_refused(&out, &[&format!("allow rule `{}`", s(&tool)), "has a hard link inside", "`--dir`"]);
+    std::fs::rename(root.join("w/deep/er/tool"), root.join("tool-elsewhere")).unwrap();
+    let out = run(["run", "--dir", s(&root.join("w")), "--allow-run", s(&tool), SPAWN_DENIED, "/bin/sh"]);
+    assert_code(&out, 0);
+    std::fs::remove_file(root.join("tool-elsewhere")).unwrap();
     let out = run(["run", "--dir", s(&root.join("w")), "--allow-run", s(&tool), SPAWN_DENIED, "/bin/sh"]);
     assert_code(&out, 0);
 }
