@@ -21,6 +21,7 @@ mod embed_audit;
 mod embed_host;
 mod embed_hostile;
 mod embed_streams;
+mod everyday;
 mod fs;
 mod hostile_module;
 mod js;
