@@ -277,7 +277,7 @@ pub enum ConfigError {
         .rule.display(),
         .path.display(),
         .preopen.display(),
-        max = crate::reach::MAX_SEARCHED
+        max = Reach::MAX_SEARCHED
     )]
     LinkedProgram {
         /// The allow rule as written.
@@ -475,6 +475,12 @@ pub enum Reach {
     Linked(u64),
     /// It is a file with a hard link inside the preopen.
     LinkInside,
+}
+
+impl Reach {
+    /// The most entries the search for hard links of a kept file reads in the writable
+    /// directories before it gives up (and the file counts as reached: [`Reach::Linked`]).
+    pub const MAX_SEARCHED: usize = 200_000;
 }
 
 impl std::fmt::Display for Reach {

@@ -12,7 +12,7 @@
 //! writable root, may have a link inside that root: the writable roots are then searched, once
 //! per run and only then, for links of such files (every entry, without following symlinks or
 //! leaving the root's device; a mount below is a root of its own). A link found inside counts
-//! as reached; so does the file when the search cannot finish (more than [`MAX_SEARCHED`]
+//! as reached; so does the file when the search cannot finish (more than [`Reach::MAX_SEARCHED`]
 //! entries, or a directory wrt cannot read). As root, `git` (whose file has a hard link for
 //! each of its helper programs) can so be allowed beside a `--dir` on the same file system.
 
@@ -47,9 +47,6 @@ struct Root<'a> {
     dir: PathBuf,
     preopen: &'a Preopen,
 }
-
-/// The most entries the search for hard links reads in the writable roots before it gives up.
-pub(crate) const MAX_SEARCHED: usize = 200_000;
 
 /// The writable roots of a run's preopens.
 pub(crate) struct WritableRoots<'a> {
@@ -101,7 +98,7 @@ impl<'a> WritableRoots<'a> {
             return None;
         }
         let root = self.roots.iter().find(|root| root.id.dev == meta.dev())?;
-        let links = self.links.get_or_init(|| links_in(&self.roots, MAX_SEARCHED));
+        let links = self.links.get_or_init(|| links_in(&self.roots, Reach::MAX_SEARCHED));
         match links {
             Some(links) => {
                 let &holder = links.get(&FileId { dev: meta.dev(), ino: meta.ino() })?;

@@ -1,5 +1,6 @@
 //! What a guest's `Store` holds.
 
+pub(crate) mod listings;
 pub(crate) mod originals;
 pub(crate) mod p2;
 
@@ -52,7 +53,7 @@ pub struct GuestState {
     /// Which of a core module's descriptors 1 and 2 write straight to wrt's own streams.
     pub(crate) direct_stdio: crate::stdio::DirectStdio,
     /// The directory listings `fd_readdir` answers from (`wasi::readdir`).
-    pub(crate) listings: crate::wasi::readdir::Listings,
+    pub(crate) listings: listings::Listings,
     /// The embedder's data for this run ([`crate::RunOptions::host_data`]).
     pub(crate) host_data: Option<Arc<dyn Any + Send + Sync>>,
     /// Whether the run calls wasm synchronously or on a fiber.
