@@ -234,14 +234,6 @@ pub enum SandboxUnavailable {
         /// Why.
         source: Errno,
     },
-    /// The children's temporary directory cannot be made.
-    #[error("the child sandbox cannot make the children's temporary directory in `{}`: {source}", shown(.dir))]
-    Tmp {
-        /// Where it was to be made (the host's temporary directory).
-        dir: PathBuf,
-        /// Why.
-        source: Errno,
-    },
     /// Building the Landlock ruleset failed.
     #[error("the child sandbox's Landlock ruleset cannot be built: {0}")]
     Ruleset(Errno),
@@ -319,9 +311,9 @@ pub(crate) struct Prepared {
     /// Whether this process may have a controlling terminal, found on the first confined spawn.
     terminal: OnceLock<bool>,
     /// The children's temporary directory, made on the first confined spawn (`None` when the
-    /// sandbox has none); declared after `budget`, so that it is removed after the budget's
-    /// group was ended.
-    tmp: OnceLock<Result<Option<PrivateTmp>, SandboxUnavailable>>,
+    /// sandbox has none, or it cannot be made); declared after `budget`, so that it is removed
+    /// after the budget's group was ended.
+    tmp: OnceLock<Option<PrivateTmp>>,
 }
 
 #[derive(Debug)]
@@ -341,7 +333,6 @@ impl Prepared {
         network: bool,
         filter_on_thread: bool,
     ) -> Result<Confine<'_>, SandboxUnavailable> {
-        self.tmp(sandbox)?;
         let variant = self.variant(sandbox, policy, network)?;
         if filter_on_thread && thread_filter::held().is_none() {
             let thread_network = policy.any_rule_allows_network();
@@ -359,16 +350,13 @@ impl Prepared {
         })
     }
 
-    /// The children's temporary directory, made on first use; `None` when the sandbox has none.
-    pub(crate) fn tmp(&self, sandbox: &ChildSandbox) -> Result<Option<&Path>, SandboxUnavailable> {
-        let made = self.tmp.get_or_init(|| match sandbox.private_tmp {
-            false => Ok(None),
-            true => PrivateTmp::create().map(Some).map_err(|err| SandboxUnavailable::Tmp {
-                dir: std::env::temp_dir(),
-                source: Errno::from_raw(err.raw_os_error().unwrap_or(libc::EIO)),
-            }),
-        });
-        made.as_ref().map(|tmp| tmp.as_ref().map(PrivateTmp::path)).map_err(Clone::clone)
+    /// The children's temporary directory, made on first use; `None` when the sandbox has none,
+    /// or when the host's temporary directory cannot hold it (a container image without
+    /// `/tmp`): then children run without one, as unconfined ones do, and their records say so
+    /// (`private_tmp: false`). Nothing they could reach is given up.
+    pub(crate) fn tmp(&self, sandbox: &ChildSandbox) -> Option<&Path> {
+        let made = self.tmp.get_or_init(|| sandbox.private_tmp.then(|| PrivateTmp::create().ok()).flatten());
+        made.as_ref().map(PrivateTmp::path)
     }
 
     /// The ruleset and filter for one network setting, built on first use.
@@ -379,7 +367,7 @@ impl Prepared {
         network: bool,
     ) -> Result<&Variant, SandboxUnavailable> {
         let cell = if network { &self.online } else { &self.offline };
-        let tmp = self.tmp(sandbox)?;
+        let tmp = self.tmp(sandbox);
         cell.get_or_init(|| build(sandbox, policy, network, tmp)).as_ref().map_err(Clone::clone)
     }
 }

@@ -244,16 +244,21 @@ fn a_childs_temporary_directory_works_for_everyday_programs_and_goes_with_the_gu
     assert!(!std::path::Path::new(tmp).exists(), "{tmp} outlived the guest");
     assert!(std::path::Path::new(&t.outside).join("file").exists(), "the symlink's target is untouched");
 
-    let out = run([
-        "run",
-        "--child-sandbox",
-        "off",
-        "--allow-run",
-        "sh",
-        CONTAIN_RUN_ENDS_AT_DEADLINE,
-        "echo \"TMPDIR=$TMPDIR\"",
-        "sandbox",
-    ]);
+    // Where the host's temporary directory cannot hold one, children run without it, and the
+    // audit record says so.
+    let audit = format!("{}/audit.jsonl", t.outside);
+    let script = "echo \"TMPDIR=$TMPDIR\"";
+    let out = crate::util::wrt()
+        .env("TMPDIR", format!("{}/absent", t.outside))
+        .args(["run", "--audit-log", &audit, "--allow-run", "sh", CONTAIN_RUN_ENDS_AT_DEADLINE, script, "sandbox"])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert_eq!(shell_output(&out), "TMPDIR=");
+    assert!(fs::read_to_string(&audit).unwrap().contains("\"private_tmp\":false"));
+
+    let out =
+        run(["run", "--child-sandbox", "off", "--allow-run", "sh", CONTAIN_RUN_ENDS_AT_DEADLINE, script, "sandbox"]);
     assert_code(&out, 0);
     assert_eq!(shell_output(&out), "TMPDIR=", "an unconfined child gets no directory of wrt's");
 }

@@ -106,7 +106,7 @@ fn component_env() {
             .env("WRT_PASS", "from the host")
             .env("WRT_TEST_SECRET", "leak")
             .args(["run", "--policy", &policy, "--allow-run", "env", "--allow-env", "WRT_PASS"])
-            .args(["--env", "GUEST_ONLY=1", guest, "WRT_PASS=from the host"])
+            .args(["--env", "GUEST_ONLY=1", guest, "WRT_PASS=from the host", "PATH=/usr/local/bin:/usr/bin:/bin"])
             .output()
             .unwrap()
     };

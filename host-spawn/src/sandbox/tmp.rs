@@ -8,6 +8,9 @@
 //! unreadable included; so is it when wrt ends on a signal, and a directory that a `SIGKILL`
 //! of wrt left behind is removed by the next wrt that makes one.
 //!
+//! Where the host's temporary directory cannot hold it (a container image without `/tmp`),
+//! children run without one, as unconfined children do, and their audit records say so.
+//!
 //! What it is not: `/tmp` itself (a program that writes to `/tmp` by name, ignoring `TMPDIR`,
 //! is still refused), nor bounded in size beyond the policy's limits on each child (`rlimits`:
 //! `file_size`); it is on the file system of the host's temporary directory.

@@ -1,16 +1,19 @@
-//! Environment scrubbing: `env` sees exactly the host variables the policy passes through
-//! (`argv[1..]`, as `NAME=value`) plus the variables the guest set that the policy allows
+//! Environment scrubbing: `env` sees exactly the variables `argv[1..]` lists (as `NAME=value`:
+//! the host variables the policy passes through, and the `PATH` the policy gives a child that
+//! nothing else gives one) plus the variables the guest set that the policy allows
 //! (`WRT_ALLOWED`), never the guest's own (`GUEST_ONLY`) or any other host variable; a variable
 //! the policy does not allow, or a loader variable, is denied. Needs `env`.
 use std::io::ErrorKind;
 
 use twins::sdk::{Command, ErrorCode};
 
-/// The child's environment, sorted.
+/// The child's environment, sorted, without the `TMPDIR` of a confined child (a directory of
+/// its own, whose name changes from run to run).
 fn env_of(cmd: &mut Command) -> Vec<String> {
     let out = cmd.output().expect("env");
     assert!(out.status.success(), "{}", out.status);
-    let mut lines: Vec<String> = String::from_utf8(out.stdout).expect("utf-8").lines().map(str::to_owned).collect();
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let mut lines: Vec<String> = text.lines().filter(|l| !l.starts_with("TMPDIR=")).map(str::to_owned).collect();
     lines.sort();
     lines
 }
