@@ -191,7 +191,8 @@ pub(crate) struct ExitRecord {
     pub(crate) stderr_truncated: bool,
     pub(crate) user_time_ms: f64,
     pub(crate) system_time_ms: f64,
-    pub(crate) max_rss_bytes: u64,
+    /// `null` when the child's own peak is not known (`ResourceUsage::max_rss`).
+    pub(crate) max_rss_bytes: Option<u64>,
     pub(crate) strategy: &'static str,
 }
 

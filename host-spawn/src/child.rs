@@ -80,6 +80,7 @@ pub struct Child {
     /// The pseudo-terminal's master, for resizing.
     pty: Option<OwnedFd>,
     started: Instant,
+    spawner_peak_kib: u64,
     timeout: Option<Duration>,
     /// The timeout's progress: a copy of the watchdog's while `watch` is set (refreshed by
     /// [`Child::drive_timer`]), the timer itself otherwise.
@@ -103,6 +104,9 @@ pub(crate) struct ChildParts {
     pub(crate) pty: Option<OwnedFd>,
     pub(crate) output_limit: u64,
     pub(crate) started: Instant,
+    /// The spawning process's own peak resident set size just after the start, in KiB
+    /// (`sys::own_peak_kib`).
+    pub(crate) spawner_peak_kib: u64,
     pub(crate) timeout: Option<Duration>,
     pub(crate) grace: Duration,
     pub(crate) shared: Arc<Shared>,
@@ -129,6 +133,7 @@ impl Child {
             stderr: Reader::new(stderr, parts.output_limit).on_pty(parts.pty.is_some()),
             pty: parts.pty,
             started: parts.started,
+            spawner_peak_kib: parts.spawner_peak_kib,
             timeout: parts.timeout,
             timer,
             watch,
@@ -577,7 +582,8 @@ impl Child {
         self.pidfd = None;
         // Whatever step the watchdog took before the reap is in the outcome.
         self.unwatch();
-        let mut outcome = ChildOutcome::from_raw(self.pid(), raw, self.strategy, self.started.elapsed());
+        let mut outcome =
+            ChildOutcome::from_raw(self.pid(), raw, self.strategy, self.started.elapsed(), self.spawner_peak_kib);
         outcome.timed_out = self.timer.ended(outcome.status);
         outcome.truncated = Truncated { stdout: self.stdout.truncated(), stderr: self.stderr.truncated() };
         outcome.stdout_bytes = self.stdout.bytes();

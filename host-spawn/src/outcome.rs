@@ -74,8 +74,12 @@ pub struct ResourceUsage {
     pub user_time: Duration,
     /// CPU time in the kernel.
     pub system_time: Duration,
-    /// Peak resident set size in bytes.
-    pub max_rss: u64,
+    /// The child's own peak resident set size in bytes, when it is known. `None` when the
+    /// kernel's figure may be the memory of the process that started it: a child started with
+    /// `vfork` (`posix_spawn`, the `vfork-exec` strategy) or `fork` carries the peak of that
+    /// process's memory into its `execve`, and its figure is the larger of the two; so only a
+    /// figure above the spawning process's own peak when the child started is the child's.
+    pub max_rss: Option<u64>,
 }
 
 /// Whether a piped stream lost output to its limit.
@@ -126,7 +130,15 @@ pub struct ChildOutcome {
 }
 
 impl ChildOutcome {
-    pub(crate) fn from_raw(pid: u32, raw: RawExit, strategy: Strategy, duration: Duration) -> Self {
+    /// The outcome of `raw`, for a child started by a process whose own peak resident set
+    /// size was `spawner_peak_kib` just after the start.
+    pub(crate) fn from_raw(
+        pid: u32,
+        raw: RawExit,
+        strategy: Strategy,
+        duration: Duration,
+        spawner_peak_kib: u64,
+    ) -> Self {
         Self {
             pid,
             status: ExitStatus::from_raw(raw.status),
@@ -138,7 +150,7 @@ impl ChildOutcome {
             rusage: ResourceUsage {
                 user_time: raw.user_time,
                 system_time: raw.system_time,
-                max_rss: raw.max_rss_kib.saturating_mul(1024),
+                max_rss: (raw.max_rss_kib > spawner_peak_kib).then(|| raw.max_rss_kib.saturating_mul(1024)),
             },
             strategy,
         }

@@ -482,7 +482,7 @@ impl Spawner {
         // A confined child's temporary directory, unless its environment names one (no request
         // nor rule can: `TMPDIR` is refused always).
         let tmp = match confine.is_some() {
-            true => self.prepared.tmp(&self.sandbox).ok().flatten(),
+            true => self.prepared.tmp(&self.sandbox),
             false => None,
         };
         let tmp = tmp.filter(|_| !grant.env.contains_key(OsStr::new("TMPDIR")));
@@ -546,6 +546,7 @@ impl Spawner {
             pty: pty.map(|(master, _, _)| master),
             output_limit: grant.output_limit,
             started,
+            spawner_peak_kib: sys::own_peak_kib(),
             timeout: grant.timeout,
             grace: command.get_kill_grace().map_or(self.policy.kill_grace, |g| g.min(self.policy.kill_grace)),
             shared: Arc::clone(&self.shared),
@@ -575,7 +576,10 @@ impl Spawner {
             strategy: Some(strategy.as_str()),
             pid: Some(pid),
             sha256: grant.sha256.map(|digest| digest.to_string()),
-            sandbox: Some(self.confinement(grant.network)),
+            sandbox: Some(Confinement {
+                private_tmp: self.is_confined() && self.prepared.tmp(&self.sandbox).is_some(),
+                ..self.confinement(grant.network)
+            }),
         }
     }
 

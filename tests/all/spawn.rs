@@ -71,7 +71,9 @@ fn spawn_env() {
         .env("WRT_PASS", "from the host")
         .env("WRT_TEST_SECRET", "leak")
         .args(["run", "--policy", &policy, "--allow-run", "env", "--allow-env", "WRT_PASS"])
-        .args(["--env", "GUEST_ONLY=1", SPAWN_ENV, "WRT_PASS=from the host"])
+        // The child's environment: the variable passed through, and the policy's search path
+        // as `PATH`, which nothing else sets.
+        .args(["--env", "GUEST_ONLY=1", SPAWN_ENV, "WRT_PASS=from the host", "PATH=/usr/local/bin:/usr/bin:/bin"])
         .output()
         .unwrap();
     assert_code(&out, 0);
@@ -608,4 +610,40 @@ fn spawn_ops() {
     // Four spawns, the write, two reads, the wait, the signal, `try_wait`, `wait_any` and the
     // kill of an ended child succeed; both `pipe_into`s are refused.
     assert_eq!(stdout(&out), "ops: 12 ok, 2 failed\n", "{}", stderr(&out));
+}
+
+/// The peak memory wrt reports for a child is the child's own, or 0 (not known), never wrt's:
+/// a child started with `vfork` (`posix_spawn`, `vfork-exec`) or `fork` (`fork-exec`) carries
+/// wrt's peak into its `execve`, so with the guest holding 1 GiB `ls` "peaked" at more than
+/// 1 GiB under every strategy. Now `ls`, a program that touches 64 MiB and a pipeline report
+/// 0 there; and a program whose peak is above wrt's (768 MiB beside a guest holding nothing)
+/// reports its own, within 10 % of what GNU time reports for it natively.
+#[test]
+fn spawn_peak_memory() {
+    if !Path::new("/usr/bin/time").exists() {
+        eprintln!("SKIPPED: GNU time (`/usr/bin/time`) is not installed");
+        return;
+    }
+    let big = "python3 -c \"b = b'x' * (768 << 20)\"";
+    let native = crate::util::command("/usr/bin/time").args(["-f", "%M", "sh", "-c", big]).output().unwrap();
+    let native_kib: u64 = stderr(&native).trim().lines().last().unwrap().parse().unwrap();
+    let strategies: [&[&str]; 3] = [
+        &["--spawn-strategy", "posix-spawn", "--child-sandbox", "off"],
+        &["--spawn-strategy", "fork-exec"],
+        &["--spawn-strategy", "vfork-exec"],
+    ];
+    let peak = |how: &[&str], mib: &str, script: &str| {
+        let last = [SPAWN_PEAK_MEMORY, mib, script];
+        let out = run(["run", "--allow-run", "sh"].iter().chain(how).chain(&last));
+        assert_code(&out, 0);
+        let text = stdout(&out);
+        text.trim().strip_prefix("peak ").and_then(|n| n.parse::<u64>().ok()).unwrap_or_else(|| panic!("{text}"))
+    };
+    for how in strategies {
+        for script in ["ls -l /usr/bin", "python3 -c \"b = b'x' * (64 << 20)\"", "ls /usr/bin | sort | wc -l"] {
+            assert_eq!(peak(how, "1024", script), 0, "{how:?}, `{script}` beside a guest holding 1 GiB");
+        }
+        let own = peak(how, "0", big) / 1024;
+        assert!(own.abs_diff(native_kib) * 10 <= native_kib, "{how:?}: {own} KiB, natively {native_kib} KiB");
+    }
 }

@@ -24,6 +24,20 @@ fn timeval(tv: libc::timeval) -> Duration {
     Duration::new(secs, micros.saturating_mul(1000))
 }
 
+/// This process's peak resident set size, in KiB (`getrusage(RUSAGE_SELF)`'s `ru_maxrss`): at
+/// least the peak of its memory at any moment until now, so at least what a child started
+/// from it with `vfork` (or `fork`) carried into its `execve`. A child's `ru_maxrss` is the
+/// larger of that and its own peak, so only a figure above this one is the child's own.
+pub(crate) fn own_peak_kib() -> u64 {
+    let mut usage = MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` is a valid out-parameter for the duration of the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == -1 {
+        return u64::MAX;
+    }
+    // SAFETY: zero-initialised, and filled in by the successful call.
+    u64::try_from(unsafe { usage.assume_init() }.ru_maxrss).unwrap_or(u64::MAX)
+}
+
 /// Reaps `pid` if it has exited: [wait4](https://man7.org/linux/man-pages/man2/wait4.2.html)
 /// with `WNOHANG`. `Ok(None)` means it is still running.
 #[doc(alias = "wait4")]

@@ -23,7 +23,7 @@ fn record(outcome: &ChildOutcome) -> StatusRecord {
         value,
         flags,
         duration_ns: nanos(outcome.duration),
-        peak_rss: outcome.rusage.max_rss,
+        peak_rss: outcome.rusage.max_rss.unwrap_or(0),
         user_ns: nanos(outcome.rusage.user_time),
         system_ns: nanos(outcome.rusage.system_time),
     }

@@ -149,7 +149,7 @@ pub(crate) fn status_of(outcome: &ChildOutcome) -> Status {
         stdout_truncated: outcome.truncated.stdout,
         stderr_truncated: outcome.truncated.stderr,
         duration_ns: nanos(outcome.duration),
-        peak_rss: outcome.rusage.max_rss,
+        peak_rss: outcome.rusage.max_rss.unwrap_or(0),
         user_ns: nanos(outcome.rusage.user_time),
         system_ns: nanos(outcome.rusage.system_time),
     }

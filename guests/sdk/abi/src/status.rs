@@ -34,7 +34,8 @@ pub struct StatusRecord {
     pub flags: u32,
     /// Wall-clock time from spawn to exit, in nanoseconds.
     pub duration_ns: u64,
-    /// The child's peak resident set size, in bytes.
+    /// The child's own peak resident set size, in bytes; 0 when the host cannot tell it from
+    /// the host's own (docs/abi.md, "Status record").
     pub peak_rss: u64,
     /// CPU time in user mode, in nanoseconds.
     pub user_ns: u64,
@@ -143,7 +144,8 @@ impl ExitStatus {
         core::time::Duration::from_nanos(self.0.duration_ns)
     }
 
-    /// The child's peak resident set size, in bytes.
+    /// The child's own peak resident set size, in bytes; 0 when the host cannot tell it from
+    /// the host's own (docs/abi.md, "Status record").
     pub fn peak_rss(&self) -> u64 {
         self.0.peak_rss
     }

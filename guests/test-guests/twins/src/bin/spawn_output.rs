@@ -19,7 +19,8 @@ fn main() {
     assert!(out.status.success(), "{}", out.status);
     assert!(!out.status.stdout_truncated() && !out.status.stderr_truncated() && !out.status.timed_out());
     assert!(out.status.duration().as_nanos() > 0, "duration {:?}", out.status.duration());
-    assert!(out.status.peak_rss() > 0, "peak rss {}", out.status.peak_rss());
+    // `echo`'s own peak is below wrt's, which a child carries into its `execve`: not known.
+    assert_eq!(out.status.peak_rss(), 0, "peak rss {}", out.status.peak_rss());
 
     let out = sh("echo out; echo err >&2; exit 4").output().expect("sh");
     assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"out\n"[..], &b"err\n"[..]));
