@@ -28,6 +28,7 @@ pub(crate) struct Listing {
     pub(crate) entries: Option<Entries>,
 }
 
+/// A complete listing: the entries, and where each starts.
 pub(crate) struct Entries {
     bytes: Vec<u8>,
     /// Where each entry starts in `bytes`: entry `i` is the one cookie `i` starts at.

@@ -16,8 +16,9 @@
 //! end (`wasi::stdio`).
 //!
 //! Host memory: the listings of `state::listings`, at most 512 KiB in all. A directory whose
-//! listing is longer is read through WASI's own function, call by call, as before. Anything unusual (an error, a buffer out of bounds, a shared memory) is also left to
-//! WASI's own function, so the guest sees its errors exactly.
+//! listing is longer is read through WASI's own function, call by call, as before. Anything
+//! unusual (an error, a buffer out of bounds, a shared memory) is also left to WASI's own
+//! function, so the guest sees its errors exactly.
 
 use wasmtime::{Caller, Linker, Val};
 use wasmtime_wasi::p1::wasi_snapshot_preview1 as p1;
