@@ -224,3 +224,48 @@ fn a_directory_past_the_listing_limit_is_read_whole() {
     let listed = read_dir_passes(dir.path(), &["list", "many", "65536"]);
     assert_eq!(listed.lines().collect::<Vec<_>>(), names);
 }
+
+/// `fd_readdir` with bad arguments answers as WASI's own does (the same answers `wasmtime run`
+/// gives): a buffer or a length's place out of bounds traps ("Pointer out of bounds"), a
+/// descriptor that is not a directory or not open gets `EBADF` (8), a buffer longer than the
+/// memory but a listing that fits is answered, and a cookie past the end or an empty buffer
+/// gets nothing. Never a host panic.
+#[test]
+fn read_dir_with_bad_arguments_answers_as_wasi_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    for name in ["a", "b"] {
+        std::fs::write(dir.path().join("d").join(name), b"").unwrap();
+    }
+    let wat = dir.path().join("readdir.wat");
+    std::fs::write(
+        &wat,
+        r#"(module
+  (import "wasi_snapshot_preview1" "fd_readdir" (func $readdir (param i32 i32 i32 i64 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "readdir") (param i32 i32 i32 i64 i32) (result i32)
+    (call $readdir (local.get 0) (local.get 1) (local.get 2) (local.get 3) (local.get 4))))"#,
+    )
+    .unwrap();
+    let spec = format!("{}::/d", dir.path().join("d").display());
+    let call = |args: &[&str]| {
+        let out = run(["run", "--dir", &spec, "--invoke", "readdir", wat.to_str().unwrap()].iter().chain(args));
+        (out.status.code(), stdout(&out).trim().to_owned(), crate::util::stderr(&out))
+    };
+    for (args, errno) in [
+        (["3", "0", "4096", "0", "8192"], "0"),
+        (["3", "0", "100000", "0", "8192"], "0"),
+        (["3", "0", "100", "99", "8192"], "0"),
+        (["3", "0", "0", "0", "8192"], "0"),
+        (["1", "0", "100", "0", "8192"], "8"),
+        (["99", "0", "100", "0", "8192"], "8"),
+    ] {
+        let (code, out, err) = call(&args);
+        assert_eq!((code, out.as_str()), (Some(0), errno), "{args:?}: {err}");
+    }
+    for args in [["3", "65500", "100", "0", "8192"], ["3", "0", "100", "0", "65534"]] {
+        let (code, _, err) = call(&args);
+        assert_eq!(code, Some(134), "{args:?}: {err}");
+        assert!(err.contains("Pointer out of bounds"), "{args:?}: {err}");
+    }
+}
