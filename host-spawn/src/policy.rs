@@ -92,6 +92,8 @@ pub(crate) struct SandboxSettings {
     pub(crate) read: Vec<PathBuf>,
     pub(crate) write: Vec<PathBuf>,
     pub(crate) max_processes: u64,
+    /// Whether confined children run in the child view (`[sandbox] view`).
+    pub(crate) view: bool,
 }
 
 impl Default for SandboxSettings {
@@ -101,6 +103,7 @@ impl Default for SandboxSettings {
             read: Vec::new(),
             write: Vec::new(),
             max_processes: crate::sandbox::DEFAULT_MAX_PROCESSES,
+            view: true,
         }
     }
 }
@@ -398,6 +401,15 @@ impl Policy {
     #[must_use]
     pub fn sandbox_max_processes(mut self, max: u64) -> Self {
         self.sandbox.max_processes = max;
+        self
+    }
+
+    /// Whether confined children run in the child view (on by default; `[sandbox] view` in a
+    /// policy file; see [`ChildSandbox::view`](crate::ChildSandbox::view)). The view is on only
+    /// where both the spawner's sandbox and the policy have it.
+    #[must_use]
+    pub fn sandbox_view(mut self, on: bool) -> Self {
+        self.sandbox.view = on;
         self
     }
 

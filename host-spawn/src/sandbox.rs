@@ -66,11 +66,14 @@ mod budget;
 mod filter;
 mod thread_filter;
 mod tmp;
+mod view;
 
 pub use self::budget::DEFAULT_MAX_PROCESSES;
 use self::budget::ProcessBudget;
 use self::filter::Filter;
 use self::tmp::PrivateTmp;
+use self::view::View;
+pub use self::view::ViewUnavailable;
 use crate::escape::shown;
 use crate::policy::CompiledPolicy;
 use crate::sys::Confine;
@@ -147,6 +150,7 @@ pub struct ChildSandbox {
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
     private_tmp: bool,
+    view: bool,
 }
 
 impl Default for ChildSandbox {
@@ -159,12 +163,12 @@ impl ChildSandbox {
     /// The sandbox on, with the system locations and a temporary directory of the children's
     /// own.
     pub fn confined() -> Self {
-        Self { enabled: true, read: Vec::new(), write: Vec::new(), private_tmp: true }
+        Self { enabled: true, read: Vec::new(), write: Vec::new(), private_tmp: true, view: false }
     }
 
     /// No sandbox: children run with the host's authority, limited only by the policy.
     pub fn off() -> Self {
-        Self { enabled: false, read: Vec::new(), write: Vec::new(), private_tmp: false }
+        Self { enabled: false, read: Vec::new(), write: Vec::new(), private_tmp: false, view: false }
     }
 
     /// Whether confined children get a temporary directory of their own (`TMPDIR`), made on
@@ -172,6 +176,18 @@ impl ChildSandbox {
     #[must_use]
     pub fn private_tmp(mut self, on: bool) -> Self {
         self.private_tmp = on;
+        self
+    }
+
+    /// Whether confined children run in a view of their own (off by default for now; see
+    /// `view`): the
+    /// file system read-only but for the writable grants, their temporary directory at `/tmp`,
+    /// a `/proc` of their own processes, System V IPC of their own. Off, they see the host's
+    /// mounts (reaching only what Landlock grants), no `/proc`, and may change the metadata of
+    /// files they can reach.
+    #[must_use]
+    pub fn view(mut self, on: bool) -> Self {
+        self.view = on;
         self
     }
 
@@ -234,6 +250,9 @@ pub enum SandboxUnavailable {
         /// Why.
         source: Errno,
     },
+    /// The child view cannot be made.
+    #[error(transparent)]
+    View(#[from] ViewUnavailable),
     /// Building the Landlock ruleset failed.
     #[error("the child sandbox's Landlock ruleset cannot be built: {0}")]
     Ruleset(Errno),
@@ -269,6 +288,9 @@ pub struct Confinement {
     pub max_processes: Option<u64>,
     /// Whether it gets a temporary directory of its own (`TMPDIR`), removed with its spawner.
     pub private_tmp: bool,
+    /// Whether it runs in the child view: a read-only file system but for its writable
+    /// directories, its temporary directory at `/tmp`, a `/proc` of its own processes.
+    pub view: bool,
 }
 
 impl Confinement {
@@ -282,6 +304,7 @@ impl Confinement {
             scoped: false,
             max_processes: None,
             private_tmp: false,
+            view: false,
         }
     }
 }
@@ -304,6 +327,9 @@ pub fn landlock_abi() -> u32 {
 /// without network, one with, each built when first needed) and the filters.
 #[derive(Debug, Default)]
 pub(crate) struct Prepared {
+    /// The child view, made on the first confined spawn when the sandbox has one; declared
+    /// first of all, so that it ends (and with it every process in it) first.
+    view: OnceLock<Option<Result<View, ViewUnavailable>>>,
     offline: OnceLock<Result<Variant, SandboxUnavailable>>,
     online: OnceLock<Result<Variant, SandboxUnavailable>>,
     /// Made on the first confined spawn; `None` where no pids group can be made.
@@ -333,13 +359,20 @@ impl Prepared {
         network: bool,
         filter_on_thread: bool,
     ) -> Result<Confine<'_>, SandboxUnavailable> {
+        // Before any filter of ours is on this thread: the view's thread inherits it.
+        let view = self.view(sandbox, policy)?;
         let variant = self.variant(sandbox, policy, network)?;
         if filter_on_thread && thread_filter::held().is_none() {
             let thread_network = policy.any_rule_allows_network();
             let held = self.variant(sandbox, policy, thread_network)?;
             thread_filter::hold(&held.filter, thread_network).map_err(SandboxUnavailable::ThreadFilter)?;
         }
-        let installs = thread_filter::child_installs(thread_filter::held(), network)
+        // A child in the view inherits the starter's filter, else its thread's.
+        let held = match view {
+            Some(view) => Some(view.filter_network()),
+            None => thread_filter::held(),
+        };
+        let installs = thread_filter::child_installs(held, network)
             .map_err(|thread_filter::ThreadTooStrict| SandboxUnavailable::ThreadWithoutNetwork)?;
         let budget = self.budget.get_or_init(|| ProcessBudget::create(policy.sandbox.max_processes));
         Ok(Confine {
@@ -347,7 +380,31 @@ impl Prepared {
             filter: installs.then(|| variant.filter.program()),
             budget: budget.as_ref().map(ProcessBudget::join_fd),
             terminal: *self.terminal.get_or_init(may_have_terminal),
+            view: view.and_then(View::processes),
         })
+    }
+
+    /// The child view, made on first use; `None` when the sandbox or the policy turned it off.
+    fn view(&self, sandbox: &ChildSandbox, policy: &CompiledPolicy) -> Result<Option<&View>, SandboxUnavailable> {
+        let made = self.view.get_or_init(|| {
+            wants_view(sandbox, policy).then(|| {
+                let read = sandbox.read.iter().chain(&policy.sandbox.read).map(PathBuf::as_path);
+                let write = sandbox.write.iter().chain(&policy.sandbox.write).map(PathBuf::as_path);
+                View::create(read, write, self.tmp(sandbox), policy.any_rule_allows_network())
+            })
+        });
+        match made {
+            None => Ok(None),
+            Some(Ok(view)) => Ok(Some(view)),
+            Some(Err(unavailable)) => Err(SandboxUnavailable::View(unavailable.clone())),
+        }
+    }
+
+    /// The `TMPDIR` of a confined child: `/tmp` where the view mounts the children's
+    /// temporary directory there, else its host path.
+    pub(crate) fn child_tmp(&self, sandbox: &ChildSandbox) -> Option<&Path> {
+        let covered = matches!(self.view.get(), Some(Some(Ok(view))) if view.tmp_covered());
+        self.tmp(sandbox).map(|tmp| if covered { Path::new("/tmp") } else { tmp })
     }
 
     /// The children's temporary directory, made on first use; `None` when the sandbox has none,
@@ -368,7 +425,11 @@ impl Prepared {
     ) -> Result<&Variant, SandboxUnavailable> {
         let cell = if network { &self.online } else { &self.offline };
         let tmp = self.tmp(sandbox);
-        cell.get_or_init(|| build(sandbox, policy, network, tmp)).as_ref().map_err(Clone::clone)
+        let proc_dir = match self.view.get() {
+            Some(Some(Ok(view))) => view.proc_dir(),
+            _ => None,
+        };
+        cell.get_or_init(|| build(sandbox, policy, network, tmp, proc_dir)).as_ref().map_err(Clone::clone)
     }
 }
 
@@ -381,6 +442,11 @@ fn may_have_terminal() -> bool {
         Ok(_) => true,
         Err(err) => err.raw_os_error() != Some(libc::ENXIO),
     }
+}
+
+/// Whether confined children of `sandbox` and `policy` run in the child view.
+pub(crate) fn wants_view(sandbox: &ChildSandbox, policy: &CompiledPolicy) -> bool {
+    sandbox.view && policy.sandbox.view
 }
 
 /// What a child of `sandbox` and `policy` gets, for records and `explain`.
@@ -396,16 +462,18 @@ pub(crate) fn describe(sandbox: &ChildSandbox, policy: &CompiledPolicy, network:
         scoped: landlock_abi() >= 6,
         max_processes: budget::available().then_some(policy.sandbox.max_processes),
         private_tmp: sandbox.private_tmp,
+        view: wants_view(sandbox, policy),
     }
 }
 
 /// Builds the ruleset and filter for one network setting; `tmp` is the children's temporary
-/// directory.
+/// directory, `proc_dir` the view's `/proc` (which they may read).
 fn build(
     sandbox: &ChildSandbox,
     policy: &CompiledPolicy,
     network: bool,
     tmp: Option<&Path>,
+    proc_dir: Option<&File>,
 ) -> Result<Variant, SandboxUnavailable> {
     let abi = landlock_abi();
     if abi == 0 {
@@ -444,6 +512,10 @@ fn build(
     }
     for dir in sandbox.write.iter().chain(&policy.sandbox.write).map(PathBuf::as_path).chain(tmp) {
         add(&ruleset, dir, WRITE & handled, true)?;
+    }
+    if let Some(proc_dir) = proc_dir {
+        let fail = |source| SandboxUnavailable::Path { path: PathBuf::from("/proc"), source };
+        landlock::add_path_rule(ruleset.as_fd(), proc_dir.as_fd(), READ & handled).map_err(fail)?;
     }
     Ok(Variant { ruleset, filter: Filter::new(network) })
 }

@@ -438,15 +438,20 @@ impl Spawner {
         };
         let needs_rlimits = !grant.rlimits.is_empty();
         let confined = self.is_confined();
-        let strategy =
-            match strategy::choose(self.strategy, self.strict, needs_rlimits, confined, sys::posix_spawn_support()) {
-                Ok(strategy) => strategy,
-                Err(reason) => {
-                    let err =
-                        SpawnError::StrategyUnavailable { program: path.clone(), strategy: self.strategy, reason };
-                    return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
-                }
-            };
+        let strategy = match strategy::choose(
+            self.strategy,
+            self.strict,
+            needs_rlimits,
+            confined,
+            confined && sandbox::wants_view(&self.sandbox, &self.policy),
+            sys::posix_spawn_support(),
+        ) {
+            Ok(strategy) => strategy,
+            Err(reason) => {
+                let err = SpawnError::StrategyUnavailable { program: path.clone(), strategy: self.strategy, reason };
+                return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
+            }
+        };
         let confine = if confined {
             match self.prepared.confine(&self.sandbox, &self.policy, grant.network, self.filter_on_thread) {
                 Ok(confine) => Some(confine),
@@ -482,7 +487,7 @@ impl Spawner {
         // A confined child's temporary directory, unless its environment names one (no request
         // nor rule can: `TMPDIR` is refused always).
         let tmp = match confine.is_some() {
-            true => self.prepared.tmp(&self.sandbox),
+            true => self.prepared.child_tmp(&self.sandbox),
             false => None,
         };
         let tmp = tmp.filter(|_| !grant.env.contains_key(OsStr::new("TMPDIR")));

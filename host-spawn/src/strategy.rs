@@ -85,6 +85,8 @@ pub enum Unsupported {
     CloseFrom,
     /// The child sandbox: `posix_spawn` runs no code of ours before `execve`.
     Sandbox,
+    /// The child view: only vfork-exec starts a child in it.
+    View,
 }
 
 impl fmt::Display for Unsupported {
@@ -96,23 +98,29 @@ impl fmt::Display for Unsupported {
             Self::Sandbox => {
                 "posix_spawn cannot confine a child (turn the child sandbox off, or let wrt pick the strategy)"
             }
+            Self::View => {
+                "fork-exec cannot start a child in the child view (turn the view off, or let wrt pick the strategy)"
+            }
         })
     }
 }
 
 /// Picks the strategy for one request.
 ///
-/// A confined child runs under fork-exec when that is preferred, else under vfork-exec (which
-/// also applies resource limits). `Err` only in strict mode: the preferred strategy cannot run
-/// the request.
+/// A confined child runs under fork-exec when that is preferred and it has no view, else under
+/// vfork-exec (which also applies resource limits). `Err` only in strict mode: the preferred
+/// strategy cannot run the request.
 pub(crate) fn choose(
     preferred: Strategy,
     strict: bool,
     needs_rlimits: bool,
     confined: bool,
+    in_view: bool,
     support: PosixSpawnSupport,
 ) -> Result<Strategy, Unsupported> {
     match preferred {
+        Strategy::ForkExec if confined && in_view && strict => return Err(Unsupported::View),
+        Strategy::ForkExec if confined && in_view => return Ok(Strategy::VforkExec),
         Strategy::ForkExec | Strategy::VforkExec => return Ok(preferred),
         Strategy::PosixSpawn if confined && strict => return Err(Unsupported::Sandbox),
         Strategy::PosixSpawn if confined => return Ok(Strategy::VforkExec),
@@ -142,38 +150,41 @@ mod tests {
 
     #[test]
     fn posix_spawn_by_default() {
-        assert_eq!(choose(Strategy::PosixSpawn, false, false, false, FULL), Ok(Strategy::PosixSpawn));
-        assert_eq!(choose(Strategy::PosixSpawn, true, false, false, FULL), Ok(Strategy::PosixSpawn));
+        assert_eq!(choose(Strategy::PosixSpawn, false, false, false, false, FULL), Ok(Strategy::PosixSpawn));
+        assert_eq!(choose(Strategy::PosixSpawn, true, false, false, false, FULL), Ok(Strategy::PosixSpawn));
     }
 
     #[test]
     fn rlimits_fall_back_unless_strict() {
-        assert_eq!(choose(Strategy::PosixSpawn, false, true, false, FULL), Ok(Strategy::ForkExec));
-        assert_eq!(choose(Strategy::PosixSpawn, true, true, false, FULL), Err(Unsupported::Rlimits));
+        assert_eq!(choose(Strategy::PosixSpawn, false, true, false, false, FULL), Ok(Strategy::ForkExec));
+        assert_eq!(choose(Strategy::PosixSpawn, true, true, false, false, FULL), Err(Unsupported::Rlimits));
     }
 
     #[test]
     fn old_libc_falls_back_unless_strict() {
         let no_chdir = PosixSpawnSupport { chdir: false, closefrom: true };
         let no_closefrom = PosixSpawnSupport { chdir: true, closefrom: false };
-        assert_eq!(choose(Strategy::PosixSpawn, false, false, false, no_chdir), Ok(Strategy::ForkExec));
-        assert_eq!(choose(Strategy::PosixSpawn, true, false, false, no_chdir), Err(Unsupported::Chdir));
-        assert_eq!(choose(Strategy::PosixSpawn, true, false, false, no_closefrom), Err(Unsupported::CloseFrom));
+        assert_eq!(choose(Strategy::PosixSpawn, false, false, false, false, no_chdir), Ok(Strategy::ForkExec));
+        assert_eq!(choose(Strategy::PosixSpawn, true, false, false, false, no_chdir), Err(Unsupported::Chdir));
+        assert_eq!(choose(Strategy::PosixSpawn, true, false, false, false, no_closefrom), Err(Unsupported::CloseFrom));
     }
 
     #[test]
     fn fork_exec_runs_everything() {
         let none = PosixSpawnSupport { chdir: false, closefrom: false };
-        assert_eq!(choose(Strategy::ForkExec, true, true, false, none), Ok(Strategy::ForkExec));
-        assert_eq!(choose(Strategy::ForkExec, true, true, true, none), Ok(Strategy::ForkExec));
+        assert_eq!(choose(Strategy::ForkExec, true, true, false, false, none), Ok(Strategy::ForkExec));
+        assert_eq!(choose(Strategy::ForkExec, true, true, true, false, none), Ok(Strategy::ForkExec));
     }
 
     #[test]
     fn confined_children_run_under_vfork_exec_unless_fork_exec_is_preferred() {
-        assert_eq!(choose(Strategy::PosixSpawn, false, false, true, FULL), Ok(Strategy::VforkExec));
-        assert_eq!(choose(Strategy::PosixSpawn, false, true, true, FULL), Ok(Strategy::VforkExec));
-        assert_eq!(choose(Strategy::PosixSpawn, true, false, true, FULL), Err(Unsupported::Sandbox));
-        assert_eq!(choose(Strategy::VforkExec, true, true, true, FULL), Ok(Strategy::VforkExec));
-        assert_eq!(choose(Strategy::ForkExec, true, false, true, FULL), Ok(Strategy::ForkExec));
+        assert_eq!(choose(Strategy::PosixSpawn, false, false, true, false, FULL), Ok(Strategy::VforkExec));
+        assert_eq!(choose(Strategy::PosixSpawn, false, true, true, false, FULL), Ok(Strategy::VforkExec));
+        assert_eq!(choose(Strategy::PosixSpawn, true, false, true, false, FULL), Err(Unsupported::Sandbox));
+        assert_eq!(choose(Strategy::VforkExec, true, true, true, false, FULL), Ok(Strategy::VforkExec));
+        assert_eq!(choose(Strategy::ForkExec, true, false, true, false, FULL), Ok(Strategy::ForkExec));
+        // Only vfork-exec starts a child in the view.
+        assert_eq!(choose(Strategy::ForkExec, false, true, true, true, FULL), Ok(Strategy::VforkExec));
+        assert_eq!(choose(Strategy::ForkExec, true, true, true, true, FULL), Err(Unsupported::View));
     }
 }

@@ -28,6 +28,7 @@ mod pty;
 pub(crate) mod seccomp;
 pub(crate) mod termination;
 mod vfork_exec;
+pub(crate) mod view;
 mod wait;
 
 cfg_select! {

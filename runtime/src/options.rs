@@ -77,6 +77,7 @@ pub struct RunOptions {
     pub(crate) gc_policy: GcPolicy,
     pub(crate) allow_pseudo_fs: bool,
     pub(crate) child_sandbox: bool,
+    pub(crate) child_view: bool,
     pub(crate) filter_on_guest_thread: bool,
 }
 
@@ -105,6 +106,7 @@ impl std::fmt::Debug for RunOptions {
             .field("gc_policy", &self.gc_policy)
             .field("allow_pseudo_fs", &self.allow_pseudo_fs)
             .field("child_sandbox", &self.child_sandbox)
+            .field("child_view", &self.child_view)
             .field("filter_on_guest_thread", &self.filter_on_guest_thread)
             .finish()
     }
@@ -136,6 +138,7 @@ impl Default for RunOptions {
             gc_policy: GcPolicy::default(),
             allow_pseudo_fs: false,
             child_sandbox: true,
+            child_view: false,
             filter_on_guest_thread: false,
         }
     }
@@ -436,6 +439,16 @@ impl RunOptions {
         self
     }
 
+    /// Runs the confined programs the guest starts in a view of their own (default off; see
+    /// [`ChildSandbox::view`](wrt_host_spawn::ChildSandbox::view)): the file system read-only
+    /// but for the guest's read-write preopens, a `/tmp` and a `/proc` of their own. `false`
+    /// shows them the host's mounts (the sandbox still bounds what they reach). The policy's
+    /// `[sandbox] view = false` turns it off too.
+    pub fn child_view(mut self, enabled: bool) -> Self {
+        self.child_view = enabled;
+        self
+    }
+
     /// Lets the thread that starts the guest's first confined child install the children's
     /// seccomp filter on itself, so that no child compiles it again: a confined spawn then
     /// costs close to an unconfined one (see `Spawner::filter_on_spawning_thread`). Default
@@ -611,7 +624,7 @@ impl RunOptions {
         if !self.child_sandbox {
             return ChildSandbox::off();
         }
-        self.preopens.iter().fold(ChildSandbox::confined(), |sandbox, preopen| {
+        self.preopens.iter().fold(ChildSandbox::confined().view(self.child_view), |sandbox, preopen| {
             match (std::fs::canonicalize(&preopen.host), preopen.access) {
                 (Ok(dir), DirAccess::ReadOnly) => sandbox.read(dir),
                 (Ok(dir), DirAccess::ReadWrite) => sandbox.write(dir),

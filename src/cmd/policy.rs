@@ -58,6 +58,10 @@ struct ExplainArgs {
     #[arg(long, value_name = "on|off", default_value = "on")]
     child_sandbox: OnOff,
 
+    /// The child view, as `wrt run --child-view`
+    #[arg(long, value_name = "on|off", default_value = "off")]
+    child_view: OnOff,
+
     /// The program and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "PROGRAM ARGS")]
     argv: Vec<OsString>,
@@ -105,7 +109,7 @@ impl ExplainArgs {
             command.env(name, value);
         }
         let mut sandbox = match self.child_sandbox {
-            OnOff::On => ChildSandbox::confined(),
+            OnOff::On => ChildSandbox::confined().view(self.child_view == OnOff::On),
             OnOff::Off => ChildSandbox::off(),
         };
         for dir in &self.ro_dirs {
@@ -176,7 +180,23 @@ fn print(e: &Explanation) -> std::io::Result<()> {
         )?;
         writeln!(out, "sandbox write: {}", list(&sandbox.write))?;
         if sandbox.private_tmp {
-            writeln!(out, "sandbox tmp: a directory of the guest's children (TMPDIR), removed when the guest ends")?;
+            let at = if sandbox.view { " at /tmp" } else { "" };
+            writeln!(
+                out,
+                "sandbox tmp: a directory of the guest's children{at} (TMPDIR), removed when the guest ends"
+            )?;
+        }
+        if sandbox.view {
+            writeln!(
+                out,
+                "sandbox view: the file system read-only but for the write directories; /proc of the guest's \
+                 children only; System V IPC of their own"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "sandbox view: off (the host's mounts; no /proc; file metadata open where Landlock reaches)"
+            )?;
         }
         writeln!(out, "sandbox network: {}", if sandbox.network { "allowed by the rule" } else { "none" })?;
         let scope = if sandbox.scoped {

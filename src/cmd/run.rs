@@ -146,6 +146,14 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "on|off", default_value = "on")]
     child_sandbox: OnOff,
 
+    /// Run the confined programs in a view of their own: the file system read-only but for
+    /// --dir, a /tmp of their own, a /proc of their own processes, System V IPC of their own
+    /// (user, mount, PID and IPC namespaces). `off` (the default, for now) shows them the
+    /// host's mounts
+    #[cfg(unix)]
+    #[arg(long, value_name = "on|off", default_value = "off")]
+    child_view: OnOff,
+
     /// Pass this host environment variable through to programs the guest runs; repeatable
     #[cfg(unix)]
     #[arg(long = "allow-env", value_name = "NAME")]
@@ -338,6 +346,7 @@ impl RunArgs {
             .spawn_policy(&policy)?
             .spawn_strategy(strategy, strict)
             .child_sandbox(self.child_sandbox == OnOff::On)
+            .child_view(self.child_view == OnOff::On)
             // This process runs one guest: its threads may keep the children's filter.
             .filter_on_guest_thread(true)
             .on_spawn_denied(|denied| {

@@ -166,6 +166,7 @@ impl Policy {
                 read: self.sandbox.read.iter().map(|p| canonical_sandbox_path(p)).collect::<Result<_, _>>()?,
                 write: self.sandbox.write.iter().map(|p| canonical_sandbox_path(p)).collect::<Result<_, _>>()?,
                 max_processes: self.sandbox.max_processes,
+                view: self.sandbox.view,
             },
             source: self.source.clone(),
         })

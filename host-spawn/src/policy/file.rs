@@ -54,6 +54,7 @@ struct SandboxSection {
     #[serde(default)]
     write: Vec<Spanned<String>>,
     max_processes: Option<Spanned<u64>>,
+    view: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -489,6 +490,9 @@ impl Policy {
         }
         if let Some(max) = file.sandbox.max_processes {
             policy = policy.sandbox_max_processes(max.into_inner());
+        }
+        if let Some(view) = file.sandbox.view {
+            policy = policy.sandbox_view(view);
         }
         policy
     }

@@ -34,6 +34,8 @@ pub(super) fn held() -> Option<bool> {
 
 /// Installs `filter` (built for `network`) on the calling thread, for good.
 pub(super) fn hold(filter: &Filter, network: bool) -> Result<(), Errno> {
+    // The thread that starts views' threads must be made while this one is still free of it.
+    super::view::ensure_clean_thread()?;
     seccomp::install_on_this_thread(filter.program())?;
     HELD.set(Some(network));
     Ok(())

@@ -18,7 +18,7 @@ use crate::error::SpawnStep;
 pub(crate) type Rlimit = (u32, u64, u64);
 
 /// The confinement a child applies to itself before `execve`, prepared in the parent.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) struct Confine<'a> {
     /// The filled Landlock ruleset (close-on-exec).
     pub(crate) ruleset: RawFd,
@@ -30,6 +30,19 @@ pub(crate) struct Confine<'a> {
     pub(crate) budget: Option<RawFd>,
     /// Whether the host process may have a controlling terminal, which the child gives up.
     pub(crate) terminal: bool,
+    /// The view the child starts in (vfork-exec only), or `None` for the host's.
+    pub(crate) view: Option<&'a super::view::ViewProcesses>,
+}
+
+impl std::fmt::Debug for Confine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Confine")
+            .field("ruleset", &self.ruleset)
+            .field("budget", &self.budget)
+            .field("terminal", &self.terminal)
+            .field("view", &self.view.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// How the child reports the step that failed and its `errno`.
@@ -53,7 +66,8 @@ pub(super) struct ChildPlan<'a> {
     pub(super) sigrtmax: c_int,
     pub(super) empty_mask: SigSet,
     /// The creating process, which the child checks is still its parent once it has asked for
-    /// `SIGKILL` on its parent's death.
+    /// `SIGKILL` on its parent's death: 0 for a child in a view, whose parent (the host) lies
+    /// outside its PID namespace (were the host gone, its parent would be the view's init, 1).
     pub(super) parent: libc::pid_t,
     /// The seccomp program of `confine` the child installs, built before the child exists.
     pub(super) fprog: Option<libc::sock_fprog>,

@@ -26,6 +26,10 @@ pub(crate) fn fork_exec(
     confine: Option<Confine<'_>>,
 ) -> Result<Pid, SpawnFailure> {
     let setup = SpawnFailure::at(SpawnStep::Setup);
+    if confine.is_some_and(|c| c.view.is_some()) {
+        // A view's children are started by its starter, which only vfork-exec asks.
+        return Err(setup(Errno::EINVAL));
+    }
     let (err_read, err_write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(setup)?;
     let err_read = above_stdio(err_read).map_err(setup)?;
     let err_write = above_stdio(err_write).map_err(setup)?;

@@ -27,12 +27,12 @@ const STACK_BYTES: usize = 256 * 1024;
 const GUARD_BYTES: usize = 64 * 1024;
 
 /// A private mapping for the child's stack, its lowest [`GUARD_BYTES`] inaccessible.
-struct Stack {
+pub(super) struct Stack {
     base: NonNull<c_void>,
 }
 
 impl Stack {
-    fn new() -> Result<Self, Errno> {
+    pub(super) fn new() -> Result<Self, Errno> {
         // SAFETY: an anonymous private mapping at an address of the kernel's choosing; nothing
         // of ours is touched.
         let base = unsafe {
@@ -61,7 +61,7 @@ impl Stack {
     }
 
     /// The highest address: stacks grow down.
-    fn top(&self) -> *mut c_void {
+    pub(super) fn top(&self) -> *mut c_void {
         // SAFETY: one past the end of the mapping, 16-byte aligned (the mapping is page-aligned).
         unsafe { self.base.as_ptr().byte_add(GUARD_BYTES + STACK_BYTES) }
     }
@@ -99,6 +99,13 @@ pub(crate) fn vfork_exec(
     confine: Option<Confine<'_>>,
 ) -> Result<Pid, SpawnFailure> {
     let setup = SpawnFailure::at(SpawnStep::Setup);
+    if let Some(view) = confine.and_then(|c| c.view) {
+        // The view's starter makes the child, on a stack of its own, with every signal blocked.
+        let failure = AtomicU64::new(0);
+        let mut plan = ChildPlan::new(exec, rlimits, confine, Report::Shared(&failure));
+        plan.parent = 0;
+        return view.start(&plan, &failure).map_err(|(step, errno)| SpawnFailure { step, errno });
+    }
     STACK.with(|cell| {
         let mut stack = cell.try_borrow_mut().map_err(|_| setup(Errno::EBUSY))?;
         if stack.is_none() {

@@ -21,6 +21,7 @@ mod sandbox;
 mod spawn;
 mod strace;
 mod timeout;
+mod view;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -54,16 +54,24 @@ fn path(p: &Path) -> &str {
 fn an_allowed_cat_reads_the_given_directories_and_nothing_else() {
     let _lock = lock();
     let d = dirs();
-    let spawner = spawner(Policy::deny_all().allow_program("cat"), &d);
+    let spawner = spawner(Policy::deny_all().allow_program("cat"), &d)
+        .with_sandbox(ChildSandbox::confined().view(true).read(&d.read).write(&d.write));
     for dir in [&d.read, &d.write] {
         let out = run(&spawner, "cat", &[path(&dir.join("file.txt"))]);
         assert!(out.outcome.success(), "{}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
     }
-    let out = run(&spawner, "cat", &[path(&d.outside.join("file.txt"))]);
-    assert!(!out.outcome.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"), "{out:?}");
-    let out = run(&spawner, "cat", &["/etc/shadow"]);
-    assert!(!out.outcome.success() && out.stdout.is_empty(), "{out:?}");
+    // In the view, a directory beside the grants under the host's `/tmp` does not exist (the
+    // children's own directory covers `/tmp`); without it, Landlock refuses it.
+    let view_off = Spawner::new(Policy::deny_all().allow_program("cat"))
+        .unwrap()
+        .with_sandbox(ChildSandbox::confined().view(false).read(&d.read).write(&d.write));
+    for (spawner, refusal) in [(&spawner, "No such file or directory"), (&view_off, "Permission denied")] {
+        let out = run(spawner, "cat", &[path(&d.outside.join("file.txt"))]);
+        assert!(!out.outcome.success() && out.stdout.is_empty());
+        assert!(String::from_utf8_lossy(&out.stderr).contains(refusal), "{out:?}");
+        let out = run(spawner, "cat", &["/etc/shadow"]);
+        assert!(!out.outcome.success() && out.stdout.is_empty(), "{out:?}");
+    }
 }
 
 #[test]
@@ -227,7 +235,12 @@ fn a_confined_child_runs_under_every_strategy_that_can_confine() {
     let _lock = lock();
     let d = dirs();
     for strategy in [Strategy::VforkExec, Strategy::ForkExec] {
-        let spawner = spawner(Policy::deny_all().allow_program("cat"), &d).with_strategy(strategy).strict(true);
+        let sandbox = ChildSandbox::confined().view(strategy == Strategy::VforkExec).read(&d.read).write(&d.write);
+        let spawner = Spawner::new(Policy::deny_all().allow_program("cat"))
+            .unwrap()
+            .with_sandbox(sandbox)
+            .with_strategy(strategy)
+            .strict(true);
         let out = run(&spawner, "cat", &[path(&d.outside.join("file.txt"))]);
         assert!(!out.outcome.success(), "{strategy}: {out:?}");
         let out = run(&spawner, "cat", &[path(&d.read.join("file.txt"))]);
@@ -237,6 +250,13 @@ fn a_confined_child_runs_under_every_strategy_that_can_confine() {
     let strict = spawner(Policy::deny_all().allow_program("cat"), &d).with_strategy(Strategy::PosixSpawn).strict(true);
     let err = strict.spawn(&Command::new("cat")).unwrap_err();
     assert!(wrt_host_spawn::error_chain(&err).contains("cannot confine"), "{err}");
+    // Only vfork-exec starts a child in the view: fork-exec in strict mode says so.
+    let strict = spawner(Policy::deny_all().allow_program("cat"), &d)
+        .with_sandbox(ChildSandbox::confined().view(true))
+        .with_strategy(Strategy::ForkExec)
+        .strict(true);
+    let err = strict.spawn(&Command::new("cat")).unwrap_err();
+    assert!(wrt_host_spawn::error_chain(&err).contains("cannot start a child in the child view"), "{err}");
 }
 
 #[test]
@@ -425,7 +445,13 @@ fn a_thread_holding_the_childrens_filter_confines_its_children_alike() {
                 }
                 let err = std::net::UdpSocket::bind("127.0.0.1:0").unwrap_err();
                 assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied, "{err}");
-                let err = spawner_with_network(&d).spawn(Command::new("perl").arg("-e1")).unwrap_err();
+                // A child in a view inherits the view's filter, not the thread's: its rule's
+                // network holds. Without a view, the thread's stricter filter refuses it.
+                let in_view = spawner_with_network(&d).with_sandbox(ChildSandbox::confined().view(true));
+                let out = run(&in_view, "perl", &["-e", PERL_CONNECT, &port]);
+                assert_eq!(out.stdout, b"connected\n", "{out:?}");
+                let no_view = spawner_with_network(&d).with_sandbox(ChildSandbox::confined().view(false));
+                let err = no_view.spawn(Command::new("perl").arg("-e1")).unwrap_err();
                 let reason = std::error::Error::source(&err).map(ToString::to_string).unwrap_or_default();
                 assert!(reason.contains("cannot start a child whose rule allows the network"), "{err}: {reason}");
             })
