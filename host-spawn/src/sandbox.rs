@@ -163,7 +163,7 @@ impl ChildSandbox {
     /// The sandbox on, with the system locations and a temporary directory of the children's
     /// own.
     pub fn confined() -> Self {
-        Self { enabled: true, read: Vec::new(), write: Vec::new(), private_tmp: true, view: false }
+        Self { enabled: true, read: Vec::new(), write: Vec::new(), private_tmp: true, view: true }
     }
 
     /// No sandbox: children run with the host's authority, limited only by the policy.
@@ -179,8 +179,7 @@ impl ChildSandbox {
         self
     }
 
-    /// Whether confined children run in a view of their own (off by default for now; see
-    /// `view`): the
+    /// Whether confined children run in a view of their own (on by default; see `view`): the
     /// file system read-only but for the writable grants, their temporary directory at `/tmp`,
     /// a `/proc` of their own processes, System V IPC of their own. Off, they see the host's
     /// mounts (reaching only what Landlock grants), no `/proc`, and may change the metadata of
@@ -390,7 +389,7 @@ impl Prepared {
             wants_view(sandbox, policy).then(|| {
                 let read = sandbox.read.iter().chain(&policy.sandbox.read).map(PathBuf::as_path);
                 let write = sandbox.write.iter().chain(&policy.sandbox.write).map(PathBuf::as_path);
-                View::create(read, write, self.tmp(sandbox), policy.any_rule_allows_network())
+                View::create(read, write, policy.working_dirs(), self.tmp(sandbox), policy.any_rule_allows_network())
             })
         });
         match made {

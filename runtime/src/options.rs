@@ -138,7 +138,7 @@ impl Default for RunOptions {
             gc_policy: GcPolicy::default(),
             allow_pseudo_fs: false,
             child_sandbox: true,
-            child_view: false,
+            child_view: true,
             filter_on_guest_thread: false,
         }
     }
@@ -439,7 +439,7 @@ impl RunOptions {
         self
     }
 
-    /// Runs the confined programs the guest starts in a view of their own (default off; see
+    /// Runs the confined programs the guest starts in a view of their own (default on; see
     /// [`ChildSandbox::view`](wrt_host_spawn::ChildSandbox::view)): the file system read-only
     /// but for the guest's read-write preopens, a `/tmp` and a `/proc` of their own. `false`
     /// shows them the host's mounts (the sandbox still bounds what they reach). The policy's

@@ -48,6 +48,10 @@ fn try_run(ready: &Ready, loaded: &Loaded) -> Result<u8> {
         .stdin(GuestStdin::Inherit)
         .stdout(GuestOutput::Inherit)
         .stderr(GuestOutput::Inherit)
+        // The container is the guest's view already (its own mount, PID and IPC namespaces,
+        // made by the shim as runc makes them); inside it, a runtime's seccomp profile and its
+        // masked `/proc` refuse the namespaces and the `/proc` a child view needs.
+        .child_view(false)
         .spawn_policy(&policy)?;
     for (name, value) in config.guest_env {
         options = options.env(name, value)?;

@@ -59,7 +59,7 @@ struct ExplainArgs {
     child_sandbox: OnOff,
 
     /// The child view, as `wrt run --child-view`
-    #[arg(long, value_name = "on|off", default_value = "off")]
+    #[arg(long, value_name = "on|off", default_value = "on")]
     child_view: OnOff,
 
     /// The program and its arguments, after `--`

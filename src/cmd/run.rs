@@ -148,10 +148,9 @@ pub(crate) struct RunArgs {
 
     /// Run the confined programs in a view of their own: the file system read-only but for
     /// --dir, a /tmp of their own, a /proc of their own processes, System V IPC of their own
-    /// (user, mount, PID and IPC namespaces). `off` (the default, for now) shows them the
-    /// host's mounts
+    /// (user, mount, PID and IPC namespaces). `off` shows them the host's mounts
     #[cfg(unix)]
-    #[arg(long, value_name = "on|off", default_value = "off")]
+    #[arg(long, value_name = "on|off", default_value = "on")]
     child_view: OnOff,
 
     /// Pass this host environment variable through to programs the guest runs; repeatable

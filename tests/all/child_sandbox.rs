@@ -160,9 +160,11 @@ fn a_confined_child_changes_no_other_process_and_reaches_no_keyring() {
          print('key-added' if added > 0 else 'key-refused')"
     );
     let v = victim.id();
+    // In the child view, wrt lies outside the child's PID namespace (`$PPID` is 0) and the
+    // victim's pid names no process; with the view off, the filter refuses both.
     let script = format!(
         "prlimit --pid {v} --cpu=1:2 2>/dev/null && echo victim-limited; \
-         prlimit --pid $PPID --fsize=0 2>/dev/null && echo wrt-limited; \
+         [ \"$PPID\" -gt 0 ] && prlimit --pid $PPID --fsize=0 2>/dev/null && echo wrt-limited; \
          renice -n 5 -p {v} >/dev/null 2>&1 && echo victim-reniced; \
          ionice -c 3 -p {v} 2>/dev/null && echo victim-ioniced; \
          taskset -p 1 {v} >/dev/null 2>&1 && echo victim-pinned; \
@@ -179,21 +181,26 @@ fn a_confined_child_changes_no_other_process_and_reaches_no_keyring() {
          os.execv(sys.argv[1], sys.argv[1:])"
     );
     let guest = CONTAIN_RUN_ENDS_AT_DEADLINE;
-    let out = crate::util::command("/usr/bin/python3")
-        .args(["-c", &setup, env!("CARGO_BIN_EXE_wrt"), "run", "--allow-run", "sh", guest, &script, "sandbox"])
-        .output()
-        .unwrap();
+    for view in ["on", "off"] {
+        let out = crate::util::command("/usr/bin/python3")
+            .args(["-c", &setup, env!("CARGO_BIN_EXE_wrt"), "run", "--child-view", view, "--allow-run", "sh"])
+            .args([guest, &script, "sandbox"])
+            .output()
+            .unwrap();
+        assert_code(&out, 0);
+        let text = shell_output(&out);
+        for refused in ["victim-limited", "wrt-limited", "victim-reniced", "victim-ioniced", "victim-pinned"] {
+            assert!(!text.contains(refused), "view {view}: `{refused}` in {text}");
+        }
+        // In the view the victim is not there to be read.
+        let seen = ["own-limit-set", "own-niced", "secret-refused", "key-refused"];
+        for seen in seen.into_iter().chain((view == "off").then_some("victim-limits-read")) {
+            assert!(text.contains(seen), "view {view}: no `{seen}` in {text}");
+        }
+    }
     let after = victim_state(victim.id());
     victim.kill().unwrap();
     victim.wait().unwrap();
-    assert_code(&out, 0);
-    let text = shell_output(&out);
-    for refused in ["victim-limited", "wrt-limited", "victim-reniced", "victim-ioniced", "victim-pinned"] {
-        assert!(!text.contains(refused), "`{refused}` in {text}");
-    }
-    for seen in ["victim-limits-read", "own-limit-set", "own-niced", "secret-refused", "key-refused"] {
-        assert!(text.contains(seen), "no `{seen}` in {text}");
-    }
     assert_eq!(after, before, "the victim's limits, nice value and affinity");
 }
 
@@ -232,16 +239,25 @@ fn a_childs_temporary_directory_works_for_everyday_programs_and_goes_with_the_gu
         rw = t.rw,
         outside = t.outside,
     );
-    let out = run(["run", "--allow-run", "sh", "--dir", &t.rw, CONTAIN_RUN_ENDS_AT_DEADLINE, &script, "sandbox"]);
-    assert_code(&out, 0);
-    let text = shell_output(&out);
     let node = std::process::Command::new("sh").args(["-c", "command -v node"]).output().unwrap().status.success();
-    for seen in ["gcc-ok", "mktemp-ok", "python-ok", "mode=700"].into_iter().chain(node.then_some("node-ok")) {
-        assert!(text.lines().any(|l| l == seen), "no `{seen}` in {text}");
+    // In the child view the directory is the children's `/tmp`; without it, a directory of the
+    // host's temporary directory that `TMPDIR` names.
+    for view in ["on", "off"] {
+        let args = ["run", "--child-view", view, "--allow-run", "sh", "--dir", &t.rw];
+        let out = run(args.iter().copied().chain([CONTAIN_RUN_ENDS_AT_DEADLINE, script.as_str(), "sandbox"]));
+        assert_code(&out, 0);
+        let text = shell_output(&out);
+        for seen in ["gcc-ok", "mktemp-ok", "python-ok", "mode=700"].into_iter().chain(node.then_some("node-ok")) {
+            assert!(text.lines().any(|l| l == seen), "view {view}: no `{seen}` in {text}");
+        }
+        let tmp = text.lines().find_map(|l| l.strip_prefix("TMPDIR=")).unwrap();
+        if view == "on" {
+            assert_eq!(tmp, "/tmp");
+        } else {
+            assert!(tmp.starts_with(&std::env::temp_dir().join("wrt-tmp-").display().to_string()), "{tmp}");
+            assert!(!std::path::Path::new(tmp).exists(), "{tmp} outlived the guest");
+        }
     }
-    let tmp = text.lines().find_map(|l| l.strip_prefix("TMPDIR=")).unwrap();
-    assert!(tmp.starts_with(&std::env::temp_dir().join("wrt-tmp-").display().to_string()), "{tmp}");
-    assert!(!std::path::Path::new(tmp).exists(), "{tmp} outlived the guest");
     assert!(std::path::Path::new(&t.outside).join("file").exists(), "the symlink's target is untouched");
 
     // Where the host's temporary directory cannot hold one, children run without it, and the
@@ -280,4 +296,33 @@ fn git_with_its_many_hard_links_runs_beside_a_writable_dir() {
     assert_code(&out, 0);
     assert!(shell_output(&out).starts_with("git version "), "{}", stdout(&out));
     assert!(std::path::Path::new(&t.rw).join(".git/HEAD").exists());
+}
+
+/// A host that refuses user namespaces (here: a user namespace whose
+/// `user.max_user_namespaces` is 0) refuses every confined spawn with a message that names the
+/// child view, what is missing and the switch; with the view off, children run as before.
+#[test]
+fn a_host_without_user_namespaces_refuses_confined_spawns_naming_the_view_and_its_switch() {
+    let probe = std::process::Command::new("unshare").args(["-Ur", "true"]).output();
+    if !probe.is_ok_and(|out| out.status.success()) {
+        eprintln!("SKIPPED: this host makes no user namespace for the test to limit");
+        return;
+    }
+    let inner = "echo 0 > /proc/sys/user/max_user_namespaces && \
+                 exec \"$0\" run --child-view \"$1\" --allow-run sh \"$2\" 'echo ran' sandbox";
+    let run_with = |view: &str| {
+        crate::util::command("unshare")
+            .args(["-Ur", "sh", "-c", inner, env!("CARGO_BIN_EXE_wrt"), view, CONTAIN_RUN_ENDS_AT_DEADLINE])
+            .output()
+            .unwrap()
+    };
+    let out = run_with("on");
+    let text = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("ran\n"), "{text}");
+    for named in ["the child view needs new user, mount, PID and IPC namespaces", "`--child-view off`"] {
+        assert!(text.contains(named), "no `{named}` in {text}");
+    }
+    let out = run_with("off");
+    assert_code(&out, 0);
+    assert_eq!(shell_output(&out), "ran");
 }

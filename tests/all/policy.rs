@@ -89,7 +89,8 @@ fn policy_explain_shows_what_the_child_would_get() {
         "env: PATH=/usr/bin".to_owned(),
         "strategy: vfork-exec".to_owned(),
         "sandbox write: none".to_owned(),
-        "sandbox tmp: a directory of the guest's children (TMPDIR), removed when the guest ends".to_owned(),
+        "sandbox tmp: a directory of the guest's children at /tmp (TMPDIR), removed when the guest ends".to_owned(),
+        "sandbox view: the file system read-only but for the write directories; /proc of the guest's children only; System V IPC of their own".to_owned(),
         "sandbox network: none".to_owned(),
     ] {
         assert!(text.lines().any(|l| l == line), "no `{line}` in:\n{text}");

@@ -345,6 +345,12 @@ fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
 }
 
 impl CompiledPolicy {
+    /// The directories a child may run in (the default one first), which the child view keeps
+    /// visible.
+    pub(crate) fn working_dirs(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.default_cwd.as_path()).chain(self.cwd_allow.iter().map(PathBuf::as_path))
+    }
+
     /// Whether an allow rule is written exactly as `program` (a name or a path), so that
     /// failing to find it may be reported as such. For any other program a failed lookup is
     /// reported as a denial: a guest without permissions learns nothing about the host's files.

@@ -1,5 +1,4 @@
-//! The child view: the world a confined child sees, made once per spawner. Opt-in for now
-//! (`ChildSandbox::view(true)`, `wrt run --child-view on`).
+//! The child view: the world a confined child sees, made once per spawner.
 //!
 //! Every confined child of a spawner runs in the same new user, mount, PID and IPC namespaces:
 //!
@@ -48,10 +47,19 @@ fn describe(failure: &ViewFailure) -> String {
     let ViewFailure { step, errno, path } = failure;
     let at = path.as_ref().map(|p| format!(" `{}`", shown(p))).unwrap_or_default();
     match step {
-        ViewStep::Namespaces => format!(
-            "the child view needs new user, mount, PID and IPC namespaces, which this host refuses ({errno}: \
-             unprivileged user namespaces disabled, or a container or seccomp profile that forbids them)"
-        ),
+        ViewStep::Namespaces => {
+            let why = match *errno {
+                Errno::ENOSPC => "the limit on user namespaces (`user.max_user_namespaces`) is reached or 0",
+                Errno::EPERM => {
+                    "unprivileged user namespaces disabled (`kernel.unprivileged_userns_clone`, an AppArmor \
+                     restriction), or a container or seccomp profile that forbids them"
+                }
+                _ => "the kernel lacks one of them",
+            };
+            format!(
+                "the child view needs new user, mount, PID and IPC namespaces, which this host refuses ({errno}: {why})"
+            )
+        }
         ViewStep::IdMaps => format!("the child view cannot map the host's user into its user namespace ({errno})"),
         ViewStep::Private => format!("the child view cannot make its mounts private ({errno})"),
         ViewStep::Copy => format!("the child view cannot copy the granted tree{at} ({errno})"),
@@ -88,16 +96,17 @@ impl std::fmt::Debug for View {
 }
 
 impl View {
-    /// Makes the view for children that may read `read`, write `write`, and use `tmp` as their
-    /// temporary directory. Called on the spawner's first confined spawn, before the spawning
+    /// Makes the view for children that may read `read`, write `write`, run in `working`, and
+    /// use `tmp` as their temporary directory. Called on the spawner's first confined spawn, before the spawning
     /// thread holds any seccomp filter of ours.
     pub(crate) fn create<'a>(
         read: impl Iterator<Item = &'a Path>,
         write: impl Iterator<Item = &'a Path>,
+        working: impl Iterator<Item = &'a Path>,
         tmp: Option<&Path>,
         filter_network: bool,
     ) -> Result<Self, ViewUnavailable> {
-        let (mut plan, tmp_covered) = plan(read, write, tmp);
+        let (mut plan, tmp_covered) = plan(read, write, working, tmp);
         plan.filter = Filter::new(filter_network).program().to_vec();
         let (made_tx, made_rx) = mpsc::channel();
         let (end_tx, end_rx) = mpsc::channel::<()>();
@@ -216,10 +225,12 @@ pub(crate) fn ensure_clean_thread() -> Result<&'static std::sync::Mutex<mpsc::Se
 }
 
 /// The mounts of a view, parents before what lies beneath them, and whether the temporary
-/// directory covers `/tmp`.
+/// directory covers `/tmp`. A working directory the policy allows that the cover would hide
+/// (under the host's `/tmp`, in no grant) is mounted again, read-only, as a read grant is.
 fn plan<'a>(
     read: impl Iterator<Item = &'a Path>,
     write: impl Iterator<Item = &'a Path>,
+    working: impl Iterator<Item = &'a Path>,
     tmp: Option<&Path>,
 ) -> (ViewPlan, bool) {
     let root = Path::new("/");
@@ -232,6 +243,14 @@ fn plan<'a>(
     let mut mounts: Vec<(PathBuf, MountKind, PathBuf)> =
         grants.into_iter().filter(|(p, _)| p != root).map(|(p, kind)| (p.clone(), kind, p)).collect();
     if let Some(tmp) = tmp.filter(|_| tmp_covered) {
+        let hidden: Vec<PathBuf> = working
+            .filter(|dir| dir.starts_with("/tmp") && *dir != Path::new("/tmp"))
+            .filter(|dir| !mounts.iter().any(|(granted, _, _)| dir.starts_with(granted)))
+            .map(Path::to_owned)
+            .collect();
+        for dir in hidden {
+            mounts.push((dir.clone(), MountKind::Read, dir));
+        }
         mounts.push((PathBuf::from("/tmp"), MountKind::Tmp, tmp.to_owned()));
     }
     if Path::new("/proc").is_dir() {
@@ -258,11 +277,18 @@ mod tests {
         let read = [PathBuf::from("/srv/data/ro")];
         let write = [PathBuf::from("/srv/data"), PathBuf::from("/tmp/project")];
         let tmp = PathBuf::from("/tmp/wrt-tmp-1-x");
-        let (plan, covered) = plan(read.iter().map(PathBuf::as_path), write.iter().map(PathBuf::as_path), Some(&tmp));
+        let working = [PathBuf::from("/"), PathBuf::from("/tmp/project/sub"), PathBuf::from("/tmp/elsewhere")];
+        let (plan, covered) = plan(
+            read.iter().map(PathBuf::as_path),
+            write.iter().map(PathBuf::as_path),
+            working.iter().map(PathBuf::as_path),
+            Some(&tmp),
+        );
         assert!(covered && plan.read_only);
+        // `/tmp/elsewhere` is mounted again; `/tmp/project/sub` lies in a grant.
         assert_eq!(
             kinds(&plan),
-            [MountKind::Tmp, MountKind::Proc, MountKind::Write, MountKind::Write, MountKind::Read]
+            [MountKind::Tmp, MountKind::Proc, MountKind::Read, MountKind::Write, MountKind::Write, MountKind::Read]
         );
 
         let write = [PathBuf::from("/")];
@@ -281,7 +307,7 @@ mod tests {
     }
 
     fn plan_of(read: &[PathBuf], write: &[PathBuf], tmp: Option<&Path>) -> (ViewPlan, bool) {
-        plan(read.iter().map(PathBuf::as_path), write.iter().map(PathBuf::as_path), tmp)
+        plan(read.iter().map(PathBuf::as_path), write.iter().map(PathBuf::as_path), std::iter::empty(), tmp)
     }
 
     #[test]
