@@ -22,6 +22,7 @@ fn guest_holding(mib: u64, dontfork: bool) -> Option<SpawnGuest> {
         dontfork,
         method: Method::Spawn,
         sandbox: false,
+        view: true,
     };
     (mib > 0).then(|| SpawnGuest::new(&p).expect("spawn guest"))
 }

@@ -35,6 +35,7 @@ fn guest(heap: u64, external: u64) -> SpawnGuest {
         dontfork: true,
         method: Method::Spawn,
         sandbox: false,
+        view: true,
     };
     let guest = SpawnGuest::new(&p).expect("spawn guest");
     // The buffers are resident in this process, not just reserved.

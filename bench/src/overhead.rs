@@ -1,7 +1,7 @@
 //! `wrt bench spawn-overhead`: what a spawn + wait of `/bin/true` costs in CPU time,
-//! by a guest through the `wrt_v1` ABI (children unconfined, and confined by the child sandbox
-//! under vfork-exec) and by host-spawn alone, against a bare `posix_spawn` + `waitpid` (the
-//! floor), all four in every run.
+//! by a guest through the `wrt_v1` ABI (children unconfined, confined by the child sandbox
+//! under vfork-exec in the child view, and confined without it) and by host-spawn alone,
+//! against a bare `posix_spawn` + `waitpid` (the floor), all five in every run.
 //!
 //! A run is one round: `n` spawns by each side, one side after the other in an order that
 //! rotates from round to round. Each side's cost is the CPU time it took, this process's and
@@ -102,20 +102,28 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
         dontfork: true,
         method: Method::Spawn,
         sandbox: false,
+        view: true,
     };
     let mut guest = SpawnGuest::new(&params)?;
     let mut confined =
         SpawnGuest::new(&SpawnParams { strategy: Strategy::VforkExec, sandbox: true, ..params.clone() })?;
+    let mut unviewed = SpawnGuest::new(&SpawnParams {
+        strategy: Strategy::VforkExec,
+        sandbox: true,
+        view: false,
+        ..params.clone()
+    })?;
     let host = HostSpawn::new()?;
     let floor = floor::PosixSpawnWait::new("/bin/true")?;
     // One of each first, untimed: the first spawn of a guest opens `/dev/null`, and so on.
     guest.spawn(Method::Spawn, 1)?;
     confined.spawn(Method::Spawn, 1)?;
+    unviewed.spawn(Method::Spawn, 1)?;
     host.host_spawn();
     floor.run(1)?;
-    let mut costs = [Cost::default(); 4];
+    let mut costs = [Cost::default(); 5];
     let first = ROUND.fetch_add(1, Ordering::Relaxed);
-    for side in (first..first + 4).map(|i| i % 4) {
+    for side in (first..first + 5).map(|i| i % 5) {
         costs[side] = match side {
             0 => measure(|| guest.spawn(Method::Spawn, u64::from(n)).map(drop))?,
             1 => measure(|| {
@@ -125,10 +133,11 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
                 Ok(())
             })?,
             2 => measure(|| confined.spawn(Method::Spawn, u64::from(n)).map(drop))?,
+            3 => measure(|| unviewed.spawn(Method::Spawn, u64::from(n)).map(drop))?,
             _ => measure(|| floor.run(n))?,
         };
     }
-    let [guest, host, confined, floor] = costs;
+    let [guest, host, confined, unviewed, floor] = costs;
     let us = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(n);
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
     let extra = BTreeMap::from([
@@ -142,6 +151,8 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
         ("host_time_of_floor".to_owned(), ratio(host.total, floor.total)),
         ("confined_time_of_floor".to_owned(), ratio(confined.total, floor.total)),
         ("confined_cpu_us_per_spawn".to_owned(), us(confined.total)),
+        ("unviewed_time_of_floor".to_owned(), ratio(unviewed.total, floor.total)),
+        ("unviewed_cpu_us_per_spawn".to_owned(), us(unviewed.total)),
         ("wall_time_of_floor".to_owned(), ratio(guest.wall, floor.wall)),
         ("wall_us_per_spawn".to_owned(), us(guest.wall)),
         ("floor_wall_us_per_spawn".to_owned(), us(floor.wall)),
@@ -202,6 +213,11 @@ impl Workload for SpawnOverheadParams {
             ratio(CPU_US, FLOOR_CPU_US, "CPU/floor"),
             ratio(("host_cpu_us_per_spawn", "host-spawn's CPU µs"), FLOOR_CPU_US, "host-spawn/floor"),
             ratio(("confined_cpu_us_per_spawn", "a confined guest's CPU µs"), FLOOR_CPU_US, "confined/floor"),
+            ratio(
+                ("unviewed_cpu_us_per_spawn", "a confined guest's CPU µs without the child view"),
+                FLOOR_CPU_US,
+                "no view/floor",
+            ),
             ratio(
                 ("wall_us_per_spawn", "the guest's wall µs"),
                 ("floor_wall_us_per_spawn", "the floor's"),

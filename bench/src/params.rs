@@ -529,6 +529,7 @@ mod tests {
             dontfork: true,
             sandbox: false,
             method: Method::Spawn,
+            view: true,
         })
     }
 

@@ -334,6 +334,7 @@ mod tests {
             dontfork: true,
             sandbox: false,
             method: Method::Spawn,
+            view: true,
         });
         let samples: Vec<Sample> = rates
             .iter()

@@ -114,6 +114,7 @@ impl SpawnGuest {
             runtime("invalid spawn policy", RunOptions::new().spawn_policy(&policy).map_err(ConfigError::into_error))?
                 .spawn_strategy(p.strategy, true)
                 .child_sandbox(p.sandbox)
+                .child_view(p.view)
                 .filter_on_guest_thread(p.sandbox);
         let wrt = runtime("failed to create the runtime", Runtime::builder().dontfork(p.dontfork).build())?;
         let guest = runtime("failed to load the spawn guest", wrt.load_bytes("bench_spawn.wat", guests::BENCH_SPAWN))?;
@@ -202,6 +203,9 @@ pub struct SpawnParams {
     pub method: Method,
     /// Whether children are confined by the child sandbox (needs `vfork-exec` or `fork-exec`).
     pub sandbox: bool,
+    /// Whether confined children run in the child view (on, as in `wrt run`).
+    #[serde(skip)]
+    pub view: bool,
 }
 
 impl Default for SpawnParams {
@@ -214,6 +218,7 @@ impl Default for SpawnParams {
             dontfork: true,
             method: Method::Spawn,
             sandbox: false,
+            view: true,
         }
     }
 }

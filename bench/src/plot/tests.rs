@@ -38,6 +38,7 @@ fn spawn(heap: u64, strategy: Strategy) -> Params {
         dontfork: true,
         method: Method::Spawn,
         sandbox: false,
+        view: true,
     })
 }
 
