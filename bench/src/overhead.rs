@@ -107,12 +107,8 @@ pub(crate) fn round(p: &SpawnOverheadParams) -> Result<Sample, BenchError> {
     let mut guest = SpawnGuest::new(&params)?;
     let mut confined =
         SpawnGuest::new(&SpawnParams { strategy: Strategy::VforkExec, sandbox: true, ..params.clone() })?;
-    let mut unviewed = SpawnGuest::new(&SpawnParams {
-        strategy: Strategy::VforkExec,
-        sandbox: true,
-        view: false,
-        ..params.clone()
-    })?;
+    let mut unviewed =
+        SpawnGuest::new(&SpawnParams { strategy: Strategy::VforkExec, sandbox: true, view: false, ..params.clone() })?;
     let host = HostSpawn::new()?;
     let floor = floor::PosixSpawnWait::new("/bin/true")?;
     // One of each first, untimed: the first spawn of a guest opens `/dev/null`, and so on.
