@@ -65,6 +65,11 @@ static GATE: RwLock<()> = RwLock::new(());
 /// Pids of the children every spawner of this process tracks, until they are reaped.
 static TRACKED: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 
+/// Pids of child views' processes (their init and starter): tracked, so never swept or
+/// reaped as orphans, but not kept with what lies below them, as tracked children are: the
+/// orphans reparented to a view's init are ended like any other.
+static THROUGH: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+
 /// Whether [`contain_descendants`] ran: every untracked child of the process is an orphan to
 /// sweep.
 static CONTAINED: Mutex<bool> = Mutex::new(false);
@@ -151,6 +156,24 @@ fn want(setting: impl FnOnce(&mut Wanted) -> &mut bool, start: fn() -> io::Resul
 /// Records a new child (called with the gate held).
 pub(crate) fn track(pid: Pid) {
     TRACKED.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(HashSet::new).insert(pid.as_raw());
+}
+
+/// Records a process of a child view (see [`THROUGH`]), with the gate held.
+pub(crate) fn track_view(pid: Pid) {
+    track(pid);
+    THROUGH.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(HashSet::new).insert(pid.as_raw());
+}
+
+/// Forgets a process of a child view, once reaped.
+pub(crate) fn untrack_view(pid: Pid) {
+    if let Some(set) = THROUGH.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+        set.remove(&pid.as_raw());
+    }
+    untrack(pid);
+}
+
+fn through() -> HashSet<i32> {
+    THROUGH.lock().unwrap_or_else(PoisonError::into_inner).clone().unwrap_or_default()
 }
 
 /// Reaps the tracked child `pid` if it has exited (`wait4` with `WNOHANG`), and forgets it once
@@ -377,31 +400,37 @@ fn stat_fields(pid: i32) -> Option<(char, i32)> {
 
 /// Every process below `root` in `links`, parents before children; the subtrees of `keep`
 /// are left out.
-fn descendants(links: &HashMap<i32, i32>, root: i32, keep: &HashSet<i32>) -> Vec<i32> {
+fn descendants(links: &HashMap<i32, i32>, root: i32, keep: &HashSet<i32>, through: &HashSet<i32>) -> Vec<i32> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for (&pid, &ppid) in links {
         children.entry(ppid).or_default().push(pid);
     }
     let mut found = Vec::new();
     let mut seen = HashSet::from([root]);
-    let mut next = 0;
-    let mut parent = root;
-    loop {
+    // Parents before their children.
+    let mut parents = std::collections::VecDeque::from([root]);
+    while let Some(parent) = parents.pop_front() {
         for &child in children.get(&parent).map_or(&[][..], Vec::as_slice) {
-            if !keep.contains(&child) && seen.insert(child) {
+            if !seen.insert(child) {
+                continue;
+            }
+            if through.contains(&child) {
+                parents.push_back(child);
+            } else if !keep.contains(&child) {
                 found.push(child);
+                parents.push_back(child);
             }
         }
-        let Some(&pid) = found.get(next) else { return found };
-        parent = pid;
-        next += 1;
     }
+    found
 }
 
-/// Stops every process below `root` (except the subtrees of `keep`) until a walk finds no new
-/// one, then kills them all. Returns how many it killed.
+/// Stops every process below `root` (except the subtrees of `keep`, and the processes of child
+/// views, though not what lies below them) until a walk finds no new one, then kills them all.
+/// Returns how many it killed.
 fn kill_below(root: Pid, keep: &HashSet<i32>) -> usize {
     let root = root.as_raw();
+    let through = through();
     // A process is taken only if, once its pidfd is open, its parent is still `root` or one
     // already taken: the pidfd then names that very process, never a reuse of its pid.
     let mut taken: HashMap<i32, OwnedFd> = HashMap::new();
@@ -409,7 +438,7 @@ fn kill_below(root: Pid, keep: &HashSet<i32>) -> usize {
     // not keep the walk going forever.
     for _ in 0..MAX_ROUNDS {
         let fresh: Vec<i32> =
-            descendants(&parents(), root, keep).into_iter().filter(|pid| !taken.contains_key(pid)).collect();
+            descendants(&parents(), root, keep, &through).into_iter().filter(|pid| !taken.contains_key(pid)).collect();
         if fresh.is_empty() {
             break;
         }
@@ -417,7 +446,7 @@ fn kill_below(root: Pid, keep: &HashSet<i32>) -> usize {
         for pid in fresh {
             let Ok(pidfd) = pidfd_open(Pid::from_raw(pid)) else { continue };
             match parent_of(pid) {
-                Some(ppid) if ppid == root || taken.contains_key(&ppid) => {}
+                Some(ppid) if ppid == root || taken.contains_key(&ppid) || through.contains(&ppid) => {}
                 _ => continue,
             }
             if pidfd_send_signal(pidfd.as_fd(), Signal::SIGSTOP).is_ok() {
@@ -459,20 +488,25 @@ mod tests {
     fn descendants_follow_parent_links_and_skip_kept_subtrees() {
         // 1 ─ 10 ─ 11 ─ 12; 1 ─ 20 ─ 21; 1 ─ 30; 2 ─ 40
         let table = links(&[(10, 1), (11, 10), (12, 11), (20, 1), (21, 20), (30, 1), (40, 2)]);
-        let mut all = descendants(&table, 1, &HashSet::new());
+        let mut all = descendants(&table, 1, &HashSet::new(), &HashSet::new());
         all.sort_unstable();
         assert_eq!(all, [10, 11, 12, 20, 21, 30]);
-        let mut kept = descendants(&table, 1, &HashSet::from([20]));
+        let none = HashSet::new();
+        let mut kept = descendants(&table, 1, &HashSet::from([20]), &none);
         kept.sort_unstable();
         assert_eq!(kept, [10, 11, 12, 30]);
-        assert_eq!(descendants(&table, 11, &HashSet::new()), [12]);
-        assert!(descendants(&table, 12, &HashSet::new()).is_empty());
+        assert_eq!(descendants(&table, 11, &none, &none), [12]);
+        assert!(descendants(&table, 12, &none, &none).is_empty());
+        // A view's process (20) is passed through, kept or not: what lies below it is not.
+        let mut through = descendants(&table, 1, &HashSet::from([20]), &HashSet::from([20]));
+        through.sort_unstable();
+        assert_eq!(through, [10, 11, 12, 21, 30]);
     }
 
     #[test]
     fn parents_come_before_their_children() {
         let table = links(&[(10, 1), (11, 10), (12, 11)]);
-        assert_eq!(descendants(&table, 1, &HashSet::new()), [10, 11, 12]);
+        assert_eq!(descendants(&table, 1, &HashSet::new(), &HashSet::new()), [10, 11, 12]);
     }
 
     #[test]

@@ -402,8 +402,14 @@ impl Prepared {
     /// The `TMPDIR` of a confined child: `/tmp` where the view mounts the children's
     /// temporary directory there, else its host path.
     pub(crate) fn child_tmp(&self, sandbox: &ChildSandbox) -> Option<&Path> {
-        let covered = matches!(self.view.get(), Some(Some(Ok(view))) if view.tmp_covered());
+        let covered = self.covers_tmp();
         self.tmp(sandbox).map(|tmp| if covered { Path::new("/tmp") } else { tmp })
+    }
+
+    /// Whether the view (made already) mounts the children's directory over `/tmp`: a path
+    /// under the host's `/tmp` then names something else in the view.
+    pub(crate) fn covers_tmp(&self) -> bool {
+        matches!(self.view.get(), Some(Some(Ok(view))) if view.tmp_covered())
     }
 
     /// The children's temporary directory, made on first use; `None` when the sandbox has none,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
 use crate::audit::{AuditLog, DecisionRecord, SuppressedRecord, Timestamp, lossy};
@@ -464,6 +465,25 @@ impl Spawner {
             None
         };
 
+        // A program under the host's `/tmp` is not what its path names in a view that covers
+        // `/tmp` (the children's own directory, which they write): it runs from a descriptor
+        // opened here, as a pinned one does.
+        let pinned = match pinned {
+            None if confine.is_some_and(|c| c.view.is_some())
+                && self.prepared.covers_tmp()
+                && path.starts_with("/tmp") =>
+            {
+                match open_beneath_cover(&path) {
+                    Ok(fd) => Some(fd),
+                    Err(source) => {
+                        let err = SpawnError::Spawn { program: path.clone(), strategy, step: SpawnStep::Exec, source };
+                        return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
+                    }
+                }
+            }
+            pinned => pinned,
+        };
+
         // The last check before any descriptor is opened for the child.
         if let Err(exhausted) = fd_budget::check(fd_budget::needed(command, pipe_stdin, self.null.get().is_some())) {
             let fd_budget::Exhausted { open, needed, limit } = exhausted;
@@ -737,4 +757,23 @@ impl KillSwitch {
             shared.signal_all(true);
         }
     }
+}
+
+/// Opens a program that the child view's `/tmp` hides, to run it from its descriptor. A script
+/// cannot run so (its interpreter reopens it by path, which names something else in the view):
+/// `ENOEXEC`.
+fn open_beneath_cover(path: &Path) -> Result<OwnedFd, Errno> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let errno = |err: io::Error| Errno::from_raw(err.raw_os_error().unwrap_or(libc::EIO));
+    let opened = File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(errno)?;
+    let mut magic = [0u8; 2];
+    if (&opened).read_exact(&mut magic).is_ok() && magic == *b"#!" {
+        return Err(Errno::ENOEXEC);
+    }
+    sys::above_stdio(opened.into())
 }

@@ -70,6 +70,7 @@ fn describe(failure: &ViewFailure) -> String {
         ),
         ViewStep::Attach => format!("the child view cannot mount{at} ({errno})"),
         ViewStep::Starter => format!("the child view's starter cannot join its namespaces ({errno})"),
+        ViewStep::Ended => format!("the child view's init ended before the view was made ({errno})"),
     }
 }
 
@@ -111,15 +112,26 @@ impl View {
         let (made_tx, made_rx) = mpsc::channel();
         let (end_tx, end_rx) = mpsc::channel::<()>();
         let thread = spawn_clean("wrt-view", move || {
-            let made = {
+            // Each process is recorded as it is made, with the spawn gate held, so that no
+            // sweep takes it for an orphan; the gate is not held while init mounts.
+            let recorded = std::cell::RefCell::new(Vec::new());
+            let around = |clone: &mut dyn FnMut() -> libc::pid_t| {
                 let _gate = crate::containment::spawn_gate();
-                let made = ViewProcesses::create(plan);
-                if let Ok(view) = &made {
-                    crate::containment::track(view.init());
-                    crate::containment::track(view.starter());
+                let pid = clone();
+                if pid > 0 {
+                    let pid = nix::unistd::Pid::from_raw(pid);
+                    crate::containment::track_view(pid);
+                    recorded.borrow_mut().push(pid);
                 }
-                made
+                pid
             };
+            let made = ViewProcesses::create(plan, &around);
+            if made.is_err() {
+                // Ended and reaped by `create`.
+                for pid in recorded.take() {
+                    crate::containment::untrack_view(pid);
+                }
+            }
             let failed = made.is_err();
             let _ = made_tx.send(made);
             if !failed {
@@ -175,7 +187,7 @@ impl Drop for View {
             let pids = [processes.init(), processes.starter()];
             drop(processes);
             for pid in pids {
-                crate::containment::untrack(pid);
+                crate::containment::untrack_view(pid);
             }
         }
         if let Some((end, thread)) = self.thread.take() {
@@ -242,6 +254,11 @@ fn plan<'a>(
     // (target, kind, source)
     let mut mounts: Vec<(PathBuf, MountKind, PathBuf)> =
         grants.into_iter().filter(|(p, _)| p != root).map(|(p, kind)| (p.clone(), kind, p)).collect();
+    if let Some(tmp) = tmp.filter(|_| !tmp_covered) {
+        // Not over `/tmp` (a grant reaches it): still writable where it is, under the grant
+        // that the whole tree's read-only pass would otherwise cover.
+        mounts.push((tmp.to_owned(), MountKind::Write, tmp.to_owned()));
+    }
     if let Some(tmp) = tmp.filter(|_| tmp_covered) {
         let hidden: Vec<PathBuf> = working
             .filter(|dir| dir.starts_with("/tmp") && *dir != Path::new("/tmp"))
@@ -294,14 +311,15 @@ mod tests {
         let write = [PathBuf::from("/")];
         let (plan, covered) = plan_of(&[], &write, Some(&tmp));
         assert!(!covered && !plan.read_only);
-        assert_eq!(kinds(&plan), [MountKind::Proc]);
+        assert_eq!(kinds(&plan), [MountKind::Proc, MountKind::Write]);
     }
 
     #[test]
-    fn a_granted_tmp_is_not_covered() {
+    fn a_granted_tmp_is_not_covered_and_the_childrens_directory_stays_writable() {
         let tmp = PathBuf::from("/tmp/wrt-tmp-1-x");
-        let (_, covered) = plan_of(&[PathBuf::from("/tmp")], &[], Some(&tmp));
+        let (plan, covered) = plan_of(&[PathBuf::from("/tmp")], &[], Some(&tmp));
         assert!(!covered);
+        assert_eq!(kinds(&plan), [MountKind::Read, MountKind::Proc, MountKind::Write]);
         let (_, covered) = plan_of(&[], &[], None);
         assert!(!covered);
     }

@@ -97,10 +97,12 @@ pub(crate) enum ViewStep {
     /// Starting the starter, its joining the namespaces (`setns`), or its installing the
     /// children's filter.
     Starter,
+    /// init ended before the view was made.
+    Ended,
 }
 
 impl ViewStep {
-    const ALL: [ViewStep; 8] = [
+    const ALL: [ViewStep; 9] = [
         Self::Namespaces,
         Self::IdMaps,
         Self::Private,
@@ -109,6 +111,7 @@ impl ViewStep {
         Self::Proc,
         Self::Attach,
         Self::Starter,
+        Self::Ended,
     ];
 
     fn code(self) -> u32 {
@@ -153,16 +156,21 @@ struct Shared {
     request: std::sync::atomic::AtomicPtr<c_void>,
     /// The reply: the child's pid, or `-errno` of `clone`.
     reply: AtomicI64,
+    /// The child of the request in flight, stored by the kernel before the child runs
+    /// (`CLONE_PARENT_SETTID`), 0 before: the requester ends it should the starter die.
+    child: AtomicI32,
     /// The namespaces' descriptors, for the starter's `setns` (in the shared table).
     ns_fds: [AtomicI32; 4],
     parent: AtomicI32,
 }
 
-/// Init and the starter of one view; [`ViewProcesses::end`] kills both (and with init the
-/// whole view) and reaps them.
+/// Init and the starter of one view; dropping it kills both (and with init the whole view)
+/// and reaps them.
 pub(crate) struct ViewProcesses {
-    shared: Box<Shared>,
-    plan: Box<ViewPlan>,
+    /// Boxed and leaked until drop: init and the starter read it through pointers for their
+    /// whole life, so the host reaches it only through shared references too.
+    shared: ptr::NonNull<Shared>,
+    plan: ptr::NonNull<ViewPlan>,
     init: Pid,
     starter: Pid,
     /// Stacks of init, the starter and the children the starter starts: unmapped only after
@@ -172,19 +180,69 @@ pub(crate) struct ViewProcesses {
     requests: std::sync::Mutex<()>,
 }
 
-fn futex_wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: `word` is a valid, aligned u32 for the call; no timeout. Shared (not private)
-    // futex operations: the kernel's `CLONE_CHILD_CLEARTID` wake is a shared one.
+/// A system call that leaves `errno` alone: init, the starter and the host's view thread
+/// share one thread-local block (the processes are made without `CLONE_SETTLS`), so a call
+/// that sets `errno` in one could change what another reads after its own failed call.
+/// Returns the kernel's result: a negative error number on failure.
+///
+/// # Safety
+///
+/// The arguments must be valid for system call `nr`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn raw_syscall(nr: libc::c_long, args: [usize; 4]) -> isize {
+    let ret: isize;
+    // SAFETY: the caller's; `syscall` clobbers rcx and r11, declared.
     unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT, expected, ptr::null::<libc::timespec>());
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") nr as isize => ret,
+            in("rdi") args[0],
+            in("rsi") args[1],
+            in("rdx") args[2],
+            in("r10") args[3],
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
     }
+    ret
+}
+
+/// See the `x86_64` version.
+///
+/// # Safety
+///
+/// The arguments must be valid for system call `nr`.
+#[cfg(target_arch = "aarch64")]
+unsafe fn raw_syscall(nr: libc::c_long, args: [usize; 4]) -> isize {
+    let ret: isize;
+    // SAFETY: the caller's.
+    unsafe {
+        std::arch::asm!(
+            "svc 0",
+            in("x8") nr,
+            inlateout("x0") args[0] as isize => ret,
+            in("x1") args[1],
+            in("x2") args[2],
+            in("x3") args[3],
+            options(nostack),
+        );
+    }
+    ret
+}
+
+fn futex_wait(word: &AtomicU32, expected: u32) {
+    // Shared (not private) futex operations: the kernel's `CLONE_CHILD_CLEARTID` wake is a
+    // shared one.
+    let args = [word.as_ptr() as usize, libc::FUTEX_WAIT as usize, expected as usize, 0];
+    // SAFETY: `word` is a valid, aligned u32 for the call; no timeout.
+    unsafe { raw_syscall(libc::SYS_futex, args) };
 }
 
 fn futex_wake(word: &AtomicU32) {
+    let args = [word.as_ptr() as usize, libc::FUTEX_WAKE as usize, i32::MAX as usize, 0];
     // SAFETY: as in `futex_wait`; wakes every waiter.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX);
-    }
+    unsafe { raw_syscall(libc::SYS_futex, args) };
 }
 
 /// Waits until `word` leaves `from`, and returns its new value.
@@ -257,9 +315,16 @@ fn make_mounts(plan: &ViewPlan) -> Result<(), (ViewStep, c_int, usize)> {
     for (i, mount) in plan.mounts.iter().enumerate() {
         let path = mount.path.as_ptr().cast::<libc::c_char>();
         if mount.kind == MountKind::Proc {
-            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-            // SAFETY: NUL-terminated strings; no data.
-            if unsafe { libc::mount(c"proc".as_ptr(), path, c"proc".as_ptr(), flags, ptr::null()) } == -1 {
+            // Read-only, as Landlock grants it: no write to `/proc/sys`, `/proc/sysrq-trigger` or
+            // a process's files, whatever a child's identity (uid 0 maps to the host's root
+            // where wrt is root).
+            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
+            // `hidepid=ptraceable`: a process a child may not inspect, whatever its groups, is
+            // not listed at all: pid 1 (which shares wrt's memory), and the children of the
+            // guest outside its own tree (each is in a Landlock domain of its own).
+            let data = c"hidepid=ptraceable".as_ptr().cast::<c_void>();
+            // SAFETY: NUL-terminated strings, the options a NUL-terminated string too.
+            if unsafe { libc::mount(c"proc".as_ptr(), path, c"proc".as_ptr(), flags, data) } == -1 {
                 return Err(fail(ViewStep::Proc, i + 1));
             }
             continue;
@@ -342,14 +407,16 @@ fn die_with_parent() -> bool {
 extern "C" fn init_entry(arg: *mut c_void) -> c_int {
     // SAFETY: `arg` is the `ViewProcesses` being made, alive (and unmoved: its parts are boxed)
     // until this process is reaped.
-    let shared = unsafe { &*arg.cast::<(&Shared, &ViewPlan)>() };
-    let (shared, plan) = *shared;
+    let (shared, plan) = unsafe { *arg.cast::<(&Shared, &ViewPlan)>() };
     // The view keeps nothing of the host's open: its descriptors stay the host's.
     // SAFETY: close_range on integers only.
     unsafe { libc::syscall(libc::SYS_close_range, 0, u32::MAX, 0) };
     // init cannot tell whether its parent ended before this took effect (`getppid` is 0 for a
     // parent outside its PID namespace); the host waits for it, and ends it if it fails.
     if !die_with_parent() {
+        shared.init_failure.store(pack_view(ViewStep::Ended, Errno::last_raw()), Ordering::Relaxed);
+        shared.init_state.store(INIT_FAILED, Ordering::Release);
+        futex_wake(&shared.init_state);
         // SAFETY: ends this process only.
         unsafe { libc::_exit(1) };
     }
@@ -368,22 +435,16 @@ extern "C" fn init_entry(arg: *mut c_void) -> c_int {
     futex_wake(&shared.init_state);
     // SAFETY: prctl with a NUL-terminated name.
     unsafe { libc::prctl(libc::PR_SET_NAME, c"wrt-view".as_ptr(), 0, 0, 0) };
-    // Every signal is blocked (inherited from the view's thread): SIGCHLD stays pending until
-    // taken here.
-    // SAFETY: a zeroed `sigset_t` is a valid value of the plain C type.
-    let mut chld: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `chld` is a valid set for both calls.
-    unsafe {
-        libc::sigemptyset(&mut chld);
-        libc::sigaddset(&mut chld, libc::SIGCHLD);
-    }
+    // Every signal is blocked (inherited from the view's thread) and stays pending until taken
+    // here, any signal (a child may send any), so that none piles up.
+    let every: u64 = u64::MAX;
     loop {
-        // SAFETY: reaps any child; no status wanted.
-        while unsafe { libc::waitpid(-1, ptr::null_mut(), libc::WNOHANG | libc::__WALL) } > 0 {}
-        // SAFETY: a zeroed `siginfo_t` is a valid value of the plain C struct.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: valid set and buffer.
-        unsafe { libc::sigwaitinfo(&chld, &mut info) };
+        let wait = [usize::MAX, 0, (libc::WNOHANG | libc::__WALL) as usize, 0];
+        // SAFETY: wait4(-1, NULL, flags, NULL): reaps any child, no status wanted.
+        while unsafe { raw_syscall(libc::SYS_wait4, wait) } > 0 {}
+        let take = [ptr::from_ref(&every) as usize, 0, 0, size_of::<u64>()];
+        // SAFETY: rt_sigtimedwait(set, NULL, NULL, 8): `every` is a valid kernel signal set.
+        unsafe { raw_syscall(libc::SYS_rt_sigtimedwait, take) };
     }
 }
 
@@ -428,8 +489,9 @@ extern "C" fn starter_entry(arg: *mut c_void) -> c_int {
             libc::clone(
                 child_entry,
                 child_stack,
-                libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT | libc::SIGCHLD,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT | libc::CLONE_PARENT_SETTID | libc::SIGCHLD,
                 plan,
+                shared.child.as_ptr(),
             )
         };
         let reply = if pid == -1 { -i64::from(Errno::last_raw()) } else { i64::from(pid) };
@@ -469,111 +531,178 @@ fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Runs a `clone` and returns its result: the caller's hook around making a process of the
+/// view (the spawn gate held, the new pid recorded).
+pub(crate) type Around<'a> = &'a dyn Fn(&mut dyn FnMut() -> libc::pid_t) -> libc::pid_t;
+
 impl ViewProcesses {
     /// Makes the view. The calling thread must outlive it (both processes die with it) and
-    /// must not run under a seccomp filter that refuses namespaces.
-    pub(crate) fn create(plan: ViewPlan) -> Result<Self, ViewFailure> {
-        let plan = Box::new(plan);
-        let fail_at = |plan: &ViewPlan, step, errno, at: usize| ViewFailure {
-            step,
-            errno,
-            path: at.checked_sub(1).and_then(|i| plan.mounts.get(i)).map(|m| {
-                use std::os::unix::ffi::OsStrExt;
-                std::path::PathBuf::from(std::ffi::OsStr::from_bytes(&m.path[..m.path.len() - 1]))
-            }),
-        };
-        let stack = || Stack::new().map_err(|errno| ViewFailure { step: ViewStep::Namespaces, errno, path: None });
-        let stacks = [stack()?, stack()?, stack()?];
-        let shared = Box::new(Shared {
+    /// must not run under a seccomp filter that refuses namespaces. `around` runs each `clone`.
+    pub(crate) fn create(plan: ViewPlan, around: Around<'_>) -> Result<Self, ViewFailure> {
+        let plan = ptr::NonNull::from(Box::leak(Box::new(plan)));
+        let shared = ptr::NonNull::from(Box::leak(Box::new(Shared {
             init_state: AtomicU32::new(INIT_WAIT),
             init_failure: AtomicU64::new(0),
             starter_state: AtomicU32::new(STARTER_JOINING),
             starter_failure: AtomicU64::new(0),
             request: std::sync::atomic::AtomicPtr::new(ptr::null_mut()),
             reply: AtomicI64::new(0),
+            child: AtomicI32::new(0),
             ns_fds: [const { AtomicI32::new(-1) }; 4],
             // The parent the starter sees: this thread's process.
             parent: AtomicI32::new(nix::unistd::getpid().as_raw()),
-        });
+        })));
+        let stacks = match (Stack::new(), Stack::new(), Stack::new()) {
+            (Ok(a), Ok(b), Ok(c)) => [a, b, c],
+            (Err(errno), ..) | (_, Err(errno), _) | (.., Err(errno)) => {
+                // SAFETY: leaked just above, shared with no process yet.
+                unsafe { drop((Box::from_raw(plan.as_ptr()), Box::from_raw(shared.as_ptr()))) };
+                return Err(ViewFailure { step: ViewStep::Namespaces, errno, path: None });
+            }
+        };
+        let mut made = Self {
+            shared,
+            plan,
+            init: Pid::from_raw(0),
+            starter: Pid::from_raw(0),
+            stacks,
+            requests: std::sync::Mutex::new(()),
+        };
+        match made.start_processes(around) {
+            Ok(()) => Ok(made),
+            Err(failure) => Err(failure),
+        }
+    }
 
-        let init_arg: (&Shared, &ViewPlan) = (&shared, &plan);
+    fn shared(&self) -> &Shared {
+        // SAFETY: leaked in `create`, freed only in `drop`.
+        unsafe { self.shared.as_ref() }
+    }
+
+    fn plan(&self) -> &ViewPlan {
+        // SAFETY: as for `shared`.
+        unsafe { self.plan.as_ref() }
+    }
+
+    /// Starts init, waits until it has made the view, then starts the starter in its
+    /// namespaces. On failure, `self` (dropped by the caller) ends what was started.
+    fn start_processes(&mut self, around: Around<'_>) -> Result<(), ViewFailure> {
+        // SAFETY: leaked in `create`, freed only in `drop` (after this returns).
+        let (shared, plan): (&Shared, &ViewPlan) = unsafe { (self.shared.as_ref(), self.plan.as_ref()) };
+        let init_arg: (&Shared, &ViewPlan) = (shared, plan);
         let flags = libc::CLONE_VM
             | libc::CLONE_NEWUSER
             | libc::CLONE_NEWNS
             | libc::CLONE_NEWPID
             | libc::CLONE_NEWIPC
+            | libc::CLONE_CHILD_CLEARTID
             | libc::SIGCHLD;
-        // SAFETY: init runs `init_entry` on a stack of its own with `init_arg`, whose parts are
-        // boxed and kept (in the returned value) until init is reaped; it makes only
-        // async-signal-safe calls and never returns.
-        let init = with_signals_blocked(|| unsafe {
-            libc::clone(init_entry, stacks[0].top(), flags, ptr::from_ref(&init_arg).cast_mut().cast())
+        let init_top = self.stacks[0].top();
+        let init_ctid = shared.init_state.as_ptr();
+        // SAFETY: init runs `init_entry` on a stack of its own with `init_arg`, which it copies
+        // at once and whose parts live until it is reaped (in `drop`); the kernel stores 0 into
+        // `init_state` when it exits (`CLONE_CHILD_CLEARTID`). It makes only async-signal-safe
+        // calls and never returns.
+        let init = with_signals_blocked(|| {
+            // SAFETY: see above.
+            around(&mut || unsafe {
+                libc::clone(
+                    init_entry,
+                    init_top,
+                    flags,
+                    ptr::from_ref(&init_arg).cast_mut().cast(),
+                    ptr::null_mut::<libc::pid_t>(),
+                    ptr::null_mut::<c_void>(),
+                    init_ctid,
+                )
+            })
         });
         if init == -1 {
             return Err(ViewFailure { step: ViewStep::Namespaces, errno: Errno::last(), path: None });
         }
-        let init = Pid::from_raw(init);
-        let mut made =
-            Self { shared, plan, init, starter: Pid::from_raw(0), stacks, requests: std::sync::Mutex::new(()) };
-        if let Err(errno) = write_id_maps(init) {
-            made.end();
-            return Err(ViewFailure { step: ViewStep::IdMaps, errno, path: None });
-        }
-        made.shared.init_state.store(INIT_GO, Ordering::Release);
-        futex_wake(&made.shared.init_state);
-        if wait_change(&made.shared.init_state, INIT_GO) != INIT_READY {
-            let (step, errno, at) = unpack_view(made.shared.init_failure.load(Ordering::Relaxed));
-            let failure = fail_at(&made.plan, step, errno, at);
-            made.end();
-            return Err(failure);
+        self.init = Pid::from_raw(init);
+        write_id_maps(self.init).map_err(|errno| ViewFailure { step: ViewStep::IdMaps, errno, path: None })?;
+        shared.init_state.store(INIT_GO, Ordering::Release);
+        futex_wake(&shared.init_state);
+        match wait_change(&shared.init_state, INIT_GO) {
+            INIT_READY => {}
+            INIT_FAILED => {
+                let (step, errno, at) = unpack_view(shared.init_failure.load(Ordering::Relaxed));
+                return Err(self.failure_at(step, errno, at));
+            }
+            // 0: init ended (killed, or crashed) without a word.
+            _ => return Err(ViewFailure { step: ViewStep::Ended, errno: Errno::ESRCH, path: None }),
         }
 
-        for (slot, name) in made.shared.ns_fds.iter().zip(["user", "mnt", "ipc", "pid"]) {
-            let path = CString::new(format!("/proc/{init}/ns/{name}")).unwrap_or_default();
+        let opened = self.open_namespaces();
+        let started = opened.and_then(|()| self.start_starter(around));
+        for fd in &shared.ns_fds {
+            let fd = fd.swap(-1, Ordering::Relaxed);
+            if fd >= 0 {
+                // SAFETY: a descriptor opened by `open_namespaces`, closed once.
+                unsafe { libc::close(fd) };
+            }
+        }
+        started.map_err(|errno| ViewFailure { step: ViewStep::Starter, errno, path: None })
+    }
+
+    fn failure_at(&self, step: ViewStep, errno: Errno, at: usize) -> ViewFailure {
+        use std::os::unix::ffi::OsStrExt;
+        let path = at
+            .checked_sub(1)
+            .and_then(|i| self.plan().mounts.get(i))
+            .map(|m| std::path::PathBuf::from(std::ffi::OsStr::from_bytes(&m.path[..m.path.len() - 1])));
+        ViewFailure { step, errno, path }
+    }
+
+    /// Opens init's namespaces for the starter's `setns`.
+    fn open_namespaces(&self) -> Result<(), Errno> {
+        for (slot, name) in self.shared().ns_fds.iter().zip(["user", "mnt", "ipc", "pid"]) {
+            let path = CString::new(format!("/proc/{}/ns/{name}", self.init)).unwrap_or_default();
             // SAFETY: NUL-terminated path.
             let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
             if fd == -1 {
-                let errno = Errno::last();
-                made.end();
-                return Err(ViewFailure { step: ViewStep::Starter, errno, path: None });
+                return Err(Errno::last());
             }
             slot.store(fd, Ordering::Relaxed);
         }
-        let filter = super::seccomp::fprog(&made.plan.filter);
-        let starter_arg: (&Shared, *mut c_void, &libc::sock_fprog) = (&made.shared, made.stacks[2].top(), &filter);
-        let ctid = made.shared.starter_state.as_ptr();
+        Ok(())
+    }
+
+    fn start_starter(&mut self, around: Around<'_>) -> Result<(), Errno> {
+        // SAFETY: leaked in `create`, freed only in `drop`.
+        let (shared, plan): (&Shared, &ViewPlan) = unsafe { (self.shared.as_ref(), self.plan.as_ref()) };
+        let filter = super::seccomp::fprog(&plan.filter);
+        let starter_arg: (&Shared, *mut c_void, &libc::sock_fprog) = (shared, self.stacks[2].top(), &filter);
+        let top = self.stacks[1].top();
+        let ctid = shared.starter_state.as_ptr();
         // SAFETY: the starter runs `starter_entry` on a stack of its own with `starter_arg`
-        // (boxed parts, kept until it is reaped); the kernel stores 0 into the state word when
-        // it exits (`CLONE_CHILD_CLEARTID`), a word that lives as long.
-        let starter = with_signals_blocked(|| unsafe {
-            libc::clone(
-                starter_entry,
-                made.stacks[1].top(),
-                libc::CLONE_VM | libc::CLONE_FILES | libc::CLONE_CHILD_CLEARTID | libc::SIGCHLD,
-                ptr::from_ref(&starter_arg).cast_mut().cast(),
-                ptr::null_mut::<libc::pid_t>(),
-                ptr::null_mut::<c_void>(),
-                ctid,
-            )
+        // (copied at once; its parts live until it is reaped, `filter` until it has installed
+        // it, which this thread waits for); the kernel stores 0 into the state word when it
+        // exits (`CLONE_CHILD_CLEARTID`), a word that lives as long.
+        let starter = with_signals_blocked(|| {
+            // SAFETY: see above.
+            around(&mut || unsafe {
+                libc::clone(
+                    starter_entry,
+                    top,
+                    libc::CLONE_VM | libc::CLONE_FILES | libc::CLONE_CHILD_CLEARTID | libc::SIGCHLD,
+                    ptr::from_ref(&starter_arg).cast_mut().cast(),
+                    ptr::null_mut::<libc::pid_t>(),
+                    ptr::null_mut::<c_void>(),
+                    ctid,
+                )
+            })
         });
-        let started = if starter == -1 {
-            Err(Errno::last())
-        } else {
-            made.starter = Pid::from_raw(starter);
-            match wait_change(&made.shared.starter_state, STARTER_JOINING) {
-                STARTER_IDLE => Ok(()),
-                _ => Err(unpack_view(made.shared.starter_failure.load(Ordering::Relaxed)).1),
-            }
-        };
-        for fd in &made.shared.ns_fds {
-            // SAFETY: the descriptors opened above; the starter has joined (or failed).
-            unsafe { libc::close(fd.swap(-1, Ordering::Relaxed)) };
+        if starter == -1 {
+            return Err(Errno::last());
         }
-        if let Err(errno) = started {
-            made.end();
-            return Err(ViewFailure { step: ViewStep::Starter, errno, path: None });
+        self.starter = Pid::from_raw(starter);
+        match wait_change(&shared.starter_state, STARTER_JOINING) {
+            STARTER_IDLE => Ok(()),
+            STARTER_FAILED => Err(unpack_view(shared.starter_failure.load(Ordering::Relaxed)).1),
+            _ => Err(Errno::ESRCH),
         }
-        Ok(made)
     }
 
     /// init's pid, as the host sees it.
@@ -589,17 +718,28 @@ impl ViewProcesses {
     /// Starts the child of `plan` in the view, and returns its pid or the step that failed.
     pub(super) fn start(&self, plan: &ChildPlan<'_>, failure: &AtomicU64) -> Result<Pid, (SpawnStep, Errno)> {
         let _one = self.requests.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let state = &self.shared.starter_state;
-        self.shared.request.store(ptr::from_ref(plan).cast_mut().cast(), Ordering::Release);
+        let shared = self.shared();
+        let state = &shared.starter_state;
+        shared.child.store(0, Ordering::Relaxed);
+        shared.request.store(ptr::from_ref(plan).cast_mut().cast(), Ordering::Release);
         if state.compare_exchange(STARTER_IDLE, STARTER_REQUEST, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return Err((SpawnStep::Clone, Errno::ESRCH));
         }
         futex_wake(state);
-        let done = wait_change(state, STARTER_REQUEST);
-        if done != STARTER_DONE {
+        if wait_change(state, STARTER_REQUEST) != STARTER_DONE {
+            // The starter died (the word is 0). A child it made may still run on `plan` and
+            // this thread's stack: end it before they go.
+            let child = shared.child.load(Ordering::Acquire);
+            if child > 0 {
+                let child = Pid::from_raw(child);
+                let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
+                while let Err(Errno::EINTR) = nix::sys::wait::waitpid(child, Some(nix::sys::wait::WaitPidFlag::__WALL))
+                {
+                }
+            }
             return Err((SpawnStep::Clone, Errno::ESRCH));
         }
-        let reply = self.shared.reply.load(Ordering::Relaxed);
+        let reply = shared.reply.load(Ordering::Relaxed);
         // Back to idle, unless the starter died meanwhile (then the word stays 0).
         let _ = state.compare_exchange(STARTER_DONE, STARTER_IDLE, Ordering::AcqRel, Ordering::Acquire);
         if reply < 0 {
@@ -637,6 +777,8 @@ unsafe impl Sync for ViewProcesses {}
 impl Drop for ViewProcesses {
     fn drop(&mut self) {
         self.end();
+        // SAFETY: leaked in `create`; both processes that read them are reaped.
+        unsafe { drop((Box::from_raw(self.plan.as_ptr()), Box::from_raw(self.shared.as_ptr()))) };
     }
 }
 
@@ -651,8 +793,14 @@ fn write_id_maps(init: Pid) -> Result<(), Errno> {
     let uid = nix::unistd::geteuid().as_raw();
     let gid = nix::unistd::getegid().as_raw();
     if uid == 0 {
-        write("uid_map", "0 0 4294967295")?;
-        write("gid_map", "0 0 4294967295")
+        // Every id this process's own namespace maps (all of them on a host; a rootless
+        // container's ranges inside one).
+        let own = |name: &str| {
+            std::fs::read_to_string(format!("/proc/self/{name}"))
+                .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
+        };
+        write("uid_map", &identity_of(&own("uid_map")?))?;
+        write("gid_map", &identity_of(&own("gid_map")?))
     } else {
         write("setgroups", "deny")?;
         write("uid_map", &format!("{uid} {uid} 1"))?;
@@ -660,9 +808,26 @@ fn write_id_maps(init: Pid) -> Result<(), Errno> {
     }
 }
 
+/// The map that gives each id of `own` (a `/proc/self/uid_map` or `gid_map`) to itself.
+fn identity_of(own: &str) -> String {
+    own.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let (first, _, count) = (fields.next()?, fields.next()?, fields.next()?);
+            Some(format!("{first} {first} {count}\n"))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_identity_map_keeps_each_range_of_the_own_namespace() {
+        assert_eq!(identity_of("         0          0 4294967295\n"), "0 0 4294967295\n");
+        assert_eq!(identity_of("0 1000 1\n1 100000 65536\n"), "0 0 1\n1 1 65536\n");
+    }
 
     #[test]
     fn a_packed_view_failure_unpacks_to_itself() {

@@ -84,7 +84,8 @@ fn a_child_in_the_view_sees_its_own_processes_in_proc_and_not_the_hosts() {
     let _lock = lock();
     let d = dirs();
     let script = "echo $$; ls /proc | grep -c '^[0-9][0-9]*$'; nproc; grep -c ^processor /proc/cpuinfo; \
-                  head -1 /proc/self/status; cat /proc/1/environ >/dev/null && echo READ-HOST-MEMORY";
+                  head -1 /proc/self/status; cat /proc/1/environ >/dev/null && echo READ-HOST-MEMORY; \
+                  (echo renamed > /proc/self/comm) 2>/dev/null && echo WROTE-PROC";
     let out = sh(&spawner(&d, true), script);
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
     assert_eq!(lines.len(), 5, "{out:?}");
@@ -101,9 +102,12 @@ fn a_child_in_the_view_sees_its_own_processes_in_proc_and_not_the_hosts() {
     assert_eq!(lines[2], cpus);
     assert!(lines[3].parse::<usize>().unwrap() >= 1);
     assert_eq!(lines[4], "Name:\thead");
-    // pid 1 shares wrt's memory: its environment is out of reach.
+    // pid 1 shares wrt's memory: it is not even listed, its environment out of reach.
     assert!(!text(&out.stdout).contains("READ-HOST-MEMORY"), "{out:?}");
-    assert!(text(&out.stderr).contains("Permission denied"), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains("WROTE-PROC"), "the view's /proc is read-only: {out:?}");
+    let out = sh(&spawner(&d, true), "ls /proc | grep -x 1 && echo SEES-INIT; ls -d /proc/[0-9]*; cat /proc/1/cmdline");
+    assert!(!text(&out.stdout).contains("SEES-INIT"), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("No such file or directory"), "{}", text(&out.stderr));
 
     // Without the view there is no `/proc` at all.
     let out = sh(&spawner(&d, false), "ls /proc/self");
@@ -184,4 +188,43 @@ fn a_daemon_left_in_the_view_ends_with_its_spawner() {
         assert!(Instant::now() < end, "the daemon outlived its spawner");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// An allowed program under the host's `/tmp` (here in a read grant, which the view mounts
+/// again inside the children's `/tmp`) runs from a descriptor wrt opened: a child that moves
+/// the directories above the grant aside and plants a program at the same path does not get it
+/// run in the allowed one's place.
+#[test]
+fn an_allowed_program_under_tmp_cannot_be_replaced_by_a_child_in_the_view() {
+    let _lock = lock();
+    let d = dirs();
+    let tool = d.read.join("tool");
+    fs::copy("/bin/echo", &tool).unwrap();
+    let base = d.read.parent().unwrap();
+    let policy = Policy::deny_all().allow_program("sh").allow_program(&tool);
+    let spawner =
+        Spawner::new(policy).unwrap().with_sandbox(ChildSandbox::confined().view(true).read(&d.read).write(&d.write));
+    let plant = format!(
+        "mv {base} {base}.moved && mkdir -p {read} && printf '#!/bin/sh\\necho PLANTED\\n' > {tool} && chmod +x {tool} && echo planted",
+        base = p(base),
+        read = p(&d.read),
+        tool = p(&tool),
+    );
+    let out = sh(&spawner, &plant);
+    assert_eq!(text(&out.stdout), "planted\n", "{out:?}");
+    let mut command = Command::new(p(&tool));
+    command.arg("genuine").stdin(Stdio::Null).stdout(Stdio::Piped).stderr(Stdio::Piped);
+    let out = spawner.output(&command, None).unwrap();
+    assert_eq!(text(&out.stdout), "genuine\n", "{out:?}");
+
+    // A script there cannot run from a descriptor: refused, not run from the planted path.
+    let script = d.read.join("script");
+    fs::write(&script, "#!/bin/sh\necho script\n").unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let policy = Policy::deny_all().allow_program(&script);
+    let spawner = Spawner::new(policy).unwrap().with_sandbox(ChildSandbox::confined().view(true).read(&d.read));
+    let mut command = Command::new(p(&script));
+    command.stdout(Stdio::Piped);
+    let err = spawner.output(&command, None).unwrap_err();
+    assert!(wrt_host_spawn::error_chain(&err).contains("ENOEXEC"), "{err}");
 }
