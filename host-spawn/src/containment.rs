@@ -164,12 +164,12 @@ pub(crate) fn track_view(pid: Pid) {
     THROUGH.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(HashSet::new).insert(pid.as_raw());
 }
 
-/// Forgets a process of a child view, once reaped.
+/// Takes a process of a child view out of the pass-through set (before it is ended; it stays
+/// tracked until [`untrack`]).
 pub(crate) fn untrack_view(pid: Pid) {
     if let Some(set) = THROUGH.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
         set.remove(&pid.as_raw());
     }
-    untrack(pid);
 }
 
 fn through() -> HashSet<i32> {

@@ -766,14 +766,12 @@ fn open_beneath_cover(path: &Path) -> Result<OwnedFd, Errno> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let errno = |err: io::Error| Errno::from_raw(err.raw_os_error().unwrap_or(libc::EIO));
-    let opened = File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(errno)?;
+    // `O_PATH`: a program that may be executed but not read runs as by its path.
+    let program = File::options().read(true).custom_flags(libc::O_PATH | libc::O_CLOEXEC).open(path).map_err(errno)?;
+    let readable = File::options().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path);
     let mut magic = [0u8; 2];
-    if (&opened).read_exact(&mut magic).is_ok() && magic == *b"#!" {
+    if readable.is_ok_and(|file| (&file).read_exact(&mut magic).is_ok() && magic == *b"#!") {
         return Err(Errno::ENOEXEC);
     }
-    sys::above_stdio(opened.into())
+    sys::above_stdio(program.into())
 }

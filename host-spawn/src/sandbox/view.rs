@@ -116,7 +116,11 @@ impl View {
             // sweep takes it for an orphan; the gate is not held while init mounts.
             let recorded = std::cell::RefCell::new(Vec::new());
             let around = |clone: &mut dyn FnMut() -> libc::pid_t| {
-                let _gate = crate::containment::spawn_gate();
+                let Ok(_gate) = crate::containment::spawn_gate() else {
+                    // Nothing may be started: fail as `clone` would.
+                    Errno::EAGAIN.set();
+                    return -1;
+                };
                 let pid = clone();
                 if pid > 0 {
                     let pid = nix::unistd::Pid::from_raw(pid);
@@ -127,9 +131,10 @@ impl View {
             };
             let made = ViewProcesses::create(plan, &around);
             if made.is_err() {
-                // Ended and reaped by `create`.
+                // Ended (and reaped, as far as it could be) by `create`.
                 for pid in recorded.take() {
                     crate::containment::untrack_view(pid);
+                    crate::containment::untrack(pid);
                 }
             }
             let failed = made.is_err();
@@ -185,9 +190,13 @@ impl Drop for View {
     fn drop(&mut self) {
         if let Some(processes) = self.processes.take() {
             let pids = [processes.init(), processes.starter()];
-            drop(processes);
+            // Out of the pass-through set first: a reused pid must never be walked through.
             for pid in pids {
                 crate::containment::untrack_view(pid);
+            }
+            drop(processes);
+            for pid in pids {
+                crate::containment::untrack(pid);
             }
         }
         if let Some((end, thread)) = self.thread.take() {

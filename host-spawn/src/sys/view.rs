@@ -245,6 +245,18 @@ fn futex_wake(word: &AtomicU32) {
     unsafe { raw_syscall(libc::SYS_futex, args) };
 }
 
+/// Waits until `word` is 0: the kernel's mark that the process made with it as its
+/// `CLONE_CHILD_CLEARTID` word has released the shared memory.
+fn wait_change_to_zero(word: &AtomicU32) {
+    loop {
+        let now = word.load(Ordering::Acquire);
+        if now == 0 {
+            return;
+        }
+        futex_wait(word, now);
+    }
+}
+
 /// Waits until `word` leaves `from`, and returns its new value.
 fn wait_change(word: &AtomicU32, from: u32) -> u32 {
     loop {
@@ -369,9 +381,20 @@ fn make_mount_point(mount: &ViewMount, target: *const libc::c_char) -> Result<()
             // SAFETY: the prefix is NUL-terminated now; an existing directory is fine.
             let ret = unsafe { libc::mkdir(buf.as_ptr().cast(), 0o700) };
             let errno = Errno::last_raw();
+            // A directory made here (in the children's `/tmp`) is a mount of itself, so that
+            // no child can move or remove it (`EBUSY`) and plant another at the grant's path.
+            // SAFETY: NUL-terminated paths; no file system type or data.
+            let pinned = ret == -1
+                || unsafe {
+                    libc::mount(buf.as_ptr().cast(), buf.as_ptr().cast(), ptr::null(), libc::MS_BIND, ptr::null())
+                } == 0;
+            let bind_errno = Errno::last_raw();
             buf[at] = b'/';
             if ret == -1 && errno != libc::EEXIST {
                 return Err(errno);
+            }
+            if !pinned {
+                return Err(bind_errno);
             }
         }
     }
@@ -621,17 +644,29 @@ impl ViewProcesses {
             return Err(ViewFailure { step: ViewStep::Namespaces, errno: Errno::last(), path: None });
         }
         self.init = Pid::from_raw(init);
-        write_id_maps(self.init).map_err(|errno| ViewFailure { step: ViewStep::IdMaps, errno, path: None })?;
-        shared.init_state.store(INIT_GO, Ordering::Release);
-        futex_wake(&shared.init_state);
-        match wait_change(&shared.init_state, INIT_GO) {
-            INIT_READY => {}
-            INIT_FAILED => {
-                let (step, errno, at) = unpack_view(shared.init_failure.load(Ordering::Relaxed));
+        if let Err(errno) = write_id_maps(self.init) {
+            // init may not have read `init_arg` yet: end it while `init_arg` lives.
+            self.end();
+            return Err(ViewFailure { step: ViewStep::IdMaps, errno, path: None });
+        }
+        // Unless init already failed (or died): then the word says so, and stays.
+        let now = match shared.init_state.compare_exchange(INIT_WAIT, INIT_GO, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => {
+                futex_wake(&shared.init_state);
+                wait_change(&shared.init_state, INIT_GO)
+            }
+            Err(now) => now,
+        };
+        if now != INIT_READY {
+            // A failure is written before init exits; the kernel's 0 at its exit may come
+            // first to this thread's eyes, but not in place of the failure word.
+            let failure = shared.init_failure.load(Ordering::Acquire);
+            if failure != 0 {
+                let (step, errno, at) = unpack_view(failure);
                 return Err(self.failure_at(step, errno, at));
             }
-            // 0: init ended (killed, or crashed) without a word.
-            _ => return Err(ViewFailure { step: ViewStep::Ended, errno: Errno::ESRCH, path: None }),
+            // init ended (killed, or crashed) without a word.
+            return Err(ViewFailure { step: ViewStep::Ended, errno: Errno::ESRCH, path: None });
         }
 
         let opened = self.open_namespaces();
@@ -700,8 +735,11 @@ impl ViewProcesses {
         self.starter = Pid::from_raw(starter);
         match wait_change(&shared.starter_state, STARTER_JOINING) {
             STARTER_IDLE => Ok(()),
-            STARTER_FAILED => Err(unpack_view(shared.starter_failure.load(Ordering::Relaxed)).1),
-            _ => Err(Errno::ESRCH),
+            // Failed (or 0: exited, perhaps after writing why).
+            _ => match shared.starter_failure.load(Ordering::Acquire) {
+                0 => Err(Errno::ESRCH),
+                failure => Err(unpack_view(failure).1),
+            },
         }
     }
 
@@ -756,11 +794,34 @@ impl ViewProcesses {
     }
 
     /// Kills init (and with it every process in the view) and the starter, and reaps both.
+    ///
+    /// Once the kernel has stored 0 into a process's word (`CLONE_CHILD_CLEARTID`, when it
+    /// releases the shared memory at exit) the process touches none of it again, so the memory
+    /// may be freed even if it is not reaped yet: init is reaped only once every process of
+    /// its PID namespace is, and a child of the view may be a zombie the host has not waited
+    /// for (a `Child` kept after its spawner). Reaping is tried for a while; a zombie left is
+    /// the process-wide reaper's, or goes with wrt.
     fn end(&mut self) {
-        for pid in [self.init, self.starter] {
-            if pid.as_raw() > 0 {
-                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-                while let Err(Errno::EINTR) = nix::sys::wait::waitpid(pid, Some(nix::sys::wait::WaitPidFlag::__WALL)) {}
+        // SAFETY: leaked in `create`, freed only in `drop`, after this.
+        let shared: &Shared = unsafe { self.shared.as_ref() };
+        for (pid, word) in [(self.init, &shared.init_state), (self.starter, &shared.starter_state)] {
+            if pid.as_raw() <= 0 {
+                continue;
+            }
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            wait_change_to_zero(word);
+            let until = std::time::Instant::now() + std::time::Duration::from_millis(200);
+            loop {
+                match nix::sys::wait::waitpid(
+                    pid,
+                    Some(nix::sys::wait::WaitPidFlag::__WALL | nix::sys::wait::WaitPidFlag::WNOHANG),
+                ) {
+                    Ok(nix::sys::wait::WaitStatus::StillAlive) if std::time::Instant::now() < until => {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    Err(Errno::EINTR) => {}
+                    _ => break,
+                }
             }
         }
         self.init = Pid::from_raw(0);
