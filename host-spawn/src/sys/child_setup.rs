@@ -64,6 +64,9 @@ pub(super) struct ChildPlan<'a> {
     /// Highest fd to close when `close_range` is missing (the soft `RLIMIT_NOFILE`, capped).
     pub(super) max_fd: c_int,
     pub(super) sigrtmax: c_int,
+    /// Whether every disposition is the default already (a child of a view's starter, which
+    /// reset them all once): the child then resets none.
+    pub(super) dispositions_default: bool,
     pub(super) empty_mask: SigSet,
     /// The creating process, which the child checks is still its parent once it has asked for
     /// `SIGKILL` on its parent's death: 0 for a child in a view, whose parent (the host) lies
@@ -92,6 +95,7 @@ impl<'a> ChildPlan<'a> {
             report,
             max_fd,
             sigrtmax: libc::SIGRTMAX(),
+            dispositions_default: false,
             empty_mask: SigSet::empty(),
             parent: nix::unistd::getpid().as_raw(),
         }
@@ -172,13 +176,10 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
     // signals too, not only ignored ones, although `execve` resets those: the mask is emptied
     // just before `execve`, and a signal arriving in between must not run a host handler in the
     // child. One call per signal; querying each first would cost at least as many.
-    for signal in 1..=plan.sigrtmax {
-        if signal == libc::SIGKILL || signal == libc::SIGSTOP {
-            continue;
-        }
-        if let Err(errno) = imp::set_default_disposition(signal) {
-            return (SpawnStep::Signals, errno as c_int);
-        }
+    if !plan.dispositions_default
+        && let Err(errno) = reset_dispositions(plan.sigrtmax)
+    {
+        return (SpawnStep::Signals, errno as c_int);
     }
 
     for &(resource, soft, hard) in plan.rlimits {
@@ -275,6 +276,17 @@ fn child_setup(plan: &ChildPlan<'_>) -> (SpawnStep, c_int) {
     // not return.
     unsafe { libc::execve(plan.exec.path.as_ptr(), plan.exec.argv.as_ptr(), plan.exec.envp.as_ptr()) };
     fail(SpawnStep::Exec)
+}
+
+/// Sets every signal but `SIGKILL` and `SIGSTOP`, up to `sigrtmax`, to its default action.
+pub(super) fn reset_dispositions(sigrtmax: c_int) -> Result<(), Errno> {
+    for signal in 1..=sigrtmax {
+        if signal == libc::SIGKILL || signal == libc::SIGSTOP {
+            continue;
+        }
+        imp::set_default_disposition(signal)?;
+    }
+    Ok(())
 }
 
 /// A `keep` entry that keeps nothing: below 3, so never among the descriptors closed.

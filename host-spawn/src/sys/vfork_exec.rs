@@ -104,6 +104,7 @@ pub(crate) fn vfork_exec(
         let failure = AtomicU64::new(0);
         let mut plan = ChildPlan::new(exec, rlimits, confine, Report::Shared(&failure));
         plan.parent = 0;
+        plan.dispositions_default = true;
         return view.start(&plan, &failure).map_err(|(step, errno)| SpawnFailure { step, errno });
     }
     STACK.with(|cell| {

@@ -495,6 +495,11 @@ extern "C" fn starter_entry(arg: *mut c_void) -> c_int {
     if super::imp::set_no_new_privs().is_err() || super::seccomp::install(filter).is_err() {
         fail(ViewStep::Starter);
     }
+    // Every disposition to its default once, here, where every signal stays blocked: each
+    // child inherits them at `clone` (no `CLONE_SIGHAND`) and need not reset them itself.
+    if super::child_setup::reset_dispositions(libc::SIGRTMAX()).is_err() {
+        fail(ViewStep::Starter);
+    }
     shared.starter_state.store(STARTER_IDLE, Ordering::Release);
     futex_wake(&shared.starter_state);
     loop {

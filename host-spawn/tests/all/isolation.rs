@@ -108,6 +108,24 @@ impl Drop for HostDisposition {
 fn check_signals_changed_after_creation(strategy: Strategy) {
     let _lock = lock();
     let spawner = Spawner::new(Policy::deny_all().allow_program("cat")).unwrap().with_strategy(strategy).strict(true);
+    check_signals_of(&spawner, &format!("{strategy:?}"));
+}
+
+/// A child in the child view inherits its dispositions from the view's starter, which reset
+/// them all when the view was made (by the first spawn): a host that changes its own later
+/// changes nothing for the children.
+#[test]
+fn a_child_in_the_view_resets_nothing_and_still_has_every_signal_at_its_default() {
+    let _lock = lock();
+    let spawner = Spawner::new(Policy::deny_all().allow_program("cat"))
+        .unwrap()
+        .with_sandbox(wrt_host_spawn::ChildSandbox::confined().view(true));
+    let mut first = spawner.spawn(Command::new("cat").stdin(Stdio::Null)).unwrap();
+    assert!(first.wait().unwrap().success());
+    check_signals_of(&spawner, "in the view");
+}
+
+fn check_signals_of(spawner: &Spawner, label: &str) {
     let rt = libc::SIGRTMIN() + 3;
     let host = [
         HostDisposition::set(libc::SIGUSR1, true),
@@ -131,7 +149,7 @@ fn check_signals_changed_after_creation(strategy: Strategy) {
     }
     let pid = child.pid();
     for field in ["SigBlk", "SigIgn", "SigCgt"] {
-        assert_eq!(status_field(pid, field), "0000000000000000", "{field} of the child ({strategy:?})");
+        assert_eq!(status_field(pid, field), "0000000000000000", "{field} of the child ({label})");
     }
     child.close_stdin();
     assert!(child.wait().unwrap().success());
