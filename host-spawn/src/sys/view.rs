@@ -16,7 +16,8 @@
 //!   futex word in shared memory.
 //!
 //! Both die with the thread that made them (`PR_SET_PDEATHSIG`), and so, with init, does
-//! everything in the view.
+//! everything in the view. The three share one thread-local block (no `CLONE_SETTLS`), so the
+//! loops that run alongside the host use system calls that leave `errno` alone.
 
 use std::ffi::{CString, c_int, c_void};
 use std::ptr;
@@ -31,8 +32,8 @@ use crate::error::SpawnStep;
 
 /// A mount the view makes, in the order given (parents before what lies beneath them).
 pub(crate) struct ViewMount {
-    /// The canonical host path, NUL-terminated; init may write into it (it makes the missing
-    /// directories of a mount point under the `/tmp` cover one component at a time).
+    /// The canonical host path, NUL-terminated (init cuts a copy of it on its own stack to make
+    /// the missing directories of a mount point under the `/tmp` cover).
     path: Box<[u8]>,
     kind: MountKind,
     /// The detached copy of the host's tree at `path`, taken before the view is made read-only.
