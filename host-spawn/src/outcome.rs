@@ -78,7 +78,8 @@ pub struct ResourceUsage {
     /// kernel's figure may be the memory of the process that started it: a child started with
     /// `vfork` (`posix_spawn`, the `vfork-exec` strategy) or `fork` carries the peak of that
     /// process's memory into its `execve`, and its figure is the larger of the two; so only a
-    /// figure above the spawning process's own peak when the child started is the child's.
+    /// figure above the spawning process's own peak when the child started (by more than
+    /// 8 MiB, the kernel's counters being approximate) is the child's.
     pub max_rss: Option<u64>,
 }
 
@@ -129,6 +130,11 @@ pub struct ChildOutcome {
     pub strategy: Strategy,
 }
 
+/// How far a child's peak must exceed its spawner's to be its own: a child started with
+/// `CLONE_VM` inherits the spawner's peak, and the kernel's resident-set counters are kept per
+/// CPU and summed approximately, so the two figures of one peak can differ by some pages.
+const PEAK_SLACK_KIB: u64 = 8 << 10;
+
 impl ChildOutcome {
     /// The outcome of `raw`, for a child started by a process whose own peak resident set
     /// size was `spawner_peak_kib` just after the start.
@@ -150,7 +156,8 @@ impl ChildOutcome {
             rusage: ResourceUsage {
                 user_time: raw.user_time,
                 system_time: raw.system_time,
-                max_rss: (raw.max_rss_kib > spawner_peak_kib).then(|| raw.max_rss_kib.saturating_mul(1024)),
+                max_rss: (raw.max_rss_kib > spawner_peak_kib.saturating_add(PEAK_SLACK_KIB))
+                    .then(|| raw.max_rss_kib.saturating_mul(1024)),
             },
             strategy,
         }
