@@ -33,6 +33,10 @@ impl Executor for WrtExecutor {
         match prepared() {
             Some(Prepared::PodSandbox) => DefaultExecutor {}.exec(spec),
             Some(Prepared::Guest(ready)) => {
+                // What runc's process holds once it has called `execve`, which wrt never does.
+                let capabilities = spec.process().as_ref().and_then(|p| p.capabilities().as_ref());
+                crate::credentials::as_after_exec(capabilities)
+                    .map_err(|err| ExecutorError::Other(format!("{err:#}")))?;
                 own_the_container().map_err(|err| ExecutorError::Other(format!("{err:#}")))?;
                 let compiled_here;
                 let loaded = match &ready.loaded {

@@ -5,8 +5,9 @@
 //! entrypoint is not WebAssembly is refused by name ([`workload`]); a Kubernetes pod's sandbox
 //! container is the one exception.
 //!
-//! containerd starts the shim; the shim (on runwasi's containerd-shimkit) serves containerd's
-//! task API with a [`WrtInstance`] per container. Before the container exists, its zygote
+//! containerd starts the shim ([`daemon`]); the shim serves containerd's task API ([`task`]),
+//! with the runtime's [`options`], each container's [`metrics`] and new [`resources`] from its
+//! [`cgroup`]. Before the container exists, its zygote
 //! decides what it runs from the bundle and loads the guest, compiled once per node into a
 //! cache no container sees ([`prepare`]); youki's libcontainer then creates the container
 //! (namespaces, cgroup, root file system), whose first process runs the guest ([`guest`]).
@@ -27,17 +28,22 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod cgroup;
 pub mod config;
 mod container;
+pub mod credentials;
+pub mod daemon;
 mod executor;
 pub mod guest;
 pub mod image;
 mod instance;
+pub mod metrics;
 pub mod node;
+pub mod options;
 pub mod prepare;
+pub mod resources;
+pub mod task;
 pub mod workload;
-
-pub use instance::WrtInstance;
 
 /// The shim's name: containerd's runtime `io.containerd.wrt.v1` runs `containerd-shim-wrt-v1`.
 /// libcontainer keeps its state under `/run/containerd/wrt/<namespace>`.

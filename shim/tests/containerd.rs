@@ -348,7 +348,7 @@ fn exec_into_a_running_guest_is_refused() {
     }
     let exec = containerd.ctr(&["tasks", "exec", "--exec-id", "shell", "spin", "/bin/sh", "-c", "echo exec ran"]);
     assert!(!exec.status.success());
-    assert!(text(&exec.stderr).contains("Exec is not supported"), "{}", text(&exec.stderr));
+    assert!(text(&exec.stderr).contains(wrt_shim::task::EXEC_REFUSED), "{}", text(&exec.stderr));
     assert!(!text(&exec.stdout).contains("exec ran"));
     let kill = containerd.ctr(&["tasks", "kill", "--signal", "SIGKILL", "spin"]);
     assert!(kill.status.success(), "{}", text(&kill.stderr));
