@@ -8,13 +8,17 @@
 //! Pods use the node's network (`NamespaceOption.network = NODE`), so no CNI plugin is called,
 //! and their sandbox image is a pause image built here (busybox's `sleep`) and imported, so
 //! nothing is pulled. Each pod's cgroups are under a parent unique to the test, which is
-//! removed (with the pods) when the harness is dropped.
+//! removed (with the pods) when the harness is dropped. Shared by the tests and the `pods` bench
+//! through `#[path]`.
 
-use std::cell::{Cell, RefCell};
+#![allow(dead_code, reason = "shared by the tests and the bench, each using a part")]
+
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use hyper_util::rt::TokioIo;
@@ -118,7 +122,6 @@ impl CriBuilder {
     }
 
     /// Sets `name=value` in containerd's environment (and so its shims').
-    #[allow(dead_code, reason = "for tests of the node's settings (`CONTAINERD_SHIM_WRT_*`)")]
     pub fn env(mut self, name: &str, value: &str) -> Self {
         self.env.push((name.to_owned(), value.to_owned()));
         self
@@ -161,10 +164,10 @@ impl CriBuilder {
             .stderr(log)
             .spawn()
             .unwrap();
-        let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let socket = path.join("containerd.sock");
         let channel = {
-            // The channel's worker runs on this runtime, during each call's `block_on`.
+            // The channel's worker task runs on this runtime.
             let _runtime = tokio.enter();
             Endpoint::try_from("http://[::]:50051").unwrap().timeout(CALL_TIMEOUT).connect_with_connector_lazy(
                 tower::service_fn(move |_: Uri| {
@@ -182,9 +185,9 @@ impl CriBuilder {
             channel,
             cgroup_parent: format!("/wrt-cri-test-{unique}"),
             slice_marker: format!("wrt_cri_{}", unique.replace('-', "_")),
-            cgroups: RefCell::new(BTreeSet::new()),
-            imports: Cell::new(0),
-            pods: Cell::new(0),
+            cgroups: Mutex::new(BTreeSet::new()),
+            imports: AtomicU32::new(0),
+            pods: AtomicU32::new(0),
         };
         // The CRI answers once its plugin has loaded its state (until then: "server is not
         // initialized yet").
@@ -287,11 +290,11 @@ pub struct Cri {
     /// nesting).
     slice_marker: String,
     /// Cgroups (paths relative to each hierarchy's root) to remove when dropped, if empty.
-    cgroups: RefCell<BTreeSet<String>>,
+    cgroups: Mutex<BTreeSet<String>>,
     /// Images imported so far (each archive is written to a file of its own).
-    imports: Cell<u32>,
+    imports: AtomicU32,
     /// Pods configured so far (each gets a log directory and a uid of its own).
-    pods: Cell<u32>,
+    pods: AtomicU32,
 }
 
 impl std::fmt::Debug for Cri {
@@ -346,8 +349,7 @@ impl Cri {
     /// Builds `image`, imports it into the CRI's namespace and waits until the CRI lists it;
     /// returns its name.
     pub fn import(&self, image: &Image) -> String {
-        let n = self.imports.get() + 1;
-        self.imports.set(n);
+        let n = self.imports.fetch_add(1, Ordering::Relaxed) + 1;
         let scratch = self.dir.path().join(format!("image-{n}"));
         std::fs::create_dir_all(&scratch).unwrap();
         let archive = scratch.join("image.tar");
@@ -378,11 +380,10 @@ impl Cri {
     /// The configuration of a pod named `name` with `security`, as a kubelet sends it: the
     /// node's network, a log directory of its own, the test's cgroup parent.
     pub fn pod(&self, name: &str, security: Security) -> PodSandboxConfig {
-        let n = self.pods.get() + 1;
-        self.pods.set(n);
+        let n = self.pods.fetch_add(1, Ordering::Relaxed) + 1;
         let log_directory = self.dir.path().join("pods").join(format!("{n}-{name}"));
         std::fs::create_dir_all(&log_directory).unwrap();
-        self.cgroups.borrow_mut().insert(self.cgroup_parent.clone());
+        self.cgroups.lock().unwrap().insert(self.cgroup_parent.clone());
         PodSandboxConfig {
             metadata: Some(PodSandboxMetadata {
                 name: name.to_owned(),
@@ -413,7 +414,7 @@ impl Cri {
     /// those of the slices systemd would nest it in, are removed when the harness is dropped.
     pub fn systemd_pod_slice(&self) -> String {
         let pod = format!("kubepods-besteffort-pod{}.slice", self.slice_marker);
-        let mut cgroups = self.cgroups.borrow_mut();
+        let mut cgroups = self.cgroups.lock().unwrap();
         cgroups.insert(format!("/kubepods.slice/kubepods-besteffort.slice/{pod}"));
         cgroups.insert("/kubepods.slice/kubepods-besteffort.slice".to_owned());
         cgroups.insert("/kubepods.slice".to_owned());
@@ -628,7 +629,7 @@ impl Cri {
                 Some((controllers.to_owned(), path.to_owned()))
             })
             .collect();
-        let mut remove = self.cgroups.borrow_mut();
+        let mut remove = self.cgroups.lock().unwrap();
         for (_, path) in cgroups.iter().filter(|(_, path)| self.is_the_tests(path)) {
             // The cgroup and each ancestor named for this test (a runtime that nests a pod's
             // cgroups under its own leaves its own ancestors alone).
@@ -686,7 +687,7 @@ impl Drop for Cri {
         // every hierarchy (each v1 controller's, or the one of v2).
         let _ = std::fs::remove_dir(Path::new("/run/containerd/wrt").join(K8S_NAMESPACE));
         let _ = std::fs::remove_dir(Path::new("/run/containerd/runc").join(K8S_NAMESPACE));
-        let mut cgroups: Vec<String> = self.cgroups.borrow().iter().cloned().collect();
+        let mut cgroups: Vec<String> = self.cgroups.lock().unwrap().iter().cloned().collect();
         cgroups.sort_by_key(|path| std::cmp::Reverse(path.matches('/').count()));
         let mut roots = vec![PathBuf::from("/sys/fs/cgroup")];
         roots.extend(std::fs::read_dir("/sys/fs/cgroup").into_iter().flatten().flatten().map(|e| e.path()));
