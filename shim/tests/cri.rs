@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use k8s_cri::v1::{ContainerConfig, LinuxContainerResources, PodSandboxConfig};
+use k8s_cri::v1::{ContainerConfig, KeyValue, LinuxContainerResources, PodSandboxConfig};
 use wrt_shim::image::{Image, ImageFile};
 
 #[path = "support/cri.rs"]
@@ -118,6 +118,128 @@ fn a_pod_runs_a_guest_through_the_cri_as_a_kubelet_drives_it() {
     let lines = cri.wait_for_log(&id, EXIT_TIMEOUT, |line| line.contains("hello from runc"));
     assert_eq!(status.exit_code, 0, "{status:?}");
     assert_eq!(lines, ["hello from runc"]);
+    delete_pod(&cri, &pod_id);
+}
+
+/// An image named `name` whose guest is `guest` (the module's path), with nothing else.
+fn guest_image(name: &str, guest: &str) -> Image {
+    Image { name: format!("docker.io/wrt-test/{name}:latest"), guest: guest.into(), ..Image::default() }
+}
+
+/// A container's `envs`, as a kubelet passes a pod container's `env`.
+fn envs(vars: &[(&str, &str)]) -> Vec<KeyValue> {
+    vars.iter().map(|(key, value)| KeyValue { key: (*key).to_owned(), value: (*value).to_owned() }).collect()
+}
+
+/// The guest's exit code is the container's, as ContainerStatus reports it.
+#[test]
+fn a_guests_exit_code_is_the_containers() {
+    let Some(cri) = Cri::start("pod_exit_code") else { return };
+    let exit = cri.import(&guest_image("exit", wrt_test_guests::CLI_EXIT_CODE));
+    let pod = cri.pod("exit", Security::Default);
+    let container = cri.container("exit", &exit, &[], &["7"], Security::Default);
+    let (pod_id, id) = run_one(&cri, "wrt", &pod, &container);
+    let status = cri.wait_exited(&id, EXIT_TIMEOUT);
+    assert_eq!(status.exit_code, 7, "{status:?}\nlog: {:?}", cri.log_lines(&id));
+    delete_pod(&cri, &pod_id);
+}
+
+/// A pod container's `env` reaches the guest, less the `WRT_*` settings, which the shim reads
+/// itself: a `WRT_TIMEOUT` there stops a guest that never ends with 124 once it has passed.
+#[test]
+fn a_containers_env_reaches_the_guest_and_its_wrt_timeout_stops_a_spinning_guest() {
+    let Some(cri) = Cri::start("pod_env") else { return };
+    let echo = cri.import(&guest_image("echo", wrt_test_guests::CLI_ECHO));
+    let spin = cri.import(&guest_image("spin", wrt_test_guests::LIMITS_SPIN));
+
+    let pod = cri.pod("env", Security::Default);
+    let mut container = cri.container("echo", &echo, &[], &[], Security::Default);
+    container.envs = envs(&[("GREETING", "hi there"), ("EMPTY", ""), ("WRT_TIMEOUT", "30s")]);
+    let (pod_id, id) = run_one(&cri, "wrt", &pod, &container);
+    let status = cri.wait_exited(&id, EXIT_TIMEOUT);
+    let lines = cri.wait_for_log(&id, EXIT_TIMEOUT, |line| line.starts_with("env: GREETING="));
+    assert_eq!(status.exit_code, 0, "{status:?}\nlog: {lines:?}");
+    for expected in ["env: GREETING=hi there", "env: EMPTY="] {
+        assert!(lines.iter().any(|line| line == expected), "no `{expected}` in the guest's env: {lines:?}");
+    }
+    assert!(!lines.iter().any(|line| line.starts_with("env: WRT_")), "a wrt setting reached the guest: {lines:?}");
+    delete_pod(&cri, &pod_id);
+
+    // The image sets no timeout: only the pod's ends the guest.
+    let pod = cri.pod("timeout", Security::Default);
+    let mut container = cri.container("spin", &spin, &[], &[], Security::Default);
+    container.envs = envs(&[("WRT_TIMEOUT", "500ms")]);
+    let (pod_id, id) = run_one(&cri, "wrt", &pod, &container);
+    let status = cri.wait_exited(&id, EXIT_TIMEOUT);
+    assert_eq!(status.exit_code, i32::from(wrt_runtime::EXIT_TIMEOUT), "{status:?}\nlog: {:?}", cri.log_lines(&id));
+    let ran = Duration::from_nanos(u64::try_from(status.finished_at - status.started_at).unwrap());
+    assert!(ran < Duration::from_secs(5), "the guest ran {ran:?} under a timeout of 500ms: {status:?}");
+    delete_pod(&cri, &pod_id);
+}
+
+/// A native image (busybox's shell as the entrypoint) in a pod of `wrt` is refused by name,
+/// and nothing of it runs; the same container in a pod of runc prints what the shell says.
+#[test]
+fn a_native_image_in_a_wrt_pod_is_refused_by_name_and_nothing_runs() {
+    let Some(cri) = Cri::start("pod_native") else { return };
+    let busybox = cri.import(&busybox_image());
+    let script = ["/bin/sh", "-c", "echo the native program ran"];
+
+    let pod = cri.pod("native-runc", Security::Default);
+    let container = cri.container("native", &busybox, &script, &[], Security::Default);
+    let (pod_id, id) = run_one(&cri, "runc", &pod, &container);
+    assert_eq!(cri.wait_exited(&id, EXIT_TIMEOUT).exit_code, 0);
+    let lines = cri.wait_for_log(&id, EXIT_TIMEOUT, |line| line.contains("ran"));
+    assert_eq!(lines, ["the native program ran"]);
+    delete_pod(&cri, &pod_id);
+
+    let pod = cri.pod("native-wrt", Security::Default);
+    let pod_id = ok(&cri, "RunPodSandbox (wrt)", cri.run_pod_sandbox("wrt", &pod));
+    // Refused at CreateContainer or StartContainer, or (started) ended with an error.
+    let (refusal, created) = match cri.create_container(&pod_id, &container, &pod) {
+        Err(err) => (format!("CreateContainer: {}", err.message), None),
+        Ok(id) => match cri.start_container(&id) {
+            Err(err) => (format!("StartContainer: {}", err.message), Some(id)),
+            Ok(()) => {
+                let status = cri.wait_exited(&id, EXIT_TIMEOUT);
+                assert_ne!(status.exit_code, 0, "the native container ran: {status:?}");
+                (format!("exit code {}: {}", status.exit_code, cri.log_lines(&id).join("\n")), Some(id))
+            }
+        },
+    };
+    eprintln!("the native container in a wrt pod: {refusal}");
+    assert!(refusal.contains(r#"entrypoint "/bin/sh" is a native executable (ELF)"#), "refused by name: {refusal}");
+    if let Some(id) = created {
+        let lines = cri.log_lines(&id);
+        assert!(!lines.iter().any(|line| line.contains("ran")), "the shell ran: {lines:?}");
+    }
+    delete_pod(&cri, &pod_id);
+}
+
+/// Two guests in one pod (whose containers the shim serves from one process) each run to an
+/// exit of 0, each with its own output in its own log.
+#[test]
+fn two_guests_in_one_pod_run_to_their_own_exits_and_logs() {
+    let Some(cri) = Cri::start("pod_two") else { return };
+    let hello = cri.import(&guest_image("hello", wrt_test_guests::CLI_HELLO));
+    let pod = cri.pod("two", Security::Default);
+    let pod_id = ok(&cri, "RunPodSandbox (wrt)", cri.run_pod_sandbox("wrt", &pod));
+    let ids: Vec<String> = ["first", "second"]
+        .into_iter()
+        .map(|name| {
+            let container = cri.container(name, &hello, &[], &[name], Security::Default);
+            ok(&cri, &format!("CreateContainer ({name})"), cri.create_container(&pod_id, &container, &pod))
+        })
+        .collect();
+    for id in &ids {
+        ok(&cri, "StartContainer", cri.start_container(id));
+    }
+    for (id, name) in ids.iter().zip(["first", "second"]) {
+        let status = cri.wait_exited(id, EXIT_TIMEOUT);
+        let lines = cri.wait_for_log(id, EXIT_TIMEOUT, |line| line.starts_with("hello"));
+        assert_eq!(status.exit_code, 0, "{name}: {status:?}\nlog: {lines:?}");
+        assert_eq!(lines, [format!(r#"hello from a wrt guest, args = ["{name}"]"#)], "{name}'s log");
+    }
     delete_pod(&cri, &pod_id);
 }
 
