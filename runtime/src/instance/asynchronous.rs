@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use wasmtime::{Store, Val};
 
-use super::{Instance, Report, State, initialize, thread_cpu_time};
+use super::budget::thread_cpu_time;
+use super::exports::initialize;
+use super::{Instance, Report, State};
 use crate::cancel::CancelToken;
 use crate::deadline::TICK;
 use crate::guest::{AsyncCode, Guest};
