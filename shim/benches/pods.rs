@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use wrt_shim::image::{Image, ImageFile};
 
-#[path = "../tests/support/cri.rs"]
-mod cri;
-use cri::{Cri, Security};
+use wrt_containerd_harness::cri::{Cri, Security};
+
+/// The shim's binary, which the harness puts on containerd's `PATH`.
+const SHIM: &str = env!("CARGO_BIN_EXE_containerd-shim-wrt-v1");
 
 /// Pods started at once in the concurrent rounds.
 const AT_ONCE: usize = 10;
@@ -133,7 +134,7 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
 
 fn main() {
     let test_mode = std::env::args().any(|a| a == "--test");
-    let Some(cri) = Cri::start("bench_pods") else { return };
+    let Some(cri) = Cri::start(SHIM, "bench_pods") else { return };
     let busybox_files = ["sh", "echo", "sleep"]
         .into_iter()
         .map(|name| ImageFile { source: "/bin/busybox".into(), path: format!("/bin/{name}"), mode: 0o755 })

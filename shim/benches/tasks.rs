@@ -20,9 +20,10 @@ use std::time::{Duration, Instant};
 use wrt_shim::image::{GUEST_PATH, Image, ImageFile};
 use wrt_shim::node::CACHE_VAR;
 
-#[path = "../tests/support/containerd.rs"]
-mod containerd;
-use containerd::Containerd;
+use wrt_containerd_harness::containerd::Containerd;
+
+/// The shim's binary, which the harness puts on containerd's `PATH`.
+const SHIM: &str = env!("CARGO_BIN_EXE_containerd-shim-wrt-v1");
 
 /// What every hello task prints.
 const HELLO: &str = r#"hello from a wrt guest, args = ["from", "containerd"]"#;
@@ -111,7 +112,7 @@ fn main() {
     // (`CONTAINERD_SHIM_WRT_CACHE=off` measures compiling in every container).
     let cache = std::env::var(CACHE_VAR).ok();
     let env: Vec<(&str, &str)> = cache.iter().map(|value| (CACHE_VAR, value.as_str())).collect();
-    let Some(containerd) = Containerd::start_with("bench_tasks", &env) else { return };
+    let Some(containerd) = Containerd::start_with(SHIM, "bench_tasks", &env) else { return };
     let bench = Bench {
         containerd: &containerd,
         shim_image: containerd.import(&hello_image("docker.io/wrt-bench/hello:latest")),

@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use wrt_shim::image::{Image, ImageFile};
 use wrt_test_support::processes::live_with_arg as processes_with;
 
-#[path = "support/containerd.rs"]
-mod containerd;
-use containerd::Containerd;
+use wrt_containerd_harness::containerd::Containerd;
+
+/// The shim's binary, which the harness puts on containerd's `PATH`.
+const SHIM: &str = env!("CARGO_BIN_EXE_containerd-shim-wrt-v1");
 
 fn hello_image(name: &str) -> Image {
     Image {
@@ -26,7 +27,7 @@ fn hello_image(name: &str) -> Image {
 
 #[test]
 fn hello_runs_and_its_exit_status_is_the_tasks() {
-    let Some(containerd) = Containerd::start("hello") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "hello") else { return };
     let image = containerd.import(&hello_image("hello"));
     let out = containerd.run(&image, "hello-1");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -41,7 +42,7 @@ fn hello_runs_and_its_exit_status_is_the_tasks() {
 
 #[test]
 fn a_guest_is_compiled_once_per_node_into_a_cache_no_container_sees() {
-    let Some(containerd) = Containerd::start("cache") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "cache") else { return };
     let image = containerd.import(&hello_image("cached"));
     let entries = || -> Vec<_> {
         let dir = std::fs::read_dir(containerd.cache()).unwrap();
@@ -71,7 +72,7 @@ fn a_guest_is_compiled_once_per_node_into_a_cache_no_container_sees() {
 fn a_container_holds_no_writable_path_to_its_compiled_code() {
     use std::io::{BufRead as _, BufReader};
     use std::os::unix::fs::FileExt;
-    let Some(containerd) = Containerd::start("sealed_code") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "sealed_code") else { return };
     let scratch = tempfile::tempdir().unwrap();
     let token = format!("1002.{}", wrt_test_support::token());
     let image = containerd.import(&hanging_shell("sealed", format!("exec sleep {token}"), scratch.path()));
@@ -112,7 +113,7 @@ fn a_container_holds_no_writable_path_to_its_compiled_code() {
 #[test]
 fn with_the_cache_off_the_guest_is_compiled_in_its_container() {
     let off = [(wrt_shim::node::CACHE_VAR, "off")];
-    let Some(containerd) = Containerd::start_with("cache_off", &off) else { return };
+    let Some(containerd) = Containerd::start_with(SHIM, "cache_off", &off) else { return };
     let image = containerd.import(&hello_image("uncached"));
     let out = containerd.run(&image, "uncached");
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -122,7 +123,7 @@ fn with_the_cache_off_the_guest_is_compiled_in_its_container() {
 
 #[test]
 fn a_module_that_does_not_compile_exits_125_with_the_reason() {
-    let Some(containerd) = Containerd::start("bad_module") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "bad_module") else { return };
     let scratch = tempfile::tempdir().unwrap();
     let module = scratch.path().join("app.wasm");
     std::fs::write(&module, b"\0asm\x01\0\0\0\x01\xff").unwrap();
@@ -164,7 +165,7 @@ fn policy_file(dir: &Path, toml: &str) -> ImageFile {
 
 #[test]
 fn a_command_component_runs_as_a_module_does() {
-    let Some(containerd) = Containerd::start("component") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "component") else { return };
     let image = Image {
         name: "docker.io/wrt-test/component-hello:latest".into(),
         guest: wrt_test_guests::COMPONENT_HELLO.into(),
@@ -178,7 +179,7 @@ fn a_command_component_runs_as_a_module_does() {
 
 #[test]
 fn the_guests_exit_status_is_the_tasks() {
-    let Some(containerd) = Containerd::start("exit_status") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "exit_status") else { return };
     let image = Image {
         name: "docker.io/wrt-test/exit:latest".into(),
         guest: wrt_test_guests::CLI_EXIT_CODE.into(),
@@ -192,7 +193,7 @@ fn the_guests_exit_status_is_the_tasks() {
 
 #[test]
 fn a_program_runs_only_as_the_images_policy_allows() {
-    let Some(containerd) = Containerd::start("policy") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "policy") else { return };
     let scratch = tempfile::tempdir().unwrap();
     let guest = || Image {
         name: "docker.io/wrt-test/spawn:denied".into(),
@@ -222,7 +223,7 @@ fn a_program_runs_only_as_the_images_policy_allows() {
 
 #[test]
 fn a_timeout_in_the_image_stops_the_guest() {
-    let Some(containerd) = Containerd::start("timeout") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "timeout") else { return };
     let image = Image {
         name: "docker.io/wrt-test/spin:latest".into(),
         guest: wrt_test_guests::LIMITS_SPIN.into(),
@@ -238,7 +239,7 @@ fn a_timeout_in_the_image_stops_the_guest() {
 
 #[test]
 fn bad_settings_are_refused_by_name() {
-    let Some(containerd) = Containerd::start("bad_settings") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "bad_settings") else { return };
     let mut image = hello_image("bad-settings");
     image.env.push("WRT_TIMOUT=1s".into());
     let image = containerd.import(&image);
@@ -250,7 +251,7 @@ fn bad_settings_are_refused_by_name() {
 #[test]
 fn sigkill_of_the_task_leaves_no_daemonized_child_behind() {
     use std::io::{BufRead as _, BufReader};
-    let Some(containerd) = Containerd::start("sigkill") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "sigkill") else { return };
     let scratch = tempfile::tempdir().unwrap();
     let token = format!("1000.{}", wrt_test_support::token());
     let script = format!("setsid sleep {token}0 & exec sleep {token}1");
@@ -279,7 +280,7 @@ fn sigkill_of_the_task_leaves_no_daemonized_child_behind() {
 
 #[test]
 fn an_entrypoint_that_is_not_wasm_is_refused_by_name_and_nothing_runs() {
-    let Some(containerd) = Containerd::start("not_wasm") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "not_wasm") else { return };
     let scratch = tempfile::tempdir().unwrap();
     let script = scratch.path().join("app.wasm");
     std::fs::write(&script, "#!/bin/sh\necho the script ran\n").unwrap();
@@ -316,7 +317,7 @@ fn native_shell_image(name: &str, says: &str) -> Image {
 
 #[test]
 fn only_a_pods_sandbox_container_runs_natively() {
-    let Some(containerd) = Containerd::start("pod_sandbox") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "pod_sandbox") else { return };
     let says = format!("the sandbox ran with [$GREETING] [${}]", wrt_shim::node::CACHE_VAR);
     let image = containerd.import(&native_shell_image("docker.io/wrt-test/pause:latest", &says));
     let annotation = ["--annotation", "io.kubernetes.cri.container-type=sandbox", "--env", "GREETING=hi"];
@@ -331,7 +332,7 @@ fn only_a_pods_sandbox_container_runs_natively() {
 
 #[test]
 fn exec_into_a_running_guest_is_refused() {
-    let Some(containerd) = Containerd::start("exec") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "exec") else { return };
     let image = Image {
         name: "docker.io/wrt-test/spin-exec:latest".into(),
         guest: wrt_test_guests::LIMITS_SPIN.into(),
@@ -358,7 +359,7 @@ fn exec_into_a_running_guest_is_refused() {
 
 #[test]
 fn sigterm_ends_the_guest_and_its_children() {
-    let Some(containerd) = Containerd::start("sigterm") else { return };
+    let Some(containerd) = Containerd::start(SHIM, "sigterm") else { return };
     let scratch = tempfile::tempdir().unwrap();
     let token = format!("1001.{}", wrt_test_support::token());
     // The shell and its child ignore SIGTERM: only wrt's own handling can end them now.
@@ -402,7 +403,7 @@ fn the_node_caps_what_a_workloads_policy_may_allow() {
     let unsandboxed = "[[allow]]\nprogram = \"/bin/sh\"\n[sandbox]\nenabled = false\n";
 
     let deny = [(wrt_shim::node::SPAWN_VAR, "deny")];
-    let Some(containerd) = Containerd::start_with("spawn_deny", &deny) else { return };
+    let Some(containerd) = Containerd::start_with(SHIM, "spawn_deny", &deny) else { return };
     let name = containerd.import(&image("deny", sandboxed));
     let out = containerd.run(&name, "deny");
     assert_eq!(out.status.code(), Some(125), "{}", text(&out.stdout));
@@ -410,7 +411,7 @@ fn the_node_caps_what_a_workloads_policy_may_allow() {
     drop(containerd);
 
     let only_sandboxed = [(wrt_shim::node::SPAWN_VAR, "sandboxed")];
-    let Some(containerd) = Containerd::start_with("spawn_sandboxed", &only_sandboxed) else { return };
+    let Some(containerd) = Containerd::start_with(SHIM, "spawn_sandboxed", &only_sandboxed) else { return };
     let name = containerd.import(&image("unsandboxed", unsandboxed));
     let out = containerd.run(&name, "unsandboxed");
     assert_eq!(out.status.code(), Some(125), "{}", text(&out.stdout));
@@ -421,7 +422,7 @@ fn the_node_caps_what_a_workloads_policy_may_allow() {
     drop(containerd);
 
     let unreadable = [(wrt_shim::node::SPAWN_VAR, "maybe")];
-    let Some(containerd) = Containerd::start_with("spawn_unreadable", &unreadable) else { return };
+    let Some(containerd) = Containerd::start_with(SHIM, "spawn_unreadable", &unreadable) else { return };
     let name = containerd.import(&image("unreadable", sandboxed));
     let out = containerd.run(&name, "unreadable");
     assert!(!out.status.success());

@@ -1,8 +1,5 @@
 //! A containerd of a test's (or a bench's) own: a private root, state and socket under a
-//! temporary directory, the shim on its PATH, driven with `ctr`. Shared by the shim's tests and
-//! its bench through `#[path]`.
-
-#![allow(dead_code, reason = "shared by the tests and the bench, each using a part")]
+//! temporary directory, the shim on its PATH, driven with `ctr`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -11,6 +8,7 @@ use std::time::{Duration, Instant};
 use wrt_shim::image::Image;
 
 /// A containerd of this test's own, ended (and its tasks killed) when dropped.
+#[derive(Debug)]
 pub struct Containerd {
     dir: tempfile::TempDir,
     daemon: Child,
@@ -19,12 +17,12 @@ pub struct Containerd {
 
 impl Containerd {
     /// Starts containerd, or says why it cannot and returns `None` (a failure under CI).
-    pub fn start(test: &str) -> Option<Self> {
-        Self::start_with(test, &[])
+    pub fn start(shim: &str, test: &str) -> Option<Self> {
+        Self::start_with(shim, test, &[])
     }
 
     /// [`Self::start`], with more variables in containerd's environment (and so its shims').
-    pub fn start_with(test: &str, env: &[(&str, &str)]) -> Option<Self> {
+    pub fn start_with(shim: &str, test: &str, env: &[(&str, &str)]) -> Option<Self> {
         let reason = if Command::new("containerd").arg("--version").output().is_err() {
             Some("containerd is not installed (apt-get install containerd)".to_owned())
         } else if !nix_is_root() {
@@ -57,7 +55,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
             opt = path.join("opt").display(),
         );
         std::fs::write(path.join("config.toml"), config).unwrap();
-        let shim_dir = Path::new(env!("CARGO_BIN_EXE_containerd-shim-wrt-v1")).parent().unwrap();
+        let shim_dir = Path::new(shim).parent().unwrap();
         let search = format!("{}:{}", shim_dir.display(), std::env::var("PATH").unwrap_or_default());
         let log = std::fs::File::create(path.join("containerd.log")).unwrap();
         let mut daemon = Command::new("containerd");

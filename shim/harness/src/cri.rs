@@ -1,6 +1,6 @@
 //! A containerd of a test's own with its CRI plugin, driven as a kubelet drives it: through the
 //! Kubernetes Container Runtime Interface (`runtime.v1`) on containerd's socket. Like
-//! `support/containerd.rs`, it has a private root, state and socket under a temporary
+//! [`crate::containerd`], it has a private root, state and socket under a temporary
 //! directory and the shim on its PATH; its CRI plugin has the runtimes `runc` (the default) and
 //! `wrt` (`io.containerd.wrt.v1`, with the options table cluster installers write), and any a
 //! test adds ([`CriBuilder::runtime`]).
@@ -8,10 +8,7 @@
 //! Pods use the node's network (`NamespaceOption.network = NODE`), so no CNI plugin is called,
 //! and their sandbox image is a pause image built here (busybox's `sleep`) and imported, so
 //! nothing is pulled. Each pod's cgroups are under a parent unique to the test, which is
-//! removed (with the pods) when the harness is dropped. Shared by the tests and the `pods` bench
-//! through `#[path]`.
-
-#![allow(dead_code, reason = "shared by the tests and the bench, each using a part")]
+//! removed (with the pods) when the harness is dropped.
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -103,6 +100,8 @@ struct RuntimeEntry {
 /// `wrt` (`io.containerd.wrt.v1`, options `SystemdCgroup = false`), and no extra environment.
 #[derive(Debug)]
 pub struct CriBuilder {
+    /// The shim's binary, put on containerd's `PATH`.
+    shim: String,
     test: String,
     runtimes: Vec<RuntimeEntry>,
     env: Vec<(String, String)>,
@@ -147,7 +146,7 @@ impl CriBuilder {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path();
         std::fs::write(path.join("config.toml"), self.config(path)).unwrap();
-        let shim_dir = Path::new(env!("CARGO_BIN_EXE_containerd-shim-wrt-v1")).parent().unwrap();
+        let shim_dir = Path::new(&self.shim).parent().unwrap();
         let search = format!("{}:{}", shim_dir.display(), std::env::var("PATH").unwrap_or_default());
         let log = std::fs::File::create(path.join("containerd.log")).unwrap();
         let mut daemon = Command::new("containerd");
@@ -306,13 +305,14 @@ impl std::fmt::Debug for Cri {
 impl Cri {
     /// Starts containerd with the default runtimes ([`CriBuilder`]); `None` when it cannot
     /// (said loudly; a failure under CI).
-    pub fn start(test: &str) -> Option<Self> {
-        Self::builder(test).start()
+    pub fn start(shim: &str, test: &str) -> Option<Self> {
+        Self::builder(shim, test).start()
     }
 
     /// A containerd to configure before it starts.
-    pub fn builder(test: &str) -> CriBuilder {
+    pub fn builder(shim: &str, test: &str) -> CriBuilder {
         CriBuilder {
+            shim: shim.to_owned(),
             test: test.to_owned(),
             runtimes: vec![
                 RuntimeEntry { name: "runc".into(), runtime_type: "io.containerd.runc.v2".into(), options: None },
