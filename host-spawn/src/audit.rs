@@ -1,6 +1,5 @@
 //! The JSONL audit log: one line per spawn decision, one line per exit.
 
-use std::ffi::OsStr;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -202,10 +201,6 @@ pub(crate) struct SuppressedRecord {
     pub(crate) time: Timestamp,
     pub(crate) event: &'static str,
     pub(crate) count: u64,
-}
-
-pub(crate) fn lossy(s: &OsStr) -> String {
-    s.to_string_lossy().into_owned()
 }
 
 /// A UTC time written as RFC 3339 with microseconds: `2026-01-02T03:04:05.678901Z`.

@@ -357,8 +357,11 @@ fn start_signal_thread() -> io::Result<()> {
         loop {
             if let Some(signal) = termination::next_signal(&read) {
                 end_all_descendants();
-                // No destructor runs past `exit`: the children's process budgets go now.
-                crate::sandbox::end_process_budgets();
+                // No destructor runs past `exit`: the process budget of every spawner (what is
+                // in each group is killed, the group removed) and the children's temporary
+                // directories go now.
+                crate::process_budget::end_all();
+                crate::private_tmp::end_all();
                 std::process::exit(128 + signal as i32);
             }
         }

@@ -2,19 +2,19 @@
 //! for [`Policy::explain`](crate::Policy::explain): validation, resolution, the policy's rules
 //! and the pin, and what a refused request may learn about the host.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 
-use crate::command::Command;
-use crate::error::{Denial, SpawnError, SpawnStep};
+use crate::command::{Command, Stdio, Stream};
+use crate::error::{Denial, InvalidRequest, SpawnError};
 use crate::pin::Sha256;
 use crate::policy::{CompiledPolicy, Grant};
 use crate::resolve::{ResolveError, resolve_id};
-use crate::spawner::validate;
+use crate::spawn_step::SpawnStep;
 use crate::strategy::Strategy;
 use crate::sys::{self, CStringArray};
 
@@ -105,6 +105,42 @@ impl From<SpawnError> for Box<Refused> {
     fn from(error: SpawnError) -> Self {
         Box::new(Refused { error, path: None, rule: None })
     }
+}
+
+/// Checks `command` for malformed fields, without system calls, and returns its argument
+/// vector (`argv[0]` the program as requested).
+pub(crate) fn validate(command: &Command) -> Result<CStringArray, InvalidRequest> {
+    let program = command.get_program();
+    if program.is_empty() {
+        return Err(InvalidRequest::EmptyProgram);
+    }
+    let mut argv = CStringArray::with_capacity(command.get_args().len() + 1);
+    argv.push(CString::new(program.as_bytes()).map_err(|_| InvalidRequest::NulInProgram)?);
+    for (index, arg) in command.get_args().iter().enumerate() {
+        argv.push(CString::new(arg.as_bytes()).map_err(|_| InvalidRequest::NulInArg { index })?);
+    }
+    for (name, value) in command.get_envs() {
+        let bytes = name.as_bytes();
+        if bytes.is_empty() || bytes.contains(&b'=') || bytes.contains(&0) {
+            return Err(InvalidRequest::InvalidEnvName { name: lossy(name) });
+        }
+        if value.as_bytes().contains(&0) {
+            return Err(InvalidRequest::NulInEnvValue { name: lossy(name) });
+        }
+    }
+    if command.get_cwd().is_some_and(|cwd| cwd.as_os_str().as_bytes().contains(&0)) {
+        return Err(InvalidRequest::NulInCwd);
+    }
+    for stream in [Stream::Stdin, Stream::Stdout] {
+        if matches!(command.get_stdio(stream), Stdio::MergeWithStdout) {
+            return Err(InvalidRequest::MergeNotStderr { stream });
+        }
+    }
+    Ok(argv)
+}
+
+fn lossy(s: &OsStr) -> String {
+    s.to_string_lossy().into_owned()
 }
 
 /// Decides `command` under `policy`: everything a spawn checks before it reserves a slot and

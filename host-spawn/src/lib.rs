@@ -58,16 +58,20 @@ mod decide;
 mod disposition;
 mod error;
 mod escape;
+mod explain;
 mod fd_budget;
 mod limits;
 mod outcome;
 mod pin;
 mod policy;
+mod private_tmp;
+mod process_budget;
 mod rate_limit;
 mod reap;
 mod registry;
 mod resolve;
 mod sandbox;
+mod spawn_step;
 mod spawner;
 mod strategy;
 #[allow(unsafe_code, reason = "posix_spawn file actions, fork-exec, wait4 and pidfd_open need libc")]
@@ -83,20 +87,20 @@ pub use self::command::{ChildStdout, Command, Stdio, Stream};
 pub use self::decide::Decision;
 pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
-    ReadError, ResizeError, SpawnError, SpawnStep, UnknownKey, WaitError, WriteError, error_chain,
+    ReadError, ResizeError, SandboxUnavailable, SpawnError, UnknownKey, WaitError, WriteError, error_chain,
 };
 pub use self::escape::{SHOWN_BYTES, Shown};
+pub use self::explain::Explanation;
 pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};
 pub use self::limits::Rlimits;
 pub use self::outcome::{ChildOutcome, ExitStatus, Output, ResourceUsage, Truncated};
 pub use self::pin::Sha256;
-pub use self::policy::{
-    CompiledPolicy, DEFAULT_SEARCH_PATH, Explanation, Policy, PolicyReport, PolicyWarning, ProgramRule,
-};
+pub use self::policy::{CompiledPolicy, DEFAULT_SEARCH_PATH, Policy, PolicyReport, PolicyWarning, ProgramRule};
+pub use self::process_budget::DEFAULT_MAX_PROCESSES;
 pub use self::rate_limit::{RateLimit, Verdict};
-pub use self::sandbox::{
-    ChildSandbox, Confinement, DEFAULT_MAX_PROCESSES, MIN_LANDLOCK_ABI, SYSTEM_READ, SandboxUnavailable, landlock_abi,
-};
+pub use self::sandbox::{ChildSandbox, Confinement, SYSTEM_READ, landlock_abi};
+pub use self::spawn_step::SpawnStep;
 pub use self::spawner::{KillSwitch, Spawner};
 pub use self::strategy::{Strategy, Unsupported};
+pub use self::sys::landlock::MIN_LANDLOCK_ABI;
 pub use self::units::{UnitError, parse_bytes, parse_duration, parse_size};

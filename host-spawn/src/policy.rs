@@ -2,7 +2,6 @@
 //! working directory and limits.
 
 mod compiled;
-mod explain;
 mod file;
 mod lint;
 mod pattern;
@@ -15,7 +14,6 @@ use std::time::Duration;
 
 pub use self::compiled::CompiledPolicy;
 pub(crate) use self::compiled::Grant;
-pub use self::explain::Explanation;
 pub use self::lint::{PolicyReport, PolicyWarning};
 use crate::error::PolicyError;
 use crate::limits::Rlimits;
@@ -102,7 +100,7 @@ impl Default for SandboxSettings {
             enabled: true,
             read: Vec::new(),
             write: Vec::new(),
-            max_processes: crate::sandbox::DEFAULT_MAX_PROCESSES,
+            max_processes: crate::process_budget::DEFAULT_MAX_PROCESSES,
             view: true,
         }
     }

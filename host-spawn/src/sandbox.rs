@@ -26,10 +26,10 @@
 //!   `clone3` answered `ENOSYS` so that libc falls back to `clone`);
 //! - with a **temporary directory of its own**, shared with the other children of the spawner
 //!   and removed with everything in it when the spawner is dropped: `TMPDIR` names it, and it
-//!   may read and write there (see `tmp`);
+//!   may read and write there (see `private_tmp`);
 //! - within a **process budget** shared by every child of the spawner and their descendants:
-//!   a pids control group, where the host may create one (see `budget`), that the child joins
-//!   before `execve`; dropping the spawner kills what is left in it.
+//!   a pids control group, where the host may create one (see `process_budget`), that the
+//!   child joins before `execve`; dropping the spawner kills what is left in it.
 //!
 //! All of it is prepared once per spawner (the ruleset descriptor, the filter) and applied in
 //! the child by a handful of system calls between `clone(CLONE_VM | CLONE_VFORK)` and `execve`
@@ -62,26 +62,20 @@ use std::sync::OnceLock;
 use nix::errno::Errno;
 use serde::Serialize;
 
-mod budget;
 mod filter;
 mod thread_filter;
-mod tmp;
 mod view;
 
-pub use self::budget::DEFAULT_MAX_PROCESSES;
-use self::budget::ProcessBudget;
 use self::filter::Filter;
-use self::tmp::PrivateTmp;
 use self::view::View;
-pub use self::view::ViewUnavailable;
+use crate::error::{SandboxUnavailable, ViewUnavailable};
 use crate::escape::shown;
 use crate::policy::CompiledPolicy;
+use crate::private_tmp::PrivateTmp;
+use crate::process_budget::{self, ProcessBudget};
 use crate::sys::Confine;
-use crate::sys::landlock::{self, RulesetAttr, fs, net, scope};
-
-/// The oldest Landlock ABI the sandbox accepts: 3, the first that refuses truncation (without
-/// it a child could empty any file it can read, `/etc/passwd` included when wrt runs as root).
-pub const MIN_LANDLOCK_ABI: u32 = 3;
+use crate::sys::landlock::{self, MIN_LANDLOCK_ABI, RulesetAttr, fs, net, scope};
+use crate::sys::view::ViewProcesses;
 
 /// The system locations every confined child may read and execute (those that exist): the
 /// programs, the loader and libraries, and the files in `/etc` that programs read to start
@@ -220,55 +214,6 @@ impl ChildSandbox {
     }
 }
 
-/// Why the sandbox cannot be applied; every confined spawn fails with it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SandboxUnavailable {
-    /// The kernel has no Landlock, or it is disabled.
-    #[error(
-        "the child sandbox needs Landlock (Linux ≥ 5.19 with Landlock enabled), which this kernel lacks; \
-         turn the sandbox off explicitly to run children unconfined (`--child-sandbox off`, \
-         `[sandbox] enabled = false`)"
-    )]
-    NoLandlock,
-    /// The kernel's Landlock is older than [`MIN_LANDLOCK_ABI`].
-    #[error(
-        "the child sandbox needs Landlock ABI {MIN_LANDLOCK_ABI} (refusing truncation), and this kernel has ABI {abi}; \
-         turn the sandbox off explicitly to run children unconfined (`--child-sandbox off`, \
-         `[sandbox] enabled = false`)"
-    )]
-    OldLandlock {
-        /// The kernel's ABI.
-        abi: u32,
-    },
-    /// A directory given to the sandbox cannot be opened.
-    #[error("the child sandbox cannot open `{}`: {source}", shown(.path))]
-    Path {
-        /// The directory.
-        path: PathBuf,
-        /// Why.
-        source: Errno,
-    },
-    /// The child view cannot be made.
-    #[error(transparent)]
-    View(#[from] ViewUnavailable),
-    /// Building the Landlock ruleset failed.
-    #[error("the child sandbox's Landlock ruleset cannot be built: {0}")]
-    Ruleset(Errno),
-    /// Installing the children's seccomp filter on the spawning thread failed
-    /// ([`Spawner::filter_on_spawning_thread`](crate::Spawner::filter_on_spawning_thread)).
-    #[error("the child sandbox cannot install its seccomp filter on the spawning thread: {0}")]
-    ThreadFilter(Errno),
-    /// The spawning thread holds the children's no-network filter, and the child's rule allows
-    /// the network: no filter can be taken back.
-    #[error(
-        "this thread holds the no-network seccomp filter of the children it started before \
-         (`filter_on_spawning_thread`), so it cannot start a child whose rule allows the network; \
-         start that child from another thread"
-    )]
-    ThreadWithoutNetwork,
-}
-
 /// What a confined child gets, as `wrt policy explain` prints it and audit records carry it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Confinement {
@@ -306,14 +251,6 @@ impl Confinement {
             view: false,
         }
     }
-}
-
-/// Ends the process budget of every spawner of this process (kills what is in each group and
-/// removes it) and removes their children's temporary directories, for a process about to
-/// exit without dropping them.
-pub(crate) fn end_process_budgets() {
-    budget::end_all();
-    tmp::end_all();
 }
 
 /// The Landlock ABI of the running kernel (0 without Landlock), asked once.
@@ -379,8 +316,16 @@ impl Prepared {
             filter: installs.then(|| variant.filter.program()),
             budget: budget.as_ref().map(ProcessBudget::join_fd),
             terminal: *self.terminal.get_or_init(may_have_terminal),
-            view: view.and_then(View::processes),
         })
+    }
+
+    /// The processes of the child view that [`confine`](Self::confine) made, which start the
+    /// confined children; `None` without a view.
+    pub(crate) fn view_processes(&self) -> Option<&ViewProcesses> {
+        match self.view.get() {
+            Some(Some(Ok(view))) => view.processes(),
+            _ => None,
+        }
     }
 
     /// The child view, made on first use; `None` when the sandbox or the policy turned it off.
@@ -465,7 +410,7 @@ pub(crate) fn describe(sandbox: &ChildSandbox, policy: &CompiledPolicy, network:
         write: sandbox.write.iter().chain(&policy.sandbox.write).map(shown).collect(),
         network,
         scoped: landlock_abi() >= 6,
-        max_processes: budget::available().then_some(policy.sandbox.max_processes),
+        max_processes: process_budget::available().then_some(policy.sandbox.max_processes),
         private_tmp: sandbox.private_tmp,
         view: wants_view(sandbox, policy),
     }

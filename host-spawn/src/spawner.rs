@@ -12,11 +12,11 @@ use std::time::Instant;
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
-use crate::audit::{AuditLog, DecisionRecord, SuppressedRecord, Timestamp, lossy};
+use crate::audit::{AuditLog, DecisionRecord, SuppressedRecord, Timestamp};
 use crate::child::{Child, ChildParts};
 use crate::command::{Command, Stdio, Stream};
 use crate::decide::{Admitted, Decision, Refused, decide};
-use crate::error::{InvalidRequest, OutputError, PolicyError, SpawnError, SpawnStep};
+use crate::error::{OutputError, PolicyError, SpawnError};
 use crate::escape::{shown, shown_list};
 use crate::fd_budget;
 use crate::outcome::Output;
@@ -24,8 +24,9 @@ use crate::policy::{CompiledPolicy, Grant, Policy};
 use crate::rate_limit::{RateLimit, Verdict};
 use crate::registry::Shared;
 use crate::sandbox::{self, ChildSandbox, Confinement};
+use crate::spawn_step::SpawnStep;
 use crate::strategy::{self, Strategy};
-use crate::sys::{self, CStringArray, Exec, PtyExec};
+use crate::sys::{self, CStringArray, Exec, PtyExec, SpawnFailure};
 
 /// Starts host programs under a [`Policy`] and keeps track of them.
 ///
@@ -75,38 +76,6 @@ pub struct Spawner {
     prepared: sandbox::Prepared,
     /// Whether a spawning thread installs the children's seccomp filter on itself.
     filter_on_thread: bool,
-}
-
-/// Checks `command` for malformed fields, without system calls, and returns its argument
-/// vector (`argv[0]` the program as requested).
-pub(crate) fn validate(command: &Command) -> Result<CStringArray, InvalidRequest> {
-    let program = command.get_program();
-    if program.is_empty() {
-        return Err(InvalidRequest::EmptyProgram);
-    }
-    let mut argv = CStringArray::with_capacity(command.get_args().len() + 1);
-    argv.push(CString::new(program.as_bytes()).map_err(|_| InvalidRequest::NulInProgram)?);
-    for (index, arg) in command.get_args().iter().enumerate() {
-        argv.push(CString::new(arg.as_bytes()).map_err(|_| InvalidRequest::NulInArg { index })?);
-    }
-    for (name, value) in command.get_envs() {
-        let bytes = name.as_bytes();
-        if bytes.is_empty() || bytes.contains(&b'=') || bytes.contains(&0) {
-            return Err(InvalidRequest::InvalidEnvName { name: lossy(name) });
-        }
-        if value.as_bytes().contains(&0) {
-            return Err(InvalidRequest::NulInEnvValue { name: lossy(name) });
-        }
-    }
-    if command.get_cwd().is_some_and(|cwd| cwd.as_os_str().as_bytes().contains(&0)) {
-        return Err(InvalidRequest::NulInCwd);
-    }
-    for stream in [Stream::Stdin, Stream::Stdout] {
-        if matches!(command.get_stdio(stream), Stdio::MergeWithStdout) {
-            return Err(InvalidRequest::MergeNotStderr { stream });
-        }
-    }
-    Ok(argv)
 }
 
 /// The descriptors for the child's stdio: the host's ends and the sources for 0, 1, 2.
@@ -464,15 +433,14 @@ impl Spawner {
         } else {
             None
         };
+        // The view the child starts in, made by `confine`.
+        let view = if confine.is_some() { self.prepared.view_processes() } else { None };
 
         // A program under the host's `/tmp` is not what its path names in a view that covers
         // `/tmp` (the children's own directory, which they write): it runs from a descriptor
         // opened here, as a pinned one does.
         let pinned = match pinned {
-            None if confine.is_some_and(|c| c.view.is_some())
-                && self.prepared.covers_tmp()
-                && path.starts_with("/tmp") =>
-            {
+            None if view.is_some() && self.prepared.covers_tmp() && path.starts_with("/tmp") => {
                 match open_beneath_cover(&path) {
                     Ok(fd) => Some(fd),
                     Err(source) => {
@@ -546,8 +514,10 @@ impl Spawner {
         let started = Instant::now();
         let spawned = match strategy {
             Strategy::PosixSpawn => sys::posix_spawn(&exec, &self.actions),
+            // A view's children are started by its starter, which only vfork-exec asks.
+            Strategy::ForkExec if view.is_some() => Err(SpawnFailure { step: SpawnStep::Setup, errno: Errno::EINVAL }),
             Strategy::ForkExec => sys::fork_exec(&exec, &grant.rlimits.to_sys(), confine),
-            Strategy::VforkExec => sys::vfork_exec(&exec, &grant.rlimits.to_sys(), confine),
+            Strategy::VforkExec => sys::vfork_exec(&exec, &grant.rlimits.to_sys(), confine, view),
         };
         let StdioSetup { parent, owned, pty, .. } = setup;
         drop(owned);

@@ -26,6 +26,7 @@ mod posix_spawn;
 mod probe;
 mod pty;
 pub(crate) mod seccomp;
+mod stack;
 pub(crate) mod termination;
 mod vfork_exec;
 pub(crate) mod view;
@@ -42,7 +43,7 @@ cfg_select! {
 }
 
 pub(crate) use self::child_setup::{Confine, Rlimit};
-pub(crate) use self::exec::{CStringArray, Exec, PtyExec};
+pub(crate) use self::exec::{CStringArray, Exec, PtyExec, SpawnFailure};
 pub(crate) use self::fd::{above_stdio, write_no_sigpipe};
 pub(crate) use self::fork_exec::fork_exec;
 pub(crate) use self::posix_spawn::{ActionsCache, posix_spawn};

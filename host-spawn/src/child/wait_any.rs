@@ -71,27 +71,3 @@ pub fn wait_any(
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use std::time::{Duration, Instant};
-
-    use super::wait_any;
-    use crate::{Command, Policy, Spawner};
-
-    #[test]
-    fn reports_the_first_to_exit_and_times_out() {
-        let spawner = Spawner::new(Policy::deny_all().allow_program("sleep")).unwrap();
-        let mut slow = spawner.spawn(Command::new("sleep").arg("30")).unwrap();
-        let mut fast = spawner.spawn(Command::new("sleep").arg("0.2")).unwrap();
-        let start = Instant::now();
-        assert!(wait_any(&mut [&mut slow, &mut fast], Some(Duration::from_millis(20))).unwrap().is_none());
-        let (index, outcome) = wait_any(&mut [&mut slow, &mut fast], None).unwrap().unwrap();
-        assert_eq!(index, 1);
-        assert!(outcome.success());
-        assert!(start.elapsed() < Duration::from_secs(20));
-        // Reaped earlier: reported at once.
-        let (index, _) = wait_any(&mut [&mut fast, &mut slow], Some(Duration::ZERO)).unwrap().unwrap();
-        assert_eq!(index, 0);
-    }
-}

@@ -299,24 +299,29 @@ mod tests {
     }
 
     /// An untracked zombie (an adopted orphan, here a child std started) is reaped; a tracked
-    /// one is not, whether it comes first among the children (hiding the other from
-    /// `waitid(P_ALL)`) or second, and its spawner still gets its exit status.
+    /// one (tracked as a spawner tracks its children: under the gate) is not, whether it comes
+    /// first among the children (hiding the other from `waitid(P_ALL)`) or second, and its exit
+    /// status is still there for its spawner to collect.
     #[test]
     fn reap_adopted_takes_untracked_zombies_and_leaves_tracked_ones() {
         // As `contain_descendants` does: the look at every child needs `/proc`.
         reserve();
-        let spawner = crate::Spawner::new(crate::Policy::deny_all().allow_program("sh")).unwrap();
         for tracked_first in [true, false] {
-            let spawn_tracked = || spawner.spawn(crate::Command::new("sh").args(["-c", "exit 3"])).unwrap();
+            let spawn_tracked = || {
+                let _gate = super::super::spawn_gate().unwrap();
+                let child = std::process::Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
+                super::super::track(Pid::from_raw(child.id().cast_signed()));
+                child
+            };
             let spawn_untracked = || std::process::Command::new("sh").args(["-c", "exit 4"]).spawn().unwrap();
-            let (mut tracked, untracked) = if tracked_first {
+            let (tracked, untracked) = if tracked_first {
                 let tracked = spawn_tracked();
                 (tracked, spawn_untracked())
             } else {
                 let untracked = spawn_untracked();
                 (spawn_tracked(), untracked)
             };
-            let tracked_pid = Pid::from_raw(tracked.pid().cast_signed());
+            let tracked_pid = Pid::from_raw(tracked.id().cast_signed());
             let untracked_pid = Pid::from_raw(untracked.id().cast_signed());
             wait_exited(tracked_pid);
             wait_exited(untracked_pid);
@@ -324,7 +329,8 @@ mod tests {
             assert!(reap_adopted() + reap_adopted() >= 1);
             assert_eq!(probe(untracked_pid), Probe::NotMine, "the untracked zombie was not reaped");
             assert_eq!(probe(tracked_pid), Probe::Exited, "the tracked zombie was reaped");
-            assert_eq!(tracked.wait().unwrap().status.code(), Some(3));
+            let raw = super::super::reap_tracked(tracked_pid).unwrap().expect("the tracked zombie's status");
+            assert_eq!(WaitStatus::from_raw(tracked_pid, raw.status), Ok(WaitStatus::Exited(tracked_pid, 3)));
         }
     }
 

@@ -30,49 +30,8 @@ use std::thread::JoinHandle;
 use nix::errno::Errno;
 
 use super::filter::Filter;
-use crate::escape::shown;
+use crate::error::ViewUnavailable;
 use crate::sys::view::{MountKind, ViewFailure, ViewMount, ViewPlan, ViewProcesses, ViewStep};
-
-/// Why the child view cannot be made; every confined spawn of the spawner fails with it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}; {FALLBACK}", describe(.0))]
-pub struct ViewUnavailable(pub(crate) ViewFailure);
-
-/// How to run without the view, said in every [`ViewUnavailable`].
-const FALLBACK: &str = "turn the child view off explicitly to run confined children in the host's view of the \
-    system (`--child-view off`, `[sandbox] view = false`): they then reach no `/proc`, share the host's `/tmp` \
-    only through `TMPDIR`, and can change the metadata of files they can reach";
-
-fn describe(failure: &ViewFailure) -> String {
-    let ViewFailure { step, errno, path } = failure;
-    let at = path.as_ref().map(|p| format!(" `{}`", shown(p))).unwrap_or_default();
-    match step {
-        ViewStep::Namespaces => {
-            let why = match *errno {
-                Errno::ENOSPC => "the limit on user namespaces (`user.max_user_namespaces`) is reached or 0",
-                Errno::EPERM => {
-                    "unprivileged user namespaces disabled (`kernel.unprivileged_userns_clone`, an AppArmor \
-                     restriction), or a container or seccomp profile that forbids them"
-                }
-                _ => "the kernel lacks one of them",
-            };
-            format!(
-                "the child view needs new user, mount, PID and IPC namespaces, which this host refuses ({errno}: {why})"
-            )
-        }
-        ViewStep::IdMaps => format!("the child view cannot map the host's user into its user namespace ({errno})"),
-        ViewStep::Private => format!("the child view cannot make its mounts private ({errno})"),
-        ViewStep::Copy => format!("the child view cannot copy the granted tree{at} ({errno})"),
-        ViewStep::ReadOnly => format!("the child view cannot make the file system read-only{at} ({errno})"),
-        ViewStep::Proc => format!(
-            "the child view cannot mount a `/proc` of its own ({errno}: a host whose `/proc` is partly hidden, \
-             as in many containers, refuses it)"
-        ),
-        ViewStep::Attach => format!("the child view cannot mount{at} ({errno})"),
-        ViewStep::Starter => format!("the child view's starter cannot join its namespaces ({errno})"),
-        ViewStep::Ended => format!("the child view's init ended before the view was made ({errno})"),
-    }
-}
 
 /// The view of one spawner: its processes, the thread they die with, and its `/proc`. Its
 /// starter holds the children's seccomp filter (the one with the network allowed when any rule
@@ -335,13 +294,5 @@ mod tests {
 
     fn plan_of(read: &[PathBuf], write: &[PathBuf], tmp: Option<&Path>) -> (ViewPlan, bool) {
         plan(read.iter().map(PathBuf::as_path), write.iter().map(PathBuf::as_path), std::iter::empty(), tmp)
-    }
-
-    #[test]
-    fn every_failure_names_the_fallback() {
-        let failure = ViewFailure { step: ViewStep::Namespaces, errno: Errno::EPERM, path: None };
-        let message = ViewUnavailable(failure).to_string();
-        assert!(message.contains("user, mount, PID and IPC namespaces"), "{message}");
-        assert!(message.contains("--child-view off") && message.contains("view = false"), "{message}");
     }
 }

@@ -12,7 +12,7 @@ use nix::sys::signal::SigSet;
 
 use super::exec::Exec;
 use super::{imp, landlock, seccomp};
-use crate::error::SpawnStep;
+use crate::spawn_step::SpawnStep;
 
 /// A resource limit for the child: `(resource, soft, hard)`.
 pub(crate) type Rlimit = (u32, u64, u64);
@@ -30,8 +30,6 @@ pub(crate) struct Confine<'a> {
     pub(crate) budget: Option<RawFd>,
     /// Whether the host process may have a controlling terminal, which the child gives up.
     pub(crate) terminal: bool,
-    /// The view the child starts in (vfork-exec only), or `None` for the host's.
-    pub(crate) view: Option<&'a super::view::ViewProcesses>,
 }
 
 impl std::fmt::Debug for Confine<'_> {
@@ -40,7 +38,6 @@ impl std::fmt::Debug for Confine<'_> {
             .field("ruleset", &self.ruleset)
             .field("budget", &self.budget)
             .field("terminal", &self.terminal)
-            .field("view", &self.view.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -8,7 +8,7 @@ use std::ptr;
 
 use nix::errno::Errno;
 
-use crate::error::SpawnStep;
+use crate::spawn_step::SpawnStep;
 
 /// A NULL-terminated array of C strings, as `execve` and `posix_spawn` take them.
 ///

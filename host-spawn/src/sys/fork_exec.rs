@@ -12,7 +12,7 @@ use nix::unistd::Pid;
 use super::child_setup::{ChildPlan, Confine, Report, Rlimit, child_exec};
 use super::exec::{Exec, SpawnFailure};
 use super::fd::above_stdio;
-use crate::error::SpawnStep;
+use crate::spawn_step::SpawnStep;
 
 /// Starts `exec` with `fork` and `execve`, applying `rlimits` and `confine` in the child.
 ///
@@ -26,10 +26,6 @@ pub(crate) fn fork_exec(
     confine: Option<Confine<'_>>,
 ) -> Result<Pid, SpawnFailure> {
     let setup = SpawnFailure::at(SpawnStep::Setup);
-    if confine.is_some_and(|c| c.view.is_some()) {
-        // A view's children are started by its starter, which only vfork-exec asks.
-        return Err(setup(Errno::EINVAL));
-    }
     let (err_read, err_write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(setup)?;
     let err_read = above_stdio(err_read).map_err(setup)?;
     let err_write = above_stdio(err_write).map_err(setup)?;

@@ -10,6 +10,10 @@ use std::ptr;
 
 use nix::errno::Errno;
 
+/// The oldest Landlock ABI the sandbox accepts: 3, the first that refuses truncation (without
+/// it a child could empty any file it can read, `/etc/passwd` included when wrt runs as root).
+pub const MIN_LANDLOCK_ABI: u32 = 3;
+
 /// `LANDLOCK_CREATE_RULESET_VERSION`: ask for the ABI version instead of creating a ruleset.
 const CREATE_RULESET_VERSION: u32 = 1 << 0;
 /// `LANDLOCK_RULE_PATH_BENEATH`.

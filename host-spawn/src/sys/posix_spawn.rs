@@ -14,7 +14,7 @@ use nix::unistd::Pid;
 use super::cvt_nz;
 use super::exec::{Exec, SpawnFailure};
 use super::probe::{addchdir_fn, addclosefrom_fn};
-use crate::error::SpawnStep;
+use crate::spawn_step::SpawnStep;
 
 /// An initialised `posix_spawn_file_actions_t`, destroyed on drop.
 ///

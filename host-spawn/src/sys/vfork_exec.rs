@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
-use std::ptr::{self, NonNull};
+use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::errno::Errno;
@@ -19,60 +19,9 @@ use nix::unistd::Pid;
 use super::child_setup::{ChildPlan, Confine, Report, Rlimit, child_exec, unpack};
 use super::exec::{Exec, SpawnFailure};
 use super::fork_exec::reap_failed;
-use crate::error::SpawnStep;
-
-/// The child's stack: far more than its set-up needs (a few hundred bytes of frames), below a
-/// guard page.
-const STACK_BYTES: usize = 256 * 1024;
-const GUARD_BYTES: usize = 64 * 1024;
-
-/// A private mapping for the child's stack, its lowest [`GUARD_BYTES`] inaccessible.
-pub(super) struct Stack {
-    base: NonNull<c_void>,
-}
-
-impl Stack {
-    pub(super) fn new() -> Result<Self, Errno> {
-        // SAFETY: an anonymous private mapping at an address of the kernel's choosing; nothing
-        // of ours is touched.
-        let base = unsafe {
-            libc::mmap(
-                ptr::null_mut(),
-                GUARD_BYTES + STACK_BYTES,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(Errno::last());
-        }
-        let base = NonNull::new(base).ok_or(Errno::ENOMEM)?;
-        let stack = Self { base };
-        // SAFETY: the range lies inside the mapping just made, above its guard.
-        let ret = unsafe {
-            libc::mprotect(base.as_ptr().byte_add(GUARD_BYTES), STACK_BYTES, libc::PROT_READ | libc::PROT_WRITE)
-        };
-        if ret == -1 {
-            return Err(Errno::last());
-        }
-        Ok(stack)
-    }
-
-    /// The highest address: stacks grow down.
-    pub(super) fn top(&self) -> *mut c_void {
-        // SAFETY: one past the end of the mapping, 16-byte aligned (the mapping is page-aligned).
-        unsafe { self.base.as_ptr().byte_add(GUARD_BYTES + STACK_BYTES) }
-    }
-}
-
-impl Drop for Stack {
-    fn drop(&mut self) {
-        // SAFETY: the mapping was made by `new` with this size and is unmapped once.
-        unsafe { libc::munmap(self.base.as_ptr(), GUARD_BYTES + STACK_BYTES) };
-    }
-}
+use super::stack::Stack;
+use super::view::ViewProcesses;
+use crate::spawn_step::SpawnStep;
 
 thread_local! {
     /// One stack per spawning thread, made on its first confined spawn: a thread's children
@@ -89,7 +38,7 @@ extern "C" fn child_entry(arg: *mut c_void) -> c_int {
 }
 
 /// Starts `exec` with `clone(CLONE_VM | CLONE_VFORK)` and `execve`, applying `rlimits` and
-/// `confine` in the child.
+/// `confine` in the child; in `view`, the child is started by the view's starter.
 ///
 /// The parent blocks every signal around `clone` so that no handler runs in the child (on the
 /// parent's memory) before the child has reset all dispositions.
@@ -97,9 +46,10 @@ pub(crate) fn vfork_exec(
     exec: &Exec<'_>,
     rlimits: &[Rlimit],
     confine: Option<Confine<'_>>,
+    view: Option<&ViewProcesses>,
 ) -> Result<Pid, SpawnFailure> {
     let setup = SpawnFailure::at(SpawnStep::Setup);
-    if let Some(view) = confine.and_then(|c| c.view) {
+    if let Some(view) = view {
         // The view's starter makes the child, on a stack of its own, with every signal blocked.
         let failure = AtomicU64::new(0);
         let mut plan = ChildPlan::new(exec, rlimits, confine, Report::Shared(&failure));

@@ -27,8 +27,8 @@ use nix::errno::Errno;
 use nix::unistd::Pid;
 
 use super::child_setup::{ChildPlan, child_exec, unpack};
-use super::vfork_exec::Stack;
-use crate::error::SpawnStep;
+use super::stack::Stack;
+use crate::spawn_step::SpawnStep;
 
 /// A mount the view makes, in the order given (parents before what lies beneath them).
 pub(crate) struct ViewMount {

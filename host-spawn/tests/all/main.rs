@@ -15,6 +15,7 @@ mod leak;
 mod pinning;
 mod pipeline;
 mod policy;
+mod poll;
 mod pty;
 mod rlimits;
 mod sandbox;

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use std::os::unix::ffi::OsStringExt;
 
-use super::{CompiledPolicy, Policy};
 use crate::command::Command;
 use crate::decide::{Admitted, Decision, Refused, decide};
 use crate::error::{PolicyError, SpawnError};
 use crate::limits::Rlimits;
+use crate::policy::{CompiledPolicy, Policy};
 use crate::sandbox::{self, ChildSandbox, Confinement};
 use crate::strategy::Strategy;
 
