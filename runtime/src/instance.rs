@@ -16,7 +16,7 @@ use crate::cancel::Registration;
 use crate::deadline::EpochTicker;
 use crate::outcome::Outcome;
 use crate::state::GuestState;
-use crate::stop::StopCell;
+use crate::stop::RunDeadline;
 use crate::sys::fiber_stack::FiberCount;
 use crate::wasi::ctx::Captured;
 #[cfg(doc)]
@@ -50,9 +50,8 @@ pub struct Instance {
     state: State,
     /// The budget armed at instantiation is still the first call's.
     carried: bool,
-    /// The deadline of the current budget.
-    budget_deadline: Option<Instant>,
-    stop_cell: StopCell,
+    /// The run's timeout and the deadline of the current budget, in every form its readers see.
+    deadline: RunDeadline,
     ticker: Arc<EpochTicker>,
     captured: Captured,
     guest_name: String,
@@ -61,7 +60,6 @@ pub struct Instance {
     metering: bool,
     /// The guest's command entry points, as the guest looked them up (none for a component).
     entry: [Option<wasmtime::ModuleExport>; 2],
-    timeout: Option<Duration>,
     /// When instantiation started ([`Stats::wall_time`]).
     started: Instant,
     /// CPU time of the calls so far, instantiation included ([`Stats::cpu_time`]), when measured.

@@ -36,7 +36,8 @@ pub struct GuestState {
     /// cancel token.
     pub(crate) stop: crate::stop::Stop,
     /// The same stop for what runs outside a host call (streams of a component's children,
-    /// stdin): its deadline is set only when the run has a timeout.
+    /// stdin): its deadline is set only when the run has a timeout. The run's
+    /// `stop::RunDeadline` sets both.
     pub(crate) stop_cell: crate::stop::StopCell,
     /// The guest's children and spawner (the `wrt_v1` ABI).
     pub(crate) spawn: SpawnState,

@@ -1,9 +1,9 @@
 //! When a running call must stop: at its deadline (the run's timeout) or when its run is
 //! cancelled ([`crate::CancelToken`]). Every host call that blocks reads it, and so does the
-//! epoch callback.
+//! epoch callback. [`RunDeadline`] owns the deadline and sets every form of it its readers see.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wasmtime::UpdateDeadline;
 
@@ -18,13 +18,19 @@ pub(crate) struct Cancelled;
 /// The stop of a guest's running call.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Stop {
-    /// When the call must stop, if its run has a timeout; `None` between calls.
-    pub(crate) deadline: Option<Instant>,
+    /// When the call must stop, if its run has a timeout; `None` between calls. Set by the run's
+    /// [`RunDeadline`] only.
+    deadline: Option<Instant>,
     /// The run's cancel token, if it has one.
-    pub(crate) cancel: Option<CancelToken>,
+    cancel: Option<CancelToken>,
 }
 
 impl Stop {
+    /// When the running call must stop, if its run has a timeout; `None` between calls.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
     /// Fails with [`Cancelled`] once the run is cancelled, or with [`DeadlineExceeded`] once
     /// the deadline has passed.
     pub(crate) fn check(&self) -> wasmtime::Result<()> {
@@ -65,6 +71,76 @@ pub(crate) fn install<T: 'static>(store: &mut wasmtime::Store<T>, stop: fn(&T) -
     });
 }
 
+/// A run's deadline, the one owner of each form of it: the run's timeout; the deadline of the
+/// current budget (armed at instantiation for instantiation and the first call together, afresh
+/// for each later call); and, only while a call runs, that deadline as the store's [`Stop`]
+/// shows it to host calls and the epoch callback, and as the run's [`StopCell`] shows it to
+/// streams that outlive a host call. The epoch ticker is started with
+/// [`RunDeadline::budget`]; [`RunDeadline::enter_call`] and [`RunDeadline::leave_call`] keep the
+/// other two in step.
+#[derive(Debug)]
+pub(crate) struct RunDeadline {
+    timeout: Option<Duration>,
+    /// The deadline of the current budget, once armed.
+    budget: Option<Instant>,
+    /// The run's cell, and its cancel token.
+    cell: StopCell,
+}
+
+impl RunDeadline {
+    /// The deadline of a run with `timeout`, cancelled through `cancel` if it has a token; no
+    /// budget armed yet.
+    pub(crate) fn new(timeout: Option<Duration>, cancel: Option<CancelToken>) -> Self {
+        Self { timeout, budget: None, cell: StopCell::new(cancel) }
+    }
+
+    /// The run's timeout.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The store's stop for this run: its cancel token, and no deadline until a call enters.
+    pub(crate) fn stop(&self) -> Stop {
+        Stop { deadline: None, cancel: self.cell.cancel.clone() }
+    }
+
+    /// The run's cell, for host objects that outlive a host call: no deadline until a call
+    /// enters.
+    pub(crate) fn cell(&self) -> &StopCell {
+        &self.cell
+    }
+
+    /// Arms a fresh budget: its deadline is the timeout from now.
+    pub(crate) fn arm(&mut self) {
+        self.budget = self.timeout.map(|timeout| Instant::now() + timeout);
+    }
+
+    /// The deadline of the current budget.
+    pub(crate) fn budget(&self) -> Option<Instant> {
+        self.budget
+    }
+
+    /// Shows the current budget's deadline to the call about to run: to host calls and the
+    /// epoch callback through `stop` (the store's), to streams through the cell.
+    pub(crate) fn enter_call(&self, stop: &mut Stop) {
+        self.show(stop, self.budget);
+    }
+
+    /// Takes the deadline away again once the call has returned: between calls nothing waits
+    /// for it.
+    pub(crate) fn leave_call(&self, stop: &mut Stop) {
+        self.show(stop, None);
+    }
+
+    fn show(&self, stop: &mut Stop, deadline: Option<Instant>) {
+        stop.deadline = deadline;
+        // The cell of a run without a timeout never holds a deadline.
+        if self.timeout.is_some() {
+            self.cell.set(deadline);
+        }
+    }
+}
+
 /// A guest's stop, shared with host objects that outlive a borrow of its store (its stdin
 /// stream, a component's streams of its children): its deadline, `None` while no call runs,
 /// and its run's cancel token.
@@ -76,7 +152,7 @@ pub(crate) struct StopCell {
 
 impl StopCell {
     /// A cell with no deadline, for a run cancelled through `cancel`, if it has a token.
-    pub(crate) fn new(cancel: Option<CancelToken>) -> Self {
+    fn new(cancel: Option<CancelToken>) -> Self {
         Self { deadline: Arc::default(), cancel }
     }
 
@@ -84,7 +160,7 @@ impl StopCell {
         *self.deadline.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn set(&self, deadline: Option<Instant>) {
+    fn set(&self, deadline: Option<Instant>) {
         *self.deadline.lock().unwrap_or_else(PoisonError::into_inner) = deadline;
     }
 

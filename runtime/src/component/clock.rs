@@ -41,7 +41,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result
 
 /// A pollable ready after `duration`, or just past the guest's deadline if that comes first.
 fn sleep(mut store: StoreContextMut<'_, GuestState>, duration: Duration) -> wasmtime::Result<Resource<DynPollable>> {
-    let deadline = store.data().stop.deadline.map(|deadline| deadline + MARGIN);
+    let deadline = store.data().stop.deadline().map(|deadline| deadline + MARGIN);
     let wake = Instant::now().checked_add(duration);
     let wake = match (wake, deadline) {
         (Some(wake), Some(deadline)) => Some(wake.min(deadline)),

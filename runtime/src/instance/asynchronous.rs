@@ -213,8 +213,8 @@ impl Instance {
             true => Some(self.ticker.tick_anywhere()?),
             false => None,
         };
-        let deadline = self.budget_deadline;
-        self.set_deadline(deadline);
+        let deadline = self.deadline.budget();
+        self.deadline.enter_call(&mut self.store.data_mut().stop);
         let fuel_before = self.fuel_left();
         let mut cpu = self.cpu_time.map(|_| Duration::ZERO);
         let finished = {
@@ -228,14 +228,14 @@ impl Instance {
             self.fuel_consumed += before.saturating_sub(after);
         }
         drop(ticking);
-        self.set_deadline(None);
+        self.deadline.leave_call(&mut self.store.data_mut().stop);
         let cancelled = token.as_ref().is_some_and(CancelToken::is_cancelled);
         let Some(result) = finished else {
             // The call waited past its deadline, or was cancelled while it waited: its fiber was
             // unwound mid-call, so nothing more runs in this instance.
             let outcome = match cancelled {
                 true => Outcome::Cancelled,
-                false => Outcome::TimedOut(self.timeout.unwrap_or_default()),
+                false => Outcome::TimedOut(self.deadline.timeout().unwrap_or_default()),
             };
             self.state = State::Ended(outcome.clone());
             return Ok(Err(outcome));

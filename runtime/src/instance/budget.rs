@@ -1,6 +1,6 @@
 //! The budget of a call (fuel, deadline, CPU time) and entering the guest under it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wasmtime::Store;
 
@@ -68,7 +68,7 @@ impl Instance {
                 None if self.metering => self.store.set_fuel(u64::MAX)?,
                 None => {}
             }
-            self.budget_deadline = self.timeout.map(|timeout| Instant::now() + timeout);
+            self.deadline.arm();
         }
         Ok(())
     }
@@ -89,11 +89,11 @@ impl Instance {
         if self.cancel.as_ref().is_some_and(|run| run.token().is_cancelled()) {
             return Ok(Err(Outcome::Cancelled));
         }
-        let ticking = match self.budget_deadline {
+        let ticking = match self.deadline.budget() {
             Some(deadline) => Some(self.ticker.tick(deadline)?),
             None => None,
         };
-        self.set_deadline(self.budget_deadline);
+        self.deadline.enter_call(&mut self.store.data_mut().stop);
         if let Some(run) = &self.cancel {
             run.enter_call();
         }
@@ -109,27 +109,18 @@ impl Instance {
         // No signal may reach this thread once the call has returned.
         let cancel_interrupted = self.cancel.as_ref().is_some_and(Registration::leave_call);
         let interrupted = ticking.is_some_and(Ticking::finish);
-        self.set_deadline(None);
+        self.deadline.leave_call(&mut self.store.data_mut().stop);
         if cancel_interrupted {
             // A system call failed at the cancel: what the guest made of it is no result.
             return Ok(Err(Outcome::Cancelled));
         }
         if interrupted {
             // A system call failed at the deadline: what the guest made of it is no result.
-            return Ok(Err(Outcome::TimedOut(self.timeout.unwrap_or_default())));
+            return Ok(Err(Outcome::TimedOut(self.deadline.timeout().unwrap_or_default())));
         }
         match result {
             Ok(value) => Ok(Ok(value)),
             Err(err) => self.outcome_of(err).map(Err),
-        }
-    }
-
-    /// The deadline blocking host calls see: the `wrt_v1` ABI and `poll_oneoff` through the
-    /// store, stdin through the shared cell.
-    pub(super) fn set_deadline(&mut self, deadline: Option<Instant>) {
-        self.store.data_mut().stop.deadline = deadline;
-        if self.timeout.is_some() {
-            self.stop_cell.set(deadline);
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::state::originals::Originals;
 use crate::state::p2::P2;
 use crate::state::{ExternalState, GuestState};
 use crate::stdio::{DirectStdio, Stream};
-use crate::stop::{self, Stop, StopCell};
+use crate::stop::{self, RunDeadline};
 use crate::sys::fiber_stack::FiberCount;
 use crate::wasi::ctx as wasi_ctx;
 
@@ -63,17 +63,17 @@ impl Instance {
                 return Err(ConfigError::BadLimit { what: "cancel token", reason: reason() }.into());
             }
         }
-        let stop_cell = StopCell::new(options.cancel.clone());
+        let deadline = RunDeadline::new(options.timeout, options.cancel.clone());
         wasi_ctx::check_preopens(options).map_err(ConfigError::into_error)?;
         let captured = wasi_ctx::captures(options);
         let (mut wasi, mut p2) = (None, None);
         match &guest.code {
             Code::Module { wasi: true, .. } => {
-                wasi = Some(wasi_ctx::build(options, &guest.name, &stop_cell, &captured, mode)?);
+                wasi = Some(wasi_ctx::build(options, &guest.name, deadline.cell(), &captured, mode)?);
             }
             Code::Module { .. } => {}
             Code::Component { .. } => {
-                let ctx = wasi_ctx::builder(options, &guest.name, &stop_cell, &captured, mode)?.build();
+                let ctx = wasi_ctx::builder(options, &guest.name, deadline.cell(), &captured, mode)?.build();
                 p2 = Some(P2::new(ctx));
             }
         }
@@ -115,8 +115,8 @@ impl Instance {
             wasi,
             p2,
             limiter,
-            stop: Stop { deadline: None, cancel: options.cancel.clone() },
-            stop_cell: stop_cell.clone(),
+            stop: deadline.stop(),
+            stop_cell: deadline.cell().clone(),
             spawn,
             last_error: String::new(),
             memory: None,
@@ -140,8 +140,7 @@ impl Instance {
             store,
             state: State::Ended(Outcome::Exited(0)),
             carried: false,
-            budget_deadline: None,
-            stop_cell,
+            deadline,
             ticker: Arc::clone(&runtime.ticker),
             captured,
             guest_name: guest.name.clone(),
@@ -151,7 +150,6 @@ impl Instance {
                 Code::Module { entry, .. } => *entry,
                 Code::Component { .. } => [None, None],
             },
-            timeout: options.timeout,
             started,
             cpu_time: options.measure_cpu_time.then_some(Duration::ZERO),
             fuel_consumed: 0,

@@ -22,12 +22,12 @@ impl Instance {
             return Ok(Outcome::Cancelled);
         }
         if err.is::<DeadlineExceeded>() {
-            return Ok(Outcome::TimedOut(self.timeout.unwrap_or_default()));
+            return Ok(Outcome::TimedOut(self.deadline.timeout().unwrap_or_default()));
         }
         match trap {
             Some(Trap::OutOfFuel) => return Ok(Outcome::OutOfFuel(self.fuel.unwrap_or_default())),
-            Some(Trap::Interrupt) if self.timeout.is_some() => {
-                return Ok(Outcome::TimedOut(self.timeout.unwrap_or_default()));
+            Some(Trap::Interrupt) if self.deadline.timeout().is_some() => {
+                return Ok(Outcome::TimedOut(self.deadline.timeout().unwrap_or_default()));
             }
             _ => {}
         }

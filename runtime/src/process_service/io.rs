@@ -37,7 +37,7 @@ fn block_on<T, E>(
         if stop.passed() {
             return Err(Blocked::Deadline);
         }
-        let remaining = stop.deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        let remaining = stop.deadline().map(|deadline| deadline.saturating_duration_since(Instant::now()));
         child.poll(interest, remaining).map_err(Blocked::Poll)?;
     }
 }
@@ -153,7 +153,7 @@ pub(crate) fn poll(
     wanted: Interest,
     user_deadline: Option<Instant>,
 ) -> Served<Interest> {
-    let deadline = crate::deadline::earliest(user_deadline, stop.deadline);
+    let deadline = crate::deadline::earliest(user_deadline, stop.deadline());
     let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     let ready = if entry.outcome.is_some() {
         // Reaped already: the exit is ready, and the pipes may still hold output.

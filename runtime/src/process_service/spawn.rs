@@ -65,7 +65,7 @@ fn to_command(
     command.stderr(stderr);
     // A child never outlives the sandbox's deadline: its own timeout ends no later.
     let requested = request.timeout_ms.map(Duration::from_millis);
-    let remaining = stop.deadline.map(|d| d.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
+    let remaining = stop.deadline().map(|d| d.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
     if let Some(timeout) = [requested, remaining].into_iter().flatten().min() {
         command.timeout(timeout);
     }

@@ -31,7 +31,7 @@ pub(crate) fn wait(
     handle: i32,
     user_deadline: Option<Instant>,
 ) -> Served<ChildOutcome> {
-    let deadline = earliest(user_deadline, stop.deadline);
+    let deadline = earliest(user_deadline, stop.deadline());
     let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     let waited = wait_entry(entry, deadline);
     stop.check()?;
@@ -54,7 +54,7 @@ pub(crate) fn wait_any(
     handles: &[i32],
     user_deadline: Option<Instant>,
 ) -> Served<(usize, ChildOutcome)> {
-    let deadline = earliest(user_deadline, stop.deadline);
+    let deadline = earliest(user_deadline, stop.deadline());
     let entries = match spawn.children.get_many_mut(handles) {
         Ok(entries) => entries,
         Err(bad) => return Ok(Err(Failure::new(ErrorCode::BadHandle, format!("`{bad}` is not a handle")))),

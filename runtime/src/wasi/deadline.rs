@@ -66,7 +66,7 @@ async fn poll_oneoff(
         return Ok(errno);
     }
     let args = [subscriptions, events, count, event_count].map(Val::I32);
-    let Some(deadline) = caller.data().stop.deadline else {
+    let Some(deadline) = caller.data().stop.deadline() else {
         let errno = original::call(&mut caller, "poll_oneoff", &args).await?;
         // A run cancelled while it slept stops when the sleep returns.
         caller.data().stop.check()?;
