@@ -26,6 +26,7 @@ macro_rules! try_request {
 }
 
 pub(crate) mod buffers;
+mod guest_memory;
 pub(crate) mod host;
 mod last_error;
 pub(crate) mod memory;
@@ -35,3 +36,14 @@ pub(crate) mod status;
 
 /// The import module name of the ABI.
 pub(crate) const MODULE: &str = "wrt_v1";
+
+/// Defines every function of `wrt_v1` in `linker`: the functions on children, `last_error`
+/// and the host buffers'.
+pub(crate) fn add_to_linker(
+    linker: &mut wasmtime::Linker<crate::state::GuestState>,
+    mode: crate::host_fn::Mode,
+) -> wasmtime::Result<()> {
+    host::add_to_linker(linker)?;
+    linker.func_wrap(MODULE, "last_error", last_error::last_error)?;
+    buffers::add_to_linker(linker, mode)
+}

@@ -7,3 +7,4 @@ pub(crate) mod clock;
 pub(crate) mod link;
 pub(crate) mod process;
 pub(crate) mod streams;
+pub(crate) mod wit;

@@ -1,8 +1,9 @@
 //! The rule that keeps the crate's layers apart: no top-level module (a file under `src/` and
 //! its folder) imports, directly or through others, a module that imports it back
-//! (docs/design.md, "Inside `wrt-runtime`"). The test reads the sources, collects the
-//! `crate::…` paths and the `super::…` paths that leave a top-level module, and names every
-//! circle it finds.
+//! (docs/design.md, "Inside `wrt-runtime`"); and inside every folder, no file (or sub-folder)
+//! imports, directly or through others, one beside it that imports it back. The tests read the
+//! sources, collect the `crate::…` paths and the `super::…` paths, and name every circle they
+//! find.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -359,4 +360,203 @@ fn a_back_edge_is_named() {
     assert!(graph.get("b").is_some_and(|edges| edges.contains_key("c")), "{graph:#?}");
     // A name the crate root re-exports imports the module it comes from.
     assert!(graph.get("e").is_some_and(|edges| edges.contains_key("d")), "{graph:#?}");
+}
+
+/// The modules that `text`, the file at module path `path`, names with `crate::…` and
+/// `super::…` paths, each as its path from the crate root (`["abi", "host", "io"]` for
+/// `crate::abi::host::io::read` or, in `abi/buffers.rs`, `super::host::io::read`); a path that
+/// stays inside the file (`super::` of an inline module) is left out. The last name may be an
+/// item rather than a module: the folder graphs keep only the names of a folder's files.
+fn module_paths_of(text: &str, path: &[String]) -> BTreeSet<Vec<String>> {
+    let code = code_only(text);
+    let chars: Vec<char> = code.chars().collect();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let word_at = |i: usize| -> String { chars[i..].iter().take_while(|c| ident(**c)).collect() };
+    let skip_space = |mut i: usize| {
+        while i < chars.len() && chars[i].is_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let path_sep = |i: usize| chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':');
+    // Every path of the use tree at `i` (`a::b`, `a::{b, c::d}`), each appended to `prefix`.
+    fn tree(
+        i: usize,
+        prefix: &[String],
+        chars: &[char],
+        out: &mut Vec<Vec<String>>,
+        word_at: &dyn Fn(usize) -> String,
+        skip_space: &dyn Fn(usize) -> usize,
+        path_sep: &dyn Fn(usize) -> bool,
+    ) -> usize {
+        let mut i = skip_space(i);
+        let mut segments = prefix.to_vec();
+        loop {
+            if chars.get(i) == Some(&'{') {
+                i += 1;
+                loop {
+                    i = skip_space(i);
+                    match chars.get(i) {
+                        None => return i,
+                        Some('}') => return i + 1,
+                        Some(',') => i += 1,
+                        Some(_) => {
+                            let before = i;
+                            i = tree(i, &segments, chars, out, word_at, skip_space, path_sep);
+                            // Skip what no path holds (`as x`, `*`).
+                            while i < chars.len() && !matches!(chars[i], ',' | '}') {
+                                i += 1;
+                            }
+                            if i == before {
+                                i += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            let word = word_at(i);
+            if word.is_empty() {
+                out.push(segments);
+                return i;
+            }
+            segments.push(word.clone());
+            i = skip_space(i + word.len());
+            if !path_sep(i) {
+                out.push(segments);
+                return i;
+            }
+            i = skip_space(i + 2);
+        }
+    }
+    let mut found = BTreeSet::new();
+    let mut inline: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '{' {
+            depth += 1;
+            i += 1;
+            continue;
+        }
+        if c == '}' {
+            depth = depth.saturating_sub(1);
+            if inline.last() == Some(&depth) {
+                inline.pop();
+            }
+            i += 1;
+            continue;
+        }
+        if !ident(c) || (i > 0 && ident(chars[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let word = word_at(i);
+        let after = i + word.len();
+        if word == "mod" {
+            let name_at = skip_space(after);
+            let name = word_at(name_at);
+            if !name.is_empty() && chars.get(skip_space(name_at + name.len())) == Some(&'{') {
+                inline.push(depth);
+            }
+        } else if word == "crate" && path_sep(after) {
+            let mut out = Vec::new();
+            i = tree(after + 2, &[], &chars, &mut out, &word_at, &skip_space, &path_sep);
+            found.extend(out);
+            continue;
+        } else if word == "super" && path_sep(after) && !(i >= 2 && path_sep(i - 2)) {
+            let mut ups = 0;
+            let mut j = i;
+            while word_at(j) == "super" && path_sep(j + 5) {
+                ups += 1;
+                j = skip_space(j + 7);
+            }
+            // Inline modules are the innermost levels: going up through them stays in the file.
+            let levels = path.len() + inline.len();
+            if ups >= inline.len() && ups <= levels {
+                let base = &path[..levels - ups];
+                let mut out = Vec::new();
+                i = tree(j, base, &chars, &mut out, &word_at, &skip_space, &path_sep);
+                found.extend(out);
+                continue;
+            }
+            i = j;
+            continue;
+        }
+        i = after;
+    }
+    found
+}
+
+/// For every folder below `src` (`abi`, `abi/host`, …), the import graph of what it holds: its
+/// files and sub-folders, each a node named as its module (`host` for `abi/host.rs` and
+/// `abi/host/`), with an edge where a file of one names another by a `crate::` or `super::`
+/// path. The folder's own module (`abi.rs`) is none of them: its items are the folder's.
+fn folder_graphs(files: &[(PathBuf, String)]) -> BTreeMap<String, Graph> {
+    let module_path = |path: &Path| -> Vec<String> {
+        path.with_extension("").components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect()
+    };
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|(path, _)| module_path(path)).collect();
+    // A node of a folder: a file or sub-folder whose module path starts with `prefix`.
+    let is_node = |prefix: &[String]| modules.iter().any(|module| module.starts_with(prefix));
+    let mut graphs: BTreeMap<String, Graph> = BTreeMap::new();
+    for (path, text) in files {
+        let own = module_path(path);
+        for target in module_paths_of(text, &own) {
+            for level in 1..own.len() {
+                let folder = &own[..level];
+                let is_sibling = target.len() > level && target[..level] == *folder && target[level] != own[level];
+                if is_sibling && is_node(&target[..=level]) {
+                    let graph = graphs.entry(folder.join("/")).or_default();
+                    let edges = graph.entry(own[level].clone()).or_default();
+                    edges.entry(target[level].clone()).or_insert_with(|| path.display().to_string());
+                }
+            }
+        }
+    }
+    graphs
+}
+
+/// The rule of the crate's top level, inside every folder: no file (or sub-folder) of a folder
+/// imports, directly or through others, one that imports it back; a piece two of them share
+/// lives in a file of its own below both.
+#[test]
+fn no_file_in_a_folder_imports_a_file_that_imports_it_back() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    let graphs = folder_graphs(&files);
+    // The reader sees the imports at all: the component layer reaches its WIT bindings.
+    assert!(graphs.get("component").is_some_and(|graph| graph.contains_key("process")), "{graphs:#?}");
+    let mut text = String::new();
+    for (folder, graph) in &graphs {
+        let found = circles(graph);
+        if !found.is_empty() {
+            text.push_str(&format!("in `{folder}/`:\n{}", describe(graph, &found)));
+        }
+    }
+    assert!(text.is_empty(), "import circles between the files of a folder of wrt-runtime:\n{text}");
+}
+
+#[test]
+fn a_back_edge_inside_a_folder_is_named() {
+    let file = |path: &str, text: &str| (PathBuf::from(path), text.to_owned());
+    let files = [
+        file("x.rs", "mod a;\nmod b;\nmod c;\nconst MODULE: &str = \"x\";\n"),
+        file("x/a.rs", "use super::b::Thing;\n"),
+        file("x/b.rs", "mod inner;\n"),
+        file("x/b/inner.rs", "use crate::x::{c, a::Other};\n"),
+        file("x/c.rs", "use super::MODULE;\nfn f() { let _ = \"super::a\"; }\nmod tests {\n    use super::*;\n}\n"),
+        file("x/d.rs", "use super::super::y::Thing;\n"),
+        file("y.rs", "pub(crate) struct Thing;\n"),
+    ];
+    let graphs = folder_graphs(&files);
+    let graph = &graphs["x"];
+    assert_eq!(circles(graph), vec![vec!["a".to_owned(), "b".to_owned()]]);
+    let text = describe(graph, &circles(graph));
+    assert!(text.contains("a -> b (in x/a.rs)") && text.contains("b -> a (in x/b/inner.rs)"), "{text}");
+    assert!(graph.get("b").is_some_and(|edges| edges.contains_key("c")), "{graph:#?}");
+    // Neither the folder's own items, a string, an inline module's `super::` nor a path out of
+    // the folder is an edge inside it.
+    assert!(!graph.contains_key("c") && !graph.contains_key("d"), "{graph:#?}");
 }

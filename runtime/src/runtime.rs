@@ -349,7 +349,7 @@ fn module_linker(
         crate::wasi::limits::add_to_linker(linker, mode)?;
         crate::wasi::stdio::add_to_linker(linker, mode)?;
         crate::wasi::readdir::add_to_linker(linker, mode)?;
-        crate::abi::host::add_to_linker(linker, mode)
+        crate::abi::add_to_linker(linker, mode)
     };
     crate::host_fn::embedder_first(&mut linker, embedder, own)?;
     Ok(linker)

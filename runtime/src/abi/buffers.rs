@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use wasmtime::{Caller, ExternRef, GcHeapOutOfMemory, Linker, Memory, Rooted};
 
-use super::host::{NONBLOCK, check_read_args, guest_memory, read_child, write_child};
+use super::guest_memory::guest_memory;
+use super::host::{NONBLOCK, check_read_args, read_child, write_child};
 use super::memory;
 use crate::collector::{self, Room};
 use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer};

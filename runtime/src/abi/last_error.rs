@@ -4,7 +4,7 @@
 use wasmtime::Caller;
 use wrt_abi::ErrorCode;
 
-use super::host::with_memory;
+use super::guest_memory::with_memory;
 use super::memory;
 use crate::process_service::Failure;
 use crate::state::GuestState;

@@ -11,19 +11,15 @@ use wasmtime_wasi::WasiView;
 use wrt_abi::ErrorCode;
 use wrt_abi::consts::MAX_READ_BUFFER;
 
-use super::process::bindings::wrt::process::buffers::{Host, HostBuffer};
-use super::process::bindings::wrt::process::process::OutputSource;
-use super::process::bindings::wrt::process::types::{Collection, Error};
-use super::process::{wit, wit_fail};
+use super::wit::bindings::wrt::process::buffers::{Host, HostBuffer};
+use super::wit::bindings::wrt::process::process::OutputSource;
+use super::wit::bindings::wrt::process::types::{Collection, Error};
+use super::wit::{BufferHandle, wit, wit_fail};
 use crate::collector::{allocate_uncollected, take_due};
 use crate::external::accountant::Kind;
 use crate::external::buffer::BufferView;
 use crate::process_service;
 use crate::state::GuestState;
-
-/// A `buffer` resource: a buffer handle of the core ABI.
-#[derive(Debug)]
-pub struct BufferHandle(pub(crate) i32);
 
 /// The most bytes one `read-buffer` takes from the child (as for the core ABI), and one `read`
 /// returns.

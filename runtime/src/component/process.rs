@@ -14,28 +14,13 @@ use wrt_abi::ErrorCode;
 use wrt_abi::request::{self, SpawnRequest, StdioMode};
 use wrt_host_spawn::{ChildOutcome, ExitStatus};
 
+use super::wit::bindings;
+use super::wit::{ChildHandle, wit};
 use crate::process_service::{self, Failure, control, spawn, wait};
 use crate::state::GuestState;
 
-pub(crate) mod bindings {
-    wasmtime::component::bindgen!({
-        path: "../wit",
-        world: "wrt:process/imports",
-        imports: { default: trappable },
-        with: {
-            "wasi:io": wasmtime_wasi::p2::bindings::sync::io,
-            "wrt:process/process.child": crate::component::process::ChildHandle,
-            "wrt:process/buffers.buffer": crate::component::buffers::BufferHandle,
-        },
-    });
-}
-
 use bindings::wrt::process::process::{Command, Host, HostChild, Output, OutputSource, Status, Stdio, Termination};
 use bindings::wrt::process::types::{self, Error};
-
-/// A `child` resource: a child handle of the core ABI, in the guest's `SpawnState`.
-#[derive(Debug)]
-pub struct ChildHandle(pub(crate) i32);
 
 /// Defines `wrt:process/process`, `buffers` and `types` in `linker`.
 pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
@@ -43,42 +28,6 @@ pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result
     bindings::wrt::process::buffers::add_to_linker::<GuestState, HasSelf<GuestState>>(linker, |state| state)?;
     bindings::wrt::process::process::add_to_linker::<GuestState, HasSelf<GuestState>>(linker, |state| state)?;
     Ok(())
-}
-
-/// The WIT code of a core ABI code: the two enums list the same codes in the same order (a test
-/// ties them).
-pub(crate) fn wit_code(code: ErrorCode) -> types::ErrorCode {
-    use types::ErrorCode as W;
-    match code {
-        ErrorCode::Denied => W::Denied,
-        ErrorCode::NotFound => W::NotFound,
-        ErrorCode::NotExecutable => W::NotExecutable,
-        ErrorCode::SpawnFailed => W::SpawnFailed,
-        ErrorCode::Timeout => W::Timeout,
-        ErrorCode::OutputLimit => W::OutputLimit,
-        ErrorCode::TooManyChildren => W::TooManyChildren,
-        ErrorCode::BadHandle => W::BadHandle,
-        ErrorCode::InvalidArgument => W::InvalidArgument,
-        ErrorCode::NoMemory => W::NoMemory,
-        ErrorCode::WouldBlock => W::WouldBlock,
-        ErrorCode::OutOfBounds => W::OutOfBounds,
-        ErrorCode::BadUtf8 => W::BadUtf8,
-        ErrorCode::NotPiped => W::NotPiped,
-        ErrorCode::BrokenPipe => W::BrokenPipe,
-        ErrorCode::Io => W::Io,
-        ErrorCode::OutOfRange => W::OutOfRange,
-        _ => W::Io,
-    }
-}
-
-/// The WIT error of a service failure.
-pub(crate) fn wit(failure: Failure) -> Error {
-    Error { code: wit_code(failure.code), message: failure.message }
-}
-
-/// The WIT error of a failure the component layer itself raises.
-pub(crate) fn wit_fail(code: ErrorCode, message: impl Into<String>) -> Error {
-    Error { code: wit_code(code), message: message.into() }
 }
 
 impl GuestState {
@@ -282,7 +231,7 @@ impl HostChild for GuestState {
         child: Resource<ChildHandle>,
         source: OutputSource,
         max_len: u32,
-    ) -> wasmtime::Result<Result<Option<Resource<super::buffers::BufferHandle>>, Error>> {
+    ) -> wasmtime::Result<Result<Option<Resource<super::wit::BufferHandle>>, Error>> {
         let handle = self.child_handle(&child)?;
         super::buffers::read_buffer(self, handle, source, max_len)
     }
@@ -290,7 +239,7 @@ impl HostChild for GuestState {
     fn write_buffer(
         &mut self,
         child: Resource<ChildHandle>,
-        buf: Resource<super::buffers::BufferHandle>,
+        buf: Resource<super::wit::BufferHandle>,
         offset: u32,
     ) -> wasmtime::Result<Result<u32, Error>> {
         let handle = self.child_handle(&child)?;
@@ -320,34 +269,6 @@ impl HostChild for GuestState {
         // A handle of a live resource is always the service's: nothing to report.
         let _ = control::release(&mut self.spawn, handle)?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One fact, one definition: the WIT enum lists the core ABI's codes in its order, and
-    /// `wit_code` maps each to its namesake.
-    #[test]
-    fn wit_error_codes_are_the_core_abi_codes() {
-        for (index, code) in ErrorCode::ALL.into_iter().enumerate() {
-            let wit = wit_code(code);
-            assert_eq!(wit as usize, index, "{code:?}");
-            let name = format!("{wit:?}").rsplit("::").next().unwrap().to_lowercase();
-            assert_eq!(name, code.name().replace('_', "").to_lowercase(), "{code:?}");
-        }
-        let wit = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit/process.wit")).unwrap();
-        let cases = wit.split("enum error-code {").nth(1).unwrap().split('}').next().unwrap();
-        let cases: Vec<&str> = cases
-            .lines()
-            .map(str::trim)
-            .filter(|line| !line.is_empty() && !line.starts_with("///"))
-            .map(|line| line.trim_end_matches(','))
-            .collect();
-        let names: Vec<String> =
-            ErrorCode::ALL.iter().map(|code| code.name().to_lowercase().replace('_', "-")).collect();
-        assert_eq!(cases, names);
     }
 }
 

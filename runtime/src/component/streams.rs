@@ -23,9 +23,9 @@ use wasmtime_wasi::p2::{
 use wrt_abi::ErrorCode;
 use wrt_host_spawn::{Child, Interest, ReadError, WriteError};
 
-use super::process::bindings::wrt::process::process::OutputSource;
-use super::process::bindings::wrt::process::types::Error;
-use super::process::wit_fail;
+use super::wit::bindings::wrt::process::process::OutputSource;
+use super::wit::bindings::wrt::process::types::Error;
+use super::wit::wit_fail;
 use crate::deadline::DeadlineExceeded;
 use crate::process_service::state::SharedChild;
 use crate::state::GuestState;

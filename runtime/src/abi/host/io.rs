@@ -6,8 +6,9 @@ use wrt_abi::ErrorCode;
 use wrt_abi::consts::{INTEREST_ALL, INTEREST_EXITED, INTEREST_STDERR, INTEREST_STDIN, INTEREST_STDOUT};
 use wrt_host_spawn::Interest;
 
+use super::super::guest_memory::with_memory;
 use super::super::memory;
-use super::{NONBLOCK, Result, with_memory};
+use super::{NONBLOCK, Result};
 use crate::deadline::until;
 use crate::process_service::{self, Served};
 use crate::state::GuestState;

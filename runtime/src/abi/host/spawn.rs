@@ -5,9 +5,10 @@ use wasmtime::Caller;
 use wrt_abi::request;
 use wrt_abi::status::RUN_STATUS_LEN;
 
+use super::super::guest_memory::with_memory;
 use super::super::memory;
 use super::super::status;
-use super::{Result, with_memory};
+use super::Result;
 use crate::process_service;
 use crate::state::GuestState;
 

@@ -6,9 +6,10 @@ use wrt_abi::ErrorCode;
 use wrt_abi::consts::MAX_WAIT_ANY;
 use wrt_abi::status::STATUS_LEN;
 
+use super::super::guest_memory::with_memory;
 use super::super::memory;
 use super::super::status;
-use super::{Result, with_memory};
+use super::Result;
 use crate::deadline::until;
 use crate::process_service;
 use crate::state::GuestState;
