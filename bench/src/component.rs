@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
-use crate::central::Centre;
-use crate::clis::Clis;
+use crate::figures::Centre;
 use crate::params::{ParamError, Setting, get_n, set_n};
 use crate::plot::{Baseline, CYAN, PURPLE, Side};
 use crate::report::{Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio};
+use crate::run_commands::Clis;
 use crate::runner::Sample;
 use crate::workload::Workload;
 use crate::{BenchError, child, floor, guests, runtime};

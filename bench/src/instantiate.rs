@@ -24,7 +24,7 @@ use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{GcPolicy, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::BenchError;
-use crate::central::{self, Centre};
+use crate::figures::{self, Centre};
 use crate::params::{InstantiateGuest, MAX_THREADS, ParamError, Params, RunConfig, Setting};
 use crate::plot::Baseline;
 use crate::report::{Column, Measure, figure, ratio};
@@ -537,8 +537,8 @@ impl Workload for InstantiateParams {
             let defaults = results.iter().find(|d| {
                 matches!(&d.params, Params::Instantiate(q) if q.config == RunConfig::Defaults && q.guest == p.guest && q.threads == p.threads)
             });
-            if let (Some(d), Some(us)) = (defaults, central::figure(r, US_PER_RUN.0))
-                && let Some(base) = central::figure(d, US_PER_RUN.0)
+            if let (Some(d), Some(us)) = (defaults, figures::figure(r, US_PER_RUN.0))
+                && let Some(base) = figures::figure(d, US_PER_RUN.0)
             {
                 let _ = writeln!(
                     out,

@@ -41,10 +41,9 @@
 mod buffer;
 #[cfg(feature = "gc-experiments")]
 pub mod buffer_suite;
-pub mod central;
 pub mod child;
-pub mod clis;
 pub mod component;
+pub mod figures;
 pub mod floor;
 pub mod guests;
 pub mod host_spawn;
@@ -58,6 +57,7 @@ pub mod plan;
 pub mod plot;
 pub mod real;
 pub mod report;
+pub mod run_commands;
 mod runner;
 mod spawn;
 mod startup;

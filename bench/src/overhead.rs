@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use nix::sys::resource::{UsageWho, getrusage};
 use nix::sys::time::TimeVal;
 
-use crate::central::Centre;
+use crate::figures::Centre;
 use crate::host_spawn::HostSpawn;
 use crate::params::{Method, ParamError, Setting, SpawnParams, Strategy, get_n, set_n};
 use crate::plot::{BROWN, Baseline, PURPLE, Side};

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::{DEFAULT_SEARCH_PATH, Policy};
 use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
-use crate::central::Centre;
+use crate::figures::Centre;
 use crate::params::{ParamError, Params, Setting, size};
 use crate::plot::Baseline;
 use crate::report::{self, Column, figure};
@@ -165,7 +165,7 @@ fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Vec<String>; 
     [
         vec![
             name("wrt (guest: head | tr | wc)"),
-            fmt(crate::central::rate(r)),
+            fmt(crate::figures::rate(r)),
             fmt(r.rate.sd),
             r.rate.n.to_string(),
             format!("{:.2}×", r.of_floor),
@@ -173,7 +173,7 @@ fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Vec<String>; 
         ],
         vec![
             name("native (sh -c)"),
-            fmt(crate::central::floor_rate(r)),
+            fmt(crate::figures::floor_rate(r)),
             fmt(native.sd),
             native.n.to_string(),
             "1.00×".to_owned(),

@@ -3,13 +3,13 @@
 //! memory size), one bar per configuration over its floor, with the other sides its workload
 //! measures beside it (wasmtime, the core module, host-spawn alone), on a logarithmic axis
 //! when rows differ tenfold, and young and full collections below for the buffer workload. The
-//! figures and ratios are those of the table ([`crate::central`]). Text is drawn with DejaVu
+//! figures and ratios are those of the table ([`crate::figures`]). Text is drawn with DejaVu
 //! Sans, built into the binary, so no system font is needed: in PNG files as pixels, in SVG
 //! files as outlines.
 
 mod bars;
+mod compared;
 mod lines;
-mod sides;
 mod text;
 mod ticks;
 mod whisker;
@@ -20,7 +20,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-pub use sides::{BROWN, Baseline, CYAN, PURPLE, Side};
+pub use compared::{BROWN, Baseline, CYAN, PURPLE, Side};
 
 use crate::BenchError;
 use crate::params::Params;
@@ -210,12 +210,12 @@ fn subtitle(results: &[ConfigResult]) -> String {
     let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
     let mut what = shared(&all);
     if what.is_empty() {
-        sides::what(&all[0]).clone_into(&mut what);
+        compared::what(&all[0]).clone_into(&mut what);
     }
     let runs = results[0].rate.n;
     format!(
         "{what} · {} ± sd of {runs} run{}",
-        crate::central::Centre::of(&all[0]).name(),
+        crate::figures::Centre::of(&all[0]).name(),
         if runs == 1 { "" } else { "s" }
     )
 }

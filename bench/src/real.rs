@@ -28,12 +28,12 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::central::Centre;
 use crate::child::{self, Drained};
-use crate::clis::Clis;
+use crate::figures::Centre;
 use crate::params::{MAX_FILES, ParamError, RealCase, Setting};
 use crate::plot::{self, Baseline};
 use crate::report::{Column, Goal, MS_PER_RUN, Measure, WASMTIME_MS, figure, ratio};
+use crate::run_commands::Clis;
 use crate::runner::Sample;
 use crate::workload::Workload;
 use crate::{BenchError, guests};

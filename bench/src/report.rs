@@ -8,7 +8,7 @@ mod column;
 
 pub use column::{Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio};
 
-use crate::central::{self, Centre};
+use crate::figures::{self, Centre};
 use crate::params::Params;
 use crate::runner::{CompareResult, ConfigResult, Sample};
 use crate::stats::LEVELS;
@@ -134,10 +134,10 @@ pub fn results_table(results: &[ConfigResult]) -> String {
     for r in results {
         let mut row = vec![
             short_label(&r.params, &all),
-            rate(central::rate(r)),
+            rate(figures::rate(r)),
             rate(r.rate.sd),
             r.rate.n.to_string(),
-            rate(central::floor_rate(r)),
+            rate(figures::floor_rate(r)),
             format!("{:.2}×", r.of_floor),
         ];
         row.extend(columns.iter().map(|c| c.cell(c.value(r))));
@@ -149,7 +149,7 @@ pub fn results_table(results: &[ConfigResult]) -> String {
                 String::new(),
                 "1".into(),
                 String::new(),
-                format!("{:.2}× of wrt", peer.rate / central::rate(r)),
+                format!("{:.2}× of wrt", peer.rate / figures::rate(r)),
             ];
             row.extend(columns.iter().map(|c| c.cell(c.peer_value(peer))));
             rows.push(row);
@@ -166,7 +166,7 @@ pub fn results_table(results: &[ConfigResult]) -> String {
 /// ratio of the table's column it is read from, and whether it is met (or why it was not
 /// measured).
 fn goals(results: &[ConfigResult]) -> String {
-    use crate::clis::NO_WASMTIME;
+    use crate::run_commands::NO_WASMTIME;
     let mut out = String::new();
     for r in results {
         let label = short_label(&r.params, &results.iter().map(|r| r.params.clone()).collect::<Vec<_>>());

@@ -61,7 +61,7 @@ pub struct ConfigResult {
     /// Summary of the floor's rates.
     pub floor_rate: Summary,
     /// How many times the floor's rate the workload reached: the figure of the rates over that
-    /// of the floor's rates ([`crate::central`]: the mean or the median over the runs, as the
+    /// of the floor's rates ([`crate::figures`]: the mean or the median over the runs, as the
     /// table prints them); 1 is the floor, 0.5 takes twice as long.
     pub of_floor: f64,
     /// Means of the extra figures over the runs.
@@ -75,7 +75,7 @@ impl ConfigResult {
     pub(crate) fn new(params: Params, samples: Vec<Sample>, peer: Option<PeerResult>) -> Self {
         let rates: Vec<f64> = samples.iter().map(|s| s.rate).collect();
         let floors: Vec<f64> = samples.iter().map(|s| s.floor_rate).collect();
-        let of_floor = crate::central::of_floor(&params, &samples);
+        let of_floor = crate::figures::of_floor(&params, &samples);
         let mut extra: BTreeMap<String, f64> = BTreeMap::new();
         for sample in &samples {
             for (key, value) in &sample.extra {

@@ -3,7 +3,7 @@
 //! [`Params::workload`](crate::Params::workload).
 
 use crate::BenchError;
-use crate::central::Centre;
+use crate::figures::Centre;
 use crate::params::{ParamError, Setting};
 use crate::peers::PeerResult;
 use crate::plot::{Baseline, Side};
@@ -48,7 +48,7 @@ pub trait Workload {
     /// The unit of the workload's rate (`spawns/s`, `runs/s`, …).
     fn unit(&self) -> &'static str;
 
-    /// How the runs of a configuration are summed up into one figure ([`crate::central`]).
+    /// How the runs of a configuration are summed up into one figure ([`crate::figures`]).
     /// Default: the mean.
     fn centre(&self) -> Centre {
         Centre::Mean

@@ -24,9 +24,9 @@ pub use self::wait_any::wait_any;
 use crate::audit::{ExitRecord, Timestamp};
 use crate::command::{ChildStdout, Stream};
 use crate::error::{KillError, ReadError, ResizeError, WaitError, WriteError};
+use crate::escalation::{self, SystemClock, Timer, Wait};
 use crate::escape::shown;
 use crate::outcome::{ChildOutcome, Truncated};
-use crate::reap::{self, SystemClock, Timer, Wait};
 use crate::registry::{ChildId, Leader, Shared, poll_timeout};
 use crate::strategy::Strategy;
 use crate::sys::{RawExit, set_window_size, write_no_sigpipe};
@@ -210,7 +210,7 @@ impl Child {
     fn wait_leader(&mut self, until: Option<Instant>) -> io::Result<bool> {
         if self.watch.is_none() {
             let (mut leader, timer) = self.parts();
-            return reap::wait_until(&mut leader, timer, &SystemClock, until);
+            return escalation::wait_until(&mut leader, timer, &SystemClock, until);
         }
         loop {
             self.drive_timer()?;
@@ -221,7 +221,7 @@ impl Child {
             // No steps of its own: it waits up to the next step or `until`, whichever is first.
             let mut idle = Timer::new(None, Duration::ZERO);
             let (mut leader, _) = self.parts();
-            if reap::wait_until(&mut leader, &mut idle, &SystemClock, step)? {
+            if escalation::wait_until(&mut leader, &mut idle, &SystemClock, step)? {
                 return Ok(true);
             }
             if until.is_some_and(|u| Instant::now() >= u) {

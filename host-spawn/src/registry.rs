@@ -20,7 +20,7 @@ use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
 use crate::audit::AuditLog;
-use crate::reap::{Kill, Wait};
+use crate::escalation::{Kill, Wait};
 use crate::sys::RawExit;
 
 #[derive(Debug, Clone, Copy)]

@@ -30,7 +30,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use crate::reap::{Kill, Timer, Wait};
+use crate::escalation::{Kill, Timer, Wait};
 use crate::registry::{ChildId, Shared};
 
 /// A watched child, and its timer.

@@ -13,7 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::sides::{self, Side};
+use super::compared::{self, Side};
 use super::ticks::{Ticked, linear_ticks, log_ticks, mean_sd, round_down, si};
 use super::whisker::{self, Whisker};
 use super::{
@@ -21,7 +21,7 @@ use super::{
     plot_err, subtitle, text, title,
 };
 use crate::BenchError;
-use crate::central::{self, Centre};
+use crate::figures::{self, Centre};
 use crate::params::Params;
 use crate::report::{short_label, unit};
 use crate::runner::ConfigResult;
@@ -67,8 +67,8 @@ fn side_row(r: &ConfigResult, side: &Side, label: String, baseline: &str) -> Opt
         .map(|t| side.per / t)
         .collect();
     let rate = Centre::of(&r.params).of_values(&rates)?;
-    let floor = central::floor_rate(r);
-    let ratio = central::ratio(Some(rate), Some(floor)).map_or_else(String::new, |q| format!("{q:.2}× of {baseline}"));
+    let floor = figures::floor_rate(r);
+    let ratio = figures::ratio(Some(rate), Some(floor)).map_or_else(String::new, |q| format!("{q:.2}× of {baseline}"));
     Some(Row {
         label,
         color: side.color,
@@ -84,28 +84,28 @@ fn rows(results: &[ConfigResult]) -> Vec<Row> {
     let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
     let mut rows = Vec::new();
     for r in results {
-        let (baseline, _) = sides::baseline(&r.params);
+        let (baseline, _) = compared::baseline(&r.params);
         let config = short_label(&r.params, &all);
         // Nothing varies: the subtitle has the parameters, and a row names its side alone.
         let single = config == r.params.name();
         let mut ratio = format!("{:.2}× of {baseline}", r.of_floor);
-        for side in sides::sides(&r.params) {
+        for side in compared::sides(&r.params) {
             if let Some((title, wrt_key)) = side.versus
-                && let Some(q) = central::ratio(central::figure(r, wrt_key), central::figure(r, side.key))
+                && let Some(q) = figures::ratio(figures::figure(r, wrt_key), figures::figure(r, side.key))
             {
                 ratio.push_str(&format!(" · {title} {q:.2}×"));
             }
         }
         rows.push(Row {
-            label: if single { sides::wrt_name(&r.params).to_owned() } else { config.clone() },
+            label: if single { compared::wrt_name(&r.params).to_owned() } else { config.clone() },
             color: WRT,
-            rate: central::rate(r),
+            rate: figures::rate(r),
             sd: r.rate.sd,
-            floor: Some(central::floor_rate(r)),
+            floor: Some(figures::floor_rate(r)),
             ratio,
             collections: collections(&r.extra),
         });
-        for side in sides::sides(&r.params) {
+        for side in compared::sides(&r.params) {
             let label = if single { side.name.to_owned() } else { format!("{config}: {}", side.name) };
             rows.extend(side_row(r, side, label, baseline));
         }
@@ -116,7 +116,7 @@ fn rows(results: &[ConfigResult]) -> Vec<Row> {
                 rate: peer.rate,
                 sd: 0.0,
                 floor: None,
-                ratio: format!("{:.2}× of wrt", peer.rate / central::rate(r)),
+                ratio: format!("{:.2}× of wrt", peer.rate / figures::rate(r)),
                 collections: collections(&peer.extra),
             });
         }
@@ -126,13 +126,13 @@ fn rows(results: &[ConfigResult]) -> Vec<Row> {
 
 /// The legend: wrt, each other side drawn, the floor, the peer.
 fn legend_items(params: &Params, rows: &[Row]) -> Vec<(Swatch, String)> {
-    let mut items = vec![(Swatch::Fill(WRT), format!("{} ({})", sides::wrt_name(params), unit(params)))];
-    for side in sides::sides(params) {
+    let mut items = vec![(Swatch::Fill(WRT), format!("{} ({})", compared::wrt_name(params), unit(params)))];
+    for side in compared::sides(params) {
         if rows.iter().any(|r| r.color == side.color) {
             items.push((Swatch::Fill(side.color), side.name.to_owned()));
         }
     }
-    items.push((Swatch::Outline, sides::baseline(params).1.to_owned()));
+    items.push((Swatch::Outline, compared::baseline(params).1.to_owned()));
     if rows.iter().any(|r| r.color == PEER) {
         items.push((Swatch::Fill(PEER), "peer (one run)".to_owned()));
     }
@@ -269,7 +269,7 @@ where
     let params = &results[0].params;
     let rows = rows(results);
     let (head, rest) = root.split_vertically(TITLE);
-    title(&head, &sides::title(params), &subtitle(results))?;
+    title(&head, &compared::title(params), &subtitle(results))?;
     let items = legend_items(params, &rows);
     let (legend_area, rest) = rest.split_vertically(legend_height(&items, WIDTH)?);
     legend(&legend_area, &items)?;
@@ -294,7 +294,7 @@ where
     }
     let rates: Vec<(f64, f64, Option<f64>)> = rows.iter().map(|r| (r.rate, r.sd, r.floor)).collect();
     let axis = Axis::of(&rates, plot_w, note_w);
-    let x_desc = if axis.log { format!("{} (log scale)", sides::axis(params)) } else { sides::axis(params) };
+    let x_desc = if axis.log { format!("{} (log scale)", compared::axis(params)) } else { compared::axis(params) };
     let panel = Panel { rows: &rows, label_width, x_desc: &x_desc };
     let mut chart = panel.chart(&rates_area, axis)?;
     let start = if axis.log { axis.lo } else { 0.0 };

@@ -222,7 +222,7 @@ fn real_plot_draws_wasmtime_for_each_case() {
     assert!(rows[0].2.contains("0.25× of native") && rows[0].2.contains("time/wasmtime 0.80×"), "{rows:?}");
     let legend = bars::legend_for_test(&results);
     assert!(legend.iter().any(|l| l == "wasmtime run") && legend.iter().any(|l| l.starts_with("native: ")));
-    assert!(sides::title(&results[0].params).ends_with("against the native program"));
+    assert!(compared::title(&results[0].params).ends_with("against the native program"));
     let dir = tempfile::tempdir().unwrap();
     draw(&results, &dir.path().join("real.svg")).unwrap();
 }
@@ -304,7 +304,7 @@ fn pipeline_plot_names_its_baseline_one_way_and_has_a_subtitle() {
     let run = (150.0, 175.0, &[("stream_bytes", 11.0)][..]);
     let results = [measured(pipeline(8 << 20), &[run]), measured(pipeline(16 << 20), &[run])];
     let params = &results[0].params;
-    assert!(sides::title(params).ends_with("against the native pipeline"), "{}", sides::title(params));
+    assert!(compared::title(params).ends_with("against the native pipeline"), "{}", compared::title(params));
     let legend = bars::legend_for_test(&results);
     assert!(legend.iter().any(|l| l.starts_with("native: ")), "{legend:?}");
     assert!(bars::rows_for_test(&results).iter().all(|(_, _, note)| note.ends_with("× of native")));
@@ -315,7 +315,7 @@ fn pipeline_plot_names_its_baseline_one_way_and_has_a_subtitle() {
 /// The buffer plot's rate is in ops/s, and an op is one burst of the workload: its axis says so.
 #[test]
 fn buffer_plot_says_what_an_op_is() {
-    let axis = sides::axis(&buffer(BufferGuest::Rust));
+    let axis = compared::axis(&buffer(BufferGuest::Rust));
     assert!(axis.starts_with("ops/s") && axis.contains("1 op = one burst"), "{axis}");
 }
 

@@ -2,7 +2,7 @@
 //! them: each workload lists its own ([`Workload::columns`](crate::Workload::columns),
 //! [`Workload::goals`](crate::Workload::goals)) from the measurements named here.
 
-use crate::central;
+use crate::figures;
 use crate::peers::PeerResult;
 use crate::runner::ConfigResult;
 
@@ -16,7 +16,7 @@ pub enum Column {
         /// The column's title.
         title: &'static str,
     },
-    /// The figure of `of` over that of `to` ([`central::ratio`]), titled `title`; `of_name` and
+    /// The figure of `of` over that of `to` ([`figures::ratio`]), titled `title`; `of_name` and
     /// `to_name` say what they are in the legend under the table (a column's title, or a
     /// measurement given only in `--json`).
     Ratio {
@@ -77,8 +77,8 @@ impl Column {
     /// The cell of this column for `result`, or `None` when no run measured it.
     pub(super) fn value(self, result: &ConfigResult) -> Option<f64> {
         match self {
-            Column::Figure { key, .. } => central::figure(result, key),
-            Column::Ratio { of, to, .. } => central::ratio(central::figure(result, of), central::figure(result, to)),
+            Column::Figure { key, .. } => figures::figure(result, key),
+            Column::Ratio { of, to, .. } => figures::ratio(figures::figure(result, of), figures::figure(result, to)),
         }
     }
 
@@ -86,7 +86,7 @@ impl Column {
     pub(super) fn peer_value(self, peer: &PeerResult) -> Option<f64> {
         match self {
             Column::Figure { key, .. } => peer.extra.get(key).copied(),
-            Column::Ratio { of, to, .. } => central::ratio(peer.extra.get(of).copied(), peer.extra.get(to).copied()),
+            Column::Ratio { of, to, .. } => figures::ratio(peer.extra.get(of).copied(), peer.extra.get(to).copied()),
         }
     }
 
