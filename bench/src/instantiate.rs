@@ -602,9 +602,8 @@ mod tests {
     }
 
     /// The time of a multi-threaded batch covers every thread's runs, however the threads are
-    /// scheduled (it was read by the spawning thread after releasing the others, which on a
-    /// busy machine could resume after they had all finished: a batch of 8,000 runs timed at
-    /// a few microseconds).
+    /// scheduled: it runs from the first start to the last end, not from when the spawning
+    /// thread resumes after releasing the others (on a busy machine, after they all finished).
     #[test]
     fn threaded_batches_are_timed_from_the_first_start_to_the_last_end() {
         for threads in [1, 3] {

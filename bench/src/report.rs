@@ -369,7 +369,8 @@ mod tests {
         assert_eq!(value["results"][0]["params"]["heap"], 0);
     }
 
-    /// `--runs 1 --compare` used to print `t = NaN` without a warning.
+    /// A comparison of single runs (`--runs 1 --compare`) prints no `NaN`: it says why the
+    /// difference is not tested and how to test it.
     #[test]
     fn a_comparison_of_single_runs_says_why_it_is_untested() {
         let comparison = Comparison::welch(&[10.0], &[11.0]);
@@ -404,8 +405,8 @@ mod tests {
         Sample { rate, floor_rate, extra: extra.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect() }
     }
 
-    /// `of floor` printed 1.30× beside 1028 against 982 spawns/s: it was the mean of each run's
-    /// ratio, which one run with a slow floor pulls up.
+    /// `of floor` is the printed rate over the printed floor, never the mean of each run's ratio
+    /// (which one run with a slow floor pulls up).
     #[test]
     fn of_floor_is_the_printed_rate_over_the_printed_floor() {
         let runs = [(1000.0, 600.0), (1050.0, 1200.0), (1035.0, 1150.0)];

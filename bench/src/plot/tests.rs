@@ -73,7 +73,8 @@ fn plots_are_png_and_svg_files() {
     assert!(draw(&[], &dir.path().join("empty.png")).is_err());
 }
 
-/// `--plot` to an unsupported extension used to fail only after the run.
+/// `--plot` to an unsupported extension, or into a directory that does not exist, fails
+/// before the run.
 #[test]
 fn plot_formats_by_extension() {
     assert_eq!(Format::of(Path::new("a.png")).unwrap(), Format::Png);
@@ -87,8 +88,8 @@ fn plot_formats_by_extension() {
     assert_eq!(err, "cannot plot into `/nonexistent`: not a directory");
 }
 
-/// Tick labels used to read `250000.0`, and the spawn plot labelled no tick between 500 and
-/// 1000 µs.
+/// Tick labels are short (`250k`, not `250000.0`), and the spawn plot labels ticks between
+/// 500 and 1000 µs.
 #[test]
 fn tick_labels_are_short_and_where_the_lines_are() {
     let labels: Vec<String> = [0.0, 250.0, 50_000.0, 250_000.0, 1_500_000.0, 12.5].map(ticks::si).to_vec();
@@ -107,7 +108,7 @@ fn tick_labels_are_short_and_where_the_lines_are() {
 }
 
 /// The spawn plot has error bars, and each setting's floor is a line of its own: the floor
-/// measured in that setting's runs (it was one line averaged over every setting's floors).
+/// measured in that setting's runs, never one line averaged over every setting's floors.
 #[test]
 fn spawn_lines_carry_sd_and_each_setting_s_own_floor() {
     let mut results = spawn_results();
@@ -139,8 +140,8 @@ fn spawn_lines_carry_sd_and_each_setting_s_own_floor() {
     assert_eq!(labels, ["wrt guest: spawn + wait", "floor: posix_spawn + waitpid"]);
 }
 
-/// An error bar longer than the axis stops at its edge and says so (it was cut without a
-/// mark, and read as a short bar).
+/// An error bar longer than the axis stops at its edge and says so with a mark, so that it
+/// does not read as a short bar.
 #[test]
 fn error_bars_cut_by_the_axis_are_marked() {
     let inside = whisker::Whisker::new(100.0, 10.0, 50.0, 200.0);
@@ -227,8 +228,8 @@ fn real_plot_draws_wasmtime_for_each_case() {
     draw(&results, &dir.path().join("real.svg")).unwrap();
 }
 
-/// component-spawn compares the component with the core module and the floor: the plot had no
-/// core-module bar.
+/// component-spawn compares the component with the core module and the floor: the plot draws
+/// a core-module bar.
 #[test]
 fn component_spawn_plot_draws_the_core_module() {
     let extra: &[(&str, f64)] = &[("us_per_spawn", 800.0), ("core_us_per_spawn", 640.0), ("floor_us_per_spawn", 500.0)];
@@ -270,9 +271,9 @@ fn instantiate(guest: crate::params::InstantiateGuest) -> Params {
     })
 }
 
-/// The instantiate workload's guests differ 30-fold in rate: on a linear axis the hello bars
-/// were slivers. Bars that far apart get a logarithmic axis; bars close together keep a linear
-/// one from 0.
+/// Bars far apart in rate (the instantiate workload's guests differ 30-fold: on a linear axis
+/// the slowest are slivers) get a logarithmic axis; bars close together keep a linear one
+/// from 0.
 #[test]
 fn instantiate_rows_far_apart_get_a_log_axis() {
     use crate::params::InstantiateGuest;
@@ -387,8 +388,8 @@ fn pixels(results: &[ConfigResult]) -> (Vec<RGBColor>, (u32, u32)) {
     (buffer.chunks(3).map(|p| RGBColor(p[0], p[1], p[2])).collect(), size)
 }
 
-/// In the buffer plot, a single configuration left half the plot empty, the floor was not drawn,
-/// and the bars reused the blue and red of young and full collections.
+/// In the buffer plot, a single configuration's bar fills most of the plot's width over its
+/// floor, and the bars never take the blue and red of young and full collections.
 #[test]
 fn buffer_bars_fill_the_plot_over_their_floor_in_their_own_colours() {
     let one = vec![result(buffer(BufferGuest::Rust), &[1500.0, 1600.0], (0.0, 0.0))];
@@ -416,7 +417,7 @@ fn buffer_bars_fill_the_plot_over_their_floor_in_their_own_colours() {
     assert!(h > bars::height(&one).unwrap() && w == WIDTH);
 }
 
-/// An empty collections panel looked broken; it is a line saying there were none.
+/// An empty collections panel is a line saying there were none.
 #[test]
 fn no_collections_is_said_not_drawn() {
     let none = vec![result(buffer(BufferGuest::Rust), &[1500.0], (0.0, 0.0))];

@@ -90,8 +90,8 @@ fn audit_only_mode_logs_what_it_would_deny() {
     assert_eq!(records[3]["exit_code"], 1);
 }
 
-/// In audit-only mode, a would-deny record names the rule that decided (it had `rule: null`
-/// even when one did); relative program paths and `max_children` are still enforced.
+/// In audit-only mode, a would-deny record names the rule that decided, as a deny record does;
+/// relative program paths and `max_children` are still enforced.
 #[test]
 fn audit_only_records_name_the_deciding_rule() {
     let _lock = lock();

@@ -73,8 +73,8 @@ fn example_1_cc_refuses_response_files() {
     assert!(!dir.join("PWNED").exists());
 }
 
-/// In example 1, argv[0] is `cc` and the environment had no `PATH`, so gcc failed with
-/// "cannot execute 'cc1'". The example compiles for real.
+/// Example 1 compiles for real: the child runs with argv[0] `cc` and a `PATH` (through which
+/// gcc finds `cc1`), which the request cannot replace.
 #[test]
 fn example_1_cc_compiles() {
     if !have("cc") {

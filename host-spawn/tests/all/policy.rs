@@ -10,8 +10,8 @@ use wrt_host_spawn::{Command, Denial, InvalidRequest, Policy, PolicyError, Spawn
 use crate::documented_unsafe_env::documented_unsafe_env;
 use crate::{canonical, lock};
 
-/// A symlink to a denied program was reported as "`/usr/bin/dash` matches deny rule `sh`",
-/// revealing the link's target. Denials name only the requested spelling.
+/// A symlink to a denied program is denied, and the denial names only the requested spelling,
+/// never the link's target (not "`/usr/bin/dash` matches deny rule `sh`").
 #[test]
 fn a_symlink_to_a_denied_program_is_denied_and_reveals_nothing() {
     let _lock = lock();

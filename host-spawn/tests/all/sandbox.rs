@@ -416,10 +416,10 @@ fn child_filters(spawner: &Spawner) -> String {
 
 /// With `filter_on_spawning_thread`, the thread that starts a confined child installs the
 /// children's filter on itself once, and its children inherit it instead of installing one:
-/// they are refused the network and namespaces as before, the thread can no longer open a
-/// socket either, and a thread that holds the no-network filter refuses a child whose rule
-/// allows the network. A policy with a network rule makes the thread hold the filter that
-/// allows it, and a child of another rule then adds the no-network filter on top.
+/// they are refused the network and namespaces as other confined children are, the thread
+/// cannot open a socket either, and a thread that holds the no-network filter refuses a child
+/// whose rule allows the network. A policy with a network rule makes the thread hold the filter
+/// that allows it, and a child of another rule then adds the no-network filter on top.
 #[test]
 fn a_thread_holding_the_childrens_filter_confines_its_children_alike() {
     let _lock = lock();

@@ -199,9 +199,8 @@ fn timeouts_too_long_to_represent_are_no_timeout() {
     assert!(wait_any(&mut [&mut child, &mut other], Some(Duration::MAX)).unwrap().is_some());
 }
 
-/// With `timeout = "1ms"`, `true` was sometimes logged as `"exit_code":0,"timed_out":true`: the
-/// deadline passed before anyone collected an exit that had already happened. `timed_out` means
-/// the timeout ended the child.
+/// `timed_out` means the timeout ended the child: an exit that happened before the deadline and
+/// is collected after it is a normal exit, never logged as `"exit_code":0,"timed_out":true`.
 #[test]
 fn an_exit_before_the_deadline_is_not_a_timeout() {
     let _lock = lock();
@@ -258,7 +257,7 @@ fn a_quick_exit_racing_a_1ms_timeout_is_never_both_exited_and_timed_out() {
 }
 
 /// A leader that handles the timeout's `SIGTERM` and exits with a code of its own (a handler
-/// that cleans up) was still ended by the timeout: its normal exit is reported timed out.
+/// that cleans up) is ended by the timeout all the same: its normal exit is reported timed out.
 #[test]
 fn a_leader_that_exits_from_its_sigterm_handler_is_timed_out() {
     let _lock = lock();
