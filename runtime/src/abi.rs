@@ -40,7 +40,7 @@ pub(crate) const MODULE: &str = "wrt_v1";
 /// Defines every function of `wrt_v1` in `linker`: the functions on children, `last_error`
 /// and the host buffers'.
 pub(crate) fn add_to_linker(
-    linker: &mut wasmtime::Linker<crate::state::GuestState>,
+    linker: &mut wasmtime::Linker<crate::guest_state::GuestState>,
     mode: crate::host_fn::Mode,
 ) -> wasmtime::Result<()> {
     host::add_to_linker(linker)?;

@@ -22,7 +22,7 @@ use std::time::Instant;
 use nix::sys::pthread::Pthread;
 use wrt_host_spawn::KillSwitch;
 
-use crate::deadline::{EpochTicker, Ticking};
+use crate::epoch_ticker::{EpochTicker, Ticking};
 
 /// Stops the runs that hold it ([`RunOptions::cancel_token`](crate::RunOptions::cancel_token)),
 /// from any thread: [`CancelToken::cancel`]. Clones share one state, so a server keeps a clone

@@ -15,8 +15,8 @@ use wasmtime::{AsContextMut, Caller, TypedFunc};
 use crate::external::accountant::Kind;
 use crate::external::buffer::{DEFAULT_EXTERNAL_LIMIT, MAX_BUFFER, Storage};
 use crate::external::error::{AllocError, Shortfall};
+use crate::guest_state::GuestState;
 use crate::host_fn::{Mode, call_wasm};
-use crate::state::GuestState;
 use wrt_abi::consts::MAX_LIVE_BUFFERS;
 
 /// The export a guest with its own collector provides (docs/abi.md, "Collections").

@@ -6,4 +6,4 @@
 pub(crate) mod accountant;
 pub(crate) mod buffer;
 pub(crate) mod error;
-pub(crate) mod policy;
+pub(crate) mod gc_policy;

@@ -3,9 +3,9 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::error::InstantiateError;
+use crate::guest_state::GuestState;
 use crate::host_fn::Mode;
 use crate::runtime::Runtime;
-use crate::state::GuestState;
 use crate::value::WasmType;
 
 /// A guest compiled and linked by a [`Runtime`] ([`Runtime::load_file`]), ready to run any

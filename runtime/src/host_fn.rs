@@ -17,8 +17,8 @@ use std::task::{Context, Poll, Waker};
 
 use wasmtime::{AsContextMut, TypedFunc, WasmParams, WasmResults};
 
-use crate::state::GuestState;
-pub(crate) use crate::state::Mode;
+use crate::guest_state::GuestState;
+pub(crate) use crate::guest_state::Mode;
 
 /// Runs the future of a host function of a synchronous run to its end on this thread. It
 /// never waits: in a synchronous run every call it makes into wasm returns at once
@@ -98,14 +98,14 @@ macro_rules! define {
             $crate::host_fn::Mode::Sync => $linker.func_wrap(
                 $module,
                 $name,
-                |caller: ::wasmtime::Caller<'_, $crate::state::GuestState>, $($arg: $ty),*| {
+                |caller: ::wasmtime::Caller<'_, $crate::guest_state::GuestState>, $($arg: $ty),*| {
                     $crate::host_fn::now($f(caller, $($arg),*))
                 },
             ),
             $crate::host_fn::Mode::Async => $linker.func_wrap_async(
                 $module,
                 $name,
-                |caller: ::wasmtime::Caller<'_, $crate::state::GuestState>, ($($arg,)*): ($($ty,)*)| {
+                |caller: ::wasmtime::Caller<'_, $crate::guest_state::GuestState>, ($($arg,)*): ($($ty,)*)| {
                     Box::new($f(caller, $($arg),*))
                 },
             ),

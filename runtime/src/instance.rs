@@ -13,9 +13,9 @@ use wasmtime::Store;
 use wasmtime_wasi::p2::bindings::sync::Command;
 
 use crate::cancel::Registration;
-use crate::deadline::EpochTicker;
+use crate::epoch_ticker::EpochTicker;
+use crate::guest_state::GuestState;
 use crate::outcome::Outcome;
-use crate::state::GuestState;
 use crate::stop::RunDeadline;
 use crate::sys::fiber_stack::FiberCount;
 use crate::wasi::ctx::Captured;

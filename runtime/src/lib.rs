@@ -194,17 +194,18 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod abi;
-mod ambient;
 mod cache;
 mod cancel;
 mod capture;
 mod collector;
 mod component;
-mod deadline;
 mod embedder_streams;
+mod epoch_ticker;
 mod error;
 mod external;
 mod guest;
+mod guest_state;
+mod guest_stdio;
 mod host_fn;
 #[cfg(test)]
 mod import_graph;
@@ -215,19 +216,18 @@ mod module_file;
 mod options;
 mod outcome;
 mod preopen;
+mod preopen_reach;
 mod process_service;
-mod reach;
 mod runtime;
 mod shown_text;
-mod state;
 mod stats;
-mod stdio;
 mod stop;
 #[allow(
     unsafe_code,
     reason = "maps guest memory, implements wasmtime's unsafe memory traits, loads compiled code, reads extended attributes, which nix does not wrap, and installs a signal handler"
 )]
 mod sys;
+mod tokio_runtime;
 mod value;
 mod wasi;
 
@@ -235,18 +235,18 @@ pub use cache::{CACHE_KEY_ATTR, CacheError, CacheMode, CacheUsage, DEFAULT_CACHE
 pub use cancel::CancelToken;
 pub use embedder_streams::{InputReader, OutputWriter};
 pub use error::{ConfigError, InstantiateError, LoadError, Reach};
-pub use external::policy::GcPolicy;
+pub use external::gc_policy::GcPolicy;
 pub use guest::Guest;
+pub use guest_state::GuestState;
+pub use guest_stdio::{GuestOutput, GuestStdin};
 pub use instance::{Instance, Report};
 pub use module_file::MAX_MODULE_BYTES;
 pub use options::RunOptions;
 pub use outcome::{EXIT_TIMEOUT, EXIT_TRAP, Outcome, TrapInfo};
 pub use preopen::{DirAccess, Preopen};
-pub use process_service::state::DeniedSpawn;
+pub use process_service::spawn_state::DeniedSpawn;
 pub use runtime::{Runtime, RuntimeBuilder, SLOW_COMPILE};
-pub use state::GuestState;
 pub use stats::Stats;
-pub use stdio::{GuestOutput, GuestStdin};
 pub use sys::memory_pool::PoolLimits;
 pub use sys::precompiled::PrecompiledFile;
 pub use value::{WasmType, WasmValue};

@@ -13,9 +13,9 @@ use wasmtime_wasi::p2::bindings::sync::CommandPre;
 use crate::cache::CacheError;
 use crate::error::{InstantiateError, LoadError, chained, wasmtime_causes};
 use crate::guest::{Code, Guest};
+use crate::guest_state::GuestState;
 use crate::host_fn::Mode;
 use crate::runtime::{Runtime, SlowCompileHook};
-use crate::state::GuestState;
 use crate::sys::compiled::Compiled;
 
 /// The error of a guest `name` that does not compile: wasmtime's message and its causes, over

@@ -9,10 +9,10 @@ use wrt_host_spawn::{AuditLog, AuditSink, ChildSandbox, CompiledPolicy, Policy, 
 
 use crate::cancel::CancelToken;
 use crate::error::ConfigError;
-use crate::external::policy::GcPolicy;
+use crate::external::gc_policy::GcPolicy;
+use crate::guest_stdio::{GuestOutput, GuestStdin};
 use crate::preopen::{DirAccess, Preopen};
-use crate::process_service::state::{DenialReporting, DeniedSpawn};
-use crate::stdio::{GuestOutput, GuestStdin};
+use crate::process_service::spawn_state::{DenialReporting, DeniedSpawn};
 
 /// The options of a run: arguments, environment, preopened directories, stdio, limits, the
 /// spawn policy and the collection policy. Building and changing them costs no system call and
@@ -278,8 +278,10 @@ impl RunOptions {
         if !self.preopens.iter().any(|p| p.access == DirAccess::ReadWrite) {
             return None;
         }
-        let mounts = crate::reach::mounts();
-        crate::reach::WritableRoots::of(&self.preopens, &mounts).reaching(path.as_ref()).map(|(preopen, _)| preopen)
+        let mounts = crate::preopen_reach::mounts();
+        crate::preopen_reach::WritableRoots::of(&self.preopens, &mounts)
+            .reaching(path.as_ref())
+            .map(|(preopen, _)| preopen)
     }
 
     /// The guest's standard input. Default: end of file.
@@ -527,10 +529,10 @@ impl RunOptions {
         if self.preopens.is_empty() {
             return Ok(());
         }
-        let mounts = crate::reach::mounts();
+        let mounts = crate::preopen_reach::mounts();
         if !self.allow_pseudo_fs {
             for preopen in &self.preopens {
-                if let Some(found) = crate::reach::pseudo_fs(&preopen.host, &mounts) {
+                if let Some(found) = crate::preopen_reach::pseudo_fs(&preopen.host, &mounts) {
                     return Err(ConfigError::PseudoFs {
                         preopen: preopen.host.clone(),
                         fs_type: found.fs_type,
@@ -540,13 +542,13 @@ impl RunOptions {
                 }
             }
         }
-        self.check_unreachable(&crate::reach::WritableRoots::of(&self.preopens, &mounts), cache)
+        self.check_unreachable(&crate::preopen_reach::WritableRoots::of(&self.preopens, &mounts), cache)
     }
 
     /// Refuses what the host keeps when a read-write preopen reaches it.
     fn check_unreachable(
         &self,
-        roots: &crate::reach::WritableRoots<'_>,
+        roots: &crate::preopen_reach::WritableRoots<'_>,
         cache: Option<&Path>,
     ) -> Result<(), ConfigError> {
         use crate::error::Reach;

@@ -25,7 +25,7 @@ mod failure;
 pub(crate) mod handles;
 pub(crate) mod io;
 pub(crate) mod spawn;
-pub(crate) mod state;
+pub(crate) mod spawn_state;
 pub(crate) mod wait;
 
 pub(crate) use failure::{Failure, Served};

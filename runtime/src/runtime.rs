@@ -11,9 +11,9 @@ use wasmtime::{Config, Engine, Linker};
 
 use crate::cache::{CacheError, CacheMode};
 use crate::component::link::LinkComponentsFn;
-use crate::deadline::EpochTicker;
+use crate::epoch_ticker::EpochTicker;
+use crate::guest_state::GuestState;
 use crate::host_fn::Mode;
-use crate::state::GuestState;
 use crate::sys::fiber_stack::{PooledStacks, StackPool};
 use crate::sys::memory_creator::GuestMemoryCreator;
 use crate::sys::memory_pool::{MemoryPool, PoolLimits};
@@ -345,9 +345,9 @@ fn module_linker(
             Mode::Async => wasmtime_wasi::p1::add_to_linker_async(linker, wasi_of)?,
         }
         crate::wasi::exit::add_to_linker(linker)?;
-        crate::wasi::deadline::add_to_linker(linker, mode)?;
+        crate::wasi::blocking_calls::add_to_linker(linker, mode)?;
         crate::wasi::limits::add_to_linker(linker, mode)?;
-        crate::wasi::stdio::add_to_linker(linker, mode)?;
+        crate::wasi::direct_writes::add_to_linker(linker, mode)?;
         crate::wasi::readdir::add_to_linker(linker, mode)?;
         crate::abi::add_to_linker(linker, mode)
     };

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use wasmtime::UpdateDeadline;
 
 use crate::cancel::CancelToken;
-use crate::deadline::DeadlineExceeded;
+use crate::epoch_ticker::DeadlineExceeded;
 
 /// The error that stops a cancelled guest. Mapped to [`crate::Outcome::Cancelled`].
 #[derive(Debug, thiserror::Error)]

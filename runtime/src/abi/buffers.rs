@@ -12,8 +12,8 @@ use super::memory;
 use crate::collector::{self, Room};
 use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer};
 use crate::external::error::AllocError;
+use crate::guest_state::GuestState;
 use crate::host_fn::{Mode, define};
-use crate::state::GuestState;
 use wrt_abi::ErrorCode;
 
 type Result<T> = wasmtime::Result<T>;

@@ -4,7 +4,7 @@
 use wasmtime::{Caller, Memory};
 use wrt_abi::ErrorCode;
 
-use crate::state::GuestState;
+use crate::guest_state::GuestState;
 
 /// The guest's exported memory, or an `OUT_OF_BOUNDS` return when it has none.
 pub(super) fn guest_memory(caller: &mut Caller<'_, GuestState>) -> Result<Memory, i32> {

@@ -18,7 +18,7 @@ pub(super) use self::io::{check_read_args, read_child, write_child};
 use self::io::{close_stdin, poll, read, write};
 use self::spawn::{run, spawn};
 use self::wait::{wait, wait_any};
-use crate::state::GuestState;
+use crate::guest_state::GuestState;
 
 /// Non-blocking flag of `write` and `read`.
 pub(super) const NONBLOCK: i32 = wrt_abi::consts::NONBLOCKING;

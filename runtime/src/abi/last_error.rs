@@ -6,8 +6,8 @@ use wrt_abi::ErrorCode;
 
 use super::guest_memory::with_memory;
 use super::memory;
+use crate::guest_state::GuestState;
 use crate::process_service::Failure;
-use crate::state::GuestState;
 
 impl GuestState {
     /// Records `message` as the last error and returns `code` as a host function's result.

@@ -18,8 +18,8 @@ use super::wit::{BufferHandle, wit, wit_fail};
 use crate::collector::{allocate_uncollected, take_due};
 use crate::external::accountant::Kind;
 use crate::external::buffer::BufferView;
+use crate::guest_state::GuestState;
 use crate::process_service;
-use crate::state::GuestState;
 
 /// The most bytes one `read-buffer` takes from the child (as for the core ABI), and one `read`
 /// returns.

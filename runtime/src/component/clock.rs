@@ -4,7 +4,7 @@
 //! (`wasi:io/poll.poll`, `pollable.block`), outside wasm, where the epoch callback cannot stop
 //! it. Subscriptions made while a deadline is set wake no later than just past it; the guest
 //! then resumes wasm and the epoch check stops it. Stdin and stdout are made deadline-aware as
-//! for core modules (see `wasi::deadline`), and `wrt:process` streams wait only until the
+//! for core modules (see `wasi::blocking_calls`), and `wrt:process` streams wait only until the
 //! deadline themselves.
 
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ use wasmtime_wasi::clocks::WasiClocksView;
 use wasmtime_wasi::p2::bindings::clocks::monotonic_clock::Host as _;
 use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
 
-use crate::state::GuestState;
+use crate::guest_state::GuestState;
 
 /// The instance whose subscriptions are wrapped.
 const MONOTONIC_CLOCK: &str = "wasi:clocks/monotonic-clock@0.2.12";

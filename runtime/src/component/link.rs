@@ -4,8 +4,8 @@
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
+use crate::guest_state::GuestState;
 use crate::host_fn::Mode;
-use crate::state::GuestState;
 
 /// The function of `RuntimeBuilder::link_components`: defines the embedder's own functions.
 pub(crate) type LinkComponentsFn = crate::host_fn::LinkFn<Linker<GuestState>>;

@@ -16,8 +16,8 @@ use wrt_host_spawn::{ChildOutcome, ExitStatus};
 
 use super::wit::bindings;
 use super::wit::{ChildHandle, wit};
+use crate::guest_state::GuestState;
 use crate::process_service::{self, Failure, control, spawn, wait};
-use crate::state::GuestState;
 
 use bindings::wrt::process::process::{Command, Host, HostChild, Output, OutputSource, Status, Stdio, Termination};
 use bindings::wrt::process::types::{self, Error};

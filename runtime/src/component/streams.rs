@@ -26,9 +26,9 @@ use wrt_host_spawn::{Child, Interest, ReadError, WriteError};
 use super::wit::bindings::wrt::process::process::OutputSource;
 use super::wit::bindings::wrt::process::types::Error;
 use super::wit::wit_fail;
-use crate::deadline::DeadlineExceeded;
-use crate::process_service::state::SharedChild;
-use crate::state::GuestState;
+use crate::epoch_ticker::DeadlineExceeded;
+use crate::guest_state::GuestState;
+use crate::process_service::spawn_state::SharedChild;
 use crate::stop::StopCell;
 
 /// The most bytes one read returns, and one write accepts.

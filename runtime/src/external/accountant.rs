@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::policy::GcPolicy;
+use super::gc_policy::GcPolicy;
 
 /// The external bytes of one guest, shared with every buffer so that a buffer freed anywhere
 /// (released by the guest, or dropped by wasmtime's collector) is credited back at once.

@@ -19,12 +19,12 @@ use super::budget::thread_cpu_time;
 use super::exports::initialize;
 use super::{Instance, Report, State};
 use crate::cancel::CancelToken;
-use crate::deadline::TICK;
+use crate::epoch_ticker::TICK;
 use crate::guest::{AsyncCode, Guest};
+use crate::guest_state::GuestState;
 use crate::host_fn::Mode;
 use crate::options::RunOptions;
 use crate::outcome::Outcome;
-use crate::state::GuestState;
 use crate::sys::fiber_stack::FiberCount;
 
 /// One call into the guest, as a future borrowing its store.
@@ -269,7 +269,7 @@ async fn race<R>(
     let mut stop = pin!(stop);
     poll_fn(|cx| {
         let polled = {
-            let _wrt = crate::ambient::enter_own();
+            let _wrt = crate::tokio_runtime::enter_own();
             let before = cpu.is_some().then(thread_cpu_time);
             let polled = fibers.polling(|| call.as_mut().poll(cx));
             if let (Some(total), Some(before)) = (cpu.as_deref_mut(), before) {
@@ -290,7 +290,7 @@ async fn race<R>(
 async fn stop_signal(deadline: Option<Instant>, token: Option<CancelToken>) {
     let sleep = {
         // wrt's runtime has the time driver; the embedder's may not.
-        let wrt = crate::ambient::enter_own();
+        let wrt = crate::tokio_runtime::enter_own();
         deadline.filter(|_| wrt.is_some()).map(|deadline| tokio::time::sleep_until((deadline + TICK).into()))
     };
     let mut expired = pin!(async {

@@ -6,11 +6,11 @@ use wasmtime::Store;
 
 use super::{Instance, State};
 use crate::cancel::Registration;
-use crate::deadline::Ticking;
+use crate::epoch_ticker::Ticking;
 use crate::error::InstantiateError;
+use crate::guest_state::GuestState;
 use crate::host_fn::Mode;
 use crate::outcome::Outcome;
-use crate::state::GuestState;
 
 impl Instance {
     /// Runs one call into the guest with the fuel and deadline of the sandbox, and turns the
@@ -39,7 +39,7 @@ impl Instance {
     /// Runs `f` under the current budget (the one armed at instantiation for the first call,
     /// a fresh one after), with the epoch ticking while a deadline is set. A guest stopping is
     /// `Ok(Err(outcome))`; a failure of the host is `Err`. Inside a tokio runtime the call runs
-    /// where it may block (`ambient::blocking`): the deadline's signal goes to the thread that
+    /// where it may block (`tokio_runtime::blocking`): the deadline's signal goes to the thread that
     /// runs the guest, so the whole call moves, budget and all.
     pub(super) fn enter<R: Send>(
         &mut self,
@@ -48,7 +48,7 @@ impl Instance {
         if self.store.data().mode == Mode::Async {
             return Err(self.wrong_mode());
         }
-        crate::ambient::blocking(|| self.enter_here(f))
+        crate::tokio_runtime::blocking(|| self.enter_here(f))
     }
 
     /// The error of a call of the kind (synchronous or asynchronous) the instance was not made

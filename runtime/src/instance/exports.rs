@@ -9,9 +9,9 @@ use super::{Instance, State};
 use crate::error::InstantiateError;
 #[cfg(doc)]
 use crate::guest::Guest;
+use crate::guest_state::GuestState;
 use crate::host_fn::{call_wasm, now};
 use crate::outcome::Outcome;
-use crate::state::GuestState;
 use crate::value::{WasmType, WasmValue};
 
 impl Instance {

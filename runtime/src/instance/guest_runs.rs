@@ -36,7 +36,7 @@ impl Guest {
     /// As [`Guest::instantiate`]; a guest ending badly (trap, timeout, no fuel) is an
     /// [`crate::Outcome`], not an error.
     pub fn run(&self, options: &RunOptions) -> crate::Result<Report> {
-        crate::ambient::blocking(|| {
+        crate::tokio_runtime::blocking(|| {
             let mut instance = self.instantiate(options)?;
             let outcome = instance.run_start()?;
             Ok(instance.into_report(outcome))
@@ -67,7 +67,7 @@ impl Guest {
     /// As [`Guest::instantiate`], and [`InstantiateError`] when the export is missing or the
     /// arguments do not match its parameters.
     pub fn invoke(&self, options: &RunOptions, name: &str, args: &[WasmValue]) -> crate::Result<Report> {
-        crate::ambient::blocking(|| {
+        crate::tokio_runtime::blocking(|| {
             let mut instance = self.instantiate(options)?;
             let outcome = instance.invoke(name, args)?;
             Ok(instance.into_report(outcome))

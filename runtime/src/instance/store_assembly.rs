@@ -11,15 +11,15 @@ use crate::cancel::CancelToken;
 use crate::error::{ConfigError, InstantiateError, chained, wasmtime_causes};
 use crate::external::accountant::Accountant;
 use crate::guest::{Code, Guest};
+use crate::guest_state::originals::Originals;
+use crate::guest_state::p2::P2;
+use crate::guest_state::{ExternalState, GuestState};
+use crate::guest_stdio::{DirectStdio, Stream};
 use crate::host_fn::Mode;
 use crate::limiter::Limiter;
 use crate::options::RunOptions;
 use crate::outcome::Outcome;
-use crate::process_service::state::SpawnState;
-use crate::state::originals::Originals;
-use crate::state::p2::P2;
-use crate::state::{ExternalState, GuestState};
-use crate::stdio::{DirectStdio, Stream};
+use crate::process_service::spawn_state::SpawnState;
 use crate::stop::{self, RunDeadline};
 use crate::sys::fiber_stack::FiberCount;
 use crate::wasi::ctx as wasi_ctx;
@@ -47,7 +47,7 @@ impl Instance {
     pub(super) fn prepare(guest: &Guest, options: &RunOptions, mode: Mode) -> crate::Result<Self> {
         let started = Instant::now();
         // Instantiation may run guest code (a start function) and build WASI streams.
-        let _tokio = crate::ambient::enter();
+        let _tokio = crate::tokio_runtime::enter();
         let runtime = &guest.runtime.inner;
         options.check(runtime.settings.cache.dir().as_deref()).map_err(ConfigError::into_error)?;
         if options.fuel.is_some() && !runtime.settings.fuel {

@@ -4,7 +4,7 @@
 use wasmtime::{Trap, WasmBacktrace};
 
 use super::Instance;
-use crate::deadline::DeadlineExceeded;
+use crate::epoch_ticker::DeadlineExceeded;
 use crate::outcome::{Outcome, TrapInfo};
 use crate::stop::Cancelled;
 

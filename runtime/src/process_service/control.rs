@@ -4,7 +4,7 @@
 use wrt_abi::ErrorCode;
 use wrt_host_spawn::{ResizeError, Signal, error_chain};
 
-use super::state::SpawnState;
+use super::spawn_state::SpawnState;
 use super::{Failure, Served};
 
 /// Sends `signal` to the process group of the child behind `handle`.

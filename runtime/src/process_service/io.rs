@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use wrt_abi::ErrorCode;
 use wrt_host_spawn::{Child, Interest, ReadError, WriteError, error_chain};
 
-use super::state::SpawnState;
+use super::spawn_state::SpawnState;
 use super::{Failure, Served};
-use crate::deadline::DeadlineExceeded;
+use crate::epoch_ticker::DeadlineExceeded;
 use crate::stop::Stop;
 
 /// Why a blocking operation on a child stopped without a result.
@@ -153,7 +153,7 @@ pub(crate) fn poll(
     wanted: Interest,
     user_deadline: Option<Instant>,
 ) -> Served<Interest> {
-    let deadline = crate::deadline::earliest(user_deadline, stop.deadline());
+    let deadline = crate::epoch_ticker::earliest(user_deadline, stop.deadline());
     let entry = tried!(spawn.children.get_mut(handle), "`{handle}` is not a handle");
     let ready = if entry.outcome.is_some() {
         // Reaped already: the exit is ready, and the pipes may still hold output.

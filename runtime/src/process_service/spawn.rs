@@ -10,7 +10,7 @@ use wrt_abi::request::{SpawnRequest, StdioMode};
 use wrt_host_spawn::{ChildStdout, Command, Stdio, error_chain};
 
 use super::drain::Drain;
-use super::state::{ChildEntry, SpawnState};
+use super::spawn_state::{ChildEntry, SpawnState};
 use super::{Failure, Served};
 use crate::stop::Stop;
 

@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 use wrt_abi::ErrorCode;
 use wrt_host_spawn::{Child, ChildOutcome, WaitError, error_chain};
 
-use super::state::{ChildEntry, SharedChild, SpawnState};
+use super::spawn_state::{ChildEntry, SharedChild, SpawnState};
 use super::{Failure, Served};
-use crate::deadline::earliest;
+use crate::epoch_ticker::earliest;
 use crate::stop::Stop;
 
 /// Reaps `entry` if it ended by `deadline` (`None`: wait without limit). Returns whether it

@@ -4,13 +4,13 @@ use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use super::deadline::{DeadlineStdin, DeadlineStdout};
+use super::blocking_calls::{DeadlineStdin, DeadlineStdout};
 use crate::capture::Capture;
 use crate::error::ConfigError;
+use crate::guest_stdio::{GuestOutput, GuestStdin};
 use crate::host_fn::Mode;
 use crate::options::RunOptions;
 use crate::preopen::DirAccess;
-use crate::stdio::{GuestOutput, GuestStdin};
 use crate::stop::StopCell;
 
 /// Captured output streams of one guest instance.
@@ -61,7 +61,7 @@ pub(crate) fn build(
 /// The context of a guest, core module or component: argv, environment, preopens and stdio
 /// (`captured`, from [`captures`], for the captured streams). Nothing of the host (env, args,
 /// network) is inherited unless the settings say so. With a timeout, an inherited stdin stops
-/// the guest at `deadline` (see `wasi::deadline`). The preopens were checked with
+/// the guest at `deadline` (see `wasi::blocking_calls`). The preopens were checked with
 /// [`check_preopens`].
 pub(crate) fn builder(
     settings: &RunOptions,
@@ -73,7 +73,7 @@ pub(crate) fn builder(
     let mut wasi = WasiCtxBuilder::new();
     // A synchronous run reads and writes files on the guest's thread, straight between the
     // file and linear memory: no copy of the guest's buffer in host memory (`wasi::limits`),
-    // and a call blocked past the deadline is interrupted there (`deadline`). An asynchronous
+    // and a call blocked past the deadline is interrupted there (`epoch_ticker`). An asynchronous
     // run must not block its executor's thread: WASI does the work on wrt's blocking threads,
     // through a host copy of the guest's buffer, and sleeps on a timer; a call that blocks
     // past the deadline or a cancel is abandoned there (the instance ends).

@@ -4,7 +4,7 @@
 
 use wasmtime::Linker;
 
-use crate::state::GuestState;
+use crate::guest_state::GuestState;
 
 /// Replaces WASI's `proc_exit` in `linker`, which already holds the WASI functions.
 pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {

@@ -12,13 +12,13 @@
 //! The rest need no wrapper: file reads and writes go straight between the file and linear
 //! memory (the context lets WASI block the guest's thread, see `wasi::ctx`), `fd_pread` reads
 //! at most 64 KiB at a time, stdout and stderr go straight from linear memory while they are
-//! wrt's own (`wasi::stdio`), and a page at a time otherwise.
+//! wrt's own (`wasi::direct_writes`), and a page at a time otherwise.
 
 use wasmtime::{Caller, Linker, Val};
 
 use super::original;
+use crate::guest_state::GuestState;
 use crate::host_fn::{Mode, define};
-use crate::state::GuestState;
 
 /// The longest path a WASI call takes, in bytes: Linux's `PATH_MAX`, past which the kernel
 /// refuses a path anyway.
@@ -48,7 +48,7 @@ const PATHS: &[(&str, &[usize])] = &[
 ];
 
 /// Wraps WASI's path functions and `random_get` in `linker`, which already holds the WASI
-/// functions (`poll_oneoff`'s wrapper, in `wasi::deadline`, asks [`check_subscriptions`]).
+/// functions (`poll_oneoff`'s wrapper, in `wasi::blocking_calls`, asks [`check_subscriptions`]).
 pub(crate) fn add_to_linker(linker: &mut Linker<GuestState>, mode: Mode) -> wasmtime::Result<()> {
     for &(name, lengths) in PATHS {
         original::shadow_new(linker, mode, name, move |mut caller, params| {

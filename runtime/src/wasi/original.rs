@@ -1,5 +1,5 @@
 //! WASI preview 1's own functions, for the wrappers that shadow them in the linker
-//! (`wasi::deadline`, `wasi::limits`, `wasi::readdir`, `wasi::stdio`). Each shadowed function stays defined under an internal
+//! (`wasi::blocking_calls`, `wasi::limits`, `wasi::readdir`, `wasi::direct_writes`). Each shadowed function stays defined under an internal
 //! module name that guests cannot import (see [`is_internal`]), and a wrapper calls it through
 //! a trampoline instance that shares the guest's memory: WASI's functions find guest memory
 //! through their caller's `memory` export, which a call from the host does not have.
@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use wasmtime::{Caller, FuncType, Instance, Linker, Val, ValType};
 
+use crate::guest_state::GuestState;
 use crate::host_fn::{Mode, now};
-use crate::state::GuestState;
 
 pub(crate) const WASI: &str = "wasi_snapshot_preview1";
 /// Where WASI's own functions stay reachable for the wrappers.

@@ -13,9 +13,9 @@
 //! was when the pass started, as POSIX allows a directory stream to (entries added or removed
 //! during a pass may or may not be returned). A call with cookie 0 starts a new pass: it lists
 //! the directory again. `fd_close` and `fd_renumber` drop the listings of the descriptors they
-//! end (`wasi::stdio`).
+//! end (`wasi::direct_writes`).
 //!
-//! Host memory: the listings of `state::listings`, at most 512 KiB in all. A directory whose
+//! Host memory: the listings of `guest_state::listings`, at most 512 KiB in all. A directory whose
 //! listing is longer is read through WASI's own function, call by call, as before. Anything
 //! unusual (an error, a buffer out of bounds, a shared memory) is also left to WASI's own
 //! function, so the guest sees its errors exactly.
@@ -24,9 +24,9 @@ use wasmtime::{Caller, Linker, Val};
 use wasmtime_wasi::p1::wasi_snapshot_preview1 as p1;
 
 use super::original;
+use crate::guest_state::GuestState;
+use crate::guest_state::listings::{Entries, Listing, MAX_LISTED};
 use crate::host_fn::{Mode, define};
-use crate::state::GuestState;
-use crate::state::listings::{Entries, Listing, MAX_LISTED};
 
 /// The size of the first listing tried when the guest's buffer is smaller.
 const FIRST_TRY: u32 = 16 << 10;

@@ -4,8 +4,8 @@
 use wasmtime::Caller;
 
 use super::Result;
+use crate::guest_state::GuestState;
 use crate::process_service::{self, Served};
-use crate::state::GuestState;
 
 /// A service answer without a value as a return code: 0, or the failure's code with its message
 /// recorded as the last error.

@@ -9,9 +9,9 @@ use wrt_host_spawn::Interest;
 use super::super::guest_memory::with_memory;
 use super::super::memory;
 use super::{NONBLOCK, Result};
-use crate::deadline::until;
+use crate::epoch_ticker::until;
+use crate::guest_state::GuestState;
 use crate::process_service::{self, Served};
-use crate::state::GuestState;
 
 /// The return value of a read or write the service answered: the count, `WOULD_BLOCK`, or an
 /// error code with its message recorded as the last error.

@@ -9,8 +9,8 @@ use super::super::guest_memory::with_memory;
 use super::super::memory;
 use super::super::status;
 use super::Result;
+use crate::guest_state::GuestState;
 use crate::process_service;
-use crate::state::GuestState;
 
 pub(super) fn spawn(mut caller: Caller<'_, GuestState>, req_ptr: i32, req_len: i32) -> Result<i32> {
     with_memory(&mut caller, |data, state| {

@@ -10,9 +10,9 @@ use super::super::guest_memory::with_memory;
 use super::super::memory;
 use super::super::status;
 use super::Result;
-use crate::deadline::until;
+use crate::epoch_ticker::until;
+use crate::guest_state::GuestState;
 use crate::process_service;
-use crate::state::GuestState;
 
 pub(super) fn wait(mut caller: Caller<'_, GuestState>, handle: i32, timeout_ms: i64, status_ptr: i32) -> Result<i32> {
     with_memory(&mut caller, |data, state| {

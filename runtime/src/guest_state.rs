@@ -16,7 +16,7 @@ use crate::external::buffer::BufferView;
 use crate::external::buffer::DEFAULT_EXTERNAL_LIMIT;
 use crate::limiter::Limiter;
 use crate::process_service::handles::Handles;
-use crate::process_service::state::SpawnState;
+use crate::process_service::spawn_state::SpawnState;
 use crate::sys::buffer_memory::BufferPool;
 use crate::sys::memory_pool::MemoryPool;
 
@@ -52,7 +52,7 @@ pub struct GuestState {
     /// call that reads or writes guest memory would otherwise look it up again.
     pub(crate) memory: Option<wasmtime::Memory>,
     /// Which of a core module's descriptors 1 and 2 write straight to wrt's own streams.
-    pub(crate) direct_stdio: crate::stdio::DirectStdio,
+    pub(crate) direct_stdio: crate::guest_stdio::DirectStdio,
     /// The directory listings `fd_readdir` answers from (`wasi::readdir`).
     pub(crate) listings: listings::Listings,
     /// The embedder's data for this run ([`crate::RunOptions::host_data`]).

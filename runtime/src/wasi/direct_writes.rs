@@ -18,9 +18,9 @@
 //! go to WASI's own, as do writes to any other descriptor and to a captured or discarded stream.
 //!
 //! Under a deadline the write blocks only as long as the deadline's interruption allows
-//! (`deadline`): from the deadline on, the blocked `writev` fails with `EINTR` and the guest
+//! (`epoch_ticker`): from the deadline on, the blocked `writev` fails with `EINTR` and the guest
 //! stops. A process whose `SIGURG` handler is not wrt's has no such interruption, so there the
-//! writes go to WASI's own through the deadline's stream (`wasi::deadline`).
+//! writes go to WASI's own through the deadline's stream (`wasi::blocking_calls`).
 //!
 //! Host memory: the list of buffers, at most [`MAX_BUFFERS`] of them (16 KiB), per call.
 
@@ -32,10 +32,10 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use wasmtime::{Caller, Linker, Val};
 
 use super::original;
-use crate::deadline::DeadlineExceeded;
+use crate::epoch_ticker::DeadlineExceeded;
+use crate::guest_state::GuestState;
+use crate::guest_stdio::Stream;
 use crate::host_fn::{Mode, define};
-use crate::state::GuestState;
-use crate::stdio::Stream;
 use crate::stop::Stop;
 
 /// The most buffers one call writes (Linux's `IOV_MAX`); the rest of a longer list is left for

@@ -12,10 +12,10 @@
 //!   most until the deadline, and writes no more than fits without blocking (one page), so a
 //!   reader that stops reading cannot hold the guest past it. This is a component's path, and a
 //!   core module's in a process whose `SIGURG` handler is not wrt's; otherwise a core module
-//!   writes to wrt's streams directly (`wasi::stdio`), interrupted at the deadline.
+//!   writes to wrt's streams directly (`wasi::direct_writes`), interrupted at the deadline.
 //!
 //! Files need nothing here: WASI runs their calls on the guest's thread, which the ticker
-//! interrupts from the deadline on (`deadline`), so a FIFO's open that waits for the other end
+//! interrupts from the deadline on (`epoch_ticker`), so a FIFO's open that waits for the other end
 //! or a character device that blocks ends there; WASI reads files at an offset, which fails on
 //! a FIFO at once (`ESPIPE`).
 //!
@@ -31,9 +31,9 @@ use wasmtime_wasi::cli::{IsTerminal, StdinStream, StdoutStream};
 use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
 
 use super::{limits, original};
-use crate::deadline::DeadlineExceeded;
+use crate::epoch_ticker::DeadlineExceeded;
+use crate::guest_state::GuestState;
 use crate::host_fn::{Mode, define};
-use crate::state::GuestState;
 use crate::stop::StopCell;
 
 /// Size of a WASI preview 1 `subscription`, and offsets in it.

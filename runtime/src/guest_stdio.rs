@@ -78,7 +78,7 @@ pub(crate) enum Stream {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct DirectStdio {
     pub(crate) streams: [Stream; 2],
-    /// The most bytes a write takes on each stream, once looked at (`wasi::stdio`).
+    /// The most bytes a write takes on each stream, once looked at (`wasi::direct_writes`).
     pub(crate) pieces: [Option<usize>; 2],
 }
 
