@@ -162,7 +162,7 @@ mod tests {
     }
 
     /// A module with two memories that fit the limit one by one but not together: the refusal
-    /// names what both need (before, it named the second memory's minimum alone, smaller than
+    /// names what both need together, never the minimum of the memory refused alone (which fits
     /// the limit).
     #[test]
     fn a_refused_start_counts_every_memory_created_before() {
