@@ -9,12 +9,12 @@ use std::time::Instant;
 
 use wrt_runtime::{GcPolicy, GuestOutput, Outcome, RunOptions, Runtime};
 
-use crate::params::{BufferGuest, ParamError, Params, Setting};
 use crate::peers::{self, PeerResult, Script};
-use crate::plot::Baseline;
-use crate::report::{Column, figure};
-use crate::runner::Sample;
-use crate::workload::Workload;
+use crate::sample::Sample;
+use crate::setting::{BufferGuest, ParamError, Setting};
+use crate::workload::columns::{Column, figure};
+use crate::workload::compared::Baseline;
+use crate::workload::{self, Workload};
 use crate::{BenchError, floor, guests, runtime};
 
 pub(crate) fn run_once(p: &BufferParams) -> Result<Sample, BenchError> {
@@ -135,7 +135,7 @@ impl Workload for BufferParams {
             Setting::GcYoung(b) => self.gc_young = b,
             Setting::GcSoftLimit(b) => self.gc_soft_limit = b,
             Setting::GcGrowth(f) => self.gc_growth = f,
-            other => return Err(ParamError::unknown(self, other.key())),
+            other => return Err(workload::unknown(self, other.key())),
         }
         Ok(())
     }
@@ -190,7 +190,7 @@ impl Workload for BufferParams {
     fn check(&self) -> Result<(), BenchError> {
         if self.gc {
             GcPolicy::new(self.gc_young, self.gc_soft_limit, self.gc_growth).map_err(|source| {
-                BenchError::BadConfig { config: Params::Buffer(self.clone()).to_string(), source: Box::new(source) }
+                BenchError::BadConfig { config: workload::key_values(self), source: Box::new(source) }
             })?;
         }
         Ok(())

@@ -26,7 +26,7 @@ use wrt_runtime::{GcPolicy, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::child::{self, ChildRun};
 use crate::peers::{self, NodeRun, Script};
-use crate::runner::Sample;
+use crate::sample::Sample;
 use crate::{floor, report};
 
 const MIB: u64 = 1 << 20;

@@ -14,12 +14,14 @@ use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::figures::Centre;
-use crate::params::{ParamError, Setting, get_n, set_n};
-use crate::plot::{Baseline, CYAN, PURPLE, Side};
-use crate::report::{Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio};
 use crate::run_commands::Clis;
-use crate::runner::Sample;
-use crate::workload::Workload;
+use crate::sample::Sample;
+use crate::setting::{ParamError, Setting};
+use crate::workload::columns::{
+    Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio,
+};
+use crate::workload::compared::{Baseline, CYAN, PURPLE, Side};
+use crate::workload::{Workload, get_n, set_n};
 use crate::{BenchError, child, floor, guests, runtime};
 
 /// The goal for a component spawn + wait: at most this many times the core ABI's.

@@ -10,8 +10,7 @@
 //! even number of runs is the geometric mean of the middle two, so that the median of rates is
 //! exactly the inverse of the median of times: `of floor` is then `1 / time/floor`.
 
-use crate::params::Params;
-use crate::runner::{ConfigResult, Sample};
+use crate::sample::Sample;
 
 /// How the runs of a configuration are summed up into one figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,11 +23,6 @@ pub enum Centre {
 }
 
 impl Centre {
-    /// The centre of `params`'s workload ([`Workload::centre`](crate::Workload::centre)).
-    pub fn of(params: &Params) -> Self {
-        params.workload().centre()
-    }
-
     /// `mean` or `median`.
     pub fn name(self) -> &'static str {
         match self {
@@ -62,26 +56,11 @@ impl Centre {
     }
 }
 
-/// The figure of the measurement `get` over `samples`, as [`Centre::of`] `params` says.
-pub fn figure_of(params: &Params, samples: &[Sample], get: impl Fn(&Sample) -> Option<f64>) -> Option<f64> {
+/// The figure of the measurement `get` over `samples`, summed up by `centre` (a workload's
+/// [`Workload::centre`](crate::Workload::centre)).
+pub fn figure_of(centre: Centre, samples: &[Sample], get: impl Fn(&Sample) -> Option<f64>) -> Option<f64> {
     let values: Vec<f64> = samples.iter().filter_map(get).collect();
-    Centre::of(params).of_values(&values)
-}
-
-/// The figure of the workload's own figure `key` (`us_per_spawn`, …) of `result`, or `None`
-/// when no run has it.
-pub fn figure(result: &ConfigResult, key: &str) -> Option<f64> {
-    figure_of(&result.params, &result.samples, |s| s.extra.get(key).copied())
-}
-
-/// The figure of `result`'s rate.
-pub fn rate(result: &ConfigResult) -> f64 {
-    figure_of(&result.params, &result.samples, |s| Some(s.rate)).unwrap_or(result.rate.mean)
-}
-
-/// The figure of the rate of `result`'s floor.
-pub fn floor_rate(result: &ConfigResult) -> f64 {
-    figure_of(&result.params, &result.samples, |s| Some(s.floor_rate)).unwrap_or(result.floor_rate.mean)
+    centre.of_values(&values)
 }
 
 /// `of / to`, or `None` when either is missing or the quotient is not a finite number.
@@ -90,11 +69,11 @@ pub fn ratio(of: Option<f64>, to: Option<f64>) -> Option<f64> {
     q.is_finite().then_some(q)
 }
 
-/// The share of the floor's rate that `samples` of `params` reached: the figure of the rates
-/// over that of the floor's rates (1 is the floor, 0.5 takes twice as long), or 0 when it is
-/// not a number.
-pub fn of_floor(params: &Params, samples: &[Sample]) -> f64 {
-    ratio(figure_of(params, samples, |s| Some(s.rate)), figure_of(params, samples, |s| Some(s.floor_rate)))
+/// The share of the floor's rate that `samples` reached, summed up by `centre`: the figure of
+/// the rates over that of the floor's rates (1 is the floor, 0.5 takes twice as long), or 0 when
+/// it is not a number.
+pub fn of_floor(centre: Centre, samples: &[Sample]) -> f64 {
+    ratio(figure_of(centre, samples, |s| Some(s.rate)), figure_of(centre, samples, |s| Some(s.floor_rate)))
         .unwrap_or(0.0)
 }
 

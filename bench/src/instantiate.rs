@@ -24,12 +24,13 @@ use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{GcPolicy, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
 use crate::BenchError;
-use crate::figures::{self, Centre};
-use crate::params::{InstantiateGuest, MAX_THREADS, ParamError, Params, RunConfig, Setting};
-use crate::plot::Baseline;
-use crate::report::{Column, Measure, figure, ratio};
-use crate::runner::{ConfigResult, Sample};
-use crate::workload::Workload;
+use crate::figures::Centre;
+use crate::result::ConfigResult;
+use crate::sample::Sample;
+use crate::setting::{InstantiateGuest, ParamError, RunConfig, Setting};
+use crate::workload::columns::{Column, Measure, figure, ratio};
+use crate::workload::compared::Baseline;
+use crate::workload::{self, Workload};
 
 /// `(func (export "_start"))`: no import, no memory.
 pub const TRIVIAL_WAT: &str = r#"(module (func (export "_start")))"#;
@@ -434,6 +435,10 @@ pub(crate) fn run_once(p: &InstantiateParams) -> Result<Sample, BenchError> {
     Ok(Sample { rate: per_second(elapsed), floor_rate: per_second(floor_elapsed), extra })
 }
 
+/// The most threads `wrt bench instantiate --threads` takes (the floor's instance pool holds
+/// twice as many slots).
+pub const MAX_THREADS: u32 = 64;
+
 /// Parameters of `wrt bench instantiate`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InstantiateParams {
@@ -486,7 +491,7 @@ impl Workload for InstantiateParams {
                     .filter(|t| (1..=MAX_THREADS).contains(t))
                     .ok_or_else(|| setting.out_of_range(&format!("must be between 1 and {MAX_THREADS}")))?;
             }
-            other => return Err(ParamError::unknown(self, other.key())),
+            other => return Err(workload::unknown(self, other.key())),
         }
         Ok(())
     }
@@ -527,25 +532,31 @@ impl Workload for InstantiateParams {
 
     /// What a timeout and a spawn policy add to a run: the median µs of each configuration
     /// minus that of `defaults` with the same guest and threads, in the same run.
-    fn notes(&self, results: &[ConfigResult]) -> String {
+    fn notes(&self, results: &[ConfigResult<&dyn Workload>]) -> String {
         let mut out = String::new();
         for r in results {
-            let Params::Instantiate(p) = &r.params else { continue };
-            if p.config == RunConfig::Defaults {
+            let (Some(Setting::Config(config)), Some(guest), Some(threads)) =
+                (r.params.get("config"), r.params.get("guest"), r.params.get("threads"))
+            else {
+                continue;
+            };
+            if config == RunConfig::Defaults {
                 continue;
             }
             let defaults = results.iter().find(|d| {
-                matches!(&d.params, Params::Instantiate(q) if q.config == RunConfig::Defaults && q.guest == p.guest && q.threads == p.threads)
+                d.params.get("config") == Some(Setting::Config(RunConfig::Defaults))
+                    && d.params.get("guest") == Some(guest)
+                    && d.params.get("threads") == Some(threads)
             });
-            if let (Some(d), Some(us)) = (defaults, figures::figure(r, US_PER_RUN.0))
-                && let Some(base) = figures::figure(d, US_PER_RUN.0)
+            if let (Some(d), Some(us)) = (defaults, r.figure(US_PER_RUN.0))
+                && let Some(base) = d.figure(US_PER_RUN.0)
             {
                 let _ = writeln!(
                     out,
                     "{} of guest={} threads={}: {:+.2} µs/run over defaults",
-                    p.config.name(),
-                    p.guest.name(),
-                    p.threads,
+                    config.name(),
+                    guest.value(),
+                    threads.value(),
                     us - base
                 );
             }

@@ -57,12 +57,16 @@ pub mod plan;
 pub mod plot;
 pub mod real;
 pub mod report;
+mod result;
 pub mod run_commands;
 mod runner;
+mod sample;
+mod setting;
 mod spawn;
 mod startup;
 pub mod stats;
 mod sys;
+mod text_layout;
 mod workload;
 
 pub use params::PipelineParams;
@@ -72,7 +76,9 @@ pub use params::{
     StartupParams, Strategy,
 };
 pub use plan::Plan;
-pub use runner::{Bench, CompareResult, ConfigResult, Sample};
+pub use result::ConfigResult;
+pub use runner::{Bench, CompareResult};
+pub use sample::Sample;
 pub use spawn::SpawnGuest;
 pub use workload::Workload;
 

@@ -19,12 +19,12 @@ use nix::sys::time::TimeVal;
 
 use crate::figures::Centre;
 use crate::host_spawn::HostSpawn;
-use crate::params::{Method, ParamError, Setting, SpawnParams, Strategy, get_n, set_n};
-use crate::plot::{BROWN, Baseline, PURPLE, Side};
-use crate::report::{Column, Goal, Measure, figure, ratio};
-use crate::runner::Sample;
-use crate::spawn::SpawnGuest;
-use crate::workload::Workload;
+use crate::sample::Sample;
+use crate::setting::{Method, ParamError, Setting, Strategy};
+use crate::spawn::{SpawnGuest, SpawnParams};
+use crate::workload::columns::{Column, Goal, Measure, figure, ratio};
+use crate::workload::compared::{BROWN, Baseline, PURPLE, Side};
+use crate::workload::{Workload, get_n, set_n};
 use crate::{BenchError, floor};
 
 /// The goal: a guest's spawn + wait of `/bin/true` at most this many times the floor's (CPU time,

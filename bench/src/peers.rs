@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use crate::BenchError;
 use crate::child::{self, ChildRun};
-use crate::params::Params;
 
 /// A Node.js script of `bench/peers/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,17 +126,4 @@ pub fn wasmtime_binary(dir: &Path) -> Option<PathBuf> {
 /// The number `key` of a peer's JSON line.
 pub(crate) fn number(json: &serde_json::Value, key: &str) -> Result<f64, BenchError> {
     json.get(key).and_then(serde_json::Value::as_f64).ok_or_else(|| BenchError::Peer(format!("no `{key}` in {json}")))
-}
-
-/// Runs the Node peer of `params` ([`Workload::peer`](crate::Workload::peer)), or `None` when
-/// `node` is not on PATH or the workload has no peer.
-///
-/// # Errors
-///
-/// When `node` is there but the script fails.
-pub fn run(params: &Params) -> Result<Option<PeerResult>, BenchError> {
-    let Some(version) = node_version() else {
-        return Ok(None);
-    };
-    params.workload().peer(format!("node {version}"))
 }

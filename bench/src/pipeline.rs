@@ -13,12 +13,13 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::{DEFAULT_SEARCH_PATH, Policy};
 use wrt_runtime::{ConfigError, Guest, GuestOutput, Outcome, RunOptions, Runtime};
 
-use crate::figures::Centre;
-use crate::params::{ParamError, Params, Setting, size};
-use crate::plot::Baseline;
-use crate::report::{self, Column, figure};
-use crate::runner::{ConfigResult, Sample};
-use crate::workload::Workload;
+use crate::result::ConfigResult;
+use crate::sample::Sample;
+use crate::setting::{ParamError, Setting, size};
+use crate::text_layout::{layout, rate, wrap};
+use crate::workload::columns::{Column, figure};
+use crate::workload::compared::Baseline;
+use crate::workload::{self, Workload, common_line, short_label};
 use crate::{BenchError, child, guests, runtime};
 
 /// The most bytes the guest may read from or write to its children's pipes in one run: `wc`'s
@@ -134,21 +135,21 @@ pub(crate) fn run_once(p: &PipelineParams) -> Result<Sample, BenchError> {
 
 /// The pipeline's table: two rows a configuration, the guest's and the native pipeline's
 /// throughput, with their ratio and the bytes that went through the guest.
-fn table(results: &[ConfigResult]) -> String {
+fn table(results: &[ConfigResult<&dyn Workload>]) -> String {
     let header = ["pipeline", "MiB/s", "± sd", "runs", "wrt/native", "stream bytes"];
-    let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
+    let all: Vec<&dyn Workload> = results.iter().map(|r| r.params).collect();
     let mut rows = vec![header.map(str::to_owned).to_vec()];
     for r in results {
-        let label = if all.len() > 1 { format!("{}:", report::short_label(&r.params, &all)) } else { String::new() };
-        rows.extend(self::rows(label.trim_start(), r, report::rate));
+        let label = if all.len() > 1 { format!("{}:", short_label(r.params, &all)) } else { String::new() };
+        rows.extend(self::rows(label.trim_start(), r, rate));
     }
     format!(
         "{}\n{}{}goal: wrt/native ≥ 0.90×; stream bytes (what the guest itself read from or wrote to its children) at most {}\n",
-        report::common_line(&all),
-        report::layout(&rows),
-        report::wrap(&format!(
+        common_line(&all),
+        layout(&rows),
+        wrap(&format!(
             "Each figure is the {} over the runs; wrt/native = wrt's MiB/s ÷ native MiB/s.",
-            Centre::of(&results[0].params).name()
+            results[0].centre.name()
         )),
         size(MAX_STREAM_BYTES)
     )
@@ -157,7 +158,7 @@ fn table(results: &[ConfigResult]) -> String {
 /// The rows of the pipeline's table for `r`: the guest's throughput, the native one, their ratio
 /// (`of_floor`: the one over the other, as printed) and the guest's stream bytes (the most of any
 /// run).
-fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Vec<String>; 2] {
+fn rows<P>(label: &str, r: &ConfigResult<P>, fmt: fn(f64) -> String) -> [Vec<String>; 2] {
     let floors: Vec<f64> = r.samples.iter().map(|s| s.floor_rate).collect();
     let native = crate::stats::Summary::of(&floors);
     let name = |what: &str| if label.is_empty() { what.to_owned() } else { format!("{label} {what}") };
@@ -165,7 +166,7 @@ fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Vec<String>; 
     [
         vec![
             name("wrt (guest: head | tr | wc)"),
-            fmt(crate::figures::rate(r)),
+            fmt(r.rate_figure()),
             fmt(r.rate.sd),
             r.rate.n.to_string(),
             format!("{:.2}×", r.of_floor),
@@ -173,7 +174,7 @@ fn rows(label: &str, r: &ConfigResult, fmt: fn(f64) -> String) -> [Vec<String>; 
         ],
         vec![
             name("native (sh -c)"),
-            fmt(crate::figures::floor_rate(r)),
+            fmt(r.floor_rate_figure()),
             fmt(native.sd),
             native.n.to_string(),
             "1.00×".to_owned(),
@@ -218,7 +219,7 @@ impl Workload for PipelineParams {
         match setting {
             Setting::Bytes(0) => return Err(setting.out_of_range("must be at least 1 byte")),
             Setting::Bytes(b) => self.bytes = b,
-            other => return Err(ParamError::unknown(self, other.key())),
+            other => return Err(workload::unknown(self, other.key())),
         }
         Ok(())
     }
@@ -253,7 +254,7 @@ impl Workload for PipelineParams {
         "head -c BYTES /dev/zero | tr '\\0' a | wc -c"
     }
 
-    fn table(&self, results: &[ConfigResult]) -> Option<String> {
+    fn table(&self, results: &[ConfigResult<&dyn Workload>]) -> Option<String> {
         Some(table(results))
     }
 }

@@ -2,7 +2,8 @@
 //! (every combination of the flags' values) or, with `--compare`, the pair A and B.
 
 use crate::params::{Params, Setting};
-use crate::runner::{Bench, CompareResult, ConfigResult};
+use crate::result::ConfigResult;
+use crate::runner::{Bench, CompareResult};
 use crate::{BenchError, peers};
 
 /// The configurations a command runs, every one checked.
@@ -20,7 +21,7 @@ pub struct Plan {
 #[derive(Debug, Clone)]
 pub enum Measured {
     /// Every configuration's runs.
-    Results(Vec<ConfigResult>),
+    Results(Vec<ConfigResult<Params>>),
     /// A and B, compared.
     Comparison(Box<CompareResult>),
 }

@@ -20,11 +20,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-pub use compared::{BROWN, Baseline, CYAN, PURPLE, Side};
+pub use crate::workload::compared::{BROWN, Baseline, CYAN, PURPLE, Side};
 
 use crate::BenchError;
 use crate::params::Params;
-use crate::runner::ConfigResult;
+use crate::result::ConfigResult;
 
 const FONT: &str = "sans-serif";
 /// Width of every plot, in pixels.
@@ -139,7 +139,7 @@ enum Kind {
     Bars,
 }
 
-fn kind(results: &[ConfigResult]) -> Kind {
+fn kind(results: &[ConfigResult<Params>]) -> Kind {
     if results[0].params.workload().plot_memory().is_some() && lines::memory_sizes(results) >= 2 {
         Kind::Lines
     } else {
@@ -153,7 +153,7 @@ fn kind(results: &[ConfigResult]) -> Kind {
 ///
 /// When there is nothing to draw, the extension is neither `.png` nor `.svg`, or drawing or
 /// writing the file fails.
-pub fn draw(results: &[ConfigResult], path: &Path) -> Result<(), BenchError> {
+pub fn draw(results: &[ConfigResult<Params>], path: &Path) -> Result<(), BenchError> {
     let format = Format::of(path)?;
     if results.is_empty() {
         return Err(BenchError::Plot("no results to plot".into()));
@@ -186,7 +186,7 @@ pub fn draw(results: &[ConfigResult], path: &Path) -> Result<(), BenchError> {
 fn render<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     kind: &Kind,
-    results: &[ConfigResult],
+    results: &[ConfigResult<Params>],
 ) -> Result<(), BenchError>
 where
     DB::ErrorType: 'static,
@@ -206,18 +206,14 @@ fn shared(all: &[Params]) -> String {
 
 /// The line under the title: the parameters every configuration shares (or, when each of them
 /// varies, what the workload runs), and what the bars or points are.
-fn subtitle(results: &[ConfigResult]) -> String {
+fn subtitle(results: &[ConfigResult<Params>]) -> String {
     let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
     let mut what = shared(&all);
     if what.is_empty() {
         compared::what(&all[0]).clone_into(&mut what);
     }
     let runs = results[0].rate.n;
-    format!(
-        "{what} · {} ± sd of {runs} run{}",
-        crate::figures::Centre::of(&all[0]).name(),
-        if runs == 1 { "" } else { "s" }
-    )
+    format!("{what} · {} ± sd of {runs} run{}", all[0].workload().centre().name(), if runs == 1 { "" } else { "s" })
 }
 
 /// The title band: `title` and, below it in grey, `subtitle`.

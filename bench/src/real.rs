@@ -30,12 +30,12 @@ use std::time::{Duration, Instant};
 
 use crate::child::{self, Drained};
 use crate::figures::Centre;
-use crate::params::{MAX_FILES, ParamError, RealCase, Setting};
-use crate::plot::{self, Baseline};
-use crate::report::{Column, Goal, MS_PER_RUN, Measure, WASMTIME_MS, figure, ratio};
 use crate::run_commands::Clis;
-use crate::runner::Sample;
-use crate::workload::Workload;
+use crate::sample::Sample;
+use crate::setting::{ParamError, RealCase, Setting};
+use crate::workload::columns::{Column, Goal, MS_PER_RUN, Measure, WASMTIME_MS, figure, ratio};
+use crate::workload::compared::{self, Baseline};
+use crate::workload::{self, Workload};
 use crate::{BenchError, guests};
 
 /// The goal for every case: `wrt run` takes at most this many times `wasmtime run`'s time
@@ -280,6 +280,9 @@ pub(crate) fn round(p: &RealParams) -> Result<Sample, BenchError> {
     Ok(Sample { rate: 1e3 / ms, floor_rate: 1e3 / native_ms, extra })
 }
 
+/// The most files `wrt bench real --files` takes.
+pub const MAX_FILES: u32 = 1_000_000;
+
 /// Parameters of `wrt bench real`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RealParams {
@@ -333,7 +336,7 @@ impl Workload for RealParams {
             Setting::Bytes(0) => return Err(setting.out_of_range("must be at least 1 byte")),
             Setting::Bytes(b) => self.bytes = b,
             Setting::Case(c) => self.case = c,
-            other => return Err(ParamError::unknown(self, other.key())),
+            other => return Err(workload::unknown(self, other.key())),
         }
         Ok(())
     }
@@ -372,7 +375,7 @@ impl Workload for RealParams {
         }
     }
 
-    fn plot_sides(&self) -> &'static [plot::Side] {
+    fn plot_sides(&self) -> &'static [compared::Side] {
         &[crate::component::WASMTIME_RUN]
     }
 

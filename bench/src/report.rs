@@ -4,29 +4,28 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-mod column;
+pub use crate::workload::columns::{
+    Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio,
+};
 
-pub use column::{Column, FLOOR_US_PER_SPAWN, Goal, MS_PER_RUN, Measure, US_PER_SPAWN, WASMTIME_MS, figure, ratio};
-
-use crate::figures::{self, Centre};
+use crate::figures::Centre;
 use crate::params::Params;
-use crate::runner::{CompareResult, ConfigResult, Sample};
+use crate::result::ConfigResult;
+use crate::runner::CompareResult;
+use crate::sample::Sample;
 use crate::stats::LEVELS;
+pub(crate) use crate::text_layout::{layout, rate, wrap};
+use crate::workload::{self, Workload};
 
 /// The unit of a workload's rate.
 pub fn unit(params: &Params) -> &'static str {
     params.workload().unit()
 }
 
-/// A rate with three significant figures or more.
-pub(crate) fn rate(value: f64) -> String {
-    if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.1}") }
-}
-
 /// The legend under a table of `params`'s workload: what each figure is and what each ratio
 /// divides.
 pub fn legend(params: &Params) -> String {
-    let what = match Centre::of(params) {
+    let what = match params.workload().centre() {
         Centre::Mean => "the mean over the runs",
         Centre::Median => "the median over the runs (of an even number, the geometric mean of the middle two)",
     };
@@ -44,79 +43,14 @@ pub fn legend(params: &Params) -> String {
     out
 }
 
-/// `text` broken into lines of at most 100 characters: between its clauses (after `,`, `;`
-/// or `.`), or between words in a clause too long for a line.
-pub(crate) fn wrap(text: &str) -> String {
-    const WIDTH: usize = 100;
-    let mut units: Vec<String> = Vec::new();
-    let mut clause: Vec<&str> = Vec::new();
-    let words: Vec<&str> = text.split(' ').collect();
-    for (i, word) in words.iter().enumerate() {
-        clause.push(word);
-        if word.ends_with([',', ';', '.']) || i + 1 == words.len() {
-            let whole = clause.join(" ");
-            if whole.chars().count() <= WIDTH {
-                units.push(whole);
-            } else {
-                units.extend(clause.iter().map(|w| (*w).to_owned()));
-            }
-            clause.clear();
-        }
-    }
-    let mut out = String::new();
-    let mut line = String::new();
-    for unit in units {
-        if !line.is_empty() && line.chars().count() + 1 + unit.chars().count() > WIDTH {
-            out.push_str(&line);
-            out.push('\n');
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(&unit);
-    }
-    if !line.is_empty() {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
-}
-
-/// Lays out rows as columns, the first left-aligned and the others right-aligned.
-pub(crate) fn layout(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let pad = widths[c] - cell.chars().count();
-            if c == 0 {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            } else {
-                line.push_str("  ");
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 /// One row a configuration (and one for its peer): the rate ± its standard deviation over the
 /// runs, the floor's rate, the share of the floor reached, and the workload's figures; under
 /// the table, the [`legend`] saying what the figures and ratios are.
-pub fn results_table(results: &[ConfigResult]) -> String {
+pub fn results_table(results: &[ConfigResult<Params>]) -> String {
     let Some(first) = results.first() else {
         return String::new();
     };
-    if let Some(table) = first.params.workload().table(results) {
+    if let Some(table) = first.params.workload().table(&views(results)) {
         return table;
     }
     let columns = first.params.workload().columns();
@@ -134,10 +68,10 @@ pub fn results_table(results: &[ConfigResult]) -> String {
     for r in results {
         let mut row = vec![
             short_label(&r.params, &all),
-            rate(figures::rate(r)),
+            rate(r.rate_figure()),
             rate(r.rate.sd),
             r.rate.n.to_string(),
-            rate(figures::floor_rate(r)),
+            rate(r.floor_rate_figure()),
             format!("{:.2}×", r.of_floor),
         ];
         row.extend(columns.iter().map(|c| c.cell(c.value(r))));
@@ -149,7 +83,7 @@ pub fn results_table(results: &[ConfigResult]) -> String {
                 String::new(),
                 "1".into(),
                 String::new(),
-                format!("{:.2}× of wrt", peer.rate / figures::rate(r)),
+                format!("{:.2}× of wrt", peer.rate / r.rate_figure()),
             ];
             row.extend(columns.iter().map(|c| c.cell(c.peer_value(peer))));
             rows.push(row);
@@ -165,7 +99,7 @@ pub fn results_table(results: &[ConfigResult]) -> String {
 /// For the workloads with goals ([`Workload::goals`](crate::Workload::goals)): each goal, the
 /// ratio of the table's column it is read from, and whether it is met (or why it was not
 /// measured).
-fn goals(results: &[ConfigResult]) -> String {
+fn goals(results: &[ConfigResult<Params>]) -> String {
     use crate::run_commands::NO_WASMTIME;
     let mut out = String::new();
     for r in results {
@@ -177,7 +111,7 @@ fn goals(results: &[ConfigResult]) -> String {
                 Some(ratio) => writeln!(
                     out,
                     "{label}: goal {name} ≤ {goal:.2}×: {ratio:.2}× ({title}, {}s of {} runs): {}",
-                    Centre::of(&r.params).name(),
+                    r.centre.name(),
                     r.samples.len(),
                     if ratio <= *goal { "met" } else { "not met" }
                 ),
@@ -190,21 +124,19 @@ fn goals(results: &[ConfigResult]) -> String {
 
 /// The workload's notes on `results` ([`Workload::notes`](crate::Workload::notes)), after a
 /// blank line.
-fn notes(results: &[ConfigResult]) -> String {
-    let out = results[0].params.workload().notes(results);
+fn notes(results: &[ConfigResult<Params>]) -> String {
+    let out = results[0].params.workload().notes(&views(results));
     if out.is_empty() { out } else { format!("\n{out}") }
 }
 
 /// `wrt bench <workload>: ` and the parameters all of `all` share.
 pub(crate) fn common_line(all: &[Params]) -> String {
-    let first = &all[0];
-    let shared: Vec<String> = first
-        .keys()
-        .iter()
-        .filter(|k| all.iter().all(|p| p.get(k) == first.get(k)))
-        .filter_map(|k| first.get(k).map(|v| format!("{k}={v}")))
-        .collect();
-    format!("wrt bench {}: {}", first.name(), shared.join(" "))
+    workload::common_line(&all.iter().map(Params::workload).collect::<Vec<_>>())
+}
+
+/// The results as their workload reads them ([`Workload::notes`], [`Workload::table`]).
+fn views(results: &[ConfigResult<Params>]) -> Vec<ConfigResult<&dyn Workload>> {
+    results.iter().map(|r| r.with_params(r.params.workload())).collect()
 }
 
 /// A comparison as Node's `benchmark/compare.js` prints it: each side's mean, the improvement
@@ -255,7 +187,7 @@ pub enum JsonReport<'a> {
         /// The workload.
         workload: &'static str,
         /// Each configuration.
-        results: &'a [ConfigResult],
+        results: &'a [ConfigResult<Params>],
     },
     /// Two configurations compared.
     Comparison {
@@ -273,10 +205,7 @@ pub fn json(report: &JsonReport<'_>) -> String {
 
 /// A short label for a configuration, naming only the keys that differ between `all`.
 pub fn short_label(params: &Params, all: &[Params]) -> String {
-    let varying: Vec<&str> =
-        params.keys().iter().copied().filter(|k| all.iter().any(|p| p.get(k) != params.get(k))).collect();
-    let pairs: Vec<String> = varying.iter().filter_map(|k| params.get(k).map(|v| format!("{k}={v}"))).collect();
-    if pairs.is_empty() { params.name().to_owned() } else { pairs.join(" ") }
+    workload::short_label(params.workload(), &all.iter().map(Params::workload).collect::<Vec<_>>())
 }
 
 /// One section of a suite's JSON (the criterion `buffer` bench writes `target/buffer-bench.json`
@@ -322,10 +251,10 @@ mod tests {
 
     use super::*;
     use crate::params::{Method, SpawnParams, Strategy};
-    use crate::runner::Sample;
+    use crate::sample::Sample;
     use crate::stats::{Comparison, Summary};
 
-    fn result(heap: u64, rates: &[f64]) -> ConfigResult {
+    fn result(heap: u64, rates: &[f64]) -> ConfigResult<Params> {
         let params = Params::Spawn(SpawnParams {
             n: 10,
             heap,
@@ -349,6 +278,7 @@ mod tests {
             floor_rate: Summary::of(&[2000.0]),
             of_floor: rates.iter().sum::<f64>() / rates.len() as f64 / 2000.0,
             extra: BTreeMap::from([("us_per_spawn".to_owned(), 1e6 / rates[0])]),
+            centre: params.workload().centre(),
             samples,
             params,
             peer: None,

@@ -2,87 +2,34 @@
 //! several configurations are interleaved (A B A B …) so that drift on a shared machine hits
 //! them alike, and a progress bar shows how far it got.
 
-use std::collections::BTreeMap;
-
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::BenchError;
 use crate::params::Params;
 use crate::peers::{self, PeerResult};
-use crate::stats::{Comparison, Summary};
+use crate::result::ConfigResult;
+use crate::sample::Sample;
+use crate::stats::Comparison;
 
-/// One run of one configuration (or, in a suite, of one runner).
-#[derive(Debug, Clone, Serialize)]
-pub struct Sample {
-    /// Operations per second (spawns, burst iterations, `wrt run`s).
-    pub rate: f64,
-    /// Operations per second of the floor, measured in the same run; NaN for a suite's runner,
-    /// whose floor is a runner of its own.
-    pub floor_rate: f64,
-    /// Figures of the workload: collections, peak bytes, microseconds per spawn, …; a figure
-    /// that does not apply to a run is left out.
-    pub extra: BTreeMap<String, f64>,
+/// Runs the Node peer of `params` ([`Workload::peer`](crate::Workload::peer)), or `None` when
+/// `node` is not on PATH or the workload has no peer.
+///
+/// # Errors
+///
+/// When `node` is there but the script fails.
+fn peer(params: &Params) -> Result<Option<PeerResult>, BenchError> {
+    let Some(version) = peers::node_version() else {
+        return Ok(None);
+    };
+    params.workload().peer(format!("node {version}"))
 }
 
-impl Sample {
-    /// The median of each figure over `samples` (the runs of one configuration or runner): of
-    /// the rates, of the floor's rates, and of each extra figure over the runs that have it.
-    ///
-    /// # Panics
-    ///
-    /// When `samples` is empty.
-    pub fn median(samples: &[Sample]) -> Sample {
-        let median = |values: Vec<f64>| Summary::median(&values);
-        let mut keys: Vec<&String> = samples.iter().flat_map(|s| s.extra.keys()).collect();
-        keys.sort();
-        keys.dedup();
-        let extra = keys
-            .into_iter()
-            .map(|key| (key.clone(), median(samples.iter().filter_map(|s| s.extra.get(key).copied()).collect())))
-            .collect();
-        Sample {
-            rate: median(samples.iter().map(|s| s.rate).collect()),
-            floor_rate: median(samples.iter().map(|s| s.floor_rate).collect()),
-            extra,
-        }
-    }
-}
-
-/// All runs of one configuration.
-#[derive(Debug, Clone, Serialize)]
-pub struct ConfigResult {
-    /// The configuration.
-    pub params: Params,
-    /// Its runs, in order.
-    pub samples: Vec<Sample>,
-    /// Summary of the rates.
-    pub rate: Summary,
-    /// Summary of the floor's rates.
-    pub floor_rate: Summary,
-    /// How many times the floor's rate the workload reached: the figure of the rates over that
-    /// of the floor's rates ([`crate::figures`]: the mean or the median over the runs, as the
-    /// table prints them); 1 is the floor, 0.5 takes twice as long.
-    pub of_floor: f64,
-    /// Means of the extra figures over the runs.
-    pub extra: BTreeMap<String, f64>,
-    /// The peer (Node) running the same workload in the same run, with `--peers`.
-    pub peer: Option<PeerResult>,
-}
-
-impl ConfigResult {
-    /// The result of `samples` of `params`, with `peer`'s.
+impl ConfigResult<Params> {
+    /// The result of `samples` of `params`, summed up as its workload says, with `peer`'s.
     pub(crate) fn new(params: Params, samples: Vec<Sample>, peer: Option<PeerResult>) -> Self {
-        let rates: Vec<f64> = samples.iter().map(|s| s.rate).collect();
-        let floors: Vec<f64> = samples.iter().map(|s| s.floor_rate).collect();
-        let of_floor = crate::figures::of_floor(&params, &samples);
-        let mut extra: BTreeMap<String, f64> = BTreeMap::new();
-        for sample in &samples {
-            for (key, value) in &sample.extra {
-                *extra.entry(key.clone()).or_default() += value / samples.len() as f64;
-            }
-        }
-        Self { params, rate: Summary::of(&rates), floor_rate: Summary::of(&floors), of_floor, extra, samples, peer }
+        let centre = params.workload().centre();
+        ConfigResult::summed(params, centre, samples, peer)
     }
 }
 
@@ -90,9 +37,9 @@ impl ConfigResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareResult {
     /// A (the first `--compare` value).
-    pub a: ConfigResult,
+    pub a: ConfigResult<Params>,
     /// B (the second).
-    pub b: ConfigResult,
+    pub b: ConfigResult<Params>,
     /// B's rates against A's.
     pub comparison: Comparison,
 }
@@ -152,7 +99,7 @@ impl Bench {
     /// # Errors
     ///
     /// The first failure of a run or a peer.
-    pub fn run_all(&self, configs: &[Params]) -> Result<Vec<ConfigResult>, BenchError> {
+    pub fn run_all(&self, configs: &[Params]) -> Result<Vec<ConfigResult<Params>>, BenchError> {
         let bar = self.bar(configs.len());
         let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); configs.len()];
         for _ in 0..self.runs {
@@ -165,7 +112,7 @@ impl Bench {
         bar.finish_and_clear();
         let mut results = Vec::with_capacity(configs.len());
         for (config, samples) in configs.iter().zip(samples) {
-            let peer = if self.peers { peers::run(config)? } else { None };
+            let peer = if self.peers { peer(config)? } else { None };
             results.push(ConfigResult::new(config.clone(), samples, peer));
         }
         Ok(results)
@@ -181,29 +128,8 @@ impl Bench {
         let (Some(a), Some(b)) = (results.next(), results.next()) else {
             unreachable!("run_all returns one result per configuration");
         };
-        let rates = |r: &ConfigResult| r.samples.iter().map(|s| s.rate).collect::<Vec<_>>();
+        let rates = |r: &ConfigResult<Params>| r.samples.iter().map(|s| s.rate).collect::<Vec<_>>();
         let comparison = Comparison::welch(&rates(&a), &rates(&b));
         Ok(CompareResult { a, b, comparison })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_median_sample_takes_each_figure_over_the_runs_that_have_it() {
-        let sample = |rate: f64, extra: &[(&str, f64)]| Sample {
-            rate,
-            floor_rate: 2.0 * rate,
-            extra: extra.iter().map(|&(k, v)| (k.to_owned(), v)).collect(),
-        };
-        let median = Sample::median(&[
-            sample(3.0, &[("young", 1.0)]),
-            sample(1.0, &[("young", 5.0), ("rss", 7.0)]),
-            sample(2.0, &[("young", 3.0)]),
-        ]);
-        assert_eq!((median.rate, median.floor_rate), (2.0, 4.0));
-        assert_eq!(median.extra, BTreeMap::from([("rss".to_owned(), 7.0), ("young".to_owned(), 3.0)]));
     }
 }

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{ConfigError, Instance, Outcome, RunOptions, Runtime, Stats, WasmValue};
 
-use crate::params::{Method, ParamError, Setting, Strategy};
 use crate::peers::{self, PeerResult, Script};
-use crate::plot::Baseline;
-use crate::report::{Column, FLOOR_US_PER_SPAWN, US_PER_SPAWN, figure};
-use crate::runner::Sample;
-use crate::workload::Workload;
+use crate::sample::Sample;
+use crate::setting::{Method, ParamError, Setting, Strategy};
+use crate::workload::columns::{Column, FLOOR_US_PER_SPAWN, US_PER_SPAWN, figure};
+use crate::workload::compared::Baseline;
+use crate::workload::{self, Workload};
 use crate::{BenchError, floor, guests, runtime};
 
 const MIB: u64 = 1 << 20;
@@ -195,7 +195,7 @@ pub struct SpawnParams {
     /// Live host buffers, bytes.
     pub external: u64,
     /// How programs start.
-    #[serde(serialize_with = "crate::params::serialize_strategy")]
+    #[serde(serialize_with = "crate::setting::serialize_strategy")]
     pub strategy: Strategy,
     /// Whether guest memory is `MADV_DONTFORK`.
     pub dontfork: bool,
@@ -258,7 +258,7 @@ impl Workload for SpawnParams {
             Setting::Dontfork(on) => self.dontfork = on,
             Setting::Method(m) => self.method = m,
             Setting::Sandbox(on) => self.sandbox = on,
-            other => return Err(ParamError::unknown(self, other.key())),
+            other => return Err(workload::unknown(self, other.key())),
         }
         Ok(())
     }

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Instant;
 
-use crate::params::{ParamError, Setting, get_n, set_n};
 use crate::peers::PeerResult;
-use crate::plot::Baseline;
-use crate::report::{Column, MS_PER_RUN, figure};
-use crate::runner::Sample;
-use crate::workload::Workload;
+use crate::sample::Sample;
+use crate::setting::{ParamError, Setting};
+use crate::workload::columns::{Column, MS_PER_RUN, figure};
+use crate::workload::compared::Baseline;
+use crate::workload::{Workload, get_n, set_n};
 use crate::{BenchError, child, floor, guests};
 
 pub(crate) fn run_once(p: &StartupParams) -> Result<Sample, BenchError> {

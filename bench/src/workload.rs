@@ -1,14 +1,23 @@
 //! What makes a workload of `wrt bench`: one trait, implemented on each workload's parameters
 //! in the workload's own file (`spawn.rs`, `buffer.rs`, …) and registered once, in
-//! [`Params::workload`](crate::Params::workload).
+//! [`Params::workload`](crate::Params::workload); with what a workload declares for its table
+//! (`columns.rs`: [`Column`], [`Goal`]) and its bar plot (`compared.rs`: [`Side`], [`Baseline`]),
+//! and how a table names its configurations (`label.rs`).
+
+pub mod columns;
+pub mod compared;
+mod label;
+
+pub use columns::{Column, Goal};
+pub use compared::{Baseline, Side};
+pub use label::{common_line, key_values, short_label};
 
 use crate::BenchError;
 use crate::figures::Centre;
-use crate::params::{ParamError, Setting};
 use crate::peers::PeerResult;
-use crate::plot::{Baseline, Side};
-use crate::report::{Column, Goal};
-use crate::runner::{ConfigResult, Sample};
+use crate::result::ConfigResult;
+use crate::sample::Sample;
+use crate::setting::{ParamError, Setting};
 
 /// One configuration of a workload: its parameters, what one run does and how its runs are
 /// read.
@@ -34,7 +43,7 @@ pub trait Workload {
     ///
     /// # Errors
     ///
-    /// [`ParamError::unknown`] for a setting the workload does not have, or
+    /// [`unknown`] for a setting the workload does not have, or
     /// [`Setting::out_of_range`] for a value out of its range.
     fn set(&mut self, setting: Setting) -> Result<(), ParamError>;
 
@@ -103,14 +112,14 @@ pub trait Workload {
 
     /// Lines printed under its table's legend, before the goals, from all the results of the
     /// table (configurations of this workload). Default: none.
-    fn notes(&self, results: &[ConfigResult]) -> String {
+    fn notes(&self, results: &[ConfigResult<&dyn Workload>]) -> String {
         let _ = results;
         String::new()
     }
 
     /// Its own table of `results` (configurations of this workload), in place of the common
     /// one, or `None`. Default: the common table.
-    fn table(&self, results: &[ConfigResult]) -> Option<String> {
+    fn table(&self, results: &[ConfigResult<&dyn Workload>]) -> Option<String> {
         let _ = results;
         None
     }
@@ -148,5 +157,24 @@ pub trait Workload {
     /// against memory. Default: none (bars).
     fn plot_memory(&self) -> Option<(u64, u64)> {
         None
+    }
+}
+
+/// The error of `key` not being a parameter of `workload`.
+pub fn unknown(workload: &dyn Workload, key: &str) -> ParamError {
+    ParamError::unknown(workload.name(), workload.keys(), key)
+}
+
+/// [`Workload::get`] of a workload whose one parameter is `n`.
+pub(crate) fn get_n(n: u32, key: &str) -> Option<Setting> {
+    (key == "n").then_some(Setting::N(n))
+}
+
+/// [`Workload::set`] of a workload whose one parameter is `n`: the new `n`, or the error that
+/// names `workload` for any other setting.
+pub(crate) fn set_n(workload: &dyn Workload, setting: Setting) -> Result<u32, ParamError> {
+    match setting {
+        Setting::N(n) => Ok(n),
+        other => Err(unknown(workload, other.key())),
     }
 }

@@ -13,7 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::compared::{self, Side};
+use super::compared;
 use super::ticks::{Ticked, linear_ticks, log_ticks, mean_sd, round_down, si};
 use super::whisker::{self, Whisker};
 use super::{
@@ -21,11 +21,12 @@ use super::{
     plot_err, subtitle, text, title,
 };
 use crate::BenchError;
-use crate::figures::{self, Centre};
+use crate::figures;
 use crate::params::Params;
 use crate::report::{short_label, unit};
-use crate::runner::ConfigResult;
+use crate::result::ConfigResult;
 use crate::stats::Summary;
+use crate::workload::compared::Side;
 
 /// Pixels per row of bars.
 const ROW: u32 = 40;
@@ -57,8 +58,8 @@ fn collections(extra: &std::collections::BTreeMap<String, f64>) -> Option<(f64, 
 }
 
 /// The row of `side` of `r`, when its runs measured it: its rate in each run is `per` over
-/// its time, summed up as the table sums up every figure ([`Centre`]).
-fn side_row(r: &ConfigResult, side: &Side, label: String, baseline: &str) -> Option<Row> {
+/// its time, summed up as the table sums up every figure ([`Centre`](crate::figures::Centre)).
+fn side_row(r: &ConfigResult<Params>, side: &Side, label: String, baseline: &str) -> Option<Row> {
     let rates: Vec<f64> = r
         .samples
         .iter()
@@ -66,8 +67,8 @@ fn side_row(r: &ConfigResult, side: &Side, label: String, baseline: &str) -> Opt
         .filter(|t| *t > 0.0)
         .map(|t| side.per / t)
         .collect();
-    let rate = Centre::of(&r.params).of_values(&rates)?;
-    let floor = figures::floor_rate(r);
+    let rate = r.centre.of_values(&rates)?;
+    let floor = r.floor_rate_figure();
     let ratio = figures::ratio(Some(rate), Some(floor)).map_or_else(String::new, |q| format!("{q:.2}× of {baseline}"));
     Some(Row {
         label,
@@ -80,7 +81,7 @@ fn side_row(r: &ConfigResult, side: &Side, label: String, baseline: &str) -> Opt
     })
 }
 
-fn rows(results: &[ConfigResult]) -> Vec<Row> {
+fn rows(results: &[ConfigResult<Params>]) -> Vec<Row> {
     let all: Vec<Params> = results.iter().map(|r| r.params.clone()).collect();
     let mut rows = Vec::new();
     for r in results {
@@ -91,7 +92,7 @@ fn rows(results: &[ConfigResult]) -> Vec<Row> {
         let mut ratio = format!("{:.2}× of {baseline}", r.of_floor);
         for side in compared::sides(&r.params) {
             if let Some((title, wrt_key)) = side.versus
-                && let Some(q) = figures::ratio(figures::figure(r, wrt_key), figures::figure(r, side.key))
+                && let Some(q) = figures::ratio(r.figure(wrt_key), r.figure(side.key))
             {
                 ratio.push_str(&format!(" · {title} {q:.2}×"));
             }
@@ -99,9 +100,9 @@ fn rows(results: &[ConfigResult]) -> Vec<Row> {
         rows.push(Row {
             label: if single { compared::wrt_name(&r.params).to_owned() } else { config.clone() },
             color: WRT,
-            rate: figures::rate(r),
+            rate: r.rate_figure(),
             sd: r.rate.sd,
-            floor: Some(figures::floor_rate(r)),
+            floor: Some(r.floor_rate_figure()),
             ratio,
             collections: collections(&r.extra),
         });
@@ -116,7 +117,7 @@ fn rows(results: &[ConfigResult]) -> Vec<Row> {
                 rate: peer.rate,
                 sd: 0.0,
                 floor: None,
-                ratio: format!("{:.2}× of wrt", peer.rate / figures::rate(r)),
+                ratio: format!("{:.2}× of wrt", peer.rate / r.rate_figure()),
                 collections: collections(&peer.extra),
             });
         }
@@ -166,7 +167,7 @@ fn panel_height(rows: usize) -> u32 {
 /// # Errors
 ///
 /// When the built-in font cannot measure the legend.
-pub(super) fn height(results: &[ConfigResult]) -> Result<u32, BenchError> {
+pub(super) fn height(results: &[ConfigResult<Params>]) -> Result<u32, BenchError> {
     let rows = rows(results);
     let collections = match collections_of(&rows) {
         Collections::Panel => HEADING + panel_height(rows.len()),
@@ -261,7 +262,7 @@ fn y_of(rows: &[Row], i: usize) -> f64 {
 
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    results: &[ConfigResult],
+    results: &[ConfigResult<Params>],
 ) -> Result<(), BenchError>
 where
     DB::ErrorType: 'static,
@@ -382,12 +383,12 @@ where
 
 /// The rows of the plot of `results` as (label, rate, note), for the tests.
 #[cfg(test)]
-pub(super) fn rows_for_test(results: &[ConfigResult]) -> Vec<(String, f64, String)> {
+pub(super) fn rows_for_test(results: &[ConfigResult<Params>]) -> Vec<(String, f64, String)> {
     rows(results).into_iter().map(|r| (r.label, r.rate, r.ratio)).collect()
 }
 
 /// The legend of the plot of `results`, for the tests.
 #[cfg(test)]
-pub(super) fn legend_for_test(results: &[ConfigResult]) -> Vec<String> {
+pub(super) fn legend_for_test(results: &[ConfigResult<Params>]) -> Vec<String> {
     legend_items(&results[0].params, &rows(results)).into_iter().map(|(_, label)| label).collect()
 }

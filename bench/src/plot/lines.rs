@@ -16,7 +16,7 @@ use super::{FLOOR_LINE, INK, MUTED, PEER, SERIES, Swatch, WIDTH, house_mesh, plo
 use crate::BenchError;
 use crate::params::{Params, Setting};
 use crate::report::short_label;
-use crate::runner::ConfigResult;
+use crate::result::ConfigResult;
 use crate::stats::Summary;
 
 pub(super) const SIZE: (u32, u32) = (WIDTH, 640);
@@ -47,7 +47,7 @@ fn memory(params: &Params) -> f64 {
 }
 
 /// How many different memory sizes `results` ran at.
-pub(super) fn memory_sizes(results: &[ConfigResult]) -> usize {
+pub(super) fn memory_sizes(results: &[ConfigResult<Params>]) -> usize {
     let mut sizes: Vec<f64> = results.iter().map(|r| memory(&r.params)).collect();
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
@@ -55,7 +55,7 @@ pub(super) fn memory_sizes(results: &[ConfigResult]) -> usize {
 }
 
 /// Mean and sd of the per-run `key` (µs), or of 1e6 / `rate` when a run lacks it.
-fn micros_of(r: &ConfigResult, key: &str, rate: impl Fn(&crate::runner::Sample) -> f64) -> Vec<f64> {
+fn micros_of(r: &ConfigResult<Params>, key: &str, rate: impl Fn(&crate::sample::Sample) -> f64) -> Vec<f64> {
     r.samples.iter().map(|s| s.extra.get(key).copied().unwrap_or_else(|| 1e6 / rate(s))).collect()
 }
 
@@ -67,7 +67,7 @@ fn point(x: f64, values: &[f64]) -> Point {
 /// The series of `results`: one per setting apart from memory, then the peer, then each
 /// setting's floor, in the setting's colour (grey when there is one setting), labelled
 /// `floor: posix_spawn + waitpid` and, with several settings, the setting's label.
-fn series(results: &[ConfigResult]) -> Vec<Series> {
+fn series(results: &[ConfigResult<Params>]) -> Vec<Series> {
     let without_memory = |p: &Params| {
         let mut p = p.clone();
         let _ = p.set(Setting::Heap(0));
@@ -120,8 +120,8 @@ fn series(results: &[ConfigResult]) -> Vec<Series> {
     out
 }
 
-fn x_desc(results: &[ConfigResult]) -> &'static str {
-    let held = |r: &ConfigResult| r.params.workload().plot_memory().unwrap_or_default();
+fn x_desc(results: &[ConfigResult<Params>]) -> &'static str {
+    let held = |r: &ConfigResult<Params>| r.params.workload().plot_memory().unwrap_or_default();
     let heap = results.iter().any(|r| held(r).0 > 0);
     let external = results.iter().any(|r| held(r).1 > 0);
     match (heap, external) {
@@ -133,7 +133,7 @@ fn x_desc(results: &[ConfigResult]) -> &'static str {
 
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    results: &[ConfigResult],
+    results: &[ConfigResult<Params>],
 ) -> Result<(), BenchError>
 where
     DB::ErrorType: 'static,
@@ -239,6 +239,6 @@ pub(super) type TestPoints = Vec<(f64, f64, f64)>;
 
 /// The series of `results` as labels and points, for the tests.
 #[cfg(test)]
-pub(super) fn series_for_test(results: &[ConfigResult]) -> Vec<(String, TestPoints)> {
+pub(super) fn series_for_test(results: &[ConfigResult<Params>]) -> Vec<(String, TestPoints)> {
     series(results).into_iter().map(|s| (s.label, s.points.iter().map(|p| (p.x, p.y, p.sd)).collect())).collect()
 }

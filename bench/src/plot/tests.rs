@@ -2,11 +2,11 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::params::{BufferGuest, BufferParams, Method, SpawnParams, Strategy};
-use crate::runner::Sample;
+use crate::sample::Sample;
 use crate::stats::Summary;
 
 /// A result of `rates` (one per run) against a floor of 2000/s, with collections.
-fn result(params: Params, rates: &[f64], collections: (f64, f64)) -> ConfigResult {
+fn result(params: Params, rates: &[f64], collections: (f64, f64)) -> ConfigResult<Params> {
     let samples: Vec<Sample> = rates
         .iter()
         .map(|&rate| Sample {
@@ -23,6 +23,7 @@ fn result(params: Params, rates: &[f64], collections: (f64, f64)) -> ConfigResul
             ("young_collections".into(), collections.0),
             ("full_collections".into(), collections.1),
         ]),
+        centre: params.workload().centre(),
         samples,
         params,
         peer: None,
@@ -46,7 +47,7 @@ fn buffer(guest: BufferGuest) -> Params {
     Params::Buffer(BufferParams { n: 1, body_size: 1, guest, gc: true, gc_young: 1, gc_soft_limit: 1, gc_growth: 2.0 })
 }
 
-fn spawn_results() -> Vec<ConfigResult> {
+fn spawn_results() -> Vec<ConfigResult<Params>> {
     [(0, Strategy::PosixSpawn, 1400.0), (600 << 20, Strategy::PosixSpawn, 1390.0)]
         .into_iter()
         .chain([(0, Strategy::ForkExec, 1000.0), (600 << 20, Strategy::ForkExec, 90.0)])
@@ -135,7 +136,7 @@ fn spawn_lines_carry_sd_and_each_setting_s_own_floor() {
     assert!(series[2].1.iter().all(|&(_, y, _)| y == 500.0), "{series:?}");
     assert!(series[3].1.iter().all(|&(_, y, _)| y == 700.0), "{series:?}");
     // One setting: one floor, named as such.
-    let one: Vec<ConfigResult> = results.into_iter().take(2).collect();
+    let one: Vec<ConfigResult<Params>> = results.into_iter().take(2).collect();
     let labels: Vec<String> = lines::series_for_test(&one).into_iter().map(|(label, _)| label).collect();
     assert_eq!(labels, ["wrt guest: spawn + wait", "floor: posix_spawn + waitpid"]);
 }
@@ -160,7 +161,7 @@ fn error_bars_cut_by_the_axis_are_marked() {
 type Run<'a> = (f64, f64, &'a [(&'a str, f64)]);
 
 /// A result of one run per entry of `runs`.
-fn measured(params: Params, runs: &[Run<'_>]) -> ConfigResult {
+fn measured(params: Params, runs: &[Run<'_>]) -> ConfigResult<Params> {
     let samples = runs
         .iter()
         .map(|(rate, floor_rate, extra)| Sample {
@@ -172,7 +173,7 @@ fn measured(params: Params, runs: &[Run<'_>]) -> ConfigResult {
     ConfigResult::new(params, samples, None)
 }
 
-fn labels(results: &[ConfigResult]) -> Vec<String> {
+fn labels(results: &[ConfigResult<Params>]) -> Vec<String> {
     bars::rows_for_test(results).into_iter().map(|(label, _, _)| label).collect()
 }
 
@@ -367,7 +368,7 @@ fn every_workload_plots() {
         vec![spawn(0, Strategy::PosixSpawn)],
     ];
     for (i, params) in workloads.into_iter().enumerate() {
-        let results: Vec<ConfigResult> = params.into_iter().map(|p| measured(p, &runs)).collect();
+        let results: Vec<ConfigResult<Params>> = params.into_iter().map(|p| measured(p, &runs)).collect();
         for ext in ["png", "svg"] {
             let path = dir.path().join(format!("{i}.{ext}"));
             draw(&results, &path).unwrap_or_else(|e| panic!("{}: {e}", results[0].params.name()));
@@ -376,7 +377,7 @@ fn every_workload_plots() {
 }
 
 /// The colours of the pixels of `results` drawn as a bitmap, with the image's size.
-fn pixels(results: &[ConfigResult]) -> (Vec<RGBColor>, (u32, u32)) {
+fn pixels(results: &[ConfigResult<Params>]) -> (Vec<RGBColor>, (u32, u32)) {
     register_font().unwrap();
     let size = (WIDTH, bars::height(results).unwrap());
     let mut buffer = vec![0u8; (size.0 * size.1 * 3) as usize];
@@ -405,7 +406,7 @@ fn buffer_bars_fill_the_plot_over_their_floor_in_their_own_colours() {
     assert!(floor_right > right, "the floor ends at {floor_right}, the bar at {right}");
     assert!(!image.contains(&YOUNG) && !image.contains(&FULL), "blue or red with no collections");
     // Several configurations: still no young or full colour above the collections panel.
-    let several: Vec<ConfigResult> = [BufferGuest::Rust, BufferGuest::Assemblyscript, BufferGuest::Externref]
+    let several: Vec<ConfigResult<Params>> = [BufferGuest::Rust, BufferGuest::Assemblyscript, BufferGuest::Externref]
         .into_iter()
         .map(|g| result(buffer(g), &[1500.0], (300.0, 1.0)))
         .collect();

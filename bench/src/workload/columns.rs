@@ -4,7 +4,7 @@
 
 use crate::figures;
 use crate::peers::PeerResult;
-use crate::runner::ConfigResult;
+use crate::result::ConfigResult;
 
 /// A column of a workload's table after the common ones.
 #[derive(Debug, Clone, Copy)]
@@ -68,22 +68,22 @@ pub struct Goal {
 
 impl Column {
     /// The column's title.
-    pub(super) fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Column::Figure { title, .. } | Column::Ratio { title, .. } => title,
         }
     }
 
     /// The cell of this column for `result`, or `None` when no run measured it.
-    pub(super) fn value(self, result: &ConfigResult) -> Option<f64> {
+    pub(crate) fn value<P>(self, result: &ConfigResult<P>) -> Option<f64> {
         match self {
-            Column::Figure { key, .. } => figures::figure(result, key),
-            Column::Ratio { of, to, .. } => figures::ratio(figures::figure(result, of), figures::figure(result, to)),
+            Column::Figure { key, .. } => result.figure(key),
+            Column::Ratio { of, to, .. } => figures::ratio(result.figure(of), result.figure(to)),
         }
     }
 
     /// The cell of this column for a peer, from its single run's figures.
-    pub(super) fn peer_value(self, peer: &PeerResult) -> Option<f64> {
+    pub(crate) fn peer_value(self, peer: &PeerResult) -> Option<f64> {
         match self {
             Column::Figure { key, .. } => peer.extra.get(key).copied(),
             Column::Ratio { of, to, .. } => figures::ratio(peer.extra.get(of).copied(), peer.extra.get(to).copied()),
@@ -91,7 +91,7 @@ impl Column {
     }
 
     /// The text of a cell holding `value`.
-    pub(super) fn cell(self, value: Option<f64>) -> String {
+    pub(crate) fn cell(self, value: Option<f64>) -> String {
         match (self, value) {
             (_, None) => "-".into(),
             (Column::Ratio { .. }, Some(v)) => format!("{v:.2}×"),
