@@ -168,7 +168,7 @@ fn parse_n(key: &str, value: &str) -> Result<u32, ParamError> {
 
 /// A size with a unit, or a number of bytes: parameters print sizes as bytes (`heap=1048576`).
 fn parse_size(key: &str, value: &str) -> Result<u64, ParamError> {
-    wrt_runtime::parse_bytes(value).map_err(|e| bad(key, value, e.to_string()))
+    wrt_text::parse_bytes(value).map_err(|e| bad(key, value, e.to_string()))
 }
 
 fn parse_on_off(key: &str, value: &str) -> Result<bool, ParamError> {

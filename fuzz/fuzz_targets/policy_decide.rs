@@ -28,7 +28,8 @@ use std::time::Duration;
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use wrt_host_spawn::{Command, Decision, Explanation, Policy, ProgramRule, SpawnError, Spawner, error_chain};
+use wrt_host_spawn::{Command, Decision, Explanation, Policy, ProgramRule, SpawnError, Spawner};
+use wrt_text::error_chain;
 
 #[path = "../../host-spawn/tests/all/documented_unsafe_env.rs"]
 mod documented_unsafe_env;

@@ -10,7 +10,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
 use libfuzzer_sys::fuzz_target;
-use wrt_host_spawn::{SHOWN_BYTES, Shown};
+use wrt_text::{SHOWN_BYTES, Shown};
 
 /// Reads `Shown`'s escapes back into bytes; `None` for an escape `Shown` never writes.
 fn unescape(text: &str) -> Option<Vec<u8>> {

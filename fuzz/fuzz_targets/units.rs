@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use wrt_host_spawn::{parse_bytes, parse_duration, parse_size};
+use wrt_text::{parse_bytes, parse_duration, parse_size};
 
 const UNITS: &[(&str, u64)] = &[
     ("B", 1),

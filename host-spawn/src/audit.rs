@@ -143,7 +143,7 @@ impl AuditLog {
     pub(crate) fn write(&mut self, record: &impl Serialize) -> io::Result<()> {
         let labelled = Labelled { record, labels: &self.labels };
         let json = serde_json::to_string(&labelled).map_err(io::Error::other)?;
-        let mut line = crate::escape::json_escaped(json);
+        let mut line = wrt_text::json_escaped(json);
         line.push('\n');
         self.out.write_all(line.as_bytes())?;
         self.out.flush()

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::escape::Shown;
+use wrt_text::Shown;
 
 mod child;
 mod policy;
@@ -22,18 +22,4 @@ pub use self::spawn::{Denial, InvalidRequest, SpawnError};
 
 fn shown(path: &Path) -> Shown<'_> {
     Shown(path.as_os_str())
-}
-
-/// `err` and its sources, joined with `: `: one line with everything each layer knows, for a
-/// message that goes where `{:#}` formatting is not available (an audit record, a guest's
-/// `last_error`).
-pub fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }

@@ -99,7 +99,7 @@ fn explain(policy: &CompiledPolicy, command: &Command, sandbox: &ChildSandbox) -
             };
             return Explanation {
                 decision: Decision::of_error(&error),
-                reason: crate::error::error_chain(&error),
+                reason: wrt_text::error_chain(&error),
                 rule,
                 path,
                 argv: Vec::new(),

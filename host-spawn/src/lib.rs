@@ -76,7 +76,6 @@ mod spawner;
 mod strategy;
 #[allow(unsafe_code, reason = "posix_spawn file actions, fork-exec, wait4 and pidfd_open need libc")]
 mod sys;
-mod units;
 mod watchdog;
 
 pub use nix::sys::signal::Signal;
@@ -87,9 +86,8 @@ pub use self::command::{ChildStdout, Command, Stdio, Stream};
 pub use self::decide::Decision;
 pub use self::error::{
     CommunicateError, Denial, InvalidRequest, KillError, OutputError, PolicyError, PolicyFileError, PollError,
-    ReadError, ResizeError, SandboxUnavailable, SpawnError, UnknownKey, WaitError, WriteError, error_chain,
+    ReadError, ResizeError, SandboxUnavailable, SpawnError, UnknownKey, WaitError, WriteError,
 };
-pub use self::escape::{SHOWN_BYTES, Shown};
 pub use self::explain::Explanation;
 pub use self::fd_budget::{RESERVED_FDS, raise_open_files_limit};
 pub use self::limits::Rlimits;
@@ -103,4 +101,3 @@ pub use self::spawn_step::SpawnStep;
 pub use self::spawner::{KillSwitch, Spawner};
 pub use self::strategy::{Strategy, Unsupported};
 pub use self::sys::landlock::MIN_LANDLOCK_ABI;
-pub use self::units::{UnitError, parse_bytes, parse_duration, parse_size};

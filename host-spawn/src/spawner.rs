@@ -586,7 +586,7 @@ impl Spawner {
             time: Timestamp::now(),
             event: "decision",
             decision,
-            reason: crate::error::error_chain(&err),
+            reason: wrt_text::error_chain(&err),
             program: shown(command.get_program()),
             path: path.map(shown),
             argv: argv(command),

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use wrt_host_spawn::Shown;
+use wrt_text::Shown;
 
 use crate::shown_text::{shown_line, shown_text};
 

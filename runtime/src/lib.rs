@@ -256,7 +256,6 @@ pub use wasmtime;
 /// (what failed), `{err:#}` the whole chain on one line (what failed and why), `{err:?}` the
 /// causes one per line, and [`error_chain`] the same as `{err:#}`, as a `String`.
 pub use wasmtime::Error;
-pub use wrt_host_spawn::{UnitError, parse_bytes, parse_duration, parse_size};
 
 /// `Result` with wrt's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

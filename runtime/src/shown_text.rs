@@ -4,12 +4,12 @@
 //! A hostile module chooses these strings before any of its code runs: with control
 //! characters in them they could move the cursor, recolour the terminal or print lines that
 //! read like wrt's own (`wrt: …`). Every line is escaped and capped by
-//! [`Shown`](wrt_host_spawn::Shown), only the first line starts at the left margin, and there
+//! [`Shown`](wrt_text::Shown), only the first line starts at the left margin, and there
 //! are at most [`MAX_LINES`] lines.
 
 use std::fmt::Write as _;
 
-use wrt_host_spawn::Shown;
+use wrt_text::Shown;
 
 /// The most lines a message from wasmtime (or a backtrace) shows; the rest are counted.
 pub(crate) const MAX_LINES: usize = 64;

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use wrt_runtime::wrt_host_spawn::{parse_bytes, parse_duration};
+use wrt_text::{parse_bytes, parse_duration};
 
 /// Where a container's audit records go.
 #[derive(Debug, Clone, PartialEq, Eq)]

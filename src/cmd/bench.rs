@@ -159,10 +159,10 @@ struct SpawnArgs {
     #[arg(short = 'n', long = "spawns", value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
     n: u32,
     /// Touched guest linear memory, e.g. 600MiB (several values: one configuration each)
-    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "0", value_parser = wrt_runtime::parse_size)]
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "0", value_parser = wrt_text::parse_size)]
     heap: Vec<u64>,
     /// Live host buffers held by the guest, e.g. 600MiB
-    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "0", value_parser = wrt_runtime::parse_size)]
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "0", value_parser = wrt_text::parse_size)]
     external: Vec<u64>,
     /// How host programs start
     #[arg(long, value_name = "STRATEGY", value_delimiter = ',', default_value = "posix-spawn")]
@@ -188,7 +188,7 @@ struct BufferArgs {
     #[arg(short = 'n', long = "iterations", value_name = "N", default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
     n: u32,
     /// Size of the large chunk of each iteration
-    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "120KiB", value_parser = wrt_runtime::parse_size)]
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "120KiB", value_parser = wrt_text::parse_size)]
     body_size: Vec<u64>,
     /// Which guest runs the workload
     #[arg(long, value_name = "GUEST", value_delimiter = ',', default_value = "rust")]
@@ -197,10 +197,10 @@ struct BufferArgs {
     #[arg(long, value_name = "on|off", value_delimiter = ',', default_value = "on")]
     gc: Vec<OnOff>,
     /// Young collection trigger Y (at most half the soft limit)
-    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = wrt_runtime::parse_size)]
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = wrt_text::parse_size)]
     gc_young: Vec<u64>,
     /// Soft limit S
-    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = wrt_runtime::parse_size)]
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = wrt_text::parse_size)]
     gc_soft_limit: Vec<u64>,
     /// Growth factor f of the soft limit
     #[arg(long, value_name = "FACTOR", value_delimiter = ',')]
@@ -246,7 +246,7 @@ struct InstantiateArgs {
 #[command(after_help = PIPELINE_EXAMPLES)]
 struct PipelineArgs {
     /// Bytes through the pipeline per run, e.g. 1GiB (several values: one configuration each)
-    #[arg(short = 'n', long = "bytes", value_name = "SIZE", value_delimiter = ',', default_value = "1GiB", value_parser = wrt_runtime::parse_size)]
+    #[arg(short = 'n', long = "bytes", value_name = "SIZE", value_delimiter = ',', default_value = "1GiB", value_parser = wrt_text::parse_size)]
     bytes: Vec<u64>,
     #[command(flatten)]
     common: Common,
@@ -296,7 +296,7 @@ struct RealArgs {
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=i64::from(wrt_bench::params::MAX_FILES)))]
     files: u32,
     /// Bytes that emit writes to its stdout, a pipe, e.g. 1GiB
-    #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = wrt_runtime::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = wrt_text::parse_size)]
     bytes: u64,
     /// The cases: tree-search (walk the tree, read every file, count the lines with a needle),
     /// hexdump (of a 1 MiB file) and emit (BYTES to a pipe), as the core module or the component

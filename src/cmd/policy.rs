@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use wrt_runtime::wrt_host_spawn::{ChildSandbox, Command, Explanation, Policy, Shown, landlock_abi};
+use wrt_runtime::wrt_host_spawn::{ChildSandbox, Command, Explanation, Policy, landlock_abi};
+use wrt_text::Shown;
 
 use super::OnOff;
 

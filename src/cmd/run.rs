@@ -54,7 +54,7 @@ pub(crate) struct RunArgs {
     /// Memory limit of the guest, e.g. `512MiB` (a unit is required): linear memory plus host
     /// buffers. memory.grow past it returns -1; a buffer past it is collected for, then refused
     /// (NO_MEMORY)
-    #[arg(long, value_name = "SIZE", value_parser = wrt_runtime::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = wrt_text::parse_size)]
     max_memory: Option<u64>,
 
     /// Ask the guest's collector to free host buffers as they pile up (off: only at the memory
@@ -64,12 +64,12 @@ pub(crate) struct RunArgs {
 
     /// Young collection after this many bytes of new host buffers, e.g. `16MiB` (at most half
     /// the soft limit)
-    #[arg(long, value_name = "SIZE", value_parser = wrt_runtime::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = wrt_text::parse_size)]
     gc_young: Option<u64>,
 
     /// Full collection when live host buffers grew by this much (at least; it grows with the
     /// survivors of full collections), e.g. `64MiB`
-    #[arg(long, value_name = "SIZE", value_parser = wrt_runtime::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = wrt_text::parse_size)]
     gc_soft_limit: Option<u64>,
 
     /// How the soft limit grows with the survivors of a full collection (at least 1.5)
@@ -86,7 +86,7 @@ pub(crate) struct RunArgs {
     fuel: Option<u64>,
 
     /// Wall-clock time before the guest is stopped, e.g. `2s` or `500ms` (exit code 124)
-    #[arg(long, value_name = "DURATION", value_parser = wrt_runtime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = wrt_text::parse_duration)]
     timeout: Option<Duration>,
 
     /// Call this exported function instead of `_start`; ARGS are its parameters
@@ -349,7 +349,7 @@ impl RunArgs {
             // This process runs one guest: its threads may keep the children's filter.
             .filter_on_guest_thread(true)
             .on_spawn_denied(|denied| {
-                use wrt_runtime::wrt_host_spawn::Shown;
+                use wrt_text::Shown;
                 // The program is the guest's: escaped and capped, so it can forge no line and
                 // send no terminal escape. `reason` is escaped already. The hint only when it
                 // would work: not for a file that is no program, nor for a program already
@@ -363,7 +363,7 @@ impl RunArgs {
                 hint
             })
             .on_spawn_denials_suppressed(|guest, count| {
-                use wrt_runtime::wrt_host_spawn::Shown;
+                use wrt_text::Shown;
                 let guest = Shown::new(guest);
                 say!("wrt: {count} more denied spawns of guest `{guest}` not shown (rate limit)");
             });

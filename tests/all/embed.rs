@@ -40,11 +40,11 @@ fn errors_name_the_thing_and_the_reason() {
     assert_eq!(wrt_runtime::error_chain(&err), shown);
 
     let err = RunOptions::new().spawn_policy(&Policy::deny_all().allow_program("no-such-program-wrt")).unwrap_err();
-    let shown = wrt_host_spawn::error_chain(&err);
+    let shown = wrt_text::error_chain(&err);
     assert!(shown.starts_with("invalid spawn policy: ") && shown.contains("no-such-program-wrt"), "{shown}");
     // The I/O error inside a policy error is kept.
     let err = RunOptions::new().spawn_policy(&Policy::deny_all().sandbox_read("/nonexistent-dir")).unwrap_err();
-    let shown = wrt_host_spawn::error_chain(&err);
+    let shown = wrt_text::error_chain(&err);
     assert_eq!(
         shown,
         "invalid spawn policy: sandbox path `/nonexistent-dir` cannot be resolved: No such file or directory (os error 2)"

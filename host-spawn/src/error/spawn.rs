@@ -4,10 +4,10 @@ use std::io;
 use std::path::PathBuf;
 
 use nix::errno::Errno;
+use wrt_text::Shown;
 
 use super::shown;
 use crate::command::Stream;
-use crate::escape::Shown;
 use crate::spawn_step::SpawnStep;
 use crate::strategy::{Strategy, Unsupported};
 
@@ -234,7 +234,7 @@ pub enum Denial {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::error_chain;
+    use wrt_text::error_chain;
 
     #[test]
     fn control_characters_are_escaped() {

@@ -144,15 +144,15 @@ impl<'de> Deserialize<'de> for MaxChildren {
     }
 }
 
-/// A duration string of a policy file: the flags' grammar ([`crate::parse_duration`]).
+/// A duration string of a policy file: the flags' grammar ([`wrt_text::parse_duration`]).
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    crate::parse_duration(text).map_err(|err| err.to_string())
+    wrt_text::parse_duration(text).map_err(|err| err.to_string())
 }
 
 /// A size string of a policy file: the flags' grammar, where a number alone is bytes as an
-/// integer is ([`crate::parse_bytes`]).
+/// integer is ([`wrt_text::parse_bytes`]).
 fn parse_size(text: &str) -> Result<u64, String> {
-    crate::parse_bytes(text).map_err(|err| err.to_string())
+    wrt_text::parse_bytes(text).map_err(|err| err.to_string())
 }
 
 struct SecondsVisitor {

@@ -19,7 +19,7 @@ fn examples() -> Vec<&'static str> {
 /// Example 1 with its work directory replaced by `dir`.
 fn build_policy(dir: &Path) -> Policy {
     let text = examples()[0].replace("/srv/build", dir.to_str().unwrap());
-    Policy::from_toml_str(&text).unwrap_or_else(|e| panic!("{}", wrt_host_spawn::error_chain(&e)))
+    Policy::from_toml_str(&text).unwrap_or_else(|e| panic!("{}", wrt_text::error_chain(&e)))
 }
 
 fn work_dir() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -44,7 +44,7 @@ fn every_example_loads() {
     for block in blocks {
         let text = block.replace("/srv/build", dir.to_str().unwrap());
         if let Err(e) = Policy::from_toml_str(&text) {
-            panic!("{}\n{block}", wrt_host_spawn::error_chain(&e));
+            panic!("{}\n{block}", wrt_text::error_chain(&e));
         }
     }
 }

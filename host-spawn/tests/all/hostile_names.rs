@@ -1,7 +1,8 @@
 //! Guest-controlled strings reach messages and the audit log escaped and capped, and refused
 //! requests are rate-limited in the audit log.
 
-use wrt_host_spawn::{AuditLog, Command, Policy, RateLimit, SHOWN_BYTES, Spawner};
+use wrt_host_spawn::{AuditLog, Command, Policy, RateLimit, Spawner};
+use wrt_text::SHOWN_BYTES;
 
 use crate::{LogBuffer, lock};
 

@@ -126,13 +126,10 @@ fn sha256_in_a_policy_file_is_parsed_and_checked() {
     Policy::from_toml_str(&toml).unwrap();
     let bad = format!("[[allow]]\nprogram = {:?}\nsha256 = \"xyz\"\n", prog.display().to_string());
     let err = Policy::from_toml_str(&bad).unwrap_err();
-    assert!(
-        format!("{err:#}").contains("line 3") || wrt_host_spawn::error_chain(&err).contains("64 hexadecimal"),
-        "{err:?}"
-    );
+    assert!(format!("{err:#}").contains("line 3") || wrt_text::error_chain(&err).contains("64 hexadecimal"), "{err:?}");
     let mismatch = format!("[[allow]]\nprogram = {:?}\nsha256 = \"{}\"\n", prog.display().to_string(), "0".repeat(64));
     let err = Policy::from_toml_str(&mismatch).unwrap_err();
-    assert!(wrt_host_spawn::error_chain(&err).contains("not the pinned"), "{err:?}");
+    assert!(wrt_text::error_chain(&err).contains("not the pinned"), "{err:?}");
 }
 
 /// A pinned rule's error counts allow rules from 1, as every other policy message does, and a
@@ -154,7 +151,7 @@ fn sha256_errors_count_allow_rules_from_1() {
         prog.display().to_string()
     );
     let err = Policy::from_toml_str(&text).unwrap_err();
-    assert_eq!(wrt_host_spawn::error_chain(&err), format!("invalid policy file `<string>` at line 5: {want}"));
+    assert_eq!(wrt_text::error_chain(&err), format!("invalid policy file `<string>` at line 5: {want}"));
 }
 
 /// A shared, writable mapping of a whole file, unmapped on drop.

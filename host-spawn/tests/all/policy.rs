@@ -25,7 +25,7 @@ fn a_symlink_to_a_denied_program_is_denied_and_reveals_nothing() {
     let SpawnError::Denied { path, reason, .. } = &err else { panic!("{err:?}") };
     assert_eq!(*path, None);
     assert_eq!(*reason, Denial::NotAllowed { path: link.clone() }, "as for any path no rule names");
-    let message = wrt_host_spawn::error_chain(&err);
+    let message = wrt_text::error_chain(&err);
     assert!(!message.contains(target.to_str().unwrap()) && !message.contains("`sh`"), "{message}");
     // By name, deny wins over allow, and the message names the request's spelling.
     let err = spawner.spawn(&Command::new("sh")).unwrap_err();
@@ -244,7 +244,7 @@ fn bad_deny_entries_are_errors() {
     }
     let err = Policy::from_toml_str("deny = [\"true\", \"./su\"]\n").unwrap_err();
     assert_eq!(
-        wrt_host_spawn::error_chain(&err),
+        wrt_text::error_chain(&err),
         "invalid policy file `<string>` at line 1: deny rule 2: `./su` must be a bare name or an absolute path"
     );
 }
@@ -279,7 +279,7 @@ fn relative_working_directories_are_refused() {
     assert_eq!(err.to_string(), "working directory `.` must be an absolute path");
     let err = Policy::from_toml_str("\ncwd_allow = [\"/tmp\", \"src\"]\n").unwrap_err();
     assert_eq!(
-        wrt_host_spawn::error_chain(&err),
+        wrt_text::error_chain(&err),
         "invalid policy file `<string>` at line 2: working directory `src` must be an absolute path"
     );
 }
@@ -334,13 +334,13 @@ fn zero_timeouts_and_empty_args_are_errors() {
     let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"false\"\ntimeout = 0\n";
     let err = Policy::from_toml_str(text).unwrap_err();
     assert_eq!(
-        wrt_host_spawn::error_chain(&err),
+        wrt_text::error_chain(&err),
         "invalid policy file `<string>` at line 6: allow rule 2: `timeout` must be more than 0 (write \"none\" for no timeout)"
     );
     let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\nprogram = \"false\"\nargs = []\n";
     let err = Policy::from_toml_str(text).unwrap_err();
     assert_eq!(
-        wrt_host_spawn::error_chain(&err),
+        wrt_text::error_chain(&err),
         "invalid policy file `<string>` at line 6: allow rule 2: `args = []` accepts no call at all; write `[[]]` for \"no arguments\" or leave `args` out"
     );
     // `[[]]` is "no arguments".
@@ -358,19 +358,19 @@ fn validation_errors_point_at_the_bad_value() {
     let text = "[[allow]]\nprogram = \"true\"\n\n[[allow]]\ntimeout = \"5s\"\nprogram = \"no-such-program-xyz\"\n";
     let err = Policy::from_toml_str(text).unwrap_err();
     assert_eq!(
-        wrt_host_spawn::error_chain(&err),
+        wrt_text::error_chain(&err),
         "invalid policy file `<string>` at line 6: allow rule 2: program `no-such-program-xyz` not found"
     );
     let text = "[[allow]]\nprogram = \"true\"\nargs = [[\"ok\"],\n  [\"[z-a]\"]]\n";
     let err = Policy::from_toml_str(text).unwrap_err();
     assert_eq!(
-        wrt_host_spawn::error_chain(&err),
+        wrt_text::error_chain(&err),
         "invalid policy file `<string>` at line 4: allow rule 1: argument pattern 2: `[z-a]` has the empty range `z-a`"
     );
     let text = "timout = 5\n[[allow]]\nprogram = \"true\"\nflags = []\n[env]\npasthrough = []\n";
     let err = Policy::from_toml_str(text).unwrap_err();
     assert_eq!(
-        wrt_host_spawn::error_chain(&err),
+        wrt_text::error_chain(&err),
         "invalid policy file `<string>`: unknown keys: `timout` at line 1 (did you mean `timeout`?), `allow[1].flags` \
          at line 4, `env.pasthrough` at line 6 (did you mean `passthrough`?)"
     );
@@ -378,7 +378,7 @@ fn validation_errors_point_at_the_bad_value() {
 
 /// The error of a policy file that does not load, with its sources, on one line.
 fn load_error(text: &str) -> String {
-    wrt_host_spawn::error_chain(&Policy::from_toml_str(text).unwrap_err())
+    wrt_text::error_chain(&Policy::from_toml_str(text).unwrap_err())
 }
 
 /// A top-level key written inside a table is an unknown key there; the message says where it

@@ -249,14 +249,14 @@ fn a_confined_child_runs_under_every_strategy_that_can_confine() {
     // posix_spawn cannot: in strict mode that is an error naming the sandbox.
     let strict = spawner(Policy::deny_all().allow_program("cat"), &d).with_strategy(Strategy::PosixSpawn).strict(true);
     let err = strict.spawn(&Command::new("cat")).unwrap_err();
-    assert!(wrt_host_spawn::error_chain(&err).contains("cannot confine"), "{err}");
+    assert!(wrt_text::error_chain(&err).contains("cannot confine"), "{err}");
     // Only vfork-exec starts a child in the view: fork-exec in strict mode says so.
     let strict = spawner(Policy::deny_all().allow_program("cat"), &d)
         .with_sandbox(ChildSandbox::confined().view(true))
         .with_strategy(Strategy::ForkExec)
         .strict(true);
     let err = strict.spawn(&Command::new("cat")).unwrap_err();
-    assert!(wrt_host_spawn::error_chain(&err).contains("cannot start a child in the child view"), "{err}");
+    assert!(wrt_text::error_chain(&err).contains("cannot start a child in the child view"), "{err}");
 }
 
 #[test]

@@ -227,7 +227,7 @@ fn an_allowed_program_under_tmp_cannot_be_replaced_by_a_child_in_the_view() {
     let mut command = Command::new(p(&script));
     command.stdout(Stdio::Piped);
     let err = spawner.output(&command, None).unwrap_err();
-    assert!(wrt_host_spawn::error_chain(&err).contains("ENOEXEC"), "{err}");
+    assert!(wrt_text::error_chain(&err).contains("ENOEXEC"), "{err}");
 }
 
 /// The view's init is reaped only once every process of its PID namespace is; a child the

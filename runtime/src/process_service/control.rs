@@ -2,7 +2,8 @@
 //! its pseudo-terminal.
 
 use wrt_abi::ErrorCode;
-use wrt_host_spawn::{ResizeError, Signal, error_chain};
+use wrt_host_spawn::{ResizeError, Signal};
+use wrt_text::error_chain;
 
 use super::spawn_state::SpawnState;
 use super::{Failure, Served};

@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use wrt_abi::ErrorCode;
-use wrt_host_spawn::{Child, Interest, ReadError, WriteError, error_chain};
+use wrt_host_spawn::{Child, Interest, ReadError, WriteError};
+use wrt_text::error_chain;
 
 use super::spawn_state::SpawnState;
 use super::{Failure, Served};

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use wrt_abi::ErrorCode;
 use wrt_abi::consts::{FIRST_BUFFER_HANDLE, MAX_LIVE_HANDLES};
 use wrt_abi::request::{SpawnRequest, StdioMode};
-use wrt_host_spawn::{ChildStdout, Command, Stdio, error_chain};
+use wrt_host_spawn::{ChildStdout, Command, Stdio};
+use wrt_text::error_chain;
 
 use super::drain::Drain;
 use super::spawn_state::{ChildEntry, SpawnState};

@@ -4,7 +4,8 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use wrt_host_spawn::{Child, ChildOutcome, RateLimit, SpawnError, Spawner, Verdict, error_chain};
+use wrt_host_spawn::{Child, ChildOutcome, RateLimit, SpawnError, Spawner, Verdict};
+use wrt_text::error_chain;
 
 use super::Failure;
 use super::drain::{Drain, Drains, FINISH_WITHIN};
@@ -19,7 +20,7 @@ pub struct DeniedSpawn {
     /// The guest that asked.
     pub guest: String,
     /// The program as the guest named it: raw, untrusted bytes. Print it only through
-    /// [`wrt_host_spawn::Shown`], which escapes and caps it.
+    /// [`wrt_text::Shown`], which escapes and caps it.
     pub program: String,
     /// The canonical path it resolved to, if it resolved.
     pub resolved: Option<std::path::PathBuf>,
@@ -31,7 +32,7 @@ pub struct DeniedSpawn {
     /// given by path, showing this to the guest would tell it which files exist.)
     pub allow_rule_would_help: bool,
     /// Why, in one line, with every guest-controlled string in it escaped and capped
-    /// ([`wrt_host_spawn::Shown`]): safe to print.
+    /// ([`wrt_text::Shown`]): safe to print.
     pub reason: String,
 }
 

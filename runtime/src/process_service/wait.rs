@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use wrt_abi::ErrorCode;
-use wrt_host_spawn::{Child, ChildOutcome, WaitError, error_chain};
+use wrt_host_spawn::{Child, ChildOutcome, WaitError};
+use wrt_text::error_chain;
 
 use super::spawn_state::{ChildEntry, SharedChild, SpawnState};
 use super::{Failure, Served};

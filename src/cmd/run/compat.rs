@@ -44,16 +44,14 @@ impl WasmtimeOptions {
             let bad = |e: &dyn std::fmt::Display| anyhow::anyhow!("`-W {key}`: {e}");
             match key {
                 "timeout" => {
-                    options.timeout =
-                        Some(wrt_runtime::parse_duration(required("W", key, value)?).map_err(|e| bad(&e))?);
+                    options.timeout = Some(wrt_text::parse_duration(required("W", key, value)?).map_err(|e| bad(&e))?);
                 }
                 "fuel" => {
                     let value = required("W", key, value)?;
                     options.fuel = Some(value.parse().map_err(|_| bad(&format!("`{value}` is not a number")))?);
                 }
                 "max-memory-size" => {
-                    options.max_memory =
-                        Some(wrt_runtime::parse_bytes(required("W", key, value)?).map_err(|e| bad(&e))?);
+                    options.max_memory = Some(wrt_text::parse_bytes(required("W", key, value)?).map_err(|e| bad(&e))?);
                 }
                 "unknown-imports-trap" => options.unknown_imports_trap = boolean("W", key, value)?,
                 key if ALWAYS_ON.contains(&key) => {

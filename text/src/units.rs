@@ -32,11 +32,11 @@ fn split_number(s: &str) -> (&str, &str) {
 /// # Examples
 ///
 /// ```
-/// assert_eq!(wrt_host_spawn::parse_size("512MiB").unwrap(), 512 << 20);
-/// assert_eq!(wrt_host_spawn::parse_size("2G").unwrap(), 2 << 30);
-/// assert_eq!(wrt_host_spawn::parse_size("1KB").unwrap(), 1000);
-/// assert_eq!(wrt_host_spawn::parse_size("4096B").unwrap(), 4096);
-/// assert!(wrt_host_spawn::parse_size("512").is_err());
+/// assert_eq!(wrt_text::parse_size("512MiB").unwrap(), 512 << 20);
+/// assert_eq!(wrt_text::parse_size("2G").unwrap(), 2 << 30);
+/// assert_eq!(wrt_text::parse_size("1KB").unwrap(), 1000);
+/// assert_eq!(wrt_text::parse_size("4096B").unwrap(), 4096);
+/// assert!(wrt_text::parse_size("512").is_err());
 /// ```
 ///
 /// # Errors
@@ -56,8 +56,8 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
 /// # Examples
 ///
 /// ```
-/// assert_eq!(wrt_host_spawn::parse_bytes("65536").unwrap(), 65536);
-/// assert_eq!(wrt_host_spawn::parse_bytes("1MiB").unwrap(), 1 << 20);
+/// assert_eq!(wrt_text::parse_bytes("65536").unwrap(), 65536);
+/// assert_eq!(wrt_text::parse_bytes("1MiB").unwrap(), 1 << 20);
 /// ```
 ///
 /// # Errors
@@ -107,9 +107,9 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
 ///
 /// ```
 /// use std::time::Duration;
-/// assert_eq!(wrt_host_spawn::parse_duration("2s").unwrap(), Duration::from_secs(2));
-/// assert_eq!(wrt_host_spawn::parse_duration("150ms").unwrap(), Duration::from_millis(150));
-/// assert_eq!(wrt_host_spawn::parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+/// assert_eq!(wrt_text::parse_duration("2s").unwrap(), Duration::from_secs(2));
+/// assert_eq!(wrt_text::parse_duration("150ms").unwrap(), Duration::from_millis(150));
+/// assert_eq!(wrt_text::parse_duration("1.5").unwrap(), Duration::from_millis(1500));
 /// ```
 ///
 /// # Errors
