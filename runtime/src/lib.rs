@@ -17,7 +17,7 @@
 //! backtrace), timed out, out of fuel. Errors ([`Error`]) are kept for failures of wrt itself: a
 //! missing file, bytes that are not wasm, an unknown import, invalid options. Each names what
 //! failed; its cause (an I/O error, wasmtime's message) follows in the error's chain: `{err:#}`
-//! (or [`error_chain`]) prints the whole chain on one line, `err.chain()` yields each cause.
+//! prints the whole chain on one line, `err.chain()` yields each cause.
 //!
 //! # Examples
 //!
@@ -253,17 +253,12 @@ pub use value::{WasmType, WasmValue};
 pub use wasmtime;
 /// The error of every fallible call: wasmtime's, holding wrt's typed errors ([`LoadError`],
 /// [`InstantiateError`], [`ConfigError`]) for `downcast_ref`. `{err}` gives the outermost message
-/// (what failed), `{err:#}` the whole chain on one line (what failed and why), `{err:?}` the
-/// causes one per line, and [`error_chain`] the same as `{err:#}`, as a `String`.
+/// (what failed), `{err:#}` the whole chain on one line (what failed and why), and `{err:?}`
+/// the causes one per line.
 pub use wasmtime::Error;
 
 /// `Result` with wrt's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Every message of `err`'s chain, outermost first, joined with `: `, as `{err:#}` prints them.
-pub fn error_chain(err: &Error) -> String {
-    format!("{err:#}")
-}
 pub use wrt_abi::ErrorCode;
 pub use wrt_host_spawn;
 pub use wrt_host_spawn::containment;

@@ -237,13 +237,7 @@ impl RunArgs {
             .cache(if self.no_cache || wasmtime.no_cache { CacheMode::Disabled } else { CacheMode::User })
             .unknown_imports_trap(self.unknown_imports_trap || wasmtime.unknown_imports_trap)
             .on_cache_unusable(|err| {
-                let mut message = err.to_string();
-                let mut source = std::error::Error::source(err);
-                while let Some(cause) = source {
-                    message = format!("{message}: {cause}");
-                    source = cause.source();
-                }
-                say!("wrt: compile cache not used: {message}");
+                say!("wrt: compile cache not used: {}", wrt_text::error_chain(err));
             });
         if std::io::stderr().is_terminal() {
             runtime = runtime.on_slow_compile(wrt_runtime::SLOW_COMPILE, |name, bytes| {

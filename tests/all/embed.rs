@@ -37,7 +37,7 @@ fn errors_name_the_thing_and_the_reason() {
     for cause in err.chain().skip(1) {
         assert_eq!(shown.matches(&cause.to_string()).count(), 1, "{cause} in {shown}");
     }
-    assert_eq!(wrt_runtime::error_chain(&err), shown);
+    assert_eq!(wrt_text::error_chain(&*err), shown);
 
     let err = RunOptions::new().spawn_policy(&Policy::deny_all().allow_program("no-such-program-wrt")).unwrap_err();
     let shown = wrt_text::error_chain(&err);
