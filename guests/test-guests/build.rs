@@ -47,15 +47,17 @@ const SUITES: &[&str] = &[
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     // The test guests' sources are this crate's folders; the guest workspace (`guests/`) holds
-    // them and the SDKs they link.
+    // them, and the SDKs they link through its link `sdk` to the repository's `sdk/`.
     let fixtures = manifest_dir.clone();
     let workspace = manifest_dir.parent().expect("guest workspace dir").to_owned();
-    let wit = workspace.parent().expect("repository root").join("wit");
+    let repository = workspace.parent().expect("repository root");
+    let wit = repository.join("wit");
+    let sdk = repository.join("sdk");
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let target_dir = out_dir.join("target");
 
-    for watched in ["Cargo.toml", "Cargo.lock", "sdk"] {
-        println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
+    for watched in [workspace.join("Cargo.toml"), workspace.join("Cargo.lock"), sdk.clone()] {
+        println!("cargo:rerun-if-changed={}", watched.display());
     }
     for watched in ["programs", "twins", "wat"] {
         println!("cargo:rerun-if-changed={}", fixtures.join(watched).display());
@@ -90,7 +92,7 @@ fn main() {
             assert!(previous.is_none(), "guest `{name}` exists both as Rust and as WAT");
         }
     }
-    components::add(&workspace, &fixtures, &wit, &target_dir, &mut guests_by_name);
+    components::add(&workspace, &sdk, &fixtures, &wit, &target_dir, &mut guests_by_name);
     let asc_wasm = build_assemblyscript(&fixtures.join("assemblyscript"), &out_dir);
     let previous = guests_by_name.insert(ASC_GUEST.to_owned(), asc_wasm);
     assert!(previous.is_none(), "guest `{ASC_GUEST}` exists both as Rust or WAT and as AssemblyScript");

@@ -1,5 +1,5 @@
 //! The component guests: `components/` (bins `component_<name>`, on the SDK
-//! `guests/sdk/process`) and the twins (`twins/`, bins `<suite>_<name>`, which become
+//! `sdk/process`) and the twins (`twins/`, bins `<suite>_<name>`, which become
 //! `component_<name>`), compiled to `wasm32-wasip2` components with a nested cargo, into the same
 //! target directory as the core-module guests (another target, so its own subdirectory).
 
@@ -12,15 +12,17 @@ pub const PACKAGES: &[&str] = &["wrt-process", "components"];
 
 /// Builds every bin of `fixtures/components` and `fixtures/twins` for wasm32-wasip2 in the guest
 /// workspace `workspace` into `target_dir` and adds each to `guests_by_name`: a component guest
-/// under its bin name, a twin `<suite>_<name>` as `component_<name>`.
+/// under its bin name, a twin `<suite>_<name>` as `component_<name>`. `sdk` is the repository's
+/// folder of SDKs, watched for changes.
 pub fn add(
     workspace: &Path,
+    sdk: &Path,
     fixtures: &Path,
     wit: &Path,
     target_dir: &Path,
     guests_by_name: &mut BTreeMap<String, PathBuf>,
 ) {
-    for watched in [workspace.join("sdk"), fixtures.join("components"), fixtures.join("twins"), wit.to_owned()] {
+    for watched in [sdk.to_owned(), fixtures.join("components"), fixtures.join("twins"), wit.to_owned()] {
         println!("cargo:rerun-if-changed={}", watched.display());
     }
     let status = super::plain_cargo(workspace, target_dir)

@@ -87,7 +87,7 @@ mod tests {
             assert_eq!(code(wit), abi);
         }
         // And the WIT file itself: its cases are the codes' names in kebab case, in order.
-        let wit = include_str!("../../../../wit/process.wit");
+        let wit = include_str!("../../../wit/process.wit");
         let body = wit.split_once("enum error-code {").expect("the error-code enum").1;
         let body = body.split_once('}').expect("its end").0;
         let cases: Vec<&str> = body

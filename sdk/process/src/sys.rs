@@ -3,7 +3,7 @@
 //! streams of a child are ordinary `wasip2` streams.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../wit",
     world: "wrt:process/imports",
     with: {
         "wasi:io/error@0.2.12": wasip2::io::error,
