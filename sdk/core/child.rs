@@ -1,6 +1,6 @@
 //! A running (or finished) host program: [`Child`].
 //!
-//! Shared by both SDKs (`guests/sdk/core/`). The pipes ([`ChildStdin`], [`ChildStdout`],
+//! Shared by both SDKs (`sdk/core/`). The pipes ([`ChildStdin`], [`ChildStdout`],
 //! [`ChildStderr`]) and the loop of [`Child::communicate`] are each crate's own, since they
 //! move bytes by different means: `wrt_v1`'s `read`, `write` and `poll`, or `wasi:io` streams
 //! and pollables.

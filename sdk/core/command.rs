@@ -1,6 +1,6 @@
 //! The builder of a host program to run: [`Command`].
 //!
-//! Shared by both SDKs (`guests/sdk/core/`): the host calls are the crate's `transport`.
+//! Shared by both SDKs (`sdk/core/`): the host calls are the crate's `transport`.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};

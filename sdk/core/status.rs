@@ -1,6 +1,6 @@
 //! How a child ended, [`ExitStatus`], and what it produced, [`Output`].
 //!
-//! Shared by both SDKs (`guests/sdk/core/`): each transport decodes its host's status (the
+//! Shared by both SDKs (`sdk/core/`): each transport decodes its host's status (the
 //! `wrt_v1` status record, or the WIT `status` record) into the same `ExitStatus`.
 
 /// How a child ended: the ABI crate's type (`wrt_abi::status::ExitStatus`), the same for both

@@ -1,6 +1,6 @@
 //! What a child's stdin, stdout or stderr is connected to: [`Stdio`].
 //!
-//! Shared by both SDKs (`guests/sdk/core/`).
+//! Shared by both SDKs (`sdk/core/`).
 
 use wrt_abi::request::StdioMode as Mode;
 

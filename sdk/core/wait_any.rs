@@ -1,6 +1,6 @@
 //! Waiting for the first of several children: [`wait_any`].
 //!
-//! Shared by both SDKs (`guests/sdk/core/`).
+//! Shared by both SDKs (`sdk/core/`).
 
 use std::borrow::BorrowMut;
 use std::io;

@@ -27,7 +27,7 @@
 //!
 //! The API is the one of the component SDK `wrt-process`, from the same source: [`Command`],
 //! [`Child`], [`Stdio`], [`ExitStatus`], [`Output`] and [`wait_any`] are written once in the
-//! repository's `guests/sdk/core/` and compiled into both crates, each over its own transport
+//! repository's `sdk/core/` and compiled into both crates, each over its own transport
 //! (here the `wrt_v1` imports). Only this crate has [`Events`], [`Child::poll`] and the
 //! non-blocking pipe calls.
 //!
@@ -62,7 +62,7 @@
 #![deny(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
 
-// The API shared with `wrt-process`, written once in `guests/sdk/core/`.
+// The API shared with `wrt-process`, written once in `sdk/core/`.
 #[path = "../../core/child.rs"]
 mod child;
 #[path = "../../core/command.rs"]

@@ -1,4 +1,4 @@
-//! The `wrt_v1` transport of the shared API (`guests/sdk/core/`): each host call the shared
+//! The `wrt_v1` transport of the shared API (`sdk/core/`): each host call the shared
 //! [`Command`], [`Child`](crate::Child) and [`wait_any`](crate::wait_any) make, over the safe
 //! wrappers of [`sys`], with the request bytes of [`Request`] and the status records of
 //! `wrt-abi`. `wrt-process` has a transport with the same functions over `wrt:process`.

@@ -13,7 +13,7 @@
 //!
 //! It is the component twin of the core-module SDK `wrt-guest`, from the same source:
 //! [`Command`], [`Child`], [`Stdio`], [`ExitStatus`], [`Output`] and [`wait_any`] are written
-//! once in the repository's `guests/sdk/core/` and compiled into both crates, each over its own
+//! once in the repository's `sdk/core/` and compiled into both crates, each over its own
 //! transport (here `wrt:process`), so a program moves between the two by changing its `use`
 //! line. Only this crate has [`Child::subscribe`] and [`exit`]. Failures are
 //! [`std::io::Error`]s holding a [`WrtError`] with the host's code and message; the WIT's
@@ -54,7 +54,7 @@
 #![deny(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
 
-// The API shared with `wrt-guest`, written once in `guests/sdk/core/`.
+// The API shared with `wrt-guest`, written once in `sdk/core/`.
 #[path = "../../core/child.rs"]
 mod child;
 #[path = "../../core/command.rs"]

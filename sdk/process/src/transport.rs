@@ -1,4 +1,4 @@
-//! The `wrt:process` transport of the shared API (`guests/sdk/core/`): each host call the
+//! The `wrt:process` transport of the shared API (`sdk/core/`): each host call the
 //! shared [`Command`], [`Child`](crate::Child) and [`wait_any`](crate::wait_any) make, over the
 //! bindings of [`sys`]. `wrt-guest` has a transport with the same functions over `wrt_v1`.
 
