@@ -13,10 +13,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use wrt_runtime::wrt_host_spawn::{Policy, ProgramRule};
 use wrt_runtime::{ErrorCode, Guest, GuestOutput, Outcome, RunOptions, Runtime, WasmValue};
-
-#[path = "common/children.rs"]
-mod children;
-use children::live_children;
+use wrt_test_support::processes::live_children;
 
 const GUEST: &str = include_str!("../../guests/test-guests/wat/abi_fuzz.wat");
 const MAX_MEMORY: u64 = 64 << 20;

@@ -31,9 +31,6 @@ use libfuzzer_sys::fuzz_target;
 use wrt_host_spawn::{Command, Decision, Explanation, Policy, ProgramRule, SpawnError, Spawner};
 use wrt_text::error_chain;
 
-#[path = "../../host-spawn/tests/all/documented_unsafe_env.rs"]
-mod documented_unsafe_env;
-
 // ---------------------------------------------------------------------------------------------
 // The input: a policy and a request over small fixed alphabets.
 // ---------------------------------------------------------------------------------------------
@@ -1330,7 +1327,7 @@ fn check_spawner(policy: &Policy, command: &Command, ex: &Explanation) {
 /// the way `wrt-host-spawn`'s tests read it: a name the docs add or drop fails here, named,
 /// instead of making the model disagree with the library on inputs the fuzzer may never find.
 fn check_unsafe_env_is_documented() {
-    let documented = documented_unsafe_env::documented_unsafe_env();
+    let documented = wrt_test_support::documented_unsafe_env();
     let documented: BTreeSet<&str> = documented.iter().map(String::as_str).collect();
     let model: BTreeSet<&str> = UNSAFE_ENV.into_iter().collect();
     assert_eq!(model.len(), UNSAFE_ENV.len(), "the model's UNSAFE_ENV lists a name twice");

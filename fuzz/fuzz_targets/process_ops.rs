@@ -17,10 +17,7 @@ use std::time::{Duration, Instant};
 use libfuzzer_sys::fuzz_target;
 use wrt_runtime::wrt_host_spawn::{Policy, ProgramRule};
 use wrt_runtime::{Guest, GuestOutput, GuestStdin, Outcome, RunOptions, Runtime};
-
-#[path = "common/children.rs"]
-mod children;
-use children::live_children;
+use wrt_test_support::processes::live_children;
 
 struct Setup {
     guests: [Guest; 2],

@@ -9,9 +9,6 @@ use crate::command::Command;
 use crate::error::{Denial, PolicyFileError, UnknownKey};
 use crate::resolve::{resolve, resolve_id};
 
-#[path = "../../tests/all/documented_unsafe_env.rs"]
-mod documented_unsafe_env;
-
 fn canonical(program: &str) -> PathBuf {
     resolve(OsStr::new(program), &[PathBuf::from("/usr/bin"), PathBuf::from("/bin")]).unwrap()
 }
@@ -191,7 +188,7 @@ fn audit_only_still_refuses_what_changes_what_a_program_loads() {
 fn unsafe_env_is_the_documented_list() {
     let code: BTreeSet<&str> = compiled::UNSAFE_ENV.into_iter().collect();
     assert_eq!(code.len(), compiled::UNSAFE_ENV.len(), "UNSAFE_ENV lists a name twice");
-    let documented = documented_unsafe_env::documented_unsafe_env();
+    let documented = wrt_test_support::documented_unsafe_env();
     let documented: BTreeSet<&str> = documented.iter().map(String::as_str).collect();
     let undocumented: Vec<&str> = code.difference(&documented).copied().collect();
     let missing: Vec<&str> = documented.difference(&code).copied().collect();

@@ -6,7 +6,6 @@
 mod audit;
 mod containment;
 mod docs;
-mod documented_unsafe_env;
 mod explain;
 mod hostile_names;
 mod io;
@@ -26,7 +25,7 @@ mod view;
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use nix::errno::Errno;
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
@@ -77,11 +76,7 @@ pub fn read_pid(child: &mut wrt_host_spawn::Child) -> u32 {
 }
 
 /// Held by every test that spawns, signals or counts fds (as nix's `FORK_MTX`).
-pub static SPAWN_LOCK: Mutex<()> = Mutex::new(());
-
-pub fn lock() -> MutexGuard<'static, ()> {
-    SPAWN_LOCK.lock().unwrap_or_else(PoisonError::into_inner)
-}
+pub use wrt_test_support::{SPAWN_LOCK, spawn_lock as lock};
 
 /// `(state, pgrp)` from `/proc/<pid>/stat`, or `None` if the process is gone.
 pub fn proc_stat(pid: u32) -> Option<(char, u32)> {

@@ -6,8 +6,8 @@ use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 
 use wrt_host_spawn::{Command, Denial, InvalidRequest, Policy, PolicyError, SpawnError, Spawner};
+use wrt_test_support::documented_unsafe_env;
 
-use crate::documented_unsafe_env::documented_unsafe_env;
 use crate::{canonical, lock};
 
 /// A symlink to a denied program is denied, and the denial names only the requested spelling,

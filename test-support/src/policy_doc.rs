@@ -1,14 +1,13 @@
 //! The environment variables docs/policy.md says the policy refuses always ("Variables refused
 //! always"), read from the doc, so that the code's list and the copies that test it can be held
-//! to one statement. Included with `#[path]` by each crate that checks a list against it: this
-//! test suite, the unit tests of `wrt-host-spawn` (which see the code's list) and the fuzz
-//! target `policy_decide` (whose model keeps its own copy). Each of them reads the doc the same
-//! way through this one function.
+//! to one statement: `wrt-host-spawn`'s unit tests (which see the code's list), its integration
+//! tests and the fuzz target `policy_decide` (whose model keeps its own copy) each read the doc
+//! the same way, through this one function.
 
 /// The heading the list sits under.
 const HEADING: &str = "### Variables refused always";
 
-/// The names listed under [`HEADING`] in docs/policy.md (found from the crate's directory, a
+/// The names listed under [`HEADING`] in docs/policy.md (found from this crate's directory, a
 /// sibling of `docs/`), in the doc's order. Between the heading and the next heading (a line
 /// starting with `#`), every line starting with `- ` is an item and must be exactly
 /// `` - `NAME` ``; other lines are prose. Panics if the heading is missing, the list is empty,
