@@ -3,10 +3,9 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
 
 /// Held by tests that fork, wait on children or send signals, until their children are reaped.
-pub(crate) static SPAWN_LOCK: Mutex<()> = Mutex::new(());
+pub(crate) use wrt_test_support::SPAWN_LOCK;
 
 /// A compile cache shared by the tests, kept out of the user's own cache directory.
 pub(crate) fn cache_dir() -> PathBuf {
@@ -93,25 +92,4 @@ pub(crate) fn stats_line(out: &Output) -> String {
     let err = stderr(out);
     let line = err.lines().rev().find(|l| l.starts_with('{') && l.contains("\"peak_external\""));
     line.unwrap_or_else(|| panic!("no stats line on stderr:\n{err}")).to_owned()
-}
-
-/// A writer whose bytes the test reads afterwards.
-#[derive(Clone, Default)]
-pub(crate) struct Collected(pub(crate) std::sync::Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Collected {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Collected {
-    pub(crate) fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use wrt_runtime::wrt_host_spawn::Policy;
 use wrt_runtime::{CancelToken, ConfigError, DirAccess, GuestOutput, Outcome, RunOptions, Runtime, WasmValue};
 use wrt_test_guests::{CLI_HELLO, COMPONENT_BLOCKED, FS_OPEN_FIFO, LIMITS_SPIN, SPAWN_HANG};
-
-use crate::spawn::{processes_with, token};
+use wrt_test_support::processes::live_with_arg as processes_with;
+use wrt_test_support::token;
 
 /// How long after `cancel` a run took to return, for `guest` run with `options` and cancelled
 /// once `ready` says it is where the test wants it (or after `after`).

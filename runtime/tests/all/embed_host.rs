@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use wrt_runtime::wasmtime::component::Linker as ComponentLinker;
-use wrt_runtime::wasmtime::{Caller, Linker, Val};
+use wrt_runtime::wasmtime::{self, Caller, Linker, Val};
 use wrt_runtime::{GuestState, InstantiateError, Outcome, RunOptions, Runtime};
 
 /// What one run's host functions saw: the run's own data.
@@ -14,7 +14,7 @@ struct Seen(Mutex<Vec<String>>);
 
 /// `host::note(ptr, len)`: reads the guest's string from its memory into the run's [`Seen`] and
 /// returns its length; `host::fail()` stops the guest with an error of the host function's.
-fn link_notes(linker: &mut Linker<GuestState>) -> wrt_runtime::wasmtime::Result<()> {
+fn link_notes(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
     linker.func_wrap("host", "note", |mut caller: Caller<'_, GuestState>, ptr: i32, len: i32| {
         let memory = caller.get_export("memory").and_then(|e| e.into_memory()).expect("a memory");
         let mut bytes = vec![0; len as usize];
@@ -23,8 +23,8 @@ fn link_notes(linker: &mut Linker<GuestState>) -> wrt_runtime::wasmtime::Result<
         caller.data().host_data::<Seen>().expect("the run's data").0.lock().unwrap().push(note);
         Ok(len)
     })?;
-    linker.func_wrap("host", "fail", || -> wrt_runtime::wasmtime::Result<()> {
-        Err(wrt_runtime::wasmtime::format_err!("the host function refused"))
+    linker.func_wrap("host", "fail", || -> wasmtime::Result<()> {
+        Err(wasmtime::format_err!("the host function refused"))
     })?;
     Ok(())
 }

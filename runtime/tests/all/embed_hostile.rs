@@ -2,7 +2,7 @@
 //! bytes in the audit log, and host functions that call back into the guest that called them,
 //! in synchronous and asynchronous runs.
 
-use wrt_runtime::wasmtime::{Caller, Linker, Trap};
+use wrt_runtime::wasmtime::{self, Caller, Linker, Trap};
 use wrt_runtime::wrt_host_spawn::{AuditSink, Policy};
 use wrt_runtime::{GuestOutput, GuestState, Outcome, RunOptions, Runtime, TrapInfo};
 use wrt_test_guests::BENCH_SPAWN_LOOP;
@@ -41,7 +41,7 @@ fn labels_with_control_bytes_stay_inside_their_records() {
 
 /// `host::again` calls the guest's `down`, which calls `host::again`: with a synchronous host
 /// function, each call goes one level deeper.
-fn link_reentering(linker: &mut Linker<GuestState>) -> wrt_runtime::wasmtime::Result<()> {
+fn link_reentering(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
     linker.func_wrap("host", "again", |mut caller: Caller<'_, GuestState>, depth: i32| {
         let down = caller.get_export("down").and_then(|e| e.into_func()).expect("an export `down`");
         let down = down.typed::<i32, i32>(&caller)?;
@@ -51,7 +51,7 @@ fn link_reentering(linker: &mut Linker<GuestState>) -> wrt_runtime::wasmtime::Re
 }
 
 /// The same with an asynchronous host function, which calls back with `call_async`.
-fn link_reentering_async(linker: &mut Linker<GuestState>) -> wrt_runtime::wasmtime::Result<()> {
+fn link_reentering_async(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
     linker.func_wrap_async("host", "again", |mut caller: Caller<'_, GuestState>, (depth,): (i32,)| {
         Box::new(async move {
             let down = caller.get_export("down").and_then(|e| e.into_func()).expect("an export `down`");
@@ -79,7 +79,7 @@ const REENTERING: &str = r#"(module
 /// without an end, the guest traps as `bounded` says (no host panic, no hang, no memory or
 /// mappings taken without bound), and the instance stays usable.
 fn assert_reentry_is_bounded(
-    results: Vec<wrt_runtime::wasmtime::Result<Result<Vec<wrt_runtime::wasmtime::Val>, Outcome>>>,
+    results: Vec<wasmtime::Result<Result<Vec<wasmtime::Val>, Outcome>>>,
     bounded: impl Fn(&TrapInfo) -> bool,
 ) {
     let [deep, forever, again]: [_; 3] = results.try_into().expect("three calls");
@@ -98,7 +98,7 @@ fn a_reentering_host_function_is_bounded_by_the_guests_stack() {
     let guest = runtime.load_bytes("reenter.wat", REENTERING.as_bytes()).unwrap();
     let mut instance = guest.instantiate(&RunOptions::new()).unwrap();
     let results = [("down", 0), ("forever", 0), ("down", 0)]
-        .map(|(name, arg)| instance.call(name, &[wrt_runtime::wasmtime::Val::I32(arg)]))
+        .map(|(name, arg)| instance.call(name, &[wasmtime::Val::I32(arg)]))
         .into_iter()
         .collect();
     assert_reentry_is_bounded(results, |info| info.trap == Some(Trap::StackOverflow));
@@ -119,7 +119,7 @@ fn a_reentering_async_host_function_is_bounded_by_the_runs_fibers() {
         let mut results = Vec::new();
         // 20 levels deep: within the run's share of fibers.
         for (name, arg) in [("down", 80), ("forever", 0), ("down", 80)] {
-            results.push(instance.call_async(name, &[wrt_runtime::wasmtime::Val::I32(arg)]).await);
+            results.push(instance.call_async(name, &[wasmtime::Val::I32(arg)]).await);
         }
         results
     });
@@ -136,7 +136,7 @@ fn a_synchronous_reentry_in_an_async_run_fails_without_a_panic() {
     let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         executor.block_on(async {
             let mut instance = guest.instantiate_async(&RunOptions::new()).await.unwrap();
-            instance.call_async("down", &[wrt_runtime::wasmtime::Val::I32(0)]).await
+            instance.call_async("down", &[wasmtime::Val::I32(0)]).await
         })
     }));
     let called = called.unwrap_or_else(|_| panic!("the host panicked"));
