@@ -23,16 +23,7 @@ impl Containerd {
 
     /// [`Self::start`], with more variables in containerd's environment (and so its shims').
     pub fn start_with(shim: &str, test: &str, env: &[(&str, &str)]) -> Option<Self> {
-        let reason = if Command::new("containerd").arg("--version").output().is_err() {
-            Some("containerd is not installed (apt-get install containerd)".to_owned())
-        } else if !nix_is_root() {
-            Some("containerd needs root".to_owned())
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            assert!(std::env::var_os("CI").is_none(), "{test}: {reason}, and CI must run this test");
-            eprintln!("SKIPPED {test}: {reason}");
+        if !crate::preconditions::met(test, &["containerd"]) {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -160,9 +151,4 @@ impl Drop for Containerd {
             let _ = std::fs::remove_dir(controller.path().join(&self.namespace));
         }
     }
-}
-
-fn nix_is_root() -> bool {
-    // SAFETY-free: `id -u` rather than libc, to keep this crate's tests free of `unsafe`.
-    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n")
 }

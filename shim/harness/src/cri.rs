@@ -129,18 +129,7 @@ impl CriBuilder {
     /// Starts containerd, or says why it cannot and returns `None` (a failure under CI).
     pub fn start(self) -> Option<Cri> {
         let test = self.test.as_str();
-        let reason = if Command::new("containerd").arg("--version").output().is_err() {
-            Some("containerd is not installed (apt-get install containerd)".to_owned())
-        } else if Command::new("runc").arg("--version").output().is_err() {
-            Some("runc is not installed (apt-get install runc)".to_owned())
-        } else if !is_root() {
-            Some("containerd needs root".to_owned())
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            assert!(std::env::var_os("CI").is_none(), "{test}: {reason}, and CI must run this test");
-            eprintln!("SKIPPED {test}: {reason}");
+        if !crate::preconditions::met(test, &["containerd", "runc"]) {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -727,9 +716,4 @@ fn can_lower_oom_score_adj() -> bool {
     let effective = status.lines().find_map(|line| line.strip_prefix("CapEff:")).map(str::trim);
     const CAP_SYS_RESOURCE: u32 = 24;
     effective.and_then(|hex| u64::from_str_radix(hex, 16).ok()).is_some_and(|caps| caps >> CAP_SYS_RESOURCE & 1 == 1)
-}
-
-fn is_root() -> bool {
-    // `id -u` rather than libc, to keep this crate's tests free of `unsafe`.
-    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n")
 }

@@ -4,7 +4,9 @@
 //! on containerd's `PATH`.
 //!
 //! Where containerd cannot start (not installed, not root), `start` says so loudly and returns
-//! `None`, except under CI (`CI` set), where a skip is a failure.
+//! `None`, except under CI (`CI` set), where a skip is a failure (one check for both harnesses,
+//! in `preconditions`).
 
 pub mod containerd;
 pub mod cri;
+mod preconditions;
