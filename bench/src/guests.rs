@@ -31,12 +31,14 @@ pub const COMPONENT_BENCH_SPAWN: &[u8] = include_bytes!("../guests/component_ben
 /// `guests/test-guests/components/src/bin/component_hello.rs`, compiled for wasm32-wasip2: prints `hello`.
 pub const COMPONENT_HELLO: &[u8] = include_bytes!("../guests/component_hello.wasm");
 
-/// `guests/test-guests/programs/src/bin/bench_tree_search.rs`, compiled: the real-world-shaped program of
-/// `wrt bench real` (`tree-search DIR NEEDLE`, `hexdump FILE`, `emit BYTES`).
+/// `guests/test-guests/programs/src/bin/bench_tree_search.rs` (the crate `tree-search`), compiled:
+/// the real-world-shaped program of `wrt bench real` (`tree-search DIR NEEDLE`, `hexdump FILE`,
+/// `emit BYTES`).
 pub const BENCH_TREE_SEARCH: &[u8] = include_bytes!("../guests/bench_tree_search.wasm");
 
-/// `guests/test-guests/components/src/bin/component_bench_tree_search.rs`, compiled for wasm32-wasip2: the
-/// same source as [`BENCH_TREE_SEARCH`], as a component.
+/// `guests/test-guests/components/src/bin/component_bench_tree_search.rs`, compiled for
+/// wasm32-wasip2: the same program as [`BENCH_TREE_SEARCH`] (the crate `tree-search`), as a
+/// component.
 pub const COMPONENT_BENCH_TREE_SEARCH: &[u8] = include_bytes!("../guests/component_bench_tree_search.wasm");
 
 /// The compiled guests committed under `bench/guests/`: file name and bytes.

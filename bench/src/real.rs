@@ -2,7 +2,8 @@
 //! and by `wasmtime run` as new processes, as a core module and as the component built from the
 //! same source, against the same program compiled for the host and run in the bench process
 //! (the floor). Nothing is built or fetched at run time: both guests are built into the binary
-//! ([`crate::guests`]), and the native program is their source, compiled into `wrt-bench`.
+//! ([`crate::guests`]), and the native program is their crate (`tree-search`), compiled into
+//! `wrt-bench`.
 //!
 //! Each configuration is one case ([`RealCase`]): `tree-search /t NEEDLE` over a tree of
 //! `files` files of about 2 KiB in nested directories, `hexdump /t/input.bin` of a 1 MiB file,
@@ -16,11 +17,6 @@
 //! (user + system, all its threads, from `wait4`).
 
 mod fixture;
-
-// The guest's own source: the native side of every case runs its functions in this process.
-#[allow(dead_code, reason = "the guest's `main` and its usage message run only in the guest")]
-#[path = "../../guests/test-guests/programs/src/bin/bench_tree_search.rs"]
-mod program;
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -166,9 +162,9 @@ impl Case<'_> {
         let (wrote, drained) = std::thread::scope(|s| {
             let drainer = s.spawn(move || child::drain(reader, digest));
             let wrote = match self.mode {
-                Mode::TreeSearch => program::tree_search(&self.input, NEEDLE.as_bytes(), writer),
-                Mode::Hexdump => program::hexdump(&self.input.join("input.bin"), writer),
-                Mode::Emit => program::emit(self.bytes, writer),
+                Mode::TreeSearch => tree_search::tree_search(&self.input, NEEDLE.as_bytes(), writer),
+                Mode::Hexdump => tree_search::hexdump(&self.input.join("input.bin"), writer),
+                Mode::Emit => tree_search::emit(self.bytes, writer),
             };
             let drained = drainer.join().unwrap_or_else(|_| Err(std::io::Error::other("the drain panicked")));
             (wrote, drained)
@@ -460,7 +456,7 @@ mod tests {
         let text = String::from_utf8(dump.head.clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
-        assert_eq!(lines[0].len(), program::HEXDUMP_LINE - 1, "{text}");
+        assert_eq!(lines[0].len(), tree_search::HEXDUMP_LINE - 1, "{text}");
         assert!(lines[0].starts_with("00000000  ") && lines[1].starts_with("00000010  "), "{text}");
         assert_eq!(&lines[0][33..35], "  ", "{text}");
         assert_eq!(lines[3], "00000028", "{text}");

@@ -59,7 +59,7 @@ fn main() {
     for watched in [workspace.join("Cargo.toml"), workspace.join("Cargo.lock"), sdk.clone()] {
         println!("cargo:rerun-if-changed={}", watched.display());
     }
-    for watched in ["programs", "twins", "wat"] {
+    for watched in ["programs", "tree-search", "twins", "wat"] {
         println!("cargo:rerun-if-changed={}", fixtures.join(watched).display());
     }
 

@@ -22,7 +22,8 @@ pub fn add(
     target_dir: &Path,
     guests_by_name: &mut BTreeMap<String, PathBuf>,
 ) {
-    for watched in [sdk.to_owned(), fixtures.join("components"), fixtures.join("twins"), wit.to_owned()] {
+    let tree_search = fixtures.join("tree-search");
+    for watched in [sdk.to_owned(), fixtures.join("components"), tree_search, fixtures.join("twins"), wit.to_owned()] {
         println!("cargo:rerun-if-changed={}", watched.display());
     }
     let status = super::plain_cargo(workspace, target_dir)
