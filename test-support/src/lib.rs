@@ -13,6 +13,8 @@
 //!   signals or count open fds, until their children have been waited on.
 //! - [`documented_unsafe_env`]: the environment variables docs/policy.md says the spawn policy
 //!   refuses always, read from the doc, for the tests that hold a list to it.
+//! - [`import_graph`]: the checker every crate of the workspace runs on itself: no module
+//!   imports, directly or through others, a module that imports it back.
 //!
 //! # Examples
 //!
@@ -25,6 +27,7 @@
 //! child.kill().unwrap();
 //! ```
 
+pub mod import_graph;
 mod known_state;
 mod marker;
 mod policy_doc;
