@@ -47,6 +47,8 @@ pub mod figures;
 pub mod floor;
 pub mod guests;
 pub mod host_spawn;
+#[cfg(test)]
+mod import_graph;
 pub mod instantiate;
 pub mod overhead;
 pub mod paired;

@@ -313,6 +313,9 @@ pub async fn serve(listener: tokio::net::TcpListener, service: Arc<Service>) -> 
 }
 
 #[cfg(test)]
+mod import_graph;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -61,6 +61,8 @@ mod escalation;
 mod escape;
 mod explain;
 mod fd_budget;
+#[cfg(test)]
+mod import_graph;
 mod limits;
 mod outcome;
 mod pin;

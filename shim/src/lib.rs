@@ -36,6 +36,8 @@ pub mod daemon;
 mod executor;
 pub mod guest;
 pub mod image;
+#[cfg(test)]
+mod import_graph;
 mod instance;
 pub mod metrics;
 pub mod node;

@@ -9,7 +9,7 @@ use std::process::Output;
 use wrt_runtime::{CacheMode, Runtime};
 use wrt_test_guests::*;
 
-use crate::util::{assert_code, stderr, stdout, wrt, wrt_lines};
+use crate::util::{assert_code, stderr, stdout, wrt, wrt_lines, xattr};
 
 foreach_cache!(assert_test_exists);
 use crate::assert_test_exists;
@@ -97,21 +97,6 @@ fn an_entry_copied_from_another_cache_is_not_loaded() {
     let key = |dir: &Path| xattr(dir, wrt_runtime::CACHE_KEY_ATTR);
     assert_eq!(key(one.path()).len(), 32);
     assert_ne!(key(one.path()), key(other.path()));
-}
-
-/// The value of an extended attribute of `path`.
-#[allow(unsafe_code, reason = "getxattr is not wrapped by nix")]
-pub(crate) fn xattr(path: &Path, name: &str) -> Vec<u8> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let path = CString::new(path.as_os_str().as_bytes()).unwrap();
-    let name = CString::new(name).unwrap();
-    let mut buf = vec![0u8; 256];
-    // SAFETY: both strings are NUL-terminated; `buf` is valid for writes of its length.
-    let len = unsafe { libc::getxattr(path.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    assert!(len >= 0, "getxattr: {}", std::io::Error::last_os_error());
-    buf.truncate(len.unsigned_abs());
-    buf
 }
 
 /// Under umask 000 the cache directory and its entries were created world-writable

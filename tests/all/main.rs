@@ -18,6 +18,7 @@ mod containment;
 mod everyday;
 mod fs;
 mod hostile_module;
+mod import_graph;
 mod js;
 mod limits;
 mod mem;

@@ -1,7 +1,7 @@
 //! Helpers shared by the test modules.
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// Held by tests that fork, wait on children or send signals, until their children are reaped.
@@ -92,4 +92,19 @@ pub(crate) fn stats_line(out: &Output) -> String {
     let err = stderr(out);
     let line = err.lines().rev().find(|l| l.starts_with('{') && l.contains("\"peak_external\""));
     line.unwrap_or_else(|| panic!("no stats line on stderr:\n{err}")).to_owned()
+}
+
+/// The value of an extended attribute of `path`.
+#[allow(unsafe_code, reason = "getxattr is not wrapped by nix")]
+pub(crate) fn xattr(path: &Path, name: &str) -> Vec<u8> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let path = CString::new(path.as_os_str().as_bytes()).unwrap();
+    let name = CString::new(name).unwrap();
+    let mut buf = vec![0u8; 256];
+    // SAFETY: both strings are NUL-terminated; `buf` is valid for writes of its length.
+    let len = unsafe { libc::getxattr(path.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    assert!(len >= 0, "getxattr: {}", std::io::Error::last_os_error());
+    buf.truncate(len.unsigned_abs());
+    buf
 }

@@ -237,7 +237,7 @@ print("getxattrat", errno.errorcode.get(ctypes.get_errno(), "ok") if r < 0 else 
 
 /// The cache key of directory `dir` (its extended attribute).
 fn key_of(dir: &Path) -> Vec<u8> {
-    crate::cache::xattr(dir, wrt_runtime::CACHE_KEY_ATTR)
+    crate::util::xattr(dir, wrt_runtime::CACHE_KEY_ATTR)
 }
 
 /// `wrt compile` of the guest that rewrites files into `dir`, and the artifact's path.

@@ -9,4 +9,6 @@
 
 pub mod containerd;
 pub mod cri;
+#[cfg(test)]
+mod import_graph;
 mod preconditions;
