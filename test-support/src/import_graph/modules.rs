@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 
 use super::scan::{PathUse, Start, scan};
 
+/// The names each module's `use` items bring in: module -> name -> where the path starts and
+/// its segments.
+type Bindings = BTreeMap<Vec<String>, BTreeMap<String, (Start, Vec<String>)>>;
+
 /// One file of a crate.
 #[derive(Debug, Clone)]
 pub struct File {
@@ -27,7 +31,7 @@ pub struct Crate {
     /// Every file, the root first.
     pub files: Vec<File>,
     /// The names each module's `use` items bring in: module -> name -> path.
-    bindings: BTreeMap<Vec<String>, BTreeMap<String, (Start, Vec<String>)>>,
+    bindings: Bindings,
     modules: BTreeSet<Vec<String>>,
 }
 
@@ -85,7 +89,7 @@ impl Crate {
         }
         files.sort_by(|a, b| a.module.cmp(&b.module));
         let modules = files.iter().map(|file| file.module.clone()).collect();
-        let mut bindings: BTreeMap<Vec<String>, BTreeMap<String, (Start, Vec<String>)>> = BTreeMap::new();
+        let mut bindings = Bindings::new();
         for file in &files {
             for path in &file.paths {
                 if let Some(name) = &path.binds {
