@@ -30,6 +30,9 @@ mod error_chain;
 mod escape;
 mod units;
 
+#[cfg(test)]
+mod import_graph;
+
 pub use self::error_chain::error_chain;
 pub use self::escape::{SHOWN_BYTES, Shown, json_escaped};
 pub use self::units::{UnitError, parse_bytes, parse_duration, parse_size};

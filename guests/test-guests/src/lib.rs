@@ -9,3 +9,6 @@
 #![deny(missing_docs)]
 
 include!(concat!(env!("OUT_DIR"), "/gen.rs"));
+
+#[cfg(test)]
+mod import_graph;
