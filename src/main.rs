@@ -3,15 +3,15 @@
 use std::process::ExitCode;
 
 #[macro_use]
-mod say;
+mod output_lines;
 
 mod cmd;
-mod owner;
+mod process_settings;
 
 fn main() -> ExitCode {
     let cli = cmd::Cli::parse_or_exit();
     // Then, while wrt has one thread: the process-wide settings that only the CLI may choose.
-    match owner::own(cli.contains_descendants(), cli.starts_own_children()).and_then(|()| cli.run()) {
+    match process_settings::apply(cli.contains_descendants(), cli.starts_own_children()).and_then(|()| cli.run()) {
         Ok(code) => code,
         Err(err) => {
             say!("wrt: {err:#}");

@@ -12,7 +12,7 @@ use wrt_runtime::wrt_host_spawn::raise_open_files_limit;
 ///
 /// With `own_children` (`wrt bench`, which starts host programs of its own), the signal thread
 /// starts now, so that a termination signal ends those programs too.
-pub(crate) fn own(contain: bool, own_children: bool) -> anyhow::Result<()> {
+pub(crate) fn apply(contain: bool, own_children: bool) -> anyhow::Result<()> {
     // Children hold pipes: use all the descriptors the hard limit allows (spawns stay within a
     // budget of what is left).
     let _ = raise_open_files_limit();
