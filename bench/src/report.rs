@@ -100,12 +100,11 @@ pub fn results_table(results: &[ConfigResult<Params>]) -> String {
 /// ratio of the table's column it is read from, and whether it is met (or why it was not
 /// measured).
 fn goals(results: &[ConfigResult<Params>]) -> String {
-    use crate::run_commands::NO_WASMTIME;
     let mut out = String::new();
     for r in results {
         let label = short_label(&r.params, &results.iter().map(|r| r.params.clone()).collect::<Vec<_>>());
         let workload = r.params.workload();
-        for Goal { column: title, name, at_most: goal } in workload.goals() {
+        for Goal { column: title, name, at_most: goal, unmeasured } in workload.goals() {
             let column = workload.columns().iter().find(|c| c.title() == *title);
             let _ = match column.and_then(|c| c.value(r)) {
                 Some(ratio) => writeln!(
@@ -115,7 +114,7 @@ fn goals(results: &[ConfigResult<Params>]) -> String {
                     r.samples.len(),
                     if ratio <= *goal { "met" } else { "not met" }
                 ),
-                None => writeln!(out, "{label}: goal {name} ≤ {goal:.2}×: not measured: {NO_WASMTIME}"),
+                None => writeln!(out, "{label}: goal {name} ≤ {goal:.2}×: not measured: {unmeasured}"),
             };
         }
     }
@@ -408,6 +407,26 @@ mod tests {
         for (column, goal) in [("time/core", "goal component/core"), ("time/floor", "goal component/floor")] {
             let line = table.lines().find(|l| l.contains(goal)).unwrap_or_else(|| panic!("{goal}: {table}"));
             assert!(line.contains(&format!(": {} ({column}, medians of 3 runs): ", cells[column])), "{line}: {table}");
+        }
+    }
+
+    /// A goal whose ratio has no value says why in its own terms: only a goal read against
+    /// `wasmtime run` blames a missing wasmtime.
+    #[test]
+    fn an_unmeasured_goal_says_why_in_its_own_terms() {
+        // Runs of one spawn and of the floor that took no time: neither ratio has a value.
+        let samples = (0..3)
+            .map(|_| {
+                let extra = [("us_per_spawn", 800.0), ("core_us_per_spawn", 0.0), ("floor_us_per_spawn", 0.0)];
+                sample(1e6 / 800.0, 0.0, &extra)
+            })
+            .collect();
+        let params = Params::ComponentSpawn(crate::params::ComponentSpawnParams { n: 10 });
+        let table = results_table(&[ConfigResult::new(params, samples, None)]);
+        for goal in ["goal component/core", "goal component/floor"] {
+            let line = table.lines().find(|l| l.contains(goal)).unwrap_or_else(|| panic!("{goal}: {table}"));
+            assert!(line.ends_with(&format!("not measured: {}", workload::columns::NO_TIME)), "{line}");
+            assert!(!line.contains("wasmtime"), "{line}");
         }
     }
 

@@ -64,7 +64,12 @@ pub struct Goal {
     pub name: &'static str,
     /// The highest ratio that meets the goal.
     pub at_most: f64,
+    /// Why a run can leave the ratio without a value, for the goal's line (`not measured: …`).
+    pub unmeasured: &'static str,
 }
+
+/// Why a ratio that divides by a time of the run has no value: a time came out as zero or none.
+pub const NO_TIME: &str = "a time the ratio divides by came out as zero or was not taken in this run";
 
 impl Column {
     /// The column's title.
