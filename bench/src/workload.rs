@@ -43,7 +43,7 @@ pub trait Workload {
     ///
     /// # Errors
     ///
-    /// [`unknown`] for a setting the workload does not have, or
+    /// [`ParamError::UnknownKey`] for a setting the workload does not have, or
     /// [`Setting::out_of_range`] for a value out of its range.
     fn set(&mut self, setting: Setting) -> Result<(), ParamError>;
 

@@ -7,8 +7,8 @@
 /// The heading the list sits under.
 const HEADING: &str = "### Variables refused always";
 
-/// The names listed under [`HEADING`] in docs/policy.md (found from this crate's directory, a
-/// sibling of `docs/`), in the doc's order. Between the heading and the next heading (a line
+/// The names listed under "Variables refused always" in docs/policy.md (found from this
+/// crate's directory, a sibling of `docs/`), in the doc's order. Between the heading and the next heading (a line
 /// starting with `#`), every line starting with `- ` is an item and must be exactly
 /// `` - `NAME` ``; other lines are prose. Panics if the heading is missing, the list is empty,
 /// a name is listed twice, or an item has any other form: an item written some other way must
