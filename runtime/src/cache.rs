@@ -462,9 +462,10 @@ impl CacheDir {
         if blake3::Hash::from_bytes(mac) != self.mac(name, map.bytes()) {
             return None;
         }
+        let kind = map.kind();
         drop(map);
         let _ = stamp_used(&fd);
-        Some(Verified::authenticated(copy))
+        Some(Verified::authenticated(copy, kind))
     }
 
     /// Writes entry `name`: a new `0600` file with its MAC, renamed over the old entry once

@@ -1,6 +1,8 @@
 //! Compiled code: a core module or a component, serialized for the compile cache and loaded
 //! back from an authenticated cache entry or from an artifact its user vouches for.
 
+use wasmtime::Precompiled;
+
 use super::sealed::SealedCopy;
 
 /// A compiled core module or component.
@@ -25,7 +27,7 @@ impl Compiled {
     /// As `wasmtime::Module::deserialize`: the bytes must come from `serialize` (wasmtime
     /// checks their header, version, kind and engine settings, not their code).
     unsafe fn deserialize(engine: &wasmtime::Engine, bytes: &[u8]) -> wasmtime::Result<Self> {
-        if wasmtime::Engine::detect_precompiled(bytes) == Some(wasmtime::Precompiled::Component) {
+        if wasmtime::Engine::detect_precompiled(bytes) == Some(Precompiled::Component) {
             // SAFETY: the caller's contract, which is this function's.
             let component = unsafe { wasmtime::component::Component::deserialize(engine, bytes) }?;
             return Ok(Self::Component(component));
@@ -34,37 +36,23 @@ impl Compiled {
         let module = unsafe { wasmtime::Module::deserialize(engine, bytes) }?;
         Ok(Self::Module(module))
     }
-
-    /// Loads what [`Compiled::serialize`] wrote to the file at `path`, which wasmtime maps
-    /// instead of copying.
-    ///
-    /// # Safety
-    ///
-    /// As `wasmtime::Module::deserialize_file`: the file holds what `serialize` wrote, and
-    /// stays unchanged for as long as the result lives.
-    pub(crate) unsafe fn deserialize_file(engine: &wasmtime::Engine, path: &std::path::Path) -> wasmtime::Result<Self> {
-        if wasmtime::Engine::detect_precompiled_file(path)? == Some(wasmtime::Precompiled::Component) {
-            // SAFETY: the caller's contract, which is this function's.
-            let component = unsafe { wasmtime::component::Component::deserialize_file(engine, path) }?;
-            return Ok(Self::Component(component));
-        }
-        // SAFETY: as above; wasmtime refuses a file that is not a compiled module.
-        let module = unsafe { wasmtime::Module::deserialize_file(engine, path) }?;
-        Ok(Self::Module(module))
-    }
 }
 
 /// A cache entry whose MAC matched, as a sealed copy ([`SealedCopy`]): only
 /// `cache::CacheDir::read` makes one ([`Verified::authenticated`]), so [`deserialize_cached`]
 /// never sees bytes that were not authenticated, nor bytes anyone could change afterwards.
 #[derive(Debug)]
-pub(crate) struct Verified(SealedCopy);
+pub(crate) struct Verified {
+    copy: SealedCopy,
+    kind: Option<Precompiled>,
+}
 
 impl Verified {
-    /// The entry's sealed copy, whose MAC the cache has just checked against its bytes. The
-    /// one caller is `cache::CacheDir::read`, right after the check.
-    pub(crate) fn authenticated(copy: SealedCopy) -> Self {
-        Self(copy)
+    /// The entry's sealed copy, whose MAC the cache has just checked against its bytes, and
+    /// what those bytes are (`wasmtime::Engine::detect_precompiled` of them). The one caller is
+    /// `cache::CacheDir::read`, right after the check.
+    pub(crate) fn authenticated(copy: SealedCopy, kind: Option<Precompiled>) -> Self {
+        Self { copy, kind }
     }
 }
 
@@ -77,22 +65,39 @@ fn read_sealed(copy: &SealedCopy) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Loads compiled code from a sealed copy: by mapping it if `map` is set, `/proc` is there
-/// (wasmtime opens the copy through its descriptor's `/proc/self/fd` path) and the host lets the
-/// copy be executable, otherwise by reading it into memory.
+/// Loads compiled code of kind `kind` (a module unless it is a component) from a sealed copy:
+/// by mapping it if `map` is set and the host lets the copy be executable, otherwise by reading
+/// it into memory. wasmtime maps a module through a descriptor of the copy; a component, for
+/// which wasmtime takes only a path, through the descriptor's `/proc/self/fd` path (read
+/// instead where `/proc` is missing).
 ///
 /// # Safety
 ///
 /// The copy holds what `Compiled::serialize` wrote, by a wrt of this wasmtime (wasmtime checks
 /// the header, its version, the kind and the engine's settings, never the code).
-unsafe fn deserialize_sealed(engine: &wasmtime::Engine, copy: &SealedCopy, map: bool) -> wasmtime::Result<Compiled> {
-    use std::os::fd::AsRawFd;
-    let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", copy.fd().as_raw_fd()));
-    if map && copy.is_executable() && path.exists() {
-        // SAFETY: the caller's contract; the copy is sealed, so it stays unchanged for as long
-        // as the result lives (wasmtime keeps its own descriptor of it), as `deserialize_file`
-        // requires: nobody can write, shrink or grow it.
-        return unsafe { Compiled::deserialize_file(engine, &path) };
+unsafe fn deserialize_sealed(
+    engine: &wasmtime::Engine,
+    copy: &SealedCopy,
+    kind: Option<Precompiled>,
+    map: bool,
+) -> wasmtime::Result<Compiled> {
+    let map = map && copy.is_executable();
+    if kind == Some(Precompiled::Component) {
+        use std::os::fd::AsRawFd;
+        let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", copy.fd().as_raw_fd()));
+        if map && path.exists() {
+            // SAFETY: the caller's contract; the copy is sealed, so it stays unchanged for as
+            // long as the result lives (wasmtime keeps its own descriptor of it), as wasmtime
+            // requires of a mapped file: nobody can write, shrink or grow it.
+            let component = unsafe { wasmtime::component::Component::deserialize_file(engine, &path) }?;
+            return Ok(Compiled::Component(component));
+        }
+    } else if map {
+        // SAFETY: the caller's contract; sealed, the copy stays unchanged for as long as the
+        // module lives (wasmtime maps it and keeps the descriptor given). Bytes that are not a
+        // compiled module, wasmtime refuses.
+        let module = unsafe { wasmtime::Module::deserialize_open_file(engine, copy.file().try_clone()?) }?;
+        return Ok(Compiled::Module(module));
     }
     let bytes = read_sealed(copy)?;
     // SAFETY: as above, for the same bytes read instead of mapped.
@@ -108,7 +113,7 @@ pub(crate) fn deserialize_cached(engine: &wasmtime::Engine, entry: &Verified, ma
     // extended attributes) nor any confined child (its seccomp filter refuses every extended
     // attribute call). So the copy holds what `serialize` produced in `cache::load_or_compile`
     // for this entry, by a wrt of this user.
-    unsafe { deserialize_sealed(engine, &entry.0, map) }
+    unsafe { deserialize_sealed(engine, &entry.copy, entry.kind, map) }
 }
 
 /// Loads compiled code that its user vouches for (`PrecompiledFile::trusted`) from a sealed copy
@@ -118,6 +123,10 @@ pub(crate) fn deserialize_cached(engine: &wasmtime::Engine, entry: &Verified, ma
 ///
 /// As [`deserialize_sealed`]: the copy holds what `Compiled::serialize` wrote.
 pub(crate) unsafe fn deserialize_vouched(engine: &wasmtime::Engine, copy: &SealedCopy) -> wasmtime::Result<Compiled> {
+    let len = usize::try_from(copy.len()).map_err(wasmtime::Error::msg)?;
+    let kind = super::file_map::FileMap::new(copy.fd(), len)
+        .map_err(|e| wasmtime::Error::new(std::io::Error::from(e)))?
+        .kind();
     // SAFETY: the caller's contract, which is this function's.
-    unsafe { deserialize_sealed(engine, copy, true) }
+    unsafe { deserialize_sealed(engine, copy, kind, true) }
 }

@@ -34,6 +34,12 @@ impl FileMap {
         // SAFETY: the mapping is `len` readable bytes and lives as long as `self`.
         unsafe { std::slice::from_raw_parts(self.base.as_ptr().cast::<u8>(), self.len.get()) }
     }
+
+    /// What the bytes are, if compiled code: a module or a component (read from the ELF
+    /// header and sections, not from every byte).
+    pub(crate) fn kind(&self) -> Option<wasmtime::Precompiled> {
+        wasmtime::Engine::detect_precompiled(self.bytes())
+    }
 }
 
 impl Drop for FileMap {
