@@ -683,7 +683,8 @@ fn a_run_takes_random_bytes_from_the_kernel_not_from_a_device_file() {
         .unwrap();
     assert_code(&out, 0);
     let trace = std::fs::read_to_string(&trace).unwrap();
-    let devices: Vec<&str> = trace.lines().filter(|l| l.contains("/dev/random") || l.contains("/dev/urandom")).collect();
+    let devices: Vec<&str> =
+        trace.lines().filter(|l| l.contains("/dev/random") || l.contains("/dev/urandom")).collect();
     assert!(devices.is_empty(), "wrt opened a random device:\n{}", devices.join("\n"));
     assert!(trace.lines().any(|l| l.contains("getrandom(")), "no getrandom call seen:\n{trace}");
 }
