@@ -70,7 +70,8 @@ struct Runs {
 /// A run holding the token, from its instantiation until its instance drops.
 struct Run {
     id: u64,
-    children: KillSwitch,
+    /// `None` for a run that can start no program.
+    children: Option<KillSwitch>,
     ticker: Arc<EpochTicker>,
     /// The thread running a call into the guest, while one runs.
     call: Option<Pthread>,
@@ -99,7 +100,9 @@ impl CancelToken {
         self.shared.wake.notify_waiters();
         let mut runs = self.lock();
         for run in &mut runs.entries {
-            run.children.kill_all();
+            if let Some(children) = &run.children {
+                children.kill_all();
+            }
             // A guest computing on a fiber stops at its next check.
             run.ticker.bump();
             if let (Some(thread), None) = (run.call, &run.ticking) {
@@ -129,8 +132,9 @@ impl CancelToken {
         self.shared.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers a run whose children `children` kills, until the returned registration drops.
-    pub(crate) fn register(&self, children: KillSwitch, ticker: Arc<EpochTicker>) -> Registration {
+    /// Registers a run whose children `children` kills (`None`: a run that can start none),
+    /// until the returned registration drops.
+    pub(crate) fn register(&self, children: Option<KillSwitch>, ticker: Arc<EpochTicker>) -> Registration {
         let mut runs = self.lock();
         let id = runs.next_id;
         runs.next_id += 1;

@@ -17,6 +17,10 @@ pub struct Guest {
     pub(crate) code: Code,
     pub(crate) name: String,
     pub(crate) from_cache: bool,
+    /// Whether it imports anything of wrt's own ABI (the `wrt_v1` module, or the
+    /// `wrt:process` package): only such a guest can start programs, so only its runs get a
+    /// spawner.
+    pub(crate) may_spawn: bool,
 }
 
 /// What a guest is, compiled and linked.
@@ -125,5 +129,18 @@ mod tests {
     fn guests_cross_threads() {
         fn shared<T: Clone + Send + Sync>() {}
         shared::<Guest>();
+    }
+
+    #[test]
+    fn only_a_guest_that_imports_wrts_functions_may_spawn() {
+        let runtime = Runtime::new().unwrap();
+        let load = |wat: &str| runtime.load_bytes("guest.wat", wat.as_bytes()).unwrap().may_spawn;
+        assert!(!load(r#"(module (func (export "_start")))"#));
+        let wasi = r#"(module (import "wasi_snapshot_preview1" "proc_exit" (func (param i32)))
+            (func (export "_start")))"#;
+        assert!(!load(wasi));
+        let wrt = r#"(module (import "wrt_v1" "last_error" (func (param i32 i32) (result i32)))
+            (memory (export "memory") 1) (func (export "_start")))"#;
+        assert!(load(wrt));
     }
 }

@@ -131,6 +131,13 @@ impl Runtime {
 
     /// A guest of compiled code: checked and linked.
     fn finish(&self, name: &str, compiled: Compiled, from_cache: bool) -> crate::Result<Guest> {
+        let may_spawn = match &compiled {
+            Compiled::Module(module) => module.imports().any(|import| import.module() == crate::abi::MODULE),
+            Compiled::Component(component) => component
+                .component_type()
+                .imports(&self.inner.engine)
+                .any(|(name, _)| name.starts_with(crate::component::wit::PACKAGE_PREFIX)),
+        };
         let code = match compiled {
             Compiled::Module(module) => {
                 check_collector_hook(name, &module)?;
@@ -144,7 +151,7 @@ impl Runtime {
                 linked_async: Arc::default(),
             },
         };
-        Ok(Guest { runtime: self.clone(), code, name: name.to_owned(), from_cache })
+        Ok(Guest { runtime: self.clone(), code, name: name.to_owned(), from_cache, may_spawn })
     }
 
     /// Links a component once: every import must be one wrt provides (or, with

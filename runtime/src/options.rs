@@ -597,8 +597,18 @@ impl RunOptions {
         Ok(())
     }
 
-    /// The spawner of one instance of the guest `guest`.
-    pub(crate) fn spawner(&self, guest: &str) -> Result<Spawner, ConfigError> {
+    /// The spawner of one instance of the guest `guest`: none for a guest that cannot start
+    /// programs (`may_spawn` unset: it imports none of wrt's functions).
+    pub(crate) fn spawner(&self, guest: &str, may_spawn: bool) -> Result<Option<Spawner>, ConfigError> {
+        if !may_spawn {
+            // Nothing will be audited, but a log that cannot be opened is still the run's
+            // error, whatever the guest.
+            if let Some(path) = &self.audit_log {
+                AuditLog::append_to_file(path)
+                    .map_err(|reason| ConfigError::AuditLog { path: path.clone(), reason })?;
+            }
+            return Ok(None);
+        }
         let mut spawner = Spawner::from_compiled(Arc::clone(&self.policy))
             .with_strategy(self.strategy)
             .strict(self.strict_strategy)
@@ -615,7 +625,7 @@ impl RunOptions {
         if let Some(log) = log {
             spawner = spawner.with_audit_log(log.labelled(guest, self.request_id.clone()));
         }
-        Ok(spawner)
+        Ok(Some(spawner))
     }
 }
 

@@ -21,6 +21,10 @@ pub(crate) mod bindings {
 
 use bindings::wrt::process::types::{self, Error};
 
+/// How the name of every interface of the `wrt:process` package starts, as a component's
+/// imports spell it (`wrt:process/process@0.1.0`): the package of `wit/process.wit`.
+pub(crate) const PACKAGE_PREFIX: &str = "wrt:process/";
+
 /// A `child` resource: a child handle of the core ABI, in the guest's `SpawnState`.
 #[derive(Debug)]
 pub struct ChildHandle(pub(crate) i32);
@@ -90,5 +94,13 @@ mod tests {
         let names: Vec<String> =
             ErrorCode::ALL.iter().map(|code| code.name().to_lowercase().replace('_', "-")).collect();
         assert_eq!(cases, names);
+    }
+
+    #[test]
+    fn the_package_prefix_is_the_wit_files_package() {
+        let wit = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit/process.wit")).unwrap();
+        let package = wit.lines().find_map(|line| line.strip_prefix("package ")).unwrap();
+        let name = package.split('@').next().unwrap();
+        assert_eq!(format!("{name}/"), PACKAGE_PREFIX);
     }
 }

@@ -94,16 +94,14 @@ impl Instance {
             stream(&options.stderr, captured.stderr.is_some()),
         );
         let spawn = SpawnState::new(
-            options.spawner(&guest.name).map_err(ConfigError::into_error)?,
+            options.spawner(&guest.name, guest.may_spawn).map_err(ConfigError::into_error)?,
             options.denials.clone(),
             guest.name.clone(),
             inherit,
             captures,
         );
-        let cancel = options
-            .cancel
-            .as_ref()
-            .map(|token| token.register(spawn.spawner.kill_switch(), Arc::clone(&runtime.ticker)));
+        let cancel =
+            options.cancel.as_ref().map(|token| token.register(spawn.kill_switch(), Arc::clone(&runtime.ticker)));
         let accountant = Accountant::new(options.gc_policy.clone());
         let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
         let instances = match guest.code {

@@ -94,7 +94,9 @@ pub(crate) fn spawn(spawn: &mut SpawnState, stop: &Stop, request: &SpawnRequest)
     if !spawn.children.has_room(MAX_LIVE_HANDLES) {
         let reason = format!("{MAX_LIVE_HANDLES} handles are live, or every handle was used; release one first");
         // The request fails either way; a failed audit write cannot make it fail harder.
-        let _ = spawn.spawner.audit_refused(request.program.as_bytes(), &reason);
+        if let Ok(spawner) = spawn.spawner() {
+            let _ = spawner.audit_refused(request.program.as_bytes(), &reason);
+        }
         let message = format!("cannot spawn `{}`: {reason}", request.program);
         return Ok(Err(Failure::new(ErrorCode::NoMemory, message)));
     }
@@ -117,7 +119,11 @@ pub(crate) fn spawn(spawn: &mut SpawnState, stop: &Stop, request: &SpawnRequest)
             }
         },
     };
-    let spawned = spawn.spawner.spawn(&command);
+    let spawner = match spawn.spawner() {
+        Ok(spawner) => spawner,
+        Err(failure) => return Ok(Err(failure)),
+    };
+    let spawned = spawner.spawn(&command);
     drop(command);
     if let Some((handle, stdout)) = source
         && spawned.is_err()
@@ -205,7 +211,11 @@ pub(crate) fn run(
     // until the child has ended.
     let room = (caps[0].max(caps[1]) as u64).min(buffer_room / 2).max(1);
     command.output_limit(request.output_limit.map_or(room, |limit| limit.min(room)));
-    let output = match spawn.spawner.output(&command, Some(stdin)) {
+    let spawner = match spawn.spawner() {
+        Ok(spawner) => spawner,
+        Err(failure) => return Ok(Err(failure)),
+    };
+    let output = match spawner.output(&command, Some(stdin)) {
         Ok(output) => output,
         Err(wrt_host_spawn::OutputError::Spawn(err)) => {
             return Ok(Err(spawn.spawn_failure(&request.program, &err)));

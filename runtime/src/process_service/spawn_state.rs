@@ -112,7 +112,10 @@ impl ChildEntry {
 }
 
 pub(crate) struct SpawnState {
-    pub(crate) spawner: Spawner,
+    /// `None` for a guest that imports none of wrt's functions and so can start nothing
+    /// (`Guest::may_spawn`): building and dropping a spawner was a tenth of a run of such a
+    /// guest.
+    spawner: Option<Spawner>,
     pub(crate) children: Handles<ChildEntry>,
     pub(crate) denials: DenialReporting,
     pub(crate) guest: String,
@@ -135,7 +138,7 @@ pub(crate) struct SpawnState {
 
 impl SpawnState {
     pub(crate) fn new(
-        spawner: Spawner,
+        spawner: Option<Spawner>,
         denials: DenialReporting,
         guest: String,
         inherit: [bool; 3],
@@ -185,7 +188,7 @@ impl SpawnState {
                 resolved: path.clone(),
                 no_allow_rule: matches!(reason, wrt_host_spawn::Denial::NotAllowed { .. }),
                 allow_rule_would_help: matches!(reason, wrt_host_spawn::Denial::NotAllowed { .. })
-                    && self.spawner.allow_rule_would_help(program),
+                    && self.spawner.as_ref().is_some_and(|spawner| spawner.allow_rule_would_help(program)),
                 reason: message.clone(),
             });
             if let Some(hint) = hint
@@ -208,6 +211,19 @@ pub(crate) fn guest_may_see_hint(program: &str) -> bool {
 }
 
 impl SpawnState {
+    /// The spawner, or the failure of a guest that has none: one that imports none of wrt's
+    /// functions, and so cannot ask (`Guest::may_spawn`).
+    pub(crate) fn spawner(&self) -> Result<&Spawner, Failure> {
+        self.spawner.as_ref().ok_or_else(|| {
+            Failure::new(ErrorCode::Denied, "this guest imports no function of wrt's and starts no program")
+        })
+    }
+
+    /// Its kill switch, if it has a spawner.
+    pub(crate) fn kill_switch(&self) -> Option<wrt_host_spawn::KillSwitch> {
+        self.spawner.as_ref().map(Spawner::kill_switch)
+    }
+
     /// The failure of a spawn the spawner refused or could not start
     /// ([`SpawnState::spawn_error`]).
     pub(crate) fn spawn_failure(&mut self, program: &str, err: &SpawnError) -> Failure {
@@ -220,7 +236,9 @@ impl SpawnState {
     /// `program` is the program's bytes as far as they could be read.
     pub(crate) fn refuse_request(&mut self, code: ErrorCode, program: &[u8], message: String) -> Failure {
         // The request fails either way; a failed audit write cannot make it fail harder.
-        let _ = self.spawner.audit_malformed(program, &message);
+        if let Some(spawner) = &self.spawner {
+            let _ = spawner.audit_malformed(program, &message);
+        }
         Failure::new(code, message)
     }
 }
@@ -237,7 +255,9 @@ impl SpawnState {
             // child, drain or orphan of this guest to end.
             return;
         }
-        self.spawner.kill_all();
+        if let Some(spawner) = &self.spawner {
+            spawner.kill_all();
+        }
         for entry in self.children.drain() {
             if entry.outcome.is_none() {
                 let _ = entry.child.lock().wait();
