@@ -33,6 +33,9 @@ pub(crate) enum Code {
         wasi: bool,
         /// The WASI command entry points, `_start` then the empty name, looked up once.
         entry: [Option<wasmtime::ModuleExport>; 2],
+        /// Its export `memory`, looked up once: a lookup by name each run cost a fortieth of
+        /// a run of a WASI guest.
+        memory: Option<wasmtime::ModuleExport>,
         /// The module linked for asynchronous runs, on the first one.
         linked_async: Arc<OnceLock<wasmtime::InstancePre<GuestState>>>,
     },

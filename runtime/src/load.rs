@@ -144,7 +144,8 @@ impl Runtime {
                 let pre = self.link(name, &module, Mode::Sync)?;
                 let wasi = module.imports().any(|import| import.module() == crate::wasi::original::WASI);
                 let entry = ["_start", ""].map(|name| module.get_export_index(name));
-                Code::Module { pre, wasi, entry, linked_async: Arc::default() }
+                let memory = module.get_export_index("memory");
+                Code::Module { pre, wasi, entry, memory, linked_async: Arc::default() }
             }
             Compiled::Component(component) => Code::Component {
                 pre: self.link_component(name, &component, Mode::Sync)?,

@@ -178,8 +178,9 @@ impl Instance {
         let this = self;
         match instantiated {
             Ok(Ok(ready)) => {
-                if let State::Ready(instance) = &ready {
-                    let memory = instance.get_memory(&mut this.store, "memory");
+                if let (State::Ready(instance), Code::Module { memory: Some(export), .. }) = (&ready, &guest.code) {
+                    let memory =
+                        instance.get_module_export(&mut this.store, export).and_then(wasmtime::Extern::into_memory);
                     this.store.data_mut().memory = memory;
                 }
                 this.state = ready;
