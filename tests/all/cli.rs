@@ -668,21 +668,14 @@ fn a_run_takes_random_bytes_from_the_kernel_not_from_a_device_file() {
     // nothing in a statically linked wrt (the installed build): it then opens /dev/random and
     // /dev/urandom, which a chroot may lack. The installed build's settings (dist.toml) make it
     // call the kernel; run this suite against that build to hold it (README, "Set-up").
-    if std::process::Command::new("strace").arg("-V").output().is_err() {
-        eprintln!("SKIPPED a_run_takes_random_bytes_from_the_kernel_not_from_a_device_file: strace is not installed");
+    let Some((out, trace)) = crate::util::wrt_under_strace(
+        "a_run_takes_random_bytes_from_the_kernel_not_from_a_device_file",
+        "open,openat,openat2,getrandom",
+        ["run", CLI_HELLO],
+    ) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("trace");
-    let out = crate::util::command("strace")
-        .args(["-f", "-qq", "-e", "trace=open,openat,openat2,getrandom", "-e", "signal=none", "-o"])
-        .arg(&trace)
-        .arg(env!("CARGO_BIN_EXE_wrt"))
-        .args(["run", CLI_HELLO])
-        .output()
-        .unwrap();
+    };
     assert_code(&out, 0);
-    let trace = std::fs::read_to_string(&trace).unwrap();
     let devices: Vec<&str> =
         trace.lines().filter(|l| l.contains("/dev/random") || l.contains("/dev/urandom")).collect();
     assert!(devices.is_empty(), "wrt opened a random device:\n{}", devices.join("\n"));

@@ -278,21 +278,14 @@ fn spawn_handle_limit() {
 fn refused_spawn_never_executes() {
     // The same, seen by the kernel: strace lists every execve of wrt and its children.
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    if std::process::Command::new("strace").arg("-V").output().is_err() {
-        eprintln!("SKIPPED refused_spawn_never_executes: strace is not installed");
+    let Some((out, trace)) = crate::util::wrt_under_strace(
+        "refused_spawn_never_executes",
+        "execve",
+        ["run", "--allow-run", "true", SPAWN_HANDLE_LIMIT, "1024"],
+    ) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("trace");
-    let out = crate::util::command("strace")
-        .args(["-f", "-qq", "-e", "trace=execve", "-e", "signal=none", "-o"])
-        .arg(&trace)
-        .arg(env!("CARGO_BIN_EXE_wrt"))
-        .args(["run", "--allow-run", "true", SPAWN_HANDLE_LIMIT, "1024"])
-        .output()
-        .unwrap();
+    };
     assert_code(&out, 0);
-    let trace = std::fs::read_to_string(&trace).unwrap();
     let execs = |arg: &str| trace.lines().filter(|l| l.contains("execve(") && l.contains(arg)).count();
     assert_eq!(execs("\"held\""), 1024, "strace saw every spawn");
     assert_eq!(execs("\"after-release\""), 1);

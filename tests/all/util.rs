@@ -34,6 +34,30 @@ pub(crate) fn wrt_under_sh(script: &str) -> Command {
     cmd
 }
 
+/// Runs `wrt ARGS` under `strace -f`, tracing the system calls `calls` (strace's `trace=`
+/// list) of wrt and every child, and returns its output and the trace. `None` (after saying
+/// the test named `test` was skipped) where strace is not installed.
+pub(crate) fn wrt_under_strace<I, S>(test: &str, calls: &str, args: I) -> Option<(Output, String)>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("SKIPPED {test}: strace is not installed");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let out = command("strace")
+        .args(["-f", "-qq", "-e", &format!("trace={calls}"), "-e", "signal=none", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_wrt"))
+        .args(args)
+        .output()
+        .unwrap();
+    Some((out, std::fs::read_to_string(&trace).unwrap()))
+}
+
 /// A marker unique to this test on this machine ([`wrt_test_support::token`]).
 pub(crate) use wrt_test_support::token;
 
