@@ -11,11 +11,16 @@ mod process_settings;
 fn main() -> ExitCode {
     let cli = cmd::Cli::parse_or_exit();
     // Then, while wrt has one thread: the process-wide settings that only the CLI may choose.
-    match process_settings::apply(cli.contains_descendants(), cli.starts_own_children()).and_then(|()| cli.run()) {
-        Ok(code) => code,
-        Err(err) => {
-            say!("wrt: {err:#}");
-            ExitCode::from(2)
-        }
-    }
+    let code =
+        match process_settings::apply(cli.contains_descendants(), cli.starts_own_children()).and_then(|()| cli.run()) {
+            Ok(code) => code,
+            Err(err) => {
+                say!("wrt: {err:#}");
+                ExitCode::from(2)
+            }
+        };
+    // A termination signal that came meanwhile decides the status (128 + the signal), even if
+    // the guest ended first because its children died of the signal's cleanup.
+    wrt_runtime::containment::hold_exit_while_ending();
+    code
 }

@@ -300,6 +300,16 @@ pub fn end_all_descendants() -> usize {
     killed + direct::collapse(Scope::All, REAP_LIMIT)
 }
 
+/// Returns at once, unless a termination signal is ending the process (the thread of
+/// [`end_on_signals`] has begun [`end_all_descendants`]); then blocks forever, while that
+/// thread exits with 128 + the signal. For the last step of a process before it exits: a guest
+/// whose children died of that cleanup ends with a status of its own (a trap, a failure), which
+/// must not win the race against the signal's.
+pub fn hold_exit_while_ending() {
+    // The cleanup takes the gate and never gives it back; a sweep holds it for a moment.
+    drop(GATE.read().unwrap_or_else(PoisonError::into_inner));
+}
+
 /// Kills every process below `root` (not `root` itself), in any session or group. Used before
 /// a running child's group is killed.
 pub(crate) fn kill_tree(root: Pid) -> usize {

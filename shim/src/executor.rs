@@ -47,7 +47,11 @@ impl Executor for WrtExecutor {
                         &compiled_here
                     }
                 };
-                std::process::exit(guest::run(ready, loaded))
+                let code = guest::run(ready, loaded);
+                // A `SIGTERM` that came meanwhile decides the status (143), even if the guest
+                // ended first because its children died of the signal's cleanup.
+                wrt_runtime::containment::hold_exit_while_ending();
+                std::process::exit(code)
             }
             None => Err(ExecutorError::Other(UNPREPARED.to_owned())),
         }
