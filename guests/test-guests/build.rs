@@ -40,6 +40,7 @@ const SUITES: &[&str] = &[
     "asc",
     "contain",
     "component",
+    "p3",
     "py",
     "js",
 ];

@@ -45,12 +45,28 @@ pub(crate) enum Code {
         /// The component linked for asynchronous runs, on the first one.
         linked_async: Arc<OnceLock<wasmtime_wasi::p2::bindings::CommandPre<GuestState>>>,
     },
+    /// A `wasi:cli/command` component of WASI 0.3, whose `run` is an async function: linked
+    /// for asynchronous runs only (a synchronous run waits for one).
+    CommandP3 { pre: wasmtime_wasi::p3::bindings::CommandPre<GuestState> },
+}
+
+/// The version of WASI a guest is written for ([`Guest::wasi_version`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WasiVersion {
+    /// A core module of WASI preview 1 (`wasi_snapshot_preview1`), or one that imports no WASI.
+    Preview1,
+    /// A component that exports `wasi:cli/run@0.2`.
+    P2,
+    /// A component that exports `wasi:cli/run@0.3`, an async function.
+    P3,
 }
 
 /// A guest linked for asynchronous runs.
 pub(crate) enum AsyncCode<'a> {
     Module(&'a wasmtime::InstancePre<GuestState>),
     Component(&'a wasmtime_wasi::p2::bindings::CommandPre<GuestState>),
+    CommandP3(&'a wasmtime_wasi::p3::bindings::CommandPre<GuestState>),
 }
 
 impl std::fmt::Debug for Guest {
@@ -71,7 +87,9 @@ impl Guest {
     pub fn export_params(&self, name: &str) -> crate::Result<Vec<WasmType>> {
         let pre = match &self.code {
             Code::Module { pre, .. } => pre,
-            Code::Component { .. } => return Err(InstantiateError::InvokeComponent { guest: self.name.clone() }.into()),
+            Code::Component { .. } | Code::CommandP3 { .. } => {
+                return Err(InstantiateError::InvokeComponent { guest: self.name.clone() }.into());
+            }
         };
         let module = pre.module();
         match module.get_export(name) {
@@ -90,9 +108,20 @@ impl Guest {
         &self.name
     }
 
-    /// Whether the guest is a component (a `wasi:cli/command`), rather than a core module.
+    /// Whether the guest is a component (a `wasi:cli/command` of WASI 0.2 or 0.3), rather than
+    /// a core module.
     pub fn is_component(&self) -> bool {
-        matches!(self.code, Code::Component { .. })
+        matches!(self.code, Code::Component { .. } | Code::CommandP3 { .. })
+    }
+
+    /// Which WASI the guest is written for: a core module's preview 1, or a component's 0.2 or
+    /// 0.3.
+    pub fn wasi_version(&self) -> WasiVersion {
+        match self.code {
+            Code::Module { .. } => WasiVersion::Preview1,
+            Code::Component { .. } => WasiVersion::P2,
+            Code::CommandP3 { .. } => WasiVersion::P3,
+        }
     }
 
     /// The guest linked for asynchronous runs: on the first, with the runtime's linker of
@@ -115,6 +144,7 @@ impl Guest {
                     linked_async.get_or_init(|| linked)
                 }
             }),
+            Code::CommandP3 { pre } => AsyncCode::CommandP3(pre),
         })
     }
 

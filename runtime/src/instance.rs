@@ -80,6 +80,8 @@ enum State {
     Command(Box<Command>),
     /// A component of an asynchronous run, ready to run `wasi:cli/run`.
     CommandAsync(Box<wasmtime_wasi::p2::bindings::Command>),
+    /// A command of WASI 0.3, ready to run its async `wasi:cli/run`.
+    CommandP3(Box<wasmtime_wasi::p3::bindings::Command>),
     /// Instantiation or a call stopped the guest.
     Ended(Outcome),
 }

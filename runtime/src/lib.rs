@@ -1,5 +1,5 @@
-//! `wrt-runtime` runs WebAssembly guests (WASI preview 1 core modules and WASI 0.2 command
-//! components) in wasmtime, with every guest linear memory and GC heap mapped by wrt's own
+//! `wrt-runtime` runs WebAssembly guests (WASI preview 1 core modules, and WASI 0.2 and 0.3
+//! command components) in wasmtime, with every guest linear memory and GC heap mapped by wrt's own
 //! memory creator and marked `MADV_DONTFORK`, so that a `fork()` of the host never copies the
 //! guest's page tables.
 //!
@@ -236,7 +236,7 @@ pub use cancel::CancelToken;
 pub use embedder_streams::{InputReader, OutputWriter};
 pub use error::{ConfigError, InstantiateError, LoadError, Reach};
 pub use external::gc_policy::GcPolicy;
-pub use guest::Guest;
+pub use guest::{Guest, WasiVersion};
 pub use guest_state::GuestState;
 pub use guest_stdio::{GuestOutput, GuestStdin};
 pub use instance::{Instance, Report};

@@ -147,6 +147,12 @@ impl Runtime {
                 let memory = module.get_export_index("memory");
                 Code::Module { pre, wasi, entry, memory, linked_async: Arc::default() }
             }
+            // A component that exports WASI 0.3's `run` is run by it, even if it exports 0.2's
+            // too (Rust's std exports that for every bin on `wasm32-wasip2`), as `wasmtime run`
+            // does.
+            Compiled::Component(component) if exports_p3_run(&self.inner.engine, &component) => {
+                Code::CommandP3 { pre: self.link_component(name, &component, Mode::Async)? }
+            }
             Compiled::Component(component) => Code::Component {
                 pre: self.link_component(name, &component, Mode::Sync)?,
                 linked_async: Arc::default(),
@@ -238,6 +244,21 @@ impl LinkedCommand for wasmtime_wasi::p2::bindings::CommandPre<GuestState> {
     fn new(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self> {
         wasmtime_wasi::p2::bindings::CommandPre::new(pre)
     }
+}
+
+impl LinkedCommand for wasmtime_wasi::p3::bindings::CommandPre<GuestState> {
+    fn new(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self> {
+        wasmtime_wasi::p3::bindings::CommandPre::new(pre)
+    }
+}
+
+/// The prefix of the name of WASI 0.3's `run` interface, which a command of WASI 0.3 exports
+/// (any 0.3 release: wasmtime's bindings check the function's type).
+const P3_RUN: &str = "wasi:cli/run@0.3.";
+
+/// Whether `component` exports WASI 0.3's `run`.
+fn exports_p3_run(engine: &Engine, component: &wasmtime::component::Component) -> bool {
+    component.component_type().exports(engine).any(|(name, _)| name.starts_with(P3_RUN))
 }
 
 /// Compiles a binary module or component, or WebAssembly text. A text syntax error names `path` (or `name`

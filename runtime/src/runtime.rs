@@ -305,11 +305,11 @@ impl RuntimeBuilder {
             }))
             .with_host_stack(Arc::new(PooledStacks(StackPool::new(!self.allow_fork_copies))))
             .memory_init_cow(false)
-            // WASI 0.3's component-model async is compiled in (wasmtime's
-            // `component-model-async`, wasmtime-wasi's `p3`) but not on yet: with it, wasmtime
-            // would run asynchronous calls of WASI 0.2 components through its concurrent event
-            // loop. Off, components run as they did and one with async exports is refused.
-            .concurrency_support(false)
+            // The component model's async (WASI 0.3): async functions, streams and futures,
+            // run by wasmtime's concurrent event loop. Asynchronous calls of WASI 0.2
+            // components go through that loop too.
+            .concurrency_support(true)
+            .wasm_component_model_async(true)
             .consume_fuel(self.fuel)
             .epoch_interruption(!self.no_timeouts)
             .parallel_compilation(!self.compile_on_one_thread);

@@ -56,6 +56,31 @@ pub(crate) fn enter_own() -> Option<EnterGuard<'static>> {
     own().map(Runtime::enter)
 }
 
+/// Drives `future` to its end on this thread, which sleeps while the future waits: for a
+/// synchronous call of what runs only asynchronously (a command of WASI 0.3). The future's
+/// polls enter wrt's runtime themselves (the runs' `race`), so any thread may call this.
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    /// Wakes the thread that waits in [`block_on`].
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
 /// Marks the thread as inside [`blocking`] until dropped.
 struct MayBlock(bool);
 

@@ -24,6 +24,24 @@ fn command(body: &str) -> String {
     )
 }
 
+/// A command of WASI 0.3 whose async `run` (lifted with a callback, the stackless form) executes
+/// `body`, core wasm that calls `$ret` (`task.return` of the `result`: 0 ok, 1 err) and returns
+/// the callback code 0 (exit).
+fn command_p3(body: &str) -> String {
+    format!(
+        r#"(component
+  (core func $ret (canon task.return (result (result))))
+  (core module $m
+    (import "" "ret" (func $ret (param i32)))
+    (func (export "run") (result i32) {body})
+    (func (export "cb") (param i32 i32 i32) (result i32) unreachable))
+  (core instance $i (instantiate $m (with "" (instance (export "ret" (func $ret))))))
+  (func $run async (result (result)) (canon lift (core func $i "run") async (callback (core func $i "cb"))))
+  (instance $run (export "run" (func $run)))
+  (export "wasi:cli/run@0.3.0" (instance $run)))"#
+    )
+}
+
 fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> std::path::PathBuf {
     let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
@@ -39,6 +57,34 @@ fn run_returning_ok_and_err_exits_0_and_1() {
         let report = guest.run(&RunOptions::new()).unwrap();
         assert_eq!(report.outcome, Outcome::Exited(code), "{body}");
     }
+}
+
+/// A component with an async export (WASI 0.3's `run`) loads and runs; its trap, timeout and fuel end it as they end a WASI 0.2 command.
+#[test]
+fn an_async_run_of_wasi_0_3_is_called_and_ends_as_a_0_2_run_ends() {
+    let runtime = Runtime::builder().fuel(true).build().unwrap();
+    for (body, code) in [("(call $ret (i32.const 0)) (i32.const 0)", 0), ("(call $ret (i32.const 1)) (i32.const 0)", 1)]
+    {
+        let guest = runtime.load_bytes("p3.wat", command_p3(body).as_bytes()).unwrap();
+        assert_eq!(guest.wasi_version(), wrt_runtime::WasiVersion::P3);
+        assert_eq!(guest.run(&RunOptions::new()).unwrap().outcome, Outcome::Exited(code), "{body}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trap = write(&dir, "trap.wat", &command_p3("unreachable"));
+    let out = run(["run".as_ref(), trap.as_os_str()]);
+    assert_code(&out, 134);
+    assert!(stderr(&out).contains("wasm `unreachable` instruction executed"), "{}", stderr(&out));
+    let spin = write(&dir, "spin.wat", &command_p3("(loop (br 0)) i32.const 0"));
+    let started = std::time::Instant::now();
+    let out = run(["run", "--timeout", "300ms", spin.to_str().unwrap()]);
+    assert_code(&out, 124);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let out = run(["run", "--fuel", "100000", spin.to_str().unwrap()]);
+    assert_code(&out, 134);
+    assert!(wrt_lines(&out).iter().any(|l| l.contains("ran out of fuel")), "{}", stderr(&out));
+    // A `run` that exits without `task.return` breaks the component model's rules: a trap.
+    let guest = runtime.load_bytes("no-return.wat", command_p3("(i32.const 0)").as_bytes()).unwrap();
+    assert!(matches!(guest.run(&RunOptions::new()).unwrap().outcome, Outcome::Trapped(_)));
 }
 
 #[test]

@@ -32,6 +32,7 @@ mod trap;
 mod trust;
 mod util;
 mod verified_code;
+mod wasip3;
 
 /// Fails to compile unless a test function named after the guest exists in the module.
 macro_rules! assert_test_exists {

@@ -1,5 +1,8 @@
 //! The linker of components: WASI 0.2.12 (whose `exit-with-code` is stable, so a guest that
-//! calls it exits with its code), the deadline-aware clock subscriptions and `wrt:process`.
+//! calls it exits with its code), the deadline-aware clock subscriptions and `wrt:process`; for
+//! asynchronous runs WASI 0.3.0 too. A WASI 0.3 command imports both versions (Rust's std
+//! speaks 0.2 on `wasm32-wasip2`), and it runs only asynchronously: its `run` is an async
+//! function.
 
 use wasmtime::Engine;
 use wasmtime::component::Linker;
@@ -23,7 +26,10 @@ pub(crate) fn linker(
     let own = |linker: &mut Linker<GuestState>| -> wasmtime::Result<()> {
         match mode {
             Mode::Sync => wasmtime_wasi::p2::add_to_linker_sync(linker)?,
-            Mode::Async => wasmtime_wasi::p2::add_to_linker_async(linker)?,
+            Mode::Async => {
+                wasmtime_wasi::p2::add_to_linker_async(linker)?;
+                wasmtime_wasi::p3::add_to_linker(linker)?;
+            }
         }
         super::clock::add_to_linker(linker)?;
         super::process::add_to_linker(linker)

@@ -123,6 +123,13 @@ impl Instance {
                 })
                 .await
             }
+            AsyncCode::CommandP3(pre) => {
+                let pre = pre.clone();
+                this.enter_async(move |store| {
+                    Box::pin(async move { pre.instantiate_async(store).await.map(|c| State::CommandP3(Box::new(c))) })
+                })
+                .await
+            }
         };
         this.instantiated(instantiated, guest, options)?;
         Ok(this)
@@ -141,6 +148,18 @@ impl Instance {
                 self.enter_async(move |store| {
                     Box::pin(async move {
                         run.call_run(store).await.map(|result| Outcome::Exited(if result.is_ok() { 0 } else { 1 }))
+                    })
+                })
+                .await?
+            }
+            State::CommandP3(command) => {
+                let run = command.wasi_cli_run().clone();
+                // An async function: wasmtime's event loop runs it, and the tasks and streams
+                // it starts, until it returns.
+                self.enter_async(move |store| {
+                    Box::pin(async move {
+                        let result = store.run_concurrent(async |store| run.call_run(store).await).await??;
+                        Ok(Outcome::Exited(if result.is_ok() { 0 } else { 1 }))
                     })
                 })
                 .await?

@@ -26,6 +26,11 @@ use crate::wasi::ctx as wasi_ctx;
 
 impl Instance {
     pub(crate) fn new(guest: &Guest, options: &RunOptions) -> crate::Result<Self> {
+        if let Code::CommandP3 { .. } = guest.code {
+            // A command of WASI 0.3 runs only asynchronously: this thread waits for it, and
+            // the instance takes synchronous calls the same way.
+            return crate::tokio_runtime::block_on(Self::new_async(guest, options));
+        }
         let mut this = Self::prepare(guest, options, Mode::Sync)?;
         if this.cancelled_before_start() {
             return Ok(this);
@@ -37,6 +42,7 @@ impl Instance {
             Code::Component { pre, .. } => {
                 this.enter(|store| pre.instantiate(store).map(|c| State::Command(Box::new(c))))
             }
+            Code::CommandP3 { .. } => unreachable!("instantiated asynchronously above"),
         };
         this.instantiated(instantiated, guest, options)?;
         Ok(this)
@@ -72,7 +78,7 @@ impl Instance {
                 wasi = Some(wasi_ctx::build(options, &guest.name, deadline.cell(), &captured, mode)?);
             }
             Code::Module { .. } => {}
-            Code::Component { .. } => {
+            Code::Component { .. } | Code::CommandP3 { .. } => {
                 let ctx = wasi_ctx::builder(options, &guest.name, deadline.cell(), &captured, mode)?.build();
                 p2 = Some(P2::new(ctx));
             }
@@ -106,7 +112,7 @@ impl Instance {
         let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
         let instances = match guest.code {
             Code::Module { .. } => crate::limiter::MODULE_INSTANCES,
-            Code::Component { .. } => crate::limiter::COMPONENT_INSTANCES,
+            Code::Component { .. } | Code::CommandP3 { .. } => crate::limiter::COMPONENT_INSTANCES,
         };
         let limiter = Limiter::new(options.max_memory, Arc::clone(&external.pool), instances);
         let state = GuestState {
@@ -146,7 +152,7 @@ impl Instance {
             metering: runtime.settings.fuel,
             entry: match &guest.code {
                 Code::Module { entry, .. } => *entry,
-                Code::Component { .. } => [None, None],
+                Code::Component { .. } | Code::CommandP3 { .. } => [None, None],
             },
             started,
             cpu_time: options.measure_cpu_time.then_some(Duration::ZERO),

@@ -10,3 +10,4 @@ mod embed_hostile;
 mod embed_streams;
 mod run_async;
 mod util;
+mod wasip3;

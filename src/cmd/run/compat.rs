@@ -28,6 +28,7 @@ pub(crate) const ALWAYS_ON: &[&str] = &[
     "reference-types",
     "multi-value",
     "extended-const",
+    "component-model-async",
 ];
 
 impl WasmtimeOptions {
@@ -68,6 +69,15 @@ impl WasmtimeOptions {
                 // wrt always exits with the guest's own code.
                 "cli-exit-with-code" => {
                     boolean("S", key, value)?;
+                }
+                // WASI 0.3 is always linked: a component that exports its `run` is run by it.
+                "p3" => {
+                    if !boolean("S", key, value)? {
+                        anyhow::bail!(
+                            "`-S p3=n`: wrt cannot turn off WASI 0.3; a component that exports WASI 0.3's \
+                             `run` is run by it"
+                        );
+                    }
                 }
                 _ => anyhow::bail!("`-S {key}` is not a wrt option{}", hint_s(key)),
             }
@@ -128,13 +138,13 @@ fn hint_s(key: &str) -> String {
     match key {
         "inherit-network" | "tcp" | "udp" | "network" | "allow-ip-name-lookup" => "; wrt guests have no network".into(),
         "preview2" | "common" => {
-            "; wrt gives WASI 0.2 command components the CLI, filesystem, clocks and random interfaces \
-             without a flag"
+            "; wrt gives WASI 0.2 and 0.3 command components the CLI, filesystem, clocks and random \
+             interfaces without a flag"
                 .into()
         }
         "http" | "nn" | "threads" | "config" | "keyvalue" => format!("; wrt does not provide wasi-{key}"),
         "env" => "; set a variable with `--env NAME=VALUE`".into(),
-        _ => "; wrt takes `-S inherit-env` and `-S cli-exit-with-code`; preopens are `--dir` and \
+        _ => "; wrt takes `-S inherit-env`, `-S cli-exit-with-code` and `-S p3`; preopens are `--dir` and \
               `--ro-dir`, variables `--env`"
             .into(),
     }
@@ -181,6 +191,17 @@ mod tests {
             "reference-types" => "(module (table 1 externref) (func (result externref) (ref.null extern)))",
             "multi-value" => "(module (func (result i32 i32) (i32.const 1) (i32.const 2)))",
             "extended-const" => "(module (global i32 (i32.add (i32.const 1) (i32.const 2))))",
+            // A command whose `run` is an async function (WASI 0.3's).
+            "component-model-async" => {
+                r#"(component
+                  (core module $m
+                    (func (export "run") (result i32) unreachable)
+                    (func (export "cb") (param i32 i32 i32) (result i32) unreachable))
+                  (core instance $i (instantiate $m))
+                  (func $run async (result (result)) (canon lift (core func $i "run") async (callback (core func $i "cb"))))
+                  (instance $run (export "run" (func $run)))
+                  (export "wasi:cli/run@0.3.0" (instance $run)))"#
+            }
             other => panic!("no module for {other}"),
         };
         let runtime = wrt_runtime::Runtime::builder().build().unwrap();
