@@ -11,6 +11,7 @@ pub(crate) mod compile;
 #[cfg(unix)]
 pub(crate) mod policy;
 pub(crate) mod run;
+pub(crate) mod serve;
 
 /// `wrt --help`: the commands and the options most runs use; `wrt run --help` lists them all.
 const TOP_HELP: &str = "\
@@ -60,8 +61,10 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run a WebAssembly module (WASI preview 1) or a WASI 0.2 command component
+    /// Run a WebAssembly module (WASI preview 1) or a command component (WASI 0.2 or 0.3)
     Run(Box<run::RunArgs>),
+    /// Serve HTTP with a `wasi:http` service component, a fresh instance per request
+    Serve(Box<serve::ServeArgs>),
     /// Measure spawn, buffer, startup, instantiate and pipeline workloads against their floors, compare settings
     #[cfg(feature = "bench")]
     Bench(bench::BenchArgs),
@@ -122,6 +125,12 @@ impl Cli {
         !self.starts_own_children()
     }
 
+    /// Whether the command handles `SIGINT` and `SIGTERM` itself: `wrt serve`, which shuts
+    /// down gracefully and exits 0.
+    pub(crate) fn handles_own_signals(&self) -> bool {
+        matches!(self.command, Some(Command::Serve(_)))
+    }
+
     /// Whether the command starts host programs of its own, outside any spawner: `wrt bench`
     /// (the floors and the peers).
     pub(crate) fn starts_own_children(&self) -> bool {
@@ -135,6 +144,7 @@ impl Cli {
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Some(Command::Run(args)) => args.run(),
+            Some(Command::Serve(args)) => args.run(),
             #[cfg(feature = "bench")]
             Some(Command::Bench(args)) => args.run(),
             #[cfg(not(feature = "bench"))]

@@ -12,7 +12,9 @@ fn main() -> ExitCode {
     let cli = cmd::Cli::parse_or_exit();
     // Then, while wrt has one thread: the process-wide settings that only the CLI may choose.
     let code =
-        match process_settings::apply(cli.contains_descendants(), cli.starts_own_children()).and_then(|()| cli.run()) {
+        match process_settings::apply(cli.contains_descendants(), cli.starts_own_children(), cli.handles_own_signals())
+            .and_then(|()| cli.run())
+        {
             Ok(code) => code,
             Err(err) => {
                 say!("wrt: {err:#}");

@@ -41,6 +41,7 @@ const SUITES: &[&str] = &[
     "contain",
     "component",
     "p3",
+    "serve",
     "py",
     "js",
 ];

@@ -107,6 +107,20 @@ pub enum InstantiateError {
         /// The guest's name.
         guest: String,
     },
+    /// A service was loaded ([`crate::Runtime::load_service_file`]) from a guest that exports
+    /// no `wasi:http` handler: neither `wasi:http/handler@0.3` nor
+    /// `wasi:http/incoming-handler@0.2`.
+    #[error("guest `{}` is no HTTP service: it exports neither `wasi:http/handler@0.3` nor `wasi:http/incoming-handler@0.2`", Shown::new(.guest))]
+    NotAService {
+        /// The guest's name.
+        guest: String,
+    },
+    /// A run was asked of an HTTP service, whose guest answers requests ([`crate::Guest::serve_async`]).
+    #[error("guest `{}` is an HTTP service: it answers requests (`wrt serve`), it is not run", Shown::new(.guest))]
+    ServiceNotRun {
+        /// The guest's name.
+        guest: String,
+    },
     /// `invoke` was asked of a component, which has no core exports to call.
     #[error("guest `{}` is a component: `--invoke` calls exports of core modules only", Shown::new(.guest))]
     InvokeComponent {

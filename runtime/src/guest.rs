@@ -48,6 +48,9 @@ pub(crate) enum Code {
     /// A `wasi:cli/command` component of WASI 0.3, whose `run` is an async function: linked
     /// for asynchronous runs only (a synchronous run waits for one).
     CommandP3 { pre: wasmtime_wasi::p3::bindings::CommandPre<GuestState> },
+    /// A `wasi:http` service (0.3's `handler` or 0.2's `incoming-handler`), linked for
+    /// asynchronous runs: each request in a fresh instance.
+    HttpService { pre: Arc<wasmtime_wasi_http::handler::ProxyPre<GuestState>> },
 }
 
 /// The version of WASI a guest is written for ([`Guest::wasi_version`]).
@@ -56,9 +59,11 @@ pub(crate) enum Code {
 pub enum WasiVersion {
     /// A core module of WASI preview 1 (`wasi_snapshot_preview1`), or one that imports no WASI.
     Preview1,
-    /// A component that exports `wasi:cli/run@0.2`.
+    /// A component that exports `wasi:cli/run@0.2`, or a service that exports
+    /// `wasi:http/incoming-handler@0.2`.
     P2,
-    /// A component that exports `wasi:cli/run@0.3`, an async function.
+    /// A component that exports `wasi:cli/run@0.3` (an async function), or a service that
+    /// exports `wasi:http/handler@0.3`.
     P3,
 }
 
@@ -67,6 +72,7 @@ pub(crate) enum AsyncCode<'a> {
     Module(&'a wasmtime::InstancePre<GuestState>),
     Component(&'a wasmtime_wasi::p2::bindings::CommandPre<GuestState>),
     CommandP3(&'a wasmtime_wasi::p3::bindings::CommandPre<GuestState>),
+    HttpService(&'a Arc<wasmtime_wasi_http::handler::ProxyPre<GuestState>>),
 }
 
 impl std::fmt::Debug for Guest {
@@ -87,7 +93,7 @@ impl Guest {
     pub fn export_params(&self, name: &str) -> crate::Result<Vec<WasmType>> {
         let pre = match &self.code {
             Code::Module { pre, .. } => pre,
-            Code::Component { .. } | Code::CommandP3 { .. } => {
+            Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => {
                 return Err(InstantiateError::InvokeComponent { guest: self.name.clone() }.into());
             }
         };
@@ -111,16 +117,26 @@ impl Guest {
     /// Whether the guest is a component (a `wasi:cli/command` of WASI 0.2 or 0.3), rather than
     /// a core module.
     pub fn is_component(&self) -> bool {
-        matches!(self.code, Code::Component { .. } | Code::CommandP3 { .. })
+        matches!(self.code, Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. })
+    }
+
+    /// Whether the guest is a `wasi:http` service ([`Runtime::load_service_file`]), which
+    /// answers requests ([`Guest::serve_async`]) rather than runs.
+    pub fn is_service(&self) -> bool {
+        matches!(self.code, Code::HttpService { .. })
     }
 
     /// Which WASI the guest is written for: a core module's preview 1, or a component's 0.2 or
     /// 0.3.
     pub fn wasi_version(&self) -> WasiVersion {
-        match self.code {
+        match &self.code {
             Code::Module { .. } => WasiVersion::Preview1,
             Code::Component { .. } => WasiVersion::P2,
             Code::CommandP3 { .. } => WasiVersion::P3,
+            Code::HttpService { pre } => match pre.as_ref() {
+                wasmtime_wasi_http::handler::ProxyPre::P2(_) => WasiVersion::P2,
+                wasmtime_wasi_http::handler::ProxyPre::P3(_) => WasiVersion::P3,
+            },
         }
     }
 
@@ -140,11 +156,12 @@ impl Guest {
                 Some(linked) => linked,
                 None => {
                     let component = pre.instance_pre().component();
-                    let linked = runtime.link_component(&self.name, component, Mode::Async)?;
+                    let linked = runtime.link_component(&self.name, component, Mode::Async, false)?;
                     linked_async.get_or_init(|| linked)
                 }
             }),
             Code::CommandP3 { pre } => AsyncCode::CommandP3(pre),
+            Code::HttpService { pre } => AsyncCode::HttpService(pre),
         })
     }
 

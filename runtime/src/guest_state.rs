@@ -1,5 +1,6 @@
 //! What a guest's `Store` holds.
 
+pub(crate) mod http;
 pub(crate) mod listings;
 pub(crate) mod originals;
 pub(crate) mod p2;

@@ -27,10 +27,12 @@ mod budget;
 mod exports;
 mod guest_runs;
 mod report;
+mod serving;
 mod store_assembly;
 mod trap;
 
 pub use report::Report;
+pub use serving::{MAX_RESPONSE_BODY, Served};
 
 /// A guest instantiated in its own store. Its memories live until it is dropped.
 ///
@@ -82,6 +84,8 @@ enum State {
     CommandAsync(Box<wasmtime_wasi::p2::bindings::Command>),
     /// A command of WASI 0.3, ready to run its async `wasi:cli/run`.
     CommandP3(Box<wasmtime_wasi::p3::bindings::Command>),
+    /// A `wasi:http` service, ready to answer one request.
+    Service(Arc<wasmtime_wasi_http::handler::Proxy>),
     /// Instantiation or a call stopped the guest.
     Ended(Outcome),
 }

@@ -68,6 +68,29 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # HTTP services
+//!
+//! A `wasi:http` service component (WASI 0.3's `handler` or 0.2's `incoming-handler`), loaded
+//! with [`Runtime::load_service_file`], answers each request in a fresh instance with
+//! [`Guest::serve_async`], under the request's [`RunOptions`] (its timeout, fuel, memory limit
+//! and spawn policy); `wrt serve` is a server built on it. The guest's outgoing requests are
+//! refused.
+//!
+//! ```no_run
+//! use wrt_runtime::{RunOptions, Runtime};
+//!
+//! # fn main() {}
+//! # pub async fn answer(request: http::Request<http_body_util::Full<bytes::Bytes>>) -> wrt_runtime::Result<()> {
+//! let service = Runtime::new()?.load_service_file("service.wasm")?;
+//! let options = RunOptions::new().timeout(std::time::Duration::from_secs(5));
+//! let served = service.serve_async(&options, request).await?;
+//! match served.response {
+//!     Ok(response) => println!("{}: {} bytes", response.status(), response.body().len()),
+//!     Err(why) => println!("no response ({:?}): {why}", served.report.outcome),
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! # Timeout, fuel and start functions
 //!
 //! [`RunOptions::timeout`] and [`RunOptions::fuel`] bound a run from the start of
@@ -239,7 +262,7 @@ pub use external::gc_policy::GcPolicy;
 pub use guest::{Guest, WasiVersion};
 pub use guest_state::GuestState;
 pub use guest_stdio::{GuestOutput, GuestStdin};
-pub use instance::{Instance, Report};
+pub use instance::{Instance, MAX_RESPONSE_BODY, Report, Served};
 pub use module_file::MAX_MODULE_BYTES;
 pub use options::RunOptions;
 pub use outcome::{EXIT_TIMEOUT, EXIT_TRAP, Outcome, TrapInfo};

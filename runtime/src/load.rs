@@ -48,7 +48,32 @@ impl Runtime {
         if sniff(&bytes) == Format::Unknown && Engine::detect_precompiled(&bytes).is_some() {
             return Err(LoadError::Precompiled { name }.into());
         }
-        self.load(&name, Some(path), &bytes)
+        self.load(&name, Some(path), &bytes, Purpose::Run)
+    }
+
+    /// Loads and compiles a `wasi:http` service from a `.wasm` or `.wat` file, using the
+    /// compile cache: a component that exports `wasi:http/handler@0.3` (preferred when it
+    /// exports both) or `wasi:http/incoming-handler@0.2`, linked with `wasi:http` (whose
+    /// outgoing requests are refused) and the rest of WASI 0.2 and 0.3. It answers each
+    /// request in a fresh instance ([`Guest::serve_async`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::load_file`], and [`InstantiateError::NotAService`] when the guest exports
+    /// no handler.
+    pub fn load_service_file(&self, path: impl AsRef<Path>) -> crate::Result<Guest> {
+        let path = path.as_ref();
+        let bytes = crate::module_file::read(path).map_err(LoadError::into_error)?;
+        self.load(&file_name(path), Some(path), &bytes, Purpose::Serve)
+    }
+
+    /// [`Runtime::load_service_file`] for the bytes of a component or WebAssembly text.
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::load_service_file`].
+    pub fn load_service_bytes(&self, name: &str, bytes: &[u8]) -> crate::Result<Guest> {
+        self.load(name, None, bytes, Purpose::Serve)
     }
 
     /// Compiles a guest (a `.wasm` or `.wat` module or component) ahead of time, as `wasmtime
@@ -84,7 +109,7 @@ impl Runtime {
         }
         let compiled =
             crate::sys::precompiled::load(&self.inner.engine, file).map_err(|e| bad(wasmtime_causes(&e, false)))?;
-        self.finish(&name, compiled, false)
+        self.finish(&name, compiled, false, Purpose::Run)
     }
 
     /// Loads and compiles a guest from the bytes of a binary module or WebAssembly text.
@@ -93,10 +118,10 @@ impl Runtime {
     ///
     /// As [`Runtime::load_file`].
     pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> crate::Result<Guest> {
-        self.load(name, None, bytes)
+        self.load(name, None, bytes, Purpose::Run)
     }
 
-    fn load(&self, name: &str, path: Option<&Path>, bytes: &[u8]) -> crate::Result<Guest> {
+    fn load(&self, name: &str, path: Option<&Path>, bytes: &[u8], purpose: Purpose) -> crate::Result<Guest> {
         if sniff(bytes) == Format::Unknown {
             return Err(LoadError::NotWasm { name: name.to_owned() }.into());
         }
@@ -126,11 +151,11 @@ impl Runtime {
             }
             None => (compile().map_err(failed)?, false),
         };
-        self.finish(name, compiled, from_cache)
+        self.finish(name, compiled, from_cache, purpose)
     }
 
-    /// A guest of compiled code: checked and linked.
-    fn finish(&self, name: &str, compiled: Compiled, from_cache: bool) -> crate::Result<Guest> {
+    /// A guest of compiled code: checked and linked, for `purpose`.
+    fn finish(&self, name: &str, compiled: Compiled, from_cache: bool, purpose: Purpose) -> crate::Result<Guest> {
         let may_spawn = match &compiled {
             Compiled::Module(module) => module.imports().any(|import| import.module() == crate::abi::MODULE),
             Compiled::Component(component) => component
@@ -139,6 +164,12 @@ impl Runtime {
                 .any(|(name, _)| name.starts_with(crate::component::wit::PACKAGE_PREFIX)),
         };
         let code = match compiled {
+            Compiled::Component(component) if purpose == Purpose::Serve => {
+                Code::HttpService { pre: Arc::new(self.link_service(name, &component)?) }
+            }
+            Compiled::Module(_) if purpose == Purpose::Serve => {
+                return Err(InstantiateError::NotAService { guest: name.to_owned() }.into());
+            }
             Compiled::Module(module) => {
                 check_collector_hook(name, &module)?;
                 let pre = self.link(name, &module, Mode::Sync)?;
@@ -151,10 +182,10 @@ impl Runtime {
             // too (Rust's std exports that for every bin on `wasm32-wasip2`), as `wasmtime run`
             // does.
             Compiled::Component(component) if exports_p3_run(&self.inner.engine, &component) => {
-                Code::CommandP3 { pre: self.link_component(name, &component, Mode::Async)? }
+                Code::CommandP3 { pre: self.link_component(name, &component, Mode::Async, false)? }
             }
             Compiled::Component(component) => Code::Component {
-                pre: self.link_component(name, &component, Mode::Sync)?,
+                pre: self.link_component(name, &component, Mode::Sync, false)?,
                 linked_async: Arc::default(),
             },
         };
@@ -169,16 +200,53 @@ impl Runtime {
         name: &str,
         component: &wasmtime::component::Component,
         mode: Mode,
+        service: bool,
     ) -> crate::Result<C> {
+        let pre = self.instantiate_pre(name, component, mode, service)?;
+        C::new(pre).map_err(|err| {
+            chained(InstantiateError::NotACommand { guest: name.to_owned() }, wasmtime_causes(&err, false))
+        })
+    }
+
+    /// Links a `wasi:http` service once, for asynchronous runs: 0.3's handler if it exports
+    /// one, else 0.2's (as `wasmtime serve` chooses).
+    fn link_service(
+        &self,
+        name: &str,
+        component: &wasmtime::component::Component,
+    ) -> crate::Result<wasmtime_wasi_http::handler::ProxyPre<GuestState>> {
+        use wasmtime_wasi_http::handler::ProxyPre;
+        let pre = self.instantiate_pre(name, component, Mode::Async, true)?;
+        if let Ok(service) = wasmtime_wasi_http::p3::bindings::ServicePre::new(pre.clone()) {
+            return Ok(ProxyPre::P3(service));
+        }
+        wasmtime_wasi_http::p2::bindings::ProxyPre::new(pre).map(ProxyPre::P2).map_err(|err| {
+            chained(InstantiateError::NotAService { guest: name.to_owned() }, wasmtime_causes(&err, false))
+        })
+    }
+
+    /// Links `component` with the linker of runs of `mode` (with `wasi:http` for a
+    /// `service`): every import must be one wrt provides (or, with
+    /// [`RuntimeBuilder::unknown_imports_trap`], becomes a trapping stub).
+    fn instantiate_pre(
+        &self,
+        name: &str,
+        component: &wasmtime::component::Component,
+        mode: Mode,
+        service: bool,
+    ) -> crate::Result<wasmtime::component::InstancePre<GuestState>> {
+        let http = self.inner.settings.http;
         let linkers = match mode {
             Mode::Sync => &self.inner.components,
+            // A runtime with `wasi:http` links it into every component already.
+            Mode::Async if service && !http => &self.inner.services,
             Mode::Async => &self.inner.components_async,
         };
         let base = match linkers.get() {
             Some(linker) => linker,
             None => {
                 let embedder = self.inner.settings.link_components.as_deref();
-                let linker = crate::component::link::linker(&self.inner.engine, embedder, mode)?;
+                let linker = crate::component::link::linker(&self.inner.engine, embedder, mode, http || service)?;
                 // Another thread may have built it meanwhile: either copy serves.
                 linkers.get_or_init(|| linker)
             }
@@ -190,12 +258,9 @@ impl Runtime {
             stubbed = Some(linker);
         }
         let linker = stubbed.as_ref().unwrap_or(base);
-        let pre = linker.instantiate_pre(component).map_err(|err| {
-            chained(InstantiateError::Failed { guest: name.to_owned() }, wasmtime_causes(&err, false))
-        })?;
-        C::new(pre).map_err(|err| {
-            chained(InstantiateError::NotACommand { guest: name.to_owned() }, wasmtime_causes(&err, false))
-        })
+        linker
+            .instantiate_pre(component)
+            .map_err(|err| chained(InstantiateError::Failed { guest: name.to_owned() }, wasmtime_causes(&err, false)))
     }
 
     /// Links `module` once, so that each run only instantiates: every import must be one wrt
@@ -227,6 +292,15 @@ impl Runtime {
             None => chained(InstantiateError::Failed { guest: name.to_owned() }, wasmtime_causes(&err, false)),
         })
     }
+}
+
+/// What a guest is loaded for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    /// Runs: a core module, or a component's `wasi:cli/run`.
+    Run,
+    /// Answering HTTP requests: a component's `wasi:http` handler.
+    Serve,
 }
 
 /// A component's `wasi:cli/command` bindings, for synchronous or asynchronous runs.

@@ -58,6 +58,9 @@ pub(crate) struct Inner {
     pub(crate) components: OnceLock<wasmtime::component::Linker<GuestState>>,
     /// The same for asynchronous runs, built on the first one.
     pub(crate) components_async: OnceLock<wasmtime::component::Linker<GuestState>>,
+    /// The linker of `wasi:http` services (asynchronous, with `wasi:http`), on the first, when
+    /// the runtime does not link `wasi:http` into every component.
+    pub(crate) services: OnceLock<wasmtime::component::Linker<GuestState>>,
     pub(crate) settings: RuntimeBuilder,
     /// Advances the engine's epoch while a guest runs under a timeout.
     pub(crate) ticker: Arc<EpochTicker>,
@@ -91,6 +94,8 @@ pub struct RuntimeBuilder {
     /// [`RuntimeBuilder::parallel_compilation`] turned off.
     pub(crate) compile_on_one_thread: bool,
     pub(crate) unknown_imports_trap: bool,
+    /// [`RuntimeBuilder::http`].
+    pub(crate) http: bool,
     pub(crate) on_slow_compile: Option<SlowCompileHook>,
     pub(crate) on_cache_unusable: Option<Arc<CacheUnusableFn>>,
     pub(crate) pool: PoolLimits,
@@ -125,6 +130,7 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("timeouts", &!self.no_timeouts)
             .field("parallel_compilation", &!self.compile_on_one_thread)
             .field("unknown_imports_trap", &self.unknown_imports_trap)
+            .field("http", &self.http)
             .field("on_slow_compile", &self.on_slow_compile.as_ref().map(|_| "Fn"))
             .field("on_cache_unusable", &self.on_cache_unusable.as_ref().map(|_| "Fn"))
             .field("pool", &self.pool)
@@ -195,6 +201,16 @@ impl RuntimeBuilder {
     /// such a guest fails with [`crate::InstantiateError::UnknownImport`].
     pub fn unknown_imports_trap(mut self, on: bool) -> Self {
         self.unknown_imports_trap = on;
+        self
+    }
+
+    /// Links `wasi:http` (0.2.12 and 0.3.0) into every component: its types (requests,
+    /// responses, fields, bodies) and its outgoing handler, which refuses every request
+    /// (`HTTP-request-denied`: guests get no network). [`Runtime::load_service_file`] links it
+    /// whatever this says. Default: off, and a command importing `wasi:http` is refused when
+    /// loaded, naming the import (`wasmtime run` without `-S http`).
+    pub fn http(mut self, on: bool) -> Self {
+        self.http = on;
         self
     }
 
@@ -324,6 +340,7 @@ impl RuntimeBuilder {
             linker_async: OnceLock::new(),
             components: OnceLock::new(),
             components_async: OnceLock::new(),
+            services: OnceLock::new(),
             settings: self,
             ticker,
             wasi_trampoline: Arc::new(crate::cache::LazyModule::new(cache)),

@@ -20,7 +20,7 @@ use wrt_runtime::{
 use self::compat::WasmtimeOptions;
 use super::OnOff;
 
-/// Run a WebAssembly module (WASI preview 1) or a WASI 0.2 command component
+/// Run a WebAssembly module (WASI preview 1) or a command component (WASI 0.2 or 0.3)
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Give the guest a host directory, read-write: HOST, or HOST::GUEST to mount it elsewhere
@@ -236,6 +236,7 @@ impl RunArgs {
             .dontfork(self.dontfork == OnOff::On)
             .cache(if self.no_cache || wasmtime.no_cache { CacheMode::Disabled } else { CacheMode::User })
             .unknown_imports_trap(self.unknown_imports_trap || wasmtime.unknown_imports_trap)
+            .http(wasmtime.http)
             .on_cache_unusable(|err| {
                 say!("wrt: compile cache not used: {}", wrt_text::error_chain(err));
             });
@@ -367,6 +368,21 @@ impl RunArgs {
         Ok(builder)
     }
 
+    /// The runtime's settings, the options of each request's instance, and the component, for
+    /// `wrt serve`: no guest arguments, no `--invoke`, no precompiled code.
+    pub(crate) fn service_settings(&mut self) -> anyhow::Result<(RuntimeBuilder, RunOptions, PathBuf)> {
+        self.split_module_and_args()?;
+        anyhow::ensure!(self.args.is_empty(), "`wrt serve` takes one component and no arguments for it");
+        anyhow::ensure!(
+            self.invoke.is_none(),
+            "`wrt serve` calls the component's HTTP handler: it takes no `--invoke`"
+        );
+        anyhow::ensure!(!self.allow_precompiled, "`wrt serve` takes no `--allow-precompiled`");
+        anyhow::ensure!(self.stats.is_none(), "`wrt serve` takes no `--stats`: a server has no end to report at");
+        let (runtime, options) = self.settings()?;
+        Ok((runtime, options, self.module.clone()))
+    }
+
     pub(crate) fn run(mut self) -> anyhow::Result<ExitCode> {
         self.split_module_and_args()?;
         let (runtime, options) = self.settings()?;
@@ -431,7 +447,7 @@ fn either<T>(flag: &str, value: Option<T>, option: &str, from_option: Option<T>)
 }
 
 /// Adds the `wrt run` flag that fixes an instantiation error.
-fn with_hint(err: wrt_runtime::wasmtime::Error) -> anyhow::Error {
+pub(crate) fn with_hint(err: wrt_runtime::wasmtime::Error) -> anyhow::Error {
     let hint = match err.downcast_ref::<InstantiateError>() {
         Some(InstantiateError::UnknownImport { .. }) => {
             Some("`--unknown-imports-trap` instantiates it with imports that trap when called")

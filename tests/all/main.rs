@@ -26,6 +26,7 @@ mod policy;
 mod policy_escapes;
 mod py;
 mod refs;
+mod serve;
 mod spawn;
 mod stdio;
 mod trap;

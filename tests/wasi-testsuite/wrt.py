@@ -32,8 +32,7 @@ def get_wasi_versions() -> List[str]:
 
 
 def get_wasi_worlds() -> List[str]:
-    # `wasi:http/service` needs `wrt serve`, which wrt does not have yet: the runner skips those.
-    return ["wasi:cli/command"]
+    return ["wasi:cli/command", "wasi:http/service"]
 
 
 def compute_argv(
@@ -44,12 +43,19 @@ def compute_argv(
     wasi_version: str,
 ) -> List[str]:
     args, env, root = args_env_root
-    argv = WRT + ["run"]
+    if wasi_world == "wasi:http/service":
+        # The runner reads the URL from the first line of stderr, and stops the server with
+        # SIGINT, expecting status 0.
+        argv = WRT + ["serve", "--addr", "127.0.0.1:0"]
+    else:
+        argv = WRT + ["run"]
+        if "http" in proposals:
+            argv += ["-S", "http"]
     for name, value in env.items():
         argv += ["--env", f"{name}={value}"]
     if root:
         # The test's directory, preopened read-write as `/`.
         argv += ["--dir", f"{root}::/"]
     # wrt links WASI 0.2 and 0.3 into every component, and gives guests no network: the
-    # `sockets` proposal's tests are expected to fail, and `http` is not linked into commands.
+    # `sockets` proposal's tests, and the services' outgoing requests, are expected to fail.
     return argv + [test_path] + args

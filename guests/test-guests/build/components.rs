@@ -1,6 +1,6 @@
 //! The component guests: `components/` (bins `component_<name>`, on the SDK `sdk/process`), the
 //! twins (`twins/`, bins `<suite>_<name>`, which become `component_<name>`) and the WASI 0.3
-//! commands (`wasip3/`, bins `p3_<name>`), compiled to `wasm32-wasip2` components with a nested
+//! commands and the `wasi:http` services (`wasip3/`, bins `p3_<name>` and `serve_<name>`), compiled to `wasm32-wasip2` components with a nested
 //! cargo, into the same target directory as the core-module guests (another target, so its own
 //! subdirectory).
 
@@ -35,9 +35,9 @@ pub fn add(
     ] {
         println!("cargo:rerun-if-changed={}", watched.display());
     }
-    // The WASI 0.3 commands on their own: built with the others, their `wasip3` would turn on
-    // wit-bindgen's `async` for the SDK too, and change the bytes of the committed benchmark
-    // components.
+    // The WASI 0.3 commands and services on their own: built with the others, their `wasip3`
+    // would turn on wit-bindgen's `async` for the SDK too, and their dependencies would change
+    // the symbols, so the bytes, of the committed benchmark components.
     for packages in [&["components", "twins"][..], &["wasip3-guests"]] {
         let status = super::plain_cargo(workspace, target_dir)
             .args(["build", "--release", "--locked", "--target=wasm32-wasip2", "--bins"])

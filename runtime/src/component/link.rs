@@ -13,7 +13,8 @@ use crate::host_fn::Mode;
 /// The function of `RuntimeBuilder::link_components`: defines the embedder's own functions.
 pub(crate) type LinkComponentsFn = crate::host_fn::LinkFn<Linker<GuestState>>;
 
-/// A linker, for runs of `mode`, holding everything a component may import from wrt, and the embedder's own
+/// A linker, for runs of `mode`, holding everything a component may import from wrt (`wasi:http`
+/// with `http`), and the embedder's own
 /// functions (`embedder`). Those are defined first, with shadowing then turned off, so that one
 /// of them that names a function of wrt's makes the linking fail, whatever the embedder's
 /// function did to the linker's settings.
@@ -21,14 +22,24 @@ pub(crate) fn linker(
     engine: &Engine,
     embedder: Option<&LinkComponentsFn>,
     mode: Mode,
+    http: bool,
 ) -> wasmtime::Result<Linker<GuestState>> {
     let mut linker = Linker::new(engine);
     let own = |linker: &mut Linker<GuestState>| -> wasmtime::Result<()> {
         match mode {
-            Mode::Sync => wasmtime_wasi::p2::add_to_linker_sync(linker)?,
+            Mode::Sync => {
+                wasmtime_wasi::p2::add_to_linker_sync(linker)?;
+                if http {
+                    wasmtime_wasi_http::p2::add_only_http_to_linker_sync(linker)?;
+                }
+            }
             Mode::Async => {
                 wasmtime_wasi::p2::add_to_linker_async(linker)?;
                 wasmtime_wasi::p3::add_to_linker(linker)?;
+                if http {
+                    wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+                    wasmtime_wasi_http::p3::add_to_linker(linker)?;
+                }
             }
         }
         super::clock::add_to_linker(linker)?;

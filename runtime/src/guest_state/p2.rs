@@ -1,6 +1,8 @@
-//! The WASI 0.2 context of a component, in the guest's store.
+//! The WASI context of a component (0.2 and 0.3 share it), and its `wasi:http` context, in the
+//! guest's store.
 
 use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use super::GuestState;
 
@@ -12,13 +14,15 @@ pub(crate) const MAX_RESOURCES: usize = 1 << 16;
 pub(crate) struct P2 {
     pub(crate) ctx: WasiCtx,
     pub(crate) table: ResourceTable,
+    /// `wasi:http`'s context, over the same table.
+    pub(crate) http: super::http::Http,
 }
 
 impl P2 {
     pub(crate) fn new(ctx: WasiCtx) -> Self {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
-        Self { ctx, table }
+        Self { ctx, table, http: Default::default() }
     }
 }
 
@@ -29,4 +33,17 @@ impl WasiView for GuestState {
         let p2 = self.p2.get_or_insert_with(|| P2::new(WasiCtx::builder().build()));
         WasiCtxView { ctx: &mut p2.ctx, table: &mut p2.table }
     }
+}
+
+impl WasiHttpView for GuestState {
+    /// `wasi:http`'s context over the same table as WASI's (its `wasi:io` resources are shared).
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        let p2 = self.p2.get_or_insert_with(|| P2::new(WasiCtx::builder().build()));
+        WasiHttpCtxView { ctx: &mut p2.http.ctx, table: &mut p2.table, hooks: &mut p2.http.hooks }
+    }
+}
+
+/// [`WasiHttpView::http`] as a function, for wasmtime-wasi-http's calls that take one.
+pub(crate) fn http_view(state: &mut GuestState) -> WasiHttpCtxView<'_> {
+    state.http()
 }

@@ -123,6 +123,15 @@ impl Instance {
                 })
                 .await
             }
+            AsyncCode::HttpService(pre) => {
+                let pre = std::sync::Arc::clone(pre);
+                this.enter_async(move |store| {
+                    Box::pin(async move {
+                        pre.instantiate_async(store).await.map(|proxy| State::Service(std::sync::Arc::new(proxy)))
+                    })
+                })
+                .await
+            }
             AsyncCode::CommandP3(pre) => {
                 let pre = pre.clone();
                 this.enter_async(move |store| {
@@ -173,6 +182,7 @@ impl Instance {
                 .await?
             }
             State::Command(_) => return Err(self.wrong_mode()),
+            State::Service(_) => return Err(self.service_not_run()),
             State::Ended(outcome) => return Ok(outcome.clone()),
         };
         let outcome = called.unwrap_or_else(|outcome| outcome);
@@ -216,7 +226,7 @@ impl Instance {
     /// budget, with the epoch ticking throughout (the guest yields at every tick), and races it
     /// against the run's deadline and cancel token. When one of those fires while the call
     /// waits, the call is dropped and the instance ends.
-    async fn enter_async<R: Send>(
+    pub(super) async fn enter_async<R: Send>(
         &mut self,
         f: impl for<'s> FnOnce(&'s mut Store<GuestState>) -> Call<'s, R> + Send,
     ) -> wasmtime::Result<Result<R, Outcome>> {

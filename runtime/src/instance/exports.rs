@@ -20,7 +20,9 @@ impl Instance {
     /// `proc_exit`). Such an instance runs nothing more.
     pub fn ended(&self) -> Option<&Outcome> {
         match &self.state {
-            State::Ready(_) | State::Command(_) | State::CommandAsync(_) | State::CommandP3(_) => None,
+            State::Ready(_) | State::Command(_) | State::CommandAsync(_) | State::CommandP3(_) | State::Service(_) => {
+                None
+            }
             State::Ended(outcome) => Some(outcome),
         }
     }
@@ -45,6 +47,7 @@ impl Instance {
             State::CommandAsync(_) => return Err(self.wrong_mode()),
             // Its `run` is an async function: this thread waits for it.
             State::CommandP3(_) => return crate::tokio_runtime::block_on(self.run_start_async()),
+            State::Service(_) => return Err(self.service_not_run()),
             State::Ended(outcome) => return Ok(outcome.clone()),
         };
         let func = self.start_func(instance)?;
@@ -204,7 +207,7 @@ impl Instance {
     ) -> wasmtime::Result<Result<(wasmtime::Instance, wasmtime::Func), Outcome>> {
         let instance = match &self.state {
             State::Ready(instance) => *instance,
-            State::Command(_) | State::CommandAsync(_) | State::CommandP3(_) => {
+            State::Command(_) | State::CommandAsync(_) | State::CommandP3(_) | State::Service(_) => {
                 return Err(InstantiateError::InvokeComponent { guest: self.guest_name.clone() }.into());
             }
             State::Ended(outcome) => return Ok(Err(outcome.clone())),

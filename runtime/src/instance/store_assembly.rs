@@ -26,6 +26,9 @@ use crate::wasi::ctx as wasi_ctx;
 
 impl Instance {
     pub(crate) fn new(guest: &Guest, options: &RunOptions) -> crate::Result<Self> {
+        if let Code::HttpService { .. } = guest.code {
+            return Err(InstantiateError::ServiceNotRun { guest: guest.name.clone() }.into());
+        }
         if let Code::CommandP3 { .. } = guest.code {
             // A command of WASI 0.3 runs only asynchronously: this thread waits for it, and
             // the instance takes synchronous calls the same way.
@@ -42,7 +45,7 @@ impl Instance {
             Code::Component { pre, .. } => {
                 this.enter(|store| pre.instantiate(store).map(|c| State::Command(Box::new(c))))
             }
-            Code::CommandP3 { .. } => unreachable!("instantiated asynchronously above"),
+            Code::CommandP3 { .. } | Code::HttpService { .. } => unreachable!("returned above"),
         };
         this.instantiated(instantiated, guest, options)?;
         Ok(this)
@@ -78,7 +81,7 @@ impl Instance {
                 wasi = Some(wasi_ctx::build(options, &guest.name, deadline.cell(), &captured, mode)?);
             }
             Code::Module { .. } => {}
-            Code::Component { .. } | Code::CommandP3 { .. } => {
+            Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => {
                 let ctx = wasi_ctx::builder(options, &guest.name, deadline.cell(), &captured, mode)?.build();
                 p2 = Some(P2::new(ctx));
             }
@@ -112,7 +115,9 @@ impl Instance {
         let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
         let instances = match guest.code {
             Code::Module { .. } => crate::limiter::MODULE_INSTANCES,
-            Code::Component { .. } | Code::CommandP3 { .. } => crate::limiter::COMPONENT_INSTANCES,
+            Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => {
+                crate::limiter::COMPONENT_INSTANCES
+            }
         };
         let limiter = Limiter::new(options.max_memory, Arc::clone(&external.pool), instances);
         let state = GuestState {
@@ -152,7 +157,7 @@ impl Instance {
             metering: runtime.settings.fuel,
             entry: match &guest.code {
                 Code::Module { entry, .. } => *entry,
-                Code::Component { .. } | Code::CommandP3 { .. } => [None, None],
+                Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => [None, None],
             },
             started,
             cpu_time: options.measure_cpu_time.then_some(Duration::ZERO),

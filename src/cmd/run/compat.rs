@@ -14,6 +14,8 @@ pub(crate) struct WasmtimeOptions {
     pub(crate) inherit_env: bool,
     /// `-C cache=n`: run without the compile cache.
     pub(crate) no_cache: bool,
+    /// `-S http`: link `wasi:http` into components.
+    pub(crate) http: bool,
 }
 
 /// The WebAssembly proposals every wrt guest has (wasmtime's defaults, which wrt keeps):
@@ -68,6 +70,11 @@ impl WasmtimeOptions {
                 "inherit-env" => options.inherit_env = boolean("S", key, value)?,
                 // wrt always exits with the guest's own code.
                 "cli-exit-with-code" => {
+                    boolean("S", key, value)?;
+                }
+                "http" => options.http = boolean("S", key, value)?,
+                // `wrt serve` links all of WASI into a service, as `wasmtime serve -S cli` does.
+                "cli" => {
                     boolean("S", key, value)?;
                 }
                 // WASI 0.3 is always linked: a component that exports its `run` is run by it.
@@ -142,9 +149,9 @@ fn hint_s(key: &str) -> String {
              interfaces without a flag"
                 .into()
         }
-        "http" | "nn" | "threads" | "config" | "keyvalue" => format!("; wrt does not provide wasi-{key}"),
+        "nn" | "threads" | "config" | "keyvalue" => format!("; wrt does not provide wasi-{key}"),
         "env" => "; set a variable with `--env NAME=VALUE`".into(),
-        _ => "; wrt takes `-S inherit-env`, `-S cli-exit-with-code` and `-S p3`; preopens are `--dir` and \
+        _ => "; wrt takes `-S inherit-env`, `-S cli-exit-with-code`, `-S p3`, `-S http` and `-S cli`; preopens are `--dir` and \
               `--ro-dir`, variables `--env`"
             .into(),
     }
@@ -224,6 +231,7 @@ mod tests {
                 unknown_imports_trap: true,
                 inherit_env: true,
                 no_cache: false,
+                http: false,
             }
         );
         assert_eq!(parse(&[], &["cli-exit-with-code"]).unwrap(), WasmtimeOptions::default());

@@ -1,0 +1,118 @@
+//! A `wasi:http` service of WASI 0.3 (`wasi:http/handler@0.3.0`), for the tests of `wrt
+//! serve`. Its path picks what it does:
+//! - `/`: 200, `hello from a WASI 0.3 service`;
+//! - `/echo`: 200, the request's method and body;
+//! - `/count`: 200, how many requests this instance has answered (1 in a fresh instance);
+//! - `/stream`: 200, ten lines written after `handle` returned;
+//! - `/error`: the error code `internal-error`; `/trap`: traps; `/spin`: computes without end;
+//! - `/sleep`: waits 60 s;
+//! - `/spawn`: runs `echo from a child` through `wrt:process` and answers with its stdout;
+//! - `/env`: the value of `GREETING`;
+//! - `/fetch`: sends a request of its own to `http://$TARGET/` and answers with what became of
+//!   it.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use wasip3::http::types::{ErrorCode, Fields, Request, Response, Scheme};
+use wasip3::{wit_bindgen, wit_future, wit_stream};
+
+wasip3::http::service::export!(Service);
+
+struct Service;
+
+/// Requests this instance has answered.
+static ANSWERED: AtomicU32 = AtomicU32::new(0);
+
+impl wasip3::exports::http::handler::Guest for Service {
+    async fn handle(request: Request) -> Result<Response, ErrorCode> {
+        let count = ANSWERED.fetch_add(1, Ordering::SeqCst) + 1;
+        let path = request.get_path_with_query().unwrap_or_default();
+        match path.as_str() {
+            "/" => Ok(respond(b"hello from a WASI 0.3 service\n".to_vec())),
+            "/echo" => {
+                let method = format!("{:?}\n", request.get_method());
+                let (_, done) = wit_future::new(|| Ok(()));
+                let (body, _trailers) = Request::consume_body(request, done);
+                let mut text = method.into_bytes();
+                text.extend(body.collect().await);
+                Ok(respond(text))
+            }
+            "/count" => Ok(respond(format!("{count}\n").into_bytes())),
+            "/stream" => {
+                let (mut tx, rx) = wit_stream::new();
+                let (trailers_tx, trailers_rx) = wit_future::new(|| Ok(None));
+                let (response, _sent) = Response::new(Fields::new(), Some(rx), trailers_rx);
+                wit_bindgen::spawn_local(async move {
+                    for line in 0..10 {
+                        tx.write_all(format!("line {line}\n").into_bytes()).await;
+                    }
+                    drop(tx);
+                    drop(trailers_tx);
+                });
+                Ok(response)
+            }
+            "/error" => Err(ErrorCode::InternalError(Some("asked for an error".into()))),
+            "/trap" => std::process::abort(),
+            "/spin" => {
+                let mut x: u64 = 1;
+                loop {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+            "/sleep" => {
+                wasip3::clocks::monotonic_clock::wait_for(60_000_000_000).await;
+                Ok(respond(b"slept\n".to_vec()))
+            }
+            "/spawn" => match wrt_process::Command::new("echo").arg("from a child").output() {
+                Ok(output) => Ok(respond(output.stdout)),
+                Err(err) => Ok(respond(format!("spawn failed: {err}\n").into_bytes())),
+            },
+            "/env" => {
+                let value = wasip3::cli::environment::get_environment()
+                    .into_iter()
+                    .find_map(|(name, value)| (name == "GREETING").then_some(value))
+                    .unwrap_or_default();
+                Ok(respond(format!("{value}\n").into_bytes()))
+            }
+            "/fetch" => {
+                let target = wasip3::cli::environment::get_environment()
+                    .into_iter()
+                    .find_map(|(name, value)| (name == "TARGET").then_some(value))
+                    .unwrap_or_default();
+                let (_, trailers) = wit_future::new(|| Ok(None));
+                let (outgoing, _sent) = Request::new(Fields::new(), None, trailers, None);
+                let _ = outgoing.set_scheme(Some(&Scheme::Http));
+                let _ = outgoing.set_authority(Some(&target));
+                let _ = outgoing.set_path_with_query(Some("/"));
+                let answer = match wasip3::http::client::send(outgoing).await {
+                    Ok(response) => format!("sent: {}\n", response.get_status_code()),
+                    Err(code) => format!("refused: {code:?}\n"),
+                };
+                Ok(respond(answer.into_bytes()))
+            }
+            _ => {
+                let response = respond(b"not found\n".to_vec());
+                let _ = response.set_status_code(404);
+                Ok(response)
+            }
+        }
+    }
+}
+
+/// A 200 response with `body`, written by a task of its own.
+fn respond(body: Vec<u8>) -> Response {
+    let (mut tx, rx) = wit_stream::new();
+    let (trailers_tx, trailers_rx) = wit_future::new(|| Ok(None));
+    let (response, _sent) = Response::new(Fields::new(), Some(rx), trailers_rx);
+    wit_bindgen::spawn_local(async move {
+        tx.write_all(body).await;
+        drop(tx);
+        drop(trailers_tx);
+    });
+    response
+}
+
+/// The WASI 0.2 entry point Rust's std exports for every bin; a server calls `handle`.
+fn main() {
+    std::process::exit(3);
+}

@@ -1,0 +1,200 @@
+//! `wrt serve`: answers HTTP/1.1 requests with a `wasi:http` service component, each request
+//! in a fresh instance under the options `wrt run` takes (timeout, fuel and memory limit per
+//! request; preopens, environment, spawn policy), until `SIGINT` or `SIGTERM`.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use tokio::signal::unix::{SignalKind, signal};
+use wrt_runtime::{Guest, GuestStdin, Outcome, RunOptions, Served};
+
+use super::run::RunArgs;
+
+/// Serve HTTP requests with a `wasi:http` service component (WASI 0.3 `handler` or 0.2
+/// `incoming-handler`), a fresh instance per request
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Where to listen: HOST:PORT (port 0 picks a free port); the URL is the first line wrt
+    /// writes to stderr
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+
+    /// After SIGINT or SIGTERM, how long requests in flight may take to finish
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = wrt_text::parse_duration)]
+    shutdown_timeout: Duration,
+
+    /// Every option of `wrt run`, for each request's instance (`--timeout`, `--fuel` and
+    /// `--max-memory` are per request), and the component
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The requests being answered, and a wake-up for shutdown when the last one ends.
+#[derive(Default)]
+struct InFlight {
+    count: AtomicUsize,
+    idle: tokio::sync::Notify,
+}
+
+/// Counts one request while it lives.
+struct Answering(Arc<InFlight>);
+
+impl Answering {
+    fn new(in_flight: &Arc<InFlight>) -> Self {
+        in_flight.count.fetch_add(1, Ordering::SeqCst);
+        Self(Arc::clone(in_flight))
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+impl ServeArgs {
+    pub(crate) fn run(mut self) -> anyhow::Result<ExitCode> {
+        let (runtime, options, module) = self.run.service_settings()?;
+        let runtime = runtime.build()?;
+        let guest = runtime.load_service_file(&module).map_err(super::run::with_hint)?;
+        // A request's instance reads no stdin of wrt's.
+        let options = Arc::new(options.stdin(GuestStdin::Null));
+        let executor = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("wrt-serve")
+            .build()
+            .context("failed to start the server's threads")?;
+        let code = executor.block_on(serve(guest, options, self.addr, self.shutdown_timeout));
+        // Requests cut short hold threads (a guest waiting for a child): not waited for.
+        executor.shutdown_background();
+        // What the guests started ends with the server: their instances ended their children;
+        // anything those left behind goes now.
+        wrt_runtime::containment::sweep();
+        code
+    }
+}
+
+/// Listens on `addr` and answers every request until a termination signal; then waits up to
+/// `grace` for the requests in flight. Exits 0 after a graceful shutdown, 128 + the signal
+/// when a second signal cuts it short.
+async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, grace: Duration) -> anyhow::Result<ExitCode> {
+    let mut interrupt = signal(SignalKind::interrupt()).context("failed to handle SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).context("failed to handle SIGTERM")?;
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("failed to listen on {addr}"))?;
+    let local = listener.local_addr().context("failed to read the address listened on")?;
+    say!("Serving HTTP on http://{local}/");
+    let in_flight = Arc::new(InFlight::default());
+    let ids = Arc::new(AtomicU64::new(0));
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, _) = match accepted {
+                    Ok(accepted) => accepted,
+                    Err(err) => {
+                        // Out of descriptors, or a connection reset before it was taken: the
+                        // server goes on.
+                        say!("wrt: failed to accept a connection: {err}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let (guest, options, in_flight, ids) =
+                    (guest.clone(), Arc::clone(&options), Arc::clone(&in_flight), Arc::clone(&ids));
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let answering = Answering::new(&in_flight);
+                        let id = ids.fetch_add(1, Ordering::Relaxed) + 1;
+                        let (guest, options) = (guest.clone(), Arc::clone(&options));
+                        async move {
+                            let response = answer(&guest, &options, id, request).await;
+                            drop(answering);
+                            Ok::<_, Infallible>(response)
+                        }
+                    });
+                    let connection = hyper::server::conn::http1::Builder::new()
+                        .keep_alive(true)
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+                    // A client that goes away, or sends no HTTP, ends its own connection.
+                    let _ = connection.await;
+                });
+            }
+            _ = interrupt.recv() => break,
+            _ = terminate.recv() => break,
+        }
+    }
+    drop(listener);
+    let drained = async {
+        while in_flight.count.load(Ordering::SeqCst) > 0 {
+            let idle = in_flight.idle.notified();
+            if in_flight.count.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            idle.await;
+        }
+    };
+    tokio::select! {
+        _ = drained => Ok(ExitCode::SUCCESS),
+        () = tokio::time::sleep(grace) => {
+            say!("wrt: {} requests still in flight after {grace:?}: ending them", in_flight.count.load(Ordering::SeqCst));
+            Ok(ExitCode::SUCCESS)
+        }
+        _ = interrupt.recv() => Ok(ExitCode::from(128 + 2)),
+        _ = terminate.recv() => Ok(ExitCode::from(128 + 15)),
+    }
+}
+
+/// The answer to request `id`: the guest's response, or 500 (504 for the timeout) when it
+/// gave none, said on stderr.
+async fn answer(
+    guest: &Guest,
+    options: &RunOptions,
+    id: u64,
+    request: http::Request<Incoming>,
+) -> http::Response<Full<Bytes>> {
+    let served = match guest.serve_async(options, request).await {
+        Ok(served) => served,
+        Err(err) => {
+            say!("wrt: request {id}: {}", wrt_text::error_chain(&*err));
+            return status(http::StatusCode::INTERNAL_SERVER_ERROR);
+        }
+    };
+    let Served { report, response } = served;
+    match response {
+        Ok(response) => response.map(Full::new),
+        Err(why) => {
+            let (code, why) = match &report.outcome {
+                Outcome::TimedOut(after) => (http::StatusCode::GATEWAY_TIMEOUT, format!("timed out after {after:?}")),
+                // The trap's first line: one line a request (the backtrace follows it).
+                Outcome::Trapped(trap) => {
+                    let trap = trap.to_string();
+                    let first = trap.lines().next().unwrap_or_default();
+                    (http::StatusCode::INTERNAL_SERVER_ERROR, format!("trapped: {first}"))
+                }
+                Outcome::OutOfFuel(fuel) => {
+                    (http::StatusCode::INTERNAL_SERVER_ERROR, format!("ran out of fuel (all {fuel} units used)"))
+                }
+                _ => (http::StatusCode::INTERNAL_SERVER_ERROR, why),
+            };
+            say!("wrt: request {id}: {why}");
+            status(code)
+        }
+    }
+}
+
+/// An empty response of `code`.
+fn status(code: http::StatusCode) -> http::Response<Full<Bytes>> {
+    let mut response = http::Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = code;
+    response
+}

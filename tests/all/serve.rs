@@ -1,0 +1,258 @@
+//! `wrt serve`: `wasi:http` services (the WASI 0.3 `serve_p3` and the WASI 0.2 `serve_p2`)
+//! answer requests over loopback, each in a fresh instance; failures
+//! of the guest are answered with 5xx and logged while the server goes on; hostile requests
+//! get an HTTP error, not a crash; `SIGINT` and `SIGTERM` shut it down gracefully with status 0.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use wrt_test_guests::*;
+
+use crate::util::wrt;
+
+foreach_serve!(assert_test_exists);
+use crate::assert_test_exists;
+
+/// A `wrt serve` started on port 0 of loopback, killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    /// What the server wrote to stderr after its first line, read by a thread.
+    log: std::sync::mpsc::Receiver<String>,
+}
+
+impl Server {
+    /// `wrt serve --addr 127.0.0.1:0 FLAGS GUEST`, once it listens: the first line of its
+    /// stderr names the URL.
+    fn start(flags: &[&str], guest: &str) -> Self {
+        let mut child = wrt()
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(flags)
+            .arg(guest)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        stderr.read_line(&mut first).unwrap();
+        let url = first.strip_prefix("Serving HTTP on http://").unwrap_or_else(|| panic!("first line: {first:?}"));
+        let addr = url.trim_end().trim_end_matches('/').parse().unwrap();
+        let (tx, log) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Self { child, addr, log }
+    }
+
+    /// Sends `raw` (a whole HTTP/1.1 request) on a new connection and returns the status and
+    /// body of the response (the server closes the connection after it: `Connection: close`),
+    /// the body unchunked.
+    fn send(&self, raw: &[u8]) -> (u16, String) {
+        let mut stream = TcpStream::connect(self.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        stream.write_all(raw).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status = response.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+        match head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+            true => (status, unchunked(body)),
+            false => (status, body.to_owned()),
+        }
+    }
+
+    /// `GET path`: its status and body.
+    fn get(&self, path: &str) -> (u16, String) {
+        self.send(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())
+    }
+
+    /// The lines the server logged until now.
+    fn logged(&self) -> Vec<String> {
+        std::thread::sleep(Duration::from_millis(100));
+        self.log.try_iter().collect()
+    }
+
+    /// Sends `signal` and waits (at most 20 s) for the server to exit: its status.
+    fn stop(self, signal: Signal) -> std::process::ExitStatus {
+        kill(Pid::from_raw(self.child.id() as i32), signal).unwrap();
+        self.wait()
+    }
+
+    /// Waits (at most 20 s) for the server to exit: its status.
+    fn wait(mut self) -> std::process::ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "the server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The body of a chunked response, unchunked.
+fn unchunked(body: &str) -> String {
+    let mut rest = body;
+    let mut out = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.push_str(&after[..size]);
+        rest = &after[size + 2..];
+    }
+    out
+}
+
+#[test]
+fn serve_p3() {
+    let server = Server::start(&[], SERVE_P3);
+    let (status, body) = server.get("/");
+    assert_eq!((status, body.as_str()), (200, "hello from a WASI 0.3 service\n"));
+    let (status, body) = server
+        .send(b"POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 9\r\nConnection: close\r\n\r\nbody data");
+    assert_eq!((status, body.as_str()), (200, "Method::Post\nbody data"));
+    // A fresh instance per request: the guest's counter starts again each time.
+    for _ in 0..3 {
+        assert_eq!(server.get("/count").1, "1\n");
+    }
+    // A body the guest writes after `handle` returned.
+    let expected: String = (0..10).map(|line| format!("line {line}\n")).collect();
+    assert_eq!(server.get("/stream").1, expected);
+    assert_eq!(server.get("/missing").0, 404);
+    assert_eq!(server.logged(), Vec::<String>::new());
+    assert_eq!(server.stop(Signal::SIGTERM).code(), Some(0));
+}
+
+#[test]
+fn serve_p2() {
+    let server = Server::start(&[], SERVE_P2);
+    let (status, body) = server.get("/");
+    assert_eq!((status, body.as_str()), (200, "hello from a WASI 0.2 proxy\n"));
+    assert_eq!(server.get("/trap").0, 500);
+    assert_eq!(server.get("/elsewhere").0, 404);
+    let logged = server.logged();
+    assert!(logged.len() == 1 && logged[0].contains("trapped: wasm trap"), "{logged:?}");
+    assert_eq!(server.stop(Signal::SIGINT).code(), Some(0));
+}
+
+#[test]
+fn guest_failures_are_answered_with_5xx_and_logged_and_the_server_goes_on() {
+    let server = Server::start(&["--timeout", "1s"], SERVE_P3);
+    assert_eq!(server.get("/error").0, 500);
+    assert_eq!(server.get("/trap").0, 500);
+    let started = Instant::now();
+    assert_eq!(server.get("/spin").0, 504, "a guest that computes past the timeout");
+    assert_eq!(server.get("/sleep").0, 504, "a guest that waits past the timeout");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(server.get("/").0, 200, "the server still answers");
+    let logged = server.logged();
+    assert_eq!(logged.len(), 4, "one line a failed request: {logged:?}");
+    assert!(logged[0].starts_with("wrt: request 1: the guest answered with error code"), "{logged:?}");
+    assert!(logged[1].starts_with("wrt: request 2: trapped: wasm trap"), "{logged:?}");
+    assert_eq!(logged[2], "wrt: request 3: timed out after 1s");
+    assert_eq!(logged[3], "wrt: request 4: timed out after 1s");
+
+    let server = Server::start(&["--fuel", "1000000"], SERVE_P3);
+    assert_eq!(server.get("/spin").0, 500);
+    assert!(server.logged().iter().any(|line| line.contains("ran out of fuel")));
+    assert_eq!(server.get("/").0, 200, "each request has fuel of its own");
+}
+
+#[test]
+fn hostile_requests_get_an_http_error_not_a_crash() {
+    let server = Server::start(&[], SERVE_P3);
+    // Not HTTP at all; a request line too long; a header without a colon; a body shorter than
+    // its length, cut off by the client.
+    for raw in [
+        &b"\x00\x01\x02 not http\r\n\r\n"[..],
+        format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(1 << 20)).as_bytes(),
+        b"GET / HTTP/1.1\r\nno colon here\r\n\r\n",
+    ] {
+        let (status, _) = server.send(raw);
+        assert!(status == 0 || (400..500).contains(&status), "{status}");
+    }
+    {
+        let mut stream = TcpStream::connect(server.addr).unwrap();
+        stream.write_all(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nshort").unwrap();
+    }
+    assert_eq!(server.get("/").0, 200, "the server still answers");
+    assert_eq!(server.stop(Signal::SIGTERM).code(), Some(0));
+}
+
+#[test]
+fn wrt_process_in_a_service_follows_the_spawn_policy() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let server = Server::start(&["--allow-run", "echo", "--env", "GREETING=hi"], SERVE_P3);
+    assert_eq!(server.get("/spawn").1, "from a child\n");
+    assert_eq!(server.get("/env").1, "hi\n");
+    drop(server);
+    // Deny by default.
+    let server = Server::start(&[], SERVE_P3);
+    let (status, body) = server.get("/spawn");
+    assert_eq!(status, 200);
+    assert!(body.starts_with("spawn failed: "), "{body}");
+    assert!(server.logged().iter().any(|line| line.contains("`--allow-run echo`")));
+}
+
+#[test]
+fn a_services_outgoing_requests_are_refused_before_any_connection() {
+    let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    target.set_nonblocking(true).unwrap();
+    let env = format!("TARGET={}", target.local_addr().unwrap());
+    let server = Server::start(&["--env", &env], SERVE_P3);
+    let (status, body) = server.get("/fetch");
+    assert_eq!((status, body.as_str()), (200, "refused: ErrorCode::HttpRequestDenied\n"));
+    let accepted = target.accept();
+    assert!(
+        matches!(&accepted, Err(err) if err.kind() == std::io::ErrorKind::WouldBlock),
+        "the guest reached the target: {accepted:?}"
+    );
+}
+
+#[test]
+fn shutdown_lets_requests_in_flight_finish_and_refuses_new_ones() {
+    let server = Server::start(&["--timeout", "2s"], SERVE_P3);
+    let addr = server.addr;
+    let in_flight = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(b"GET /sleep HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    kill(Pid::from_raw(server.child.id() as i32), Signal::SIGINT).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(TcpStream::connect(addr).is_err(), "a new connection after the signal");
+    let response = in_flight.join().unwrap();
+    assert!(response.starts_with("HTTP/1.1 504"), "{response}");
+    assert_eq!(server.wait().code(), Some(0));
+}
+
+#[test]
+fn a_guest_that_is_no_service_is_refused_by_name() {
+    let out = crate::util::run(["serve", "--addr", "127.0.0.1:0", P3_HELLO]);
+    crate::util::assert_code(&out, 2);
+    let lines = crate::util::wrt_lines(&out);
+    assert!(lines[0].starts_with("wrt: guest `p3_hello.wasm` is no HTTP service"), "{lines:?}");
+    let out = crate::util::run(["serve", "--addr", "127.0.0.1:0", SERVE_P3, "an-argument"]);
+    crate::util::assert_code(&out, 2);
+    assert_eq!(crate::util::wrt_lines(&out), ["wrt: `wrt serve` takes one component and no arguments for it"]);
+}
