@@ -146,9 +146,12 @@ fn serve_p2() {
     let (status, body) = server.get("/");
     assert_eq!((status, body.as_str()), (200, "hello from a WASI 0.2 proxy\n"));
     assert_eq!(server.get("/trap").0, 500);
+    assert_eq!(server.get("/error").0, 500);
     assert_eq!(server.get("/elsewhere").0, 404);
     let logged = server.logged();
-    assert!(logged.len() == 1 && logged[0].contains("trapped: wasm trap"), "{logged:?}");
+    assert_eq!(logged.len(), 2, "{logged:?}");
+    assert!(logged[0].contains("trapped: wasm trap"), "{logged:?}");
+    assert!(logged[1].starts_with("wrt: request 3: the guest answered with error code"), "{logged:?}");
     assert_eq!(server.stop(Signal::SIGINT).code(), Some(0));
 }
 
@@ -168,6 +171,13 @@ fn guest_failures_are_answered_with_5xx_and_logged_and_the_server_goes_on() {
     assert!(logged[1].starts_with("wrt: request 2: trapped: wasm trap"), "{logged:?}");
     assert_eq!(logged[2], "wrt: request 3: timed out after 1s");
     assert_eq!(logged[3], "wrt: request 4: timed out after 1s");
+
+    // A message of the guest's own is shown escaped and capped, on its one line.
+    assert_eq!(server.get("/error-hostile").0, 500);
+    let logged = server.logged();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(logged[0].starts_with("wrt: request 6: the guest answered with error code"), "{logged:?}");
+    assert!(!logged[0].contains('\x1b') && logged[0].len() < 1024, "{logged:?}");
 
     let server = Server::start(&["--fuel", "1000000"], SERVE_P3);
     assert_eq!(server.get("/spin").0, 500);

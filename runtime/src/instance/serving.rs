@@ -26,9 +26,10 @@ pub struct Served {
     /// The run's report: how the instance ended (`Outcome::Exited(0)` when the handler
     /// returned; a trap, the timeout or no fuel otherwise) and what it used.
     pub report: Report,
-    /// The guest's response, its body read whole; `Err` says why there is none: the guest
-    /// stopped (see [`Report::outcome`]), answered with a `wasi:http` error code, never set a
-    /// response, or wrote a body over [`MAX_RESPONSE_BODY`].
+    /// The guest's response, its body read whole; `Err` says why there is none, on one line
+    /// (what the guest wrote in it escaped and capped, as wrt shows all guest-controlled
+    /// text): the guest stopped (see [`Report::outcome`]), answered with a `wasi:http` error
+    /// code, never set a response, or wrote a body over [`MAX_RESPONSE_BODY`].
     pub response: Result<http::Response<Bytes>, String>,
 }
 
@@ -68,6 +69,17 @@ impl Guest {
 /// A response, or why there is none though the guest ran to its end.
 type Answer = Result<http::Response<Bytes>, String>;
 
+/// The `wasi:http` error code a guest answered with (0.3's or 0.2's), as wrt shows
+/// guest-controlled text: escaped and capped, on one line. `None` for any other error.
+fn error_code(err: &wasmtime::Error) -> Option<String> {
+    use wasmtime_wasi_http::{p2, p3};
+    let code = match err.downcast_ref::<p3::bindings::http::types::ErrorCode>() {
+        Some(code) => format!("{code:?}"),
+        None => format!("{:?}", err.downcast_ref::<p2::bindings::http::types::ErrorCode>()?),
+    };
+    Some(wrt_text::Shown::new(&code).to_string())
+}
+
 impl Instance {
     /// Calls the service's handler with `request` and reads the response whole, on the event
     /// loop, under the run's budget ([`Instance::enter_async`]).
@@ -99,12 +111,8 @@ impl Instance {
                             prepared.run(accessor, std::future::pending()).await?;
                             let response = match rx.await {
                                 Ok(Ok(response)) => response,
-                                Ok(Err(err)) => match err
-                                    .downcast_ref::<wasmtime_wasi_http::p3::bindings::http::types::ErrorCode>()
-                                {
-                                    Some(code) => {
-                                        return Ok(Err(format!("the guest answered with error code {code:?}")));
-                                    }
+                                Ok(Err(err)) => match error_code(&err) {
+                                    Some(code) => return Ok(Err(format!("the guest answered with error code {code}"))),
                                     None => return Err(err),
                                 },
                                 Err(_) => return Ok(Err("the guest set no response".to_owned())),

@@ -1,8 +1,8 @@
 //! A `wasi:http/proxy` service of WASI 0.2 (`wasi:http/incoming-handler@0.2.12`), for the tests
-//! of `wrt serve`: `/` answers 200 `hello from a WASI 0.2 proxy`, `/trap` traps, any other
-//! path 404.
+//! of `wrt serve`: `/` answers 200 `hello from a WASI 0.2 proxy`, `/error` the error code
+//! `internal-error`, `/trap` traps, any other path 404.
 
-use wasip2::http::types::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
+use wasip2::http::types::{ErrorCode, Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
 
 wasip2::http::proxy::export!(Proxy);
 
@@ -14,6 +14,10 @@ impl wasip2::exports::http::incoming_handler::Guest for Proxy {
         let (status, body) = match path.as_str() {
             "/" => (200, &b"hello from a WASI 0.2 proxy\n"[..]),
             "/trap" => std::process::abort(),
+            "/error" => {
+                ResponseOutparam::set(out, Err(ErrorCode::InternalError(Some("asked for an error".into()))));
+                return;
+            }
             _ => (404, &b"not found\n"[..]),
         };
         let response = OutgoingResponse::new(Fields::new());

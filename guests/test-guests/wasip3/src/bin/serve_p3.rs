@@ -4,7 +4,9 @@
 //! - `/echo`: 200, the request's method and body;
 //! - `/count`: 200, how many requests this instance has answered (1 in a fresh instance);
 //! - `/stream`: 200, ten lines written after `handle` returned;
-//! - `/error`: the error code `internal-error`; `/trap`: traps; `/spin`: computes without end;
+//! - `/error`: the error code `internal-error`; `/error-hostile`: the same, its message a
+//!   terminal escape, a new line and 100,000 bytes; `/trap`: traps; `/spin`: computes without
+//!   end;
 //! - `/sleep`: waits 60 s;
 //! - `/spawn`: runs `echo from a child` through `wrt:process` and answers with its stdout;
 //! - `/env`: the value of `GREETING`;
@@ -52,6 +54,9 @@ impl wasip3::exports::http::handler::Guest for Service {
                 Ok(response)
             }
             "/error" => Err(ErrorCode::InternalError(Some("asked for an error".into()))),
+            "/error-hostile" => {
+                Err(ErrorCode::InternalError(Some(format!("\x1b[31mred\nwrt: forged line {}", "x".repeat(100_000)))))
+            }
             "/trap" => std::process::abort(),
             "/spin" => {
                 let mut x: u64 = 1;
