@@ -41,8 +41,12 @@ pub const BENCH_TREE_SEARCH: &[u8] = include_bytes!("../guests/bench_tree_search
 /// component.
 pub const COMPONENT_BENCH_TREE_SEARCH: &[u8] = include_bytes!("../guests/component_bench_tree_search.wasm");
 
+/// `guests/test-guests/wasip3/src/bin/bench_serve.rs`, compiled for wasm32-wasip2: a `wasi:http`
+/// service of WASI 0.3 that answers `hello` to every request.
+pub const BENCH_SERVE: &[u8] = include_bytes!("../guests/bench_serve.wasm");
+
 /// The compiled guests committed under `bench/guests/`: file name and bytes.
-pub const COMMITTED: [(&str, &[u8]); 9] = [
+pub const COMMITTED: [(&str, &[u8]); 10] = [
     ("buffer_burst.wasm", BUFFER_BURST),
     ("asc_buffers.wasm", ASC_BUFFERS),
     ("cli_hello.wasm", CLI_HELLO),
@@ -52,4 +56,5 @@ pub const COMMITTED: [(&str, &[u8]); 9] = [
     ("component_hello.wasm", COMPONENT_HELLO),
     ("bench_tree_search.wasm", BENCH_TREE_SEARCH),
     ("component_bench_tree_search.wasm", COMPONENT_BENCH_TREE_SEARCH),
+    ("bench_serve.wasm", BENCH_SERVE),
 ];

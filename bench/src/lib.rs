@@ -1,5 +1,5 @@
 //! `wrt-bench` is the one benchmark engine of the workspace. It drives `wrt bench`: spawn, buffer,
-//! startup, instantiate, pipeline, component and real-program workloads that run anywhere the `wrt`
+//! startup, instantiate, pipeline, component, real-program and serve workloads that run anywhere the `wrt`
 //! binary runs (their guests are built into it), each measured against its floor in the same
 //! process and run, compared between two configurations with Welch's t-test, and reported as a
 //! table, JSON or a plot.
@@ -16,7 +16,7 @@
 //! ([`floor`]), the spawn guest ([`SpawnGuest`]), the host's ways to spawn ([`host_spawn`]),
 //! paired timing ([`paired`]), instantiate + run in process against plain wasmtime
 //! ([`instantiate`]), the component workloads ([`component`]), a real-world-shaped program under
-//! `wrt run` and `wasmtime run` ([`real`]), child processes with their peak RSS ([`child`]), the
+//! `wrt run` and `wasmtime run` ([`real`]), HTTP load and its native server ([`http_load`]), child processes with their peak RSS ([`child`]), the
 //! Node and wasmtime peers ([`peers`]) and, with the `gc-experiments` feature, the buffer suite
 //! (`buffer_suite`, whose runners' runs are [`Sample`]s too).
 //!
@@ -47,6 +47,7 @@ pub mod figures;
 pub mod floor;
 pub mod guests;
 pub mod host_spawn;
+pub mod http_load;
 #[cfg(test)]
 mod import_graph;
 pub mod instantiate;
@@ -63,6 +64,7 @@ mod result;
 pub mod run_commands;
 mod runner;
 mod sample;
+mod serve;
 mod setting;
 mod spawn;
 mod startup;
@@ -74,8 +76,8 @@ mod workload;
 pub use params::PipelineParams;
 pub use params::{
     BufferGuest, BufferParams, ComponentSpawnParams, ComponentStartupParams, InstantiateGuest, InstantiateParams,
-    Method, ParamError, Params, RealCase, RealParams, RunConfig, Setting, SpawnOverheadParams, SpawnParams,
-    StartupParams, Strategy,
+    Method, ParamError, Params, RealCase, RealParams, RunConfig, ServeParams, Setting, SpawnOverheadParams,
+    SpawnParams, StartupParams, Strategy,
 };
 pub use plan::Plan;
 pub use result::ConfigResult;

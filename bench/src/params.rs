@@ -14,6 +14,7 @@ pub use crate::instantiate::{InstantiateParams, MAX_THREADS};
 pub use crate::overhead::SpawnOverheadParams;
 pub use crate::pipeline::PipelineParams;
 pub use crate::real::{MAX_FILES, RealParams};
+pub use crate::serve::{MAX_CLIENTS, ServeParams};
 pub use crate::setting::{
     BufferGuest, InstantiateGuest, Method, ParamError, RealCase, RunConfig, Setting, Strategy, size,
 };
@@ -43,6 +44,8 @@ pub enum Params {
     SpawnOverhead(SpawnOverheadParams),
     /// `wrt bench real`
     Real(RealParams),
+    /// `wrt bench serve`
+    Serve(ServeParams),
 }
 
 impl Params {
@@ -58,6 +61,7 @@ impl Params {
             Params::ComponentStartup(p) => p,
             Params::SpawnOverhead(p) => p,
             Params::Real(p) => p,
+            Params::Serve(p) => p,
         }
     }
 
@@ -73,6 +77,7 @@ impl Params {
             Params::ComponentStartup(p) => p,
             Params::SpawnOverhead(p) => p,
             Params::Real(p) => p,
+            Params::Serve(p) => p,
         }
     }
 

@@ -1,5 +1,5 @@
-//! `wrt run` and `wasmtime run` as new processes, set up alike for the workloads that compare
-//! them (component-startup, real): both binaries fresh copies in one temporary directory, both
+//! `wrt run` and `wasmtime run` (`wrt serve` and `wasmtime serve`) as new processes, set up alike
+//! for the workloads that compare them (component-startup, real, serve): both binaries fresh copies in one temporary directory, both
 //! compile caches in one temporary `XDG_CACHE_HOME` there, wasmtime's cache on whatever its
 //! configuration says.
 
@@ -84,8 +84,18 @@ impl Clis {
     /// `wrt run`, its cache in the temporary directory; the caller adds flags, the guest and its
     /// arguments.
     pub(crate) fn wrt_run(&self) -> Command {
+        self.wrt("run")
+    }
+
+    /// `wrt serve`, as [`Clis::wrt_run`].
+    pub(crate) fn wrt_serve(&self) -> Command {
+        self.wrt("serve")
+    }
+
+    /// `wrt COMMAND`, its cache in the temporary directory.
+    fn wrt(&self, command: &str) -> Command {
         let mut cmd = Command::new(&self.wrt);
-        cmd.env("XDG_CACHE_HOME", &self.cache).arg("run");
+        cmd.env("XDG_CACHE_HOME", &self.cache).arg(command);
         cmd
     }
 
@@ -93,9 +103,20 @@ impl Clis {
     /// its cache in the temporary directory, or `None` without wasmtime; the caller adds flags,
     /// the guest and its arguments.
     pub(crate) fn wasmtime_run(&self) -> Option<Command> {
+        self.wasmtime("run")
+    }
+
+    /// `wasmtime serve -C cache=y`, as [`Clis::wasmtime_run`].
+    pub(crate) fn wasmtime_serve(&self) -> Option<Command> {
+        self.wasmtime("serve")
+    }
+
+    /// `wasmtime COMMAND -C cache=y`, its cache in the temporary directory, or `None` without
+    /// wasmtime.
+    fn wasmtime(&self, command: &str) -> Option<Command> {
         let binary = self.wasmtime.as_ref()?;
         let mut cmd = Command::new(binary);
-        cmd.env("XDG_CACHE_HOME", &self.cache).args(["run", "-C", "cache=y"]);
+        cmd.env("XDG_CACHE_HOME", &self.cache).args([command, "-C", "cache=y"]);
         Some(cmd)
     }
 }

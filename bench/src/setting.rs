@@ -239,6 +239,8 @@ pub enum Setting {
     Files(u32),
     /// `case` (real).
     Case(RealCase),
+    /// `clients` (serve): 1 to [`MAX_CLIENTS`](crate::params::MAX_CLIENTS).
+    Clients(u32),
 }
 
 impl Setting {
@@ -264,6 +266,7 @@ impl Setting {
             Setting::Bytes(_) => "bytes",
             Setting::Files(_) => "files",
             Setting::Case(_) => "case",
+            Setting::Clients(_) => "clients",
         }
     }
 
@@ -302,6 +305,7 @@ impl Setting {
             Setting::Bytes(_) => Setting::Bytes(parse_size(key, value)?),
             Setting::Files(_) => Setting::Files(parse_n(key, value)?),
             Setting::Case(_) => Setting::Case(one_of(key, value, &RealCase::ALL, RealCase::name)?),
+            Setting::Clients(_) => Setting::Clients(parse_n(key, value)?),
         })
     }
 
@@ -314,7 +318,7 @@ impl Setting {
     pub(crate) fn value(&self) -> String {
         let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
         match *self {
-            Setting::N(n) | Setting::Threads(n) | Setting::Files(n) => n.to_string(),
+            Setting::N(n) | Setting::Threads(n) | Setting::Files(n) | Setting::Clients(n) => n.to_string(),
             Setting::Heap(b) | Setting::External(b) | Setting::BodySize(b) => size(b),
             Setting::GcYoung(b) | Setting::GcSoftLimit(b) => size(b),
             Setting::Strategy(s) => s.flag_value().to_owned(),

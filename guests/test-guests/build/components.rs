@@ -1,6 +1,7 @@
 //! The component guests: `components/` (bins `component_<name>`, on the SDK `sdk/process`), the
 //! twins (`twins/`, bins `<suite>_<name>`, which become `component_<name>`) and the WASI 0.3
-//! commands and the `wasi:http` services (`wasip3/`, bins `p3_<name>` and `serve_<name>`), compiled to `wasm32-wasip2` components with a nested
+//! commands and the `wasi:http` services (`wasip3/`, bins `p3_<name>`, `serve_<name>` and
+//! `bench_serve`), compiled to `wasm32-wasip2` components with a nested
 //! cargo, into the same target directory as the core-module guests (another target, so its own
 //! subdirectory).
 
