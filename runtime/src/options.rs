@@ -11,6 +11,7 @@ use crate::cancel::CancelToken;
 use crate::error::ConfigError;
 use crate::external::gc_policy::GcPolicy;
 use crate::guest_stdio::{GuestOutput, GuestStdin};
+use crate::network::{HttpRule, NetRule};
 use crate::preopen::{DirAccess, Preopen};
 use crate::process_service::spawn_state::{DenialReporting, DeniedSpawn};
 
@@ -21,7 +22,8 @@ use crate::process_service::spawn_state::{DenialReporting, DeniedSpawn};
 ///
 /// Defaults: no arguments, an empty environment, no preopened directories, stdin at end of
 /// file, stdout and stderr discarded, no memory limit beyond wasm's own, no fuel limit, no
-/// timeout, no preopen of a kernel pseudo-filesystem, no CPU-time measurement; for host
+/// timeout, no preopen of a kernel pseudo-filesystem, no CPU-time measurement, no network (no
+/// socket address and no server of outgoing HTTP requests); for host
 /// programs: a policy that denies every spawn, no audit log, the `posix_spawn` strategy with
 /// fallback to fork-exec.
 ///
@@ -79,6 +81,8 @@ pub struct RunOptions {
     pub(crate) child_sandbox: bool,
     pub(crate) child_view: bool,
     pub(crate) filter_on_guest_thread: bool,
+    pub(crate) network: Arc<[NetRule]>,
+    pub(crate) http_servers: Arc<[HttpRule]>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -108,6 +112,8 @@ impl std::fmt::Debug for RunOptions {
             .field("child_sandbox", &self.child_sandbox)
             .field("child_view", &self.child_view)
             .field("filter_on_guest_thread", &self.filter_on_guest_thread)
+            .field("network", &self.network)
+            .field("http_servers", &self.http_servers)
             .finish()
     }
 }
@@ -140,6 +146,8 @@ impl Default for RunOptions {
             child_sandbox: true,
             child_view: true,
             filter_on_guest_thread: false,
+            network: Arc::new([]),
+            http_servers: Arc::new([]),
         }
     }
 }
@@ -420,6 +428,33 @@ impl RunOptions {
     pub fn audit_sink(mut self, sink: AuditSink) -> Self {
         self.audit_sink = Some(sink);
         self.audit_log = None;
+        self
+    }
+
+    /// Lets the guest's `wasi:sockets` use the addresses of `rules` ([`NetRule`] says what each
+    /// use needs), besides those of earlier calls. Default: none, so every socket address is
+    /// refused (`access-denied`) and a guest can reach no network through sockets. Names are
+    /// never resolved for a guest (`ip-name-lookup` is refused).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use wrt_runtime::{NetRule, RunOptions};
+    ///
+    /// let options = RunOptions::new().allow_network(NetRule::parse("loopback").unwrap());
+    /// # drop(options);
+    /// ```
+    pub fn allow_network(mut self, rules: impl IntoIterator<Item = NetRule>) -> Self {
+        self.network = self.network.iter().copied().chain(rules).collect();
+        self
+    }
+
+    /// Lets the guest's outgoing `wasi:http` requests go to `server` ([`HttpRule`]), over plain
+    /// HTTP/1.1, besides the servers of earlier calls. Default: none, so every outgoing request
+    /// is refused (`HTTP-request-denied`) before any connection is made; so is a request for
+    /// `https` (wrt has no TLS client) or to a server no rule names.
+    pub fn allow_http(mut self, server: HttpRule) -> Self {
+        self.http_servers = self.http_servers.iter().cloned().chain([server]).collect();
         self
     }
 

@@ -13,8 +13,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use wrt_runtime::{
-    CacheMode, DirAccess, GcPolicy, Guest, GuestOutput, GuestStdin, InstantiateError, Outcome, Report, RunOptions,
-    Runtime, RuntimeBuilder, Stats,
+    CacheMode, DirAccess, GcPolicy, Guest, GuestOutput, GuestStdin, HttpRule, InstantiateError, NetRule, Outcome,
+    Report, RunOptions, Runtime, RuntimeBuilder, Stats,
 };
 
 use self::compat::WasmtimeOptions;
@@ -42,6 +42,17 @@ pub(crate) struct RunArgs {
     /// guest sees no host variable otherwise)
     #[arg(long = "env", value_name = "NAME[=VALUE]")]
     env: Vec<String>,
+
+    /// Let the guest's sockets (`wasi:sockets` of WASI 0.2 and 0.3) use these addresses:
+    /// `loopback`, `any`, ADDRESS[/PREFIX][:PORT] or [IPV6][/PREFIX][:PORT]; repeatable. Without
+    /// it the guest reaches no network (see docs/policy.md, "Network")
+    #[arg(long = "allow-net", value_name = "RULE", value_parser = net_rules)]
+    allow_net: Vec<NetRules>,
+
+    /// Let the guest's outgoing HTTP requests (`wasi:http`: `-S http`, or `wrt serve`) go to
+    /// this server, over plain HTTP; repeatable. Without it every outgoing request is refused
+    #[arg(long = "allow-http", value_name = "HOST[:PORT]")]
+    allow_http: Vec<HttpRule>,
 
     /// The guest's `argv[0]` (default: the module's file name)
     #[arg(long, value_name = "NAME")]
@@ -192,6 +203,15 @@ pub(crate) struct RunArgs {
     args: Vec<String>,
 }
 
+/// The rules one `--allow-net` stands for (`loopback` and `any` are two each).
+#[derive(Debug, Clone)]
+struct NetRules(Vec<NetRule>);
+
+/// Parses the value of `--allow-net`.
+fn net_rules(text: &str) -> Result<NetRules, String> {
+    NetRule::parse(text).map(NetRules).map_err(|e| e.to_string())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum StatsFormat {
     Text,
@@ -267,6 +287,14 @@ impl RunArgs {
             }
         }
         builder = builder.allow_pseudo_fs(self.allow_pseudo_fs);
+        let mut network: Vec<NetRule> = self.allow_net.iter().flat_map(|rules| rules.0.iter().copied()).collect();
+        if wasmtime.inherit_network {
+            network.extend(NetRule::parse("any").expect("`any` is a rule"));
+        }
+        builder = builder.allow_network(network);
+        for server in &self.allow_http {
+            builder = builder.allow_http(server.clone());
+        }
         if wasmtime.inherit_env {
             builder = builder.inherit_env();
         }
@@ -369,8 +397,10 @@ impl RunArgs {
     }
 
     /// The runtime's settings, the options of each request's instance, and the component, for
-    /// `wrt serve`: no guest arguments, no `--invoke`, no precompiled code.
-    pub(crate) fn service_settings(&mut self) -> anyhow::Result<(RuntimeBuilder, RunOptions, PathBuf)> {
+    /// `wrt serve`: no guest arguments, no `--invoke`, no precompiled code. The audit log, if
+    /// any, is opened once, here, and shared by every request's instance; the last value says
+    /// whether there is one (so that each request's records name it).
+    pub(crate) fn service_settings(&mut self) -> anyhow::Result<(RuntimeBuilder, RunOptions, PathBuf, bool)> {
         self.split_module_and_args()?;
         anyhow::ensure!(self.args.is_empty(), "`wrt serve` takes one component and no arguments for it");
         anyhow::ensure!(
@@ -379,8 +409,17 @@ impl RunArgs {
         );
         anyhow::ensure!(!self.allow_precompiled, "`wrt serve` takes no `--allow-precompiled`");
         anyhow::ensure!(self.stats.is_none(), "`wrt serve` takes no `--stats`: a server has no end to report at");
-        let (runtime, options) = self.settings()?;
-        Ok((runtime, options, self.module.clone()))
+        let (runtime, mut options) = self.settings()?;
+        #[cfg(unix)]
+        if let Some(path) = &self.audit_log {
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .with_context(|| format!("failed to open the audit log `{}`", path.display()))?;
+            options = options.audit_sink(wrt_host_spawn::AuditSink::new(file));
+        }
+        Ok((runtime, options, self.module.clone(), self.audit_log.is_some()))
     }
 
     pub(crate) fn run(mut self) -> anyhow::Result<ExitCode> {

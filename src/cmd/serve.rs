@@ -27,6 +27,12 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
 
+    /// The most connections served at once; more wait in the listen queue until one closes.
+    /// Each holds at most one request's instance at a time, so guests hold at most this many
+    /// times --max-memory
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: u32,
+
     /// After SIGINT or SIGTERM, how long requests in flight may take to finish
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = wrt_text::parse_duration)]
     shutdown_timeout: Duration,
@@ -64,7 +70,7 @@ impl Drop for Answering {
 
 impl ServeArgs {
     pub(crate) fn run(mut self) -> anyhow::Result<ExitCode> {
-        let (runtime, options, module) = self.run.service_settings()?;
+        let (runtime, options, module, audited) = self.run.service_settings()?;
         let runtime = runtime.build()?;
         let guest = runtime.load_service_file(&module).map_err(super::run::with_hint)?;
         // A request's instance reads no stdin of wrt's.
@@ -74,7 +80,8 @@ impl ServeArgs {
             .thread_name("wrt-serve")
             .build()
             .context("failed to start the server's threads")?;
-        let code = executor.block_on(serve(guest, options, self.addr, self.shutdown_timeout));
+        let limits = Limits { max_connections: self.max_connections, grace: self.shutdown_timeout, audited };
+        let code = executor.block_on(serve(guest, options, self.addr, limits));
         // Requests cut short hold threads (a guest waiting for a child): not waited for.
         executor.shutdown_background();
         // What the guests started ends with the server: their instances ended their children;
@@ -84,10 +91,23 @@ impl ServeArgs {
     }
 }
 
-/// Listens on `addr` and answers every request until a termination signal; then waits up to
-/// `grace` for the requests in flight. Exits 0 after a graceful shutdown, 128 + the signal
-/// when a second signal cuts it short.
-async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, grace: Duration) -> anyhow::Result<ExitCode> {
+/// How the server serves, besides each request's options.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    /// Connections served at once.
+    max_connections: u32,
+    /// How long requests in flight may take to finish after a termination signal.
+    grace: Duration,
+    /// Whether the options hold an audit log, whose records then name each request.
+    audited: bool,
+}
+
+/// Listens on `addr` and answers every request until a termination signal, on at most
+/// `limits.max_connections` connections at once; then waits up to `limits.grace` for the
+/// requests in flight. Exits 0 after a graceful shutdown, 128 + the signal when a second
+/// signal cuts it short.
+async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits: Limits) -> anyhow::Result<ExitCode> {
+    let Limits { max_connections, grace, audited } = limits;
     let mut interrupt = signal(SignalKind::interrupt()).context("failed to handle SIGINT")?;
     let mut terminate = signal(SignalKind::terminate()).context("failed to handle SIGTERM")?;
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("failed to listen on {addr}"))?;
@@ -95,7 +115,14 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, grace: 
     say!("Serving HTTP on http://{local}/");
     let in_flight = Arc::new(InFlight::default());
     let ids = Arc::new(AtomicU64::new(0));
+    let slots = Arc::new(tokio::sync::Semaphore::new(max_connections as usize));
     loop {
+        // A slot first: past the cap, connections wait in the listen queue, not in memory.
+        let slot = tokio::select! {
+            slot = Arc::clone(&slots).acquire_owned() => slot.context("the connection slots closed")?,
+            _ = interrupt.recv() => break,
+            _ = terminate.recv() => break,
+        };
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, _) = match accepted {
@@ -115,7 +142,12 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, grace: 
                     let service = hyper::service::service_fn(move |request| {
                         let answering = Answering::new(&in_flight);
                         let id = ids.fetch_add(1, Ordering::Relaxed) + 1;
-                        let (guest, options) = (guest.clone(), Arc::clone(&options));
+                        let guest = guest.clone();
+                        // The audit records of this request name it.
+                        let options = match audited {
+                            true => Arc::new(options.as_ref().clone().request_id(id.to_string())),
+                            false => Arc::clone(&options),
+                        };
                         async move {
                             let response = answer(&guest, &options, id, request).await;
                             drop(answering);
@@ -127,6 +159,7 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, grace: 
                         .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
                     // A client that goes away, or sends no HTTP, ends its own connection.
                     let _ = connection.await;
+                    drop(slot);
                 });
             }
             _ = interrupt.recv() => break,

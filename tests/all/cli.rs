@@ -387,7 +387,12 @@ fn wasmtime_options_work_and_unsupported_ones_are_explained() {
             &["-W", "max-wasm-stack=100000"][..],
             "`-W max-wasm-stack` is not a wrt option; wrt takes `-W timeout=DURATION`",
         ),
-        (&["-S", "inherit-network"], "`-S inherit-network` is not a wrt option; wrt guests have no network"),
+        (&["-S", "udp"], "`-S udp` is not a wrt option; wrt grants sockets addresses with `--allow-net RULE`"),
+        (
+            &["--allow-net", "localhost"],
+            "`localhost` is not a network rule: not an IP address (names are not resolved)",
+        ),
+        (&["--allow-http", "https://example.com"], "`https://example.com` is not an HTTP server"),
         (&["-W", "timeout=1s", "--timeout", "2s"], "`--timeout` and `-W timeout` set the same limit"),
     ] {
         let out = run(["run"].iter().chain(args).chain(&[CLI_HELLO]));

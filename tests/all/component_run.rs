@@ -69,19 +69,7 @@ fn an_async_run_of_wasi_0_3_is_called_and_ends_as_a_0_2_run_ends() {
         assert_eq!(guest.wasi_version(), wrt_runtime::WasiVersion::P3);
         assert_eq!(guest.run(&RunOptions::new()).unwrap().outcome, Outcome::Exited(code), "{body}");
     }
-    let dir = tempfile::tempdir().unwrap();
-    let trap = write(&dir, "trap.wat", &command_p3("unreachable"));
-    let out = run(["run".as_ref(), trap.as_os_str()]);
-    assert_code(&out, 134);
-    assert!(stderr(&out).contains("wasm `unreachable` instruction executed"), "{}", stderr(&out));
-    let spin = write(&dir, "spin.wat", &command_p3("(loop (br 0)) i32.const 0"));
-    let started = std::time::Instant::now();
-    let out = run(["run", "--timeout", "300ms", spin.to_str().unwrap()]);
-    assert_code(&out, 124);
-    assert!(started.elapsed() < Duration::from_secs(10));
-    let out = run(["run", "--fuel", "100000", spin.to_str().unwrap()]);
-    assert_code(&out, 134);
-    assert!(wrt_lines(&out).iter().any(|l| l.contains("ran out of fuel")), "{}", stderr(&out));
+    trap_timeout_and_fuel_end(command_p3);
     // A `run` that exits without `task.return` breaks the component model's rules: a trap.
     let guest = runtime.load_bytes("no-return.wat", command_p3("(i32.const 0)").as_bytes()).unwrap();
     assert!(matches!(guest.run(&RunOptions::new()).unwrap().outcome, Outcome::Trapped(_)));
@@ -89,13 +77,20 @@ fn an_async_run_of_wasi_0_3_is_called_and_ends_as_a_0_2_run_ends() {
 
 #[test]
 fn trap_timeout_and_fuel_end_a_component_as_they_end_a_module() {
+    trap_timeout_and_fuel_end(command);
+}
+
+/// Under `wrt run`, the command that `text` makes of a body that traps exits 134 naming the
+/// trap, and of one that spins is stopped by `--timeout` (124, in time) and by `--fuel` (134,
+/// saying so).
+fn trap_timeout_and_fuel_end(text: fn(&str) -> String) {
     let dir = tempfile::tempdir().unwrap();
-    let trap = write(&dir, "trap.wat", &command("unreachable"));
+    let trap = write(&dir, "trap.wat", &text("unreachable"));
     let out = run(["run".as_ref(), trap.as_os_str()]);
     assert_code(&out, 134);
     assert!(stderr(&out).contains("wasm `unreachable` instruction executed"), "{}", stderr(&out));
 
-    let spin = write(&dir, "spin.wat", &command("(loop (br 0)) i32.const 0"));
+    let spin = write(&dir, "spin.wat", &text("(loop (br 0)) i32.const 0"));
     let started = std::time::Instant::now();
     let out = run(["run", "--timeout", "300ms", spin.to_str().unwrap()]);
     assert_code(&out, 124);

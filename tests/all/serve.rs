@@ -18,7 +18,7 @@ foreach_serve!(assert_test_exists);
 use crate::assert_test_exists;
 
 /// A `wrt serve` started on port 0 of loopback, killed when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     addr: SocketAddr,
     /// What the server wrote to stderr after its first line, read by a thread.
@@ -28,7 +28,7 @@ struct Server {
 impl Server {
     /// `wrt serve --addr 127.0.0.1:0 FLAGS GUEST`, once it listens: the first line of its
     /// stderr names the URL.
-    fn start(flags: &[&str], guest: &str) -> Self {
+    pub(crate) fn start(flags: &[&str], guest: &str) -> Self {
         let mut child = wrt()
             .args(["serve", "--addr", "127.0.0.1:0"])
             .args(flags)
@@ -69,18 +69,18 @@ impl Server {
     }
 
     /// `GET path`: its status and body.
-    fn get(&self, path: &str) -> (u16, String) {
+    pub(crate) fn get(&self, path: &str) -> (u16, String) {
         self.send(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())
     }
 
     /// The lines the server logged until now.
-    fn logged(&self) -> Vec<String> {
+    pub(crate) fn logged(&self) -> Vec<String> {
         std::thread::sleep(Duration::from_millis(100));
         self.log.try_iter().collect()
     }
 
     /// Sends `signal` and waits (at most 20 s) for the server to exit: its status.
-    fn stop(self, signal: Signal) -> std::process::ExitStatus {
+    pub(crate) fn stop(self, signal: Signal) -> std::process::ExitStatus {
         kill(Pid::from_raw(self.child.id() as i32), signal).unwrap();
         self.wait()
     }
@@ -236,9 +236,115 @@ fn a_services_outgoing_requests_are_refused_before_any_connection() {
     );
 }
 
+/// An outgoing request to a server that `--allow-http` names goes out over plain HTTP/1.1, its
+/// request line naming the path alone, and the answer (status and body) comes back to the
+/// guest; a request to another port of the same host is still refused before any connection.
+#[test]
+fn outgoing_requests_reach_the_servers_allow_http_names_only() {
+    let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = target.local_addr().unwrap();
+    let answered = std::thread::spawn(move || {
+        let (stream, _) = target.accept().unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut head = String::new();
+        while !head.ends_with("\r\n\r\n") {
+            assert!(reader.read_line(&mut head).unwrap() > 0, "the request ended early: {head:?}");
+        }
+        let body = "from the target";
+        write!(reader.get_mut(), "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        head
+    });
+    let (allow, env) = (addr.to_string(), format!("TARGET={addr}"));
+    let server = Server::start(&["--allow-http", &allow, "--env", &env], SERVE_P3);
+    assert_eq!(server.get("/fetch"), (200, "sent: 200 from the target\n".to_owned()));
+    let head = answered.join().unwrap();
+    assert!(head.starts_with("GET / HTTP/1.1\r\n"), "{head}");
+    assert!(head.to_ascii_lowercase().contains(&format!("host: {addr}\r\n")), "{head}");
+    drop(server);
+    // The same host on another port: refused, and nothing connects to it.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    other.set_nonblocking(true).unwrap();
+    let env = format!("TARGET={}", other.local_addr().unwrap());
+    let server = Server::start(&["--allow-http", &allow, "--env", &env], SERVE_P3);
+    assert_eq!(server.get("/fetch"), (200, "refused: ErrorCode::HttpRequestDenied\n".to_owned()));
+    let accepted = other.accept();
+    assert!(matches!(&accepted, Err(err) if err.kind() == std::io::ErrorKind::WouldBlock), "{accepted:?}");
+}
+
+/// A second `SIGTERM` while requests are draining ends the server at once, with 128 + 15,
+/// without waiting for the request in flight.
+#[test]
+fn a_second_signal_during_the_drain_ends_the_server_at_once() {
+    let server = Server::start(&["--timeout", "30s"], SERVE_P3);
+    let addr = server.addr;
+    let in_flight = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(b"GET /sleep HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = Pid::from_raw(server.child.id() as i32);
+    kill(pid, Signal::SIGTERM).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    kill(pid, Signal::SIGTERM).unwrap();
+    assert_eq!(server.wait().code(), Some(128 + 15));
+    assert!(started.elapsed() < Duration::from_secs(10), "waited for the request: {:?}", started.elapsed());
+    assert_eq!(in_flight.join().unwrap(), "", "the request in flight got an answer");
+}
+
+/// With `--audit-log`, the records of each request's spawns name the request, by the id that
+/// the server's log lines use; requests are numbered from 1.
+#[test]
+fn audit_records_name_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let log_arg = log.display().to_string();
+    let server = Server::start(&["--allow-run", "echo", "--audit-log", &log_arg], SERVE_P3);
+    assert_eq!(server.get("/"), (200, "hello from a WASI 0.3 service\n".to_owned()));
+    assert_eq!(server.get("/spawn"), (200, "from a child\n".to_owned()));
+    assert!(server.stop(Signal::SIGTERM).success());
+    let records: Vec<serde_json::Value> =
+        std::fs::read_to_string(&log).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!records.is_empty());
+    for record in &records {
+        assert_eq!(record["request"], "2", "{record}");
+    }
+    assert!(records.iter().any(|r| r["event"] == "decision" && r["decision"] == "allow"), "{records:?}");
+}
+
+/// `--max-connections 1`: a second connection waits in the listen queue while the first is
+/// open, and is served once it closes.
+#[test]
+fn connections_past_the_cap_wait_until_one_closes() {
+    let server = Server::start(&["--max-connections", "1"], SERVE_P3);
+    let mut first = TcpStream::connect(server.addr).unwrap();
+    first.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut reader = BufReader::new(first.try_clone().unwrap());
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    // The first connection stays open (keep-alive): the second is not served.
+    let mut second = TcpStream::connect(server.addr).unwrap();
+    second.set_read_timeout(Some(Duration::from_millis(700))).unwrap();
+    second.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut byte = [0u8; 1];
+    let waited = second.read(&mut byte);
+    assert!(matches!(&waited, Err(err) if err.kind() == std::io::ErrorKind::WouldBlock), "{waited:?}");
+    drop((reader, first));
+    second.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut response = String::new();
+    second.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+}
+
 #[test]
 fn shutdown_lets_requests_in_flight_finish_and_refuses_new_ones() {
-    let server = Server::start(&["--timeout", "2s"], SERVE_P3);
+    // The request must be in flight when the signal comes: on a loaded machine the server may
+    // take a while to accept it, so the signal comes 1.5 s after it, well before its timeout.
+    let server = Server::start(&["--timeout", "5s"], SERVE_P3);
     let addr = server.addr;
     let in_flight = std::thread::spawn(move || {
         let mut stream = TcpStream::connect(addr).unwrap();
@@ -247,7 +353,7 @@ fn shutdown_lets_requests_in_flight_finish_and_refuses_new_ones() {
         stream.read_to_string(&mut response).unwrap();
         response
     });
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_millis(1500));
     kill(Pid::from_raw(server.child.id() as i32), Signal::SIGINT).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     assert!(TcpStream::connect(addr).is_err(), "a new connection after the signal");

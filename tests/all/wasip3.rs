@@ -180,3 +180,38 @@ fn wasmtimes_flags_for_wasi_0_3_are_accepted() {
     assert_code(&out, 2);
     assert!(wrt_lines(&out)[0].contains("`-S p3=n`: wrt cannot turn off WASI 0.3"), "{}", stderr(&out));
 }
+
+/// A guest reaches no network unless `--allow-net` grants it: a WASI 0.3 TCP socket cannot be
+/// made without a rule, and connecting one is refused (`access-denied`) with a rule for another
+/// port or network, and
+/// goes through with a rule that holds the address (`loopback`, the address itself, its
+/// network, `-S inherit-network`). Listening through WASI 0.2's sockets (Rust's std) is
+/// refused on the wildcard address unless a rule holds it, and allowed on a granted one.
+#[test]
+fn sockets_reach_only_what_allow_net_grants() {
+    let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = target.local_addr().unwrap();
+    let (addr_text, other_port) = (addr.to_string(), format!("127.0.0.1:{}", addr.port().wrapping_add(1).max(1)));
+    let connect = |flags: &[&str]| stdout(&run_with(flags, &["connect", &addr_text]));
+    // Without a rule, no socket can even be made.
+    assert_eq!(connect(&[]), "create: ErrorCode::AccessDenied\n");
+    let denied = "connect: ErrorCode::AccessDenied\n";
+    for rule in [other_port.as_str(), "10.0.0.0/8", "[::1]"] {
+        assert_eq!(connect(&["--allow-net", rule]), denied, "--allow-net {rule}");
+    }
+    for flags in [
+        &["--allow-net", "loopback"][..],
+        &["--allow-net", &addr_text],
+        &["--allow-net", "127.0.0.0/8"],
+        &["--allow-net", "10.0.0.0/8", "--allow-net", "127.0.0.1"],
+        &["-S", "inherit-network"],
+    ] {
+        assert_eq!(connect(flags), "connected\n", "{flags:?}");
+    }
+    let listen = |flags: &[&str], on: &str| stdout(&run_with(flags, &["listen", on]));
+    assert!(listen(&[], "127.0.0.1:0").starts_with("listen: "), "{}", listen(&[], "127.0.0.1:0"));
+    assert_eq!(listen(&["--allow-net", "loopback"], "127.0.0.1:0"), "listening\n");
+    let wildcard = listen(&["--allow-net", "loopback"], "0.0.0.0:0");
+    assert!(wildcard.starts_with("listen: "), "{wildcard}");
+    assert_eq!(listen(&["--allow-net", "any"], "0.0.0.0:0"), "listening\n");
+}

@@ -53,9 +53,16 @@ def compute_argv(
             argv += ["-S", "http"]
     for name, value in env.items():
         argv += ["--env", f"{name}={value}"]
+        # The servers the runner stands up for a test's outgoing requests reach the guest as
+        # `HTTP_SERVER_<NAME>=HOST:PORT`: each is allowed, and nothing else.
+        if name.startswith("HTTP_SERVER_"):
+            argv += ["--allow-http", value]
+    if "sockets" in proposals:
+        # The sockets tests bind the wildcard address and loopback, as `wasmtime run -S
+        # inherit-network` lets them: `-S inherit-network` is `--allow-net any`.
+        argv += ["-S", "inherit-network"]
     if root:
         # The test's directory, preopened read-write as `/`.
         argv += ["--dir", f"{root}::/"]
-    # wrt links WASI 0.2 and 0.3 into every component, and gives guests no network: the
-    # `sockets` proposal's tests, and the services' outgoing requests, are expected to fail.
+    # wrt links WASI 0.2 and 0.3 into every component.
     return argv + [test_path] + args

@@ -1,27 +1,48 @@
 //! `wasi:http` for components: its context in the guest's store, and the hooks that decide
-//! what a guest's outgoing requests may reach. wrt gives guests no network, so every outgoing
-//! request is refused (`HTTP-request-denied`) before anything is sent.
+//! what a guest's outgoing requests may reach. A request goes out only to a server the run's
+//! options name ([`RunOptions::allow_http`](crate::RunOptions::allow_http)), over plain HTTP;
+//! every other one (no rule for its host and port, `https`, no authority) is refused with
+//! `HTTP-request-denied` before anything is sent.
 
-use wasmtime_wasi_http::{WasiBody, WasiHttpCtx, WasiHttpHooks};
+use std::sync::Arc;
 
-/// The hooks of a guest's `wasi:http`: outgoing requests are refused.
+use http::uri::Scheme;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpCtx, WasiHttpHooks};
+
+use crate::http_client::{self, Sent};
+use crate::network::HttpRule;
+
+/// The hooks of a guest's `wasi:http`: outgoing requests go to the allowed servers only.
 #[derive(Debug, Default)]
-pub(crate) struct NoEgress;
+pub(crate) struct Egress {
+    servers: Arc<[HttpRule]>,
+}
 
-/// What an outgoing request's future resolves to.
-type Sent = wasmtime_wasi_http::Result<(
-    http::Response<WasiBody>,
-    Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-)>;
+impl Egress {
+    /// The host and port `request` goes to, if a rule allows it over plain HTTP.
+    fn allowed(&self, request: &http::Request<WasiBody>) -> Option<(String, u16)> {
+        let uri = request.uri();
+        if uri.scheme() != Some(&Scheme::HTTP) {
+            return None;
+        }
+        let authority = uri.authority()?;
+        let (host, port) = (authority.host(), authority.port_u16().unwrap_or(80));
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        self.servers.iter().any(|rule| rule.holds(host, port)).then(|| (host.to_owned(), port))
+    }
+}
 
-impl WasiHttpHooks for NoEgress {
+impl WasiHttpHooks for Egress {
     fn send_request(
         &mut self,
-        _request: http::Request<WasiBody>,
-        _options: Option<wasmtime_wasi_http::RequestOptions>,
-        _io: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-    ) -> Box<dyn Future<Output = Sent> + Send> {
-        Box::new(std::future::ready(Err(wasmtime_wasi_http::Error::HttpRequestDenied)))
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        _io: Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ) -> Box<dyn Future<Output = wasmtime_wasi_http::Result<Sent>> + Send> {
+        match self.allowed(&request) {
+            Some((host, port)) => Box::new(http_client::send(request, options, host, port)),
+            None => Box::new(std::future::ready(Err(Error::HttpRequestDenied))),
+        }
     }
 }
 
@@ -30,5 +51,12 @@ impl WasiHttpHooks for NoEgress {
 #[derive(Debug, Default)]
 pub(crate) struct Http {
     pub(super) ctx: WasiHttpCtx,
-    pub(super) hooks: NoEgress,
+    pub(super) hooks: Egress,
+}
+
+impl Http {
+    /// The context of a guest whose requests may go to `servers`.
+    pub(crate) fn new(servers: Arc<[HttpRule]>) -> Self {
+        Self { ctx: WasiHttpCtx::default(), hooks: Egress { servers } }
+    }
 }

@@ -19,10 +19,11 @@ pub(crate) struct P2 {
 }
 
 impl P2 {
-    pub(crate) fn new(ctx: WasiCtx) -> Self {
+    /// The context `ctx`, and `wasi:http`'s (`http`).
+    pub(crate) fn new(ctx: WasiCtx, http: super::http::Http) -> Self {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
-        Self { ctx, table, http: Default::default() }
+        Self { ctx, table, http }
     }
 }
 
@@ -30,7 +31,7 @@ impl WasiView for GuestState {
     /// A component always has a context; the fallback (empty: no arguments, environment, files
     /// or stdio) keeps even a broken invariant from panicking.
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        let p2 = self.p2.get_or_insert_with(|| P2::new(WasiCtx::builder().build()));
+        let p2 = self.p2.get_or_insert_with(|| P2::new(WasiCtx::builder().build(), Default::default()));
         WasiCtxView { ctx: &mut p2.ctx, table: &mut p2.table }
     }
 }
@@ -38,7 +39,7 @@ impl WasiView for GuestState {
 impl WasiHttpView for GuestState {
     /// `wasi:http`'s context over the same table as WASI's (its `wasi:io` resources are shared).
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        let p2 = self.p2.get_or_insert_with(|| P2::new(WasiCtx::builder().build()));
+        let p2 = self.p2.get_or_insert_with(|| P2::new(WasiCtx::builder().build(), Default::default()));
         WasiHttpCtxView { ctx: &mut p2.http.ctx, table: &mut p2.table, hooks: &mut p2.http.hooks }
     }
 }

@@ -11,6 +11,7 @@ use crate::cancel::CancelToken;
 use crate::error::{ConfigError, InstantiateError, chained, wasmtime_causes};
 use crate::external::accountant::Accountant;
 use crate::guest::{Code, Guest};
+use crate::guest_state::http::Http;
 use crate::guest_state::originals::Originals;
 use crate::guest_state::p2::P2;
 use crate::guest_state::{ExternalState, GuestState};
@@ -83,7 +84,7 @@ impl Instance {
             Code::Module { .. } => {}
             Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => {
                 let ctx = wasi_ctx::builder(options, &guest.name, deadline.cell(), &captured, mode)?.build();
-                p2 = Some(P2::new(ctx));
+                p2 = Some(P2::new(ctx, Http::new(Arc::clone(&options.http_servers))));
             }
         }
         let inherit = [

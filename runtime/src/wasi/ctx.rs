@@ -59,10 +59,10 @@ pub(crate) fn build(
 }
 
 /// The context of a guest, core module or component: argv, environment, preopens and stdio
-/// (`captured`, from [`captures`], for the captured streams). Nothing of the host (env, args,
-/// network) is inherited unless the settings say so. With a timeout, an inherited stdin stops
-/// the guest at `deadline` (see `wasi::blocking_calls`). The preopens were checked with
-/// [`check_preopens`].
+/// (`captured`, from [`captures`], for the captured streams), and the socket addresses the
+/// settings grant. Nothing of the host (env, args, network) is inherited unless the settings
+/// say so. With a timeout, an inherited stdin stops the guest at `deadline` (see
+/// `wasi::blocking_calls`). The preopens were checked with [`check_preopens`].
 pub(crate) fn builder(
     settings: &RunOptions,
     guest_name: &str,
@@ -78,6 +78,13 @@ pub(crate) fn builder(
     // through a host copy of the guest's buffer, and sleeps on a timer; a call that blocks
     // past the deadline or a cancel is abandoned there (the instance ends).
     wasi.allow_blocking_current_thread(mode == Mode::Sync);
+    if !settings.network.is_empty() {
+        let rules = std::sync::Arc::clone(&settings.network);
+        wasi.allow_tcp(true).allow_udp(true).socket_addr_check(move |addr, use_| {
+            let allowed = crate::network::socket_allows(&rules, addr, use_);
+            Box::pin(std::future::ready(allowed))
+        });
+    }
     wasi.max_random_size(u64::from(crate::wasi::limits::MAX_HOST_COPY));
     wasi.arg(settings.argv0.as_deref().unwrap_or(guest_name));
     wasi.args(&settings.args);

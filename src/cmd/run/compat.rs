@@ -16,6 +16,8 @@ pub(crate) struct WasmtimeOptions {
     pub(crate) no_cache: bool,
     /// `-S http`: link `wasi:http` into components.
     pub(crate) http: bool,
+    /// `-S inherit-network`: the guest's sockets may use every address (`--allow-net any`).
+    pub(crate) inherit_network: bool,
 }
 
 /// The WebAssembly proposals every wrt guest has (wasmtime's defaults, which wrt keeps):
@@ -73,6 +75,7 @@ impl WasmtimeOptions {
                     boolean("S", key, value)?;
                 }
                 "http" => options.http = boolean("S", key, value)?,
+                "inherit-network" => options.inherit_network = boolean("S", key, value)?,
                 // `wrt serve` links all of WASI into a service, as `wasmtime serve -S cli` does.
                 "cli" => {
                     boolean("S", key, value)?;
@@ -143,7 +146,10 @@ fn hint_w(key: &str) -> String {
 /// wrt's equivalent of a wasmtime `-S` option, or the ones wrt takes.
 fn hint_s(key: &str) -> String {
     match key {
-        "inherit-network" | "tcp" | "udp" | "network" | "allow-ip-name-lookup" => "; wrt guests have no network".into(),
+        "tcp" | "udp" | "network" => {
+            "; wrt grants sockets addresses with `--allow-net RULE` (`-S inherit-network` is `--allow-net any`)".into()
+        }
+        "allow-ip-name-lookup" => "; wrt resolves no names for guests: `--allow-net` takes addresses".into(),
         "preview2" | "common" => {
             "; wrt gives WASI 0.2 and 0.3 command components the CLI, filesystem, clocks and random \
              interfaces without a flag"
@@ -151,8 +157,8 @@ fn hint_s(key: &str) -> String {
         }
         "nn" | "threads" | "config" | "keyvalue" => format!("; wrt does not provide wasi-{key}"),
         "env" => "; set a variable with `--env NAME=VALUE`".into(),
-        _ => "; wrt takes `-S inherit-env`, `-S cli-exit-with-code`, `-S p3`, `-S http` and `-S cli`; preopens are `--dir` and \
-              `--ro-dir`, variables `--env`"
+        _ => "; wrt takes `-S inherit-env`, `-S inherit-network`, `-S cli-exit-with-code`, `-S p3`, `-S http` and `-S cli`; \
+              preopens are `--dir` and `--ro-dir`, variables `--env`"
             .into(),
     }
 }
@@ -232,8 +238,11 @@ mod tests {
                 inherit_env: true,
                 no_cache: false,
                 http: false,
+                inherit_network: false,
             }
         );
+        assert!(parse(&[], &["inherit-network"]).unwrap().inherit_network);
+        assert!(!parse(&[], &["inherit-network=n"]).unwrap().inherit_network);
         assert_eq!(parse(&[], &["cli-exit-with-code"]).unwrap(), WasmtimeOptions::default());
         assert!(!parse(&["unknown-imports-trap=n"], &[]).unwrap().unknown_imports_trap);
     }
@@ -245,7 +254,8 @@ mod tests {
             (&["timeout"], &[], "`-W timeout` needs a value: `-W timeout=VALUE`"),
             (&["fuel=lots"], &[], "`-W fuel`: `lots` is not a number"),
             (&["timeout=soon"], &[], "`soon`"),
-            (&[], &["inherit-network"], "`-S inherit-network` is not a wrt option; wrt guests have no network"),
+            (&[], &["tcp=y"], "`-S tcp` is not a wrt option; wrt grants sockets addresses with `--allow-net RULE`"),
+            (&[], &["allow-ip-name-lookup"], "wrt resolves no names for guests"),
             (&[], &["inherit-env=maybe"], "`-S inherit-env=maybe`: expected `y` or `n`"),
         ] {
             let err = parse(w, s).unwrap_err().to_string();

@@ -9,7 +9,10 @@
 //! - `sleep MS`: waits MS milliseconds (`wait-for`), then writes `slept`;
 //! - `spin`: computes without end; `grow MIB`: allocates and touches MIB MiB, then writes `grew`;
 //! - `spawn PROGRAM ARGS...`: runs PROGRAM through `wrt:process` and writes its stdout and exit
-//!   code.
+//!   code;
+//! - `connect ADDR`: connects a WASI 0.3 TCP socket to ADDR (IPv4 `a.b.c.d:port`) and writes
+//!   `connected` or the error; `listen ADDR`: listens on ADDR through Rust's std (WASI 0.2's
+//!   sockets) and writes `listening` or the error.
 
 use wasip3::cli::{environment, exit, stderr, stdin, stdout};
 use wasip3::filesystem::preopens;
@@ -83,12 +86,38 @@ impl wasip3::exports::cli::run::Guest for Command {
                 text.extend_from_slice(format!("exit {code}\n").as_bytes());
                 print(&text).await;
             }
+            "connect" => print(connect(arg(2)).await.as_bytes()).await,
+            "listen" => {
+                let answer = match std::net::TcpListener::bind(arg(2)) {
+                    Ok(_) => "listening\n".to_owned(),
+                    Err(err) => format!("listen: {err}\n"),
+                };
+                print(answer.as_bytes()).await;
+            }
             other => {
                 eprintln_p2(&format!("unknown mode `{other}`"));
                 return Err(());
             }
         }
         Ok(())
+    }
+}
+
+/// Connects a WASI 0.3 TCP socket to `addr`: `connected`, or what failed.
+async fn connect(addr: &str) -> String {
+    use wasip3::sockets::types::{IpAddressFamily, IpSocketAddress, Ipv4SocketAddress, TcpSocket};
+    let Ok(addr) = addr.parse::<std::net::SocketAddrV4>() else {
+        return format!("not an IPv4 socket address: `{addr}`\n");
+    };
+    let [a, b, c, d] = addr.ip().octets();
+    let remote = IpSocketAddress::Ipv4(Ipv4SocketAddress { port: addr.port(), address: (a, b, c, d) });
+    let socket = match TcpSocket::create(IpAddressFamily::Ipv4) {
+        Ok(socket) => socket,
+        Err(err) => return format!("create: {err:?}\n"),
+    };
+    match socket.connect(remote).await {
+        Ok(()) => "connected\n".to_owned(),
+        Err(err) => format!("connect: {err:?}\n"),
     }
 }
 

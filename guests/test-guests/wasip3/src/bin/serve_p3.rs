@@ -11,7 +11,7 @@
 //! - `/spawn`: runs `echo from a child` through `wrt:process` and answers with its stdout;
 //! - `/env`: the value of `GREETING`;
 //! - `/fetch`: sends a request of its own to `http://$TARGET/` and answers with what became of
-//!   it.
+//!   it (`sent: STATUS BODY`, or `refused: CODE`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -90,7 +90,12 @@ impl wasip3::exports::http::handler::Guest for Service {
                 let _ = outgoing.set_authority(Some(&target));
                 let _ = outgoing.set_path_with_query(Some("/"));
                 let answer = match wasip3::http::client::send(outgoing).await {
-                    Ok(response) => format!("sent: {}\n", response.get_status_code()),
+                    Ok(response) => {
+                        let status = response.get_status_code();
+                        let (_, done) = wit_future::new(|| Ok(()));
+                        let (body, _trailers) = Response::consume_body(response, done);
+                        format!("sent: {status} {}\n", String::from_utf8_lossy(&body.collect().await))
+                    }
                     Err(code) => format!("refused: {code:?}\n"),
                 };
                 Ok(respond(answer.into_bytes()))

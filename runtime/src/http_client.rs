@@ -1,0 +1,64 @@
+//! The client of a guest's outgoing `wasi:http` requests that its options allow
+//! ([`RunOptions::allow_http`](crate::RunOptions::allow_http)): plain HTTP/1.1 over a new TCP
+//! connection per request, with the request's connect and first-byte timeouts. Whether a
+//! request is allowed is decided before (`guest_state/http.rs`); this only sends it.
+
+use std::future::Future;
+use std::pin::pin;
+use std::time::Duration;
+
+use futures::future::Either;
+use http_body_util::BodyExt;
+use hyper_util::rt::TokioIo;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
+
+/// How long connecting, or waiting for the response's head, may take when the guest sets no
+/// timeout of its own. A run's `--timeout` bounds every wait as well.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The response, and the future that drives the rest of the connection (the response body)
+/// and reports how it ended.
+pub(crate) type Sent = (http::Response<WasiBody>, Box<dyn Future<Output = Result<(), Error>> + Send>);
+
+/// Sends `request` to `host`:`port` (the host as the request names it; a name is resolved by
+/// the host's resolver) and returns the response once its head has come.
+///
+/// # Errors
+///
+/// The `wasi:http` error of a connection that fails or times out, or of a response that
+/// breaks HTTP.
+pub(crate) async fn send(
+    mut request: http::Request<WasiBody>,
+    options: Option<RequestOptions>,
+    host: String,
+    port: u16,
+) -> Result<Sent, Error> {
+    let connect_timeout = options.and_then(|o| o.connect_timeout).unwrap_or(DEFAULT_TIMEOUT);
+    let first_byte_timeout = options.and_then(|o| o.first_byte_timeout).unwrap_or(DEFAULT_TIMEOUT);
+    let connected = tokio::time::timeout(connect_timeout, async {
+        let stream = tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(Error::Connect)?;
+        let _ = stream.set_nodelay(true);
+        hyper::client::conn::http1::handshake::<_, WasiBody>(TokioIo::new(stream)).await.map_err(Error::from)
+    });
+    let (mut sender, mut connection) = connected.await.map_err(|_| Error::ConnectionTimeout)??;
+    // The request line names the path alone: the scheme and authority go to a proxy only.
+    let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    *request.uri_mut() = http::Uri::try_from(path).map_err(|_| Error::HttpRequestUriInvalid)?;
+    // The connection is driven while the response's head is awaited; if it ends first, the
+    // response may still be there.
+    let sending = pin!(tokio::time::timeout(first_byte_timeout, sender.send_request(request)));
+    let (response, connection) = match futures::future::select(sending, &mut connection).await {
+        Either::Left((response, _)) => (response, Some(connection)),
+        Either::Right((ended, sending)) => {
+            ended.map_err(Error::from)?;
+            (sending.await, None)
+        }
+    };
+    let response = response.map_err(|_| Error::ConnectionReadTimeout)?.map_err(Error::from)?;
+    let response = response.map(|body| body.map_err(Error::from).boxed_unsync());
+    let rest: Box<dyn Future<Output = Result<(), Error>> + Send> = match connection {
+        Some(connection) => Box::new(async move { connection.await.map_err(Error::from) }),
+        None => Box::new(std::future::ready(Ok(()))),
+    };
+    Ok((response, rest))
+}
