@@ -17,7 +17,7 @@ use crate::run_commands::Clis;
 use crate::sample::Sample;
 use crate::setting::{ParamError, Setting};
 use crate::workload::columns::{Column, Goal, Measure, figure, ratio};
-use crate::workload::compared::{Baseline, PURPLE, Side};
+use crate::workload::compared::{Baseline, CYAN, PURPLE, Side};
 use crate::workload::{Workload, unknown};
 use crate::{BenchError, guests};
 
@@ -112,10 +112,12 @@ fn load_process(server: &ServerProcess, p: &ServeParams) -> Result<Load, BenchEr
 }
 
 /// One round: `wrt serve` and `wasmtime serve` of `bench_serve.wasm` (both binaries fresh copies,
-/// both caches in one temporary directory, [`Clis`]; `-Wcomponent-model-async -Sp3` for
-/// wasmtime, which WASI 0.3 needs there) and the native floor, each started, warmed up, then
-/// loaded by the same clients, one server after the other in an order that rotates from round
-/// to round.
+/// both caches in one temporary directory, [`Clis`]; `-Wcomponent-model-async -Sp3,cli` for
+/// wasmtime, which this WASI 0.3 service needs there), `wasmtime serve` again with a fresh
+/// instance per request as wrt's (`--max-instance-reuse-count 1`; by default wasmtime serves up
+/// to 128 requests of a WASI 0.3 service with one instance), and the native floor, each started,
+/// warmed up, then loaded by the same clients, one server after the other in an order that
+/// rotates from round to round.
 pub(crate) fn run_once(p: &ServeParams) -> Result<Sample, BenchError> {
     static ROUND: AtomicUsize = AtomicUsize::new(0);
     let clis = Clis::new()?;
@@ -123,27 +125,27 @@ pub(crate) fn run_once(p: &ServeParams) -> Result<Sample, BenchError> {
     let mut wrt = clis.wrt_serve();
     wrt.args(["--addr", "127.0.0.1:0"]).arg(&service);
     let wrt = ServerProcess::start(wrt)?;
-    let wasmtime = match clis.wasmtime_serve() {
-        Some(mut cmd) => {
-            cmd.args(["-W", "component-model-async", "-S", "p3,cli", "--addr", "127.0.0.1:0"]).arg(&service);
-            Some(ServerProcess::start(cmd).map_err(|e| BenchError::Peer(e.to_string()))?)
-        }
-        None => None,
+    let wasmtime_serve = |flags: &[&str]| -> Result<Option<ServerProcess>, BenchError> {
+        let Some(mut cmd) = clis.wasmtime_serve() else { return Ok(None) };
+        cmd.args(["-W", "component-model-async", "-S", "p3,cli", "--addr", "127.0.0.1:0"]).args(flags).arg(&service);
+        ServerProcess::start(cmd).map(Some).map_err(|e| BenchError::Peer(e.to_string()))
     };
+    let wasmtime = wasmtime_serve(&[])?;
+    let wasmtime_fresh = wasmtime_serve(&["--max-instance-reuse-count", "1"])?;
     let floor = NativeServer::start(HELLO)?;
-    let (mut wrt_load, mut wasmtime_load, mut floor_load) = (None, None, None);
+    let mut loads: [Option<Load>; 4] = Default::default();
     let first = ROUND.fetch_add(1, Ordering::Relaxed);
-    for side in (first..first + 3).map(|i| i % 3) {
-        match side {
-            0 => wrt_load = Some(load_process(&wrt, p)?),
-            1 => {
-                if let Some(server) = &wasmtime {
-                    wasmtime_load = Some(load_process(server, p).map_err(|e| BenchError::Peer(e.to_string()))?);
-                }
-            }
-            _ => floor_load = Some(load(floor.addr(), p).map_err(|e| BenchError::Floor(e.to_string()))?),
-        }
+    for side in (first..first + 4).map(|i| i % 4) {
+        loads[side] = match side {
+            0 => Some(load_process(&wrt, p)?),
+            1 | 2 => match [&wasmtime, &wasmtime_fresh][side - 1] {
+                Some(server) => Some(load_process(server, p).map_err(|e| BenchError::Peer(e.to_string()))?),
+                None => None,
+            },
+            _ => Some(load(floor.addr(), p).map_err(|e| BenchError::Floor(e.to_string()))?),
+        };
     }
+    let [wrt_load, wasmtime_load, fresh_load, floor_load] = loads;
     // wrt serve logs only failed requests: a line means the service failed.
     let logged = wrt.logged();
     if !logged.is_empty() {
@@ -155,17 +157,20 @@ pub(crate) fn run_once(p: &ServeParams) -> Result<Sample, BenchError> {
     if let Some(load) = &wasmtime_load {
         extra.extend(figures_of("wasmtime_", load));
     }
+    if let Some(load) = &fresh_load {
+        extra.extend(figures_of("wasmtime_fresh_", load));
+    }
     Ok(Sample { rate: wrt_load.per_second(), floor_rate: floor_load.per_second(), extra })
 }
 
 /// The figures of one server's load, their keys prefixed with `prefix`: µs per request (of the
-/// aggregate rate) and the median and 99th-percentile latencies in ms.
+/// aggregate rate) and the median and 99th-percentile latencies in µs.
 fn figures_of(prefix: &str, load: &Load) -> BTreeMap<String, f64> {
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
     BTreeMap::from([
         (format!("{prefix}us_per_request"), 1e6 / load.per_second()),
-        (format!("{prefix}p50_ms"), ms(load.percentile(50.0))),
-        (format!("{prefix}p99_ms"), ms(load.percentile(99.0))),
+        (format!("{prefix}p50_us"), us(load.percentile(50.0))),
+        (format!("{prefix}p99_us"), us(load.percentile(99.0))),
     ])
 }
 
@@ -188,12 +193,16 @@ impl Default for ServeParams {
 const US_PER_REQUEST: Measure = ("us_per_request", "µs/req");
 /// µs per request of `wasmtime serve`.
 const WASMTIME_US: Measure = ("wasmtime_us_per_request", "wasmtime µs");
-/// The 99th-percentile latency of wrt, ms.
-const P99: Measure = ("p99_ms", "p99 ms");
-/// The 99th-percentile latency of `wasmtime serve`, ms.
-const WASMTIME_P99: Measure = ("wasmtime_p99_ms", "wasmtime p99");
-/// The 99th-percentile latency of the native server, ms.
-const FLOOR_P99: Measure = ("floor_p99_ms", "floor p99");
+/// The 99th-percentile latency of wrt, µs.
+const P99: Measure = ("p99_us", "p99 µs");
+/// The 99th-percentile latency of `wasmtime serve`, µs.
+const WASMTIME_P99: Measure = ("wasmtime_p99_us", "wasmtime p99");
+/// µs per request of `wasmtime serve` with a fresh instance per request.
+const FRESH_US: Measure = ("wasmtime_fresh_us_per_request", "fresh µs");
+/// The 99th-percentile latency of `wasmtime serve` with a fresh instance per request, µs.
+const FRESH_P99: Measure = ("wasmtime_fresh_p99_us", "fresh p99");
+/// The 99th-percentile latency of the native server, µs.
+const FLOOR_P99: Measure = ("floor_p99_us", "floor p99");
 
 impl Workload for ServeParams {
     fn name(&self) -> &'static str {
@@ -246,6 +255,10 @@ impl Workload for ServeParams {
             figure(P99),
             figure(WASMTIME_P99),
             ratio(P99, WASMTIME_P99, "p99/wasmtime"),
+            figure(FRESH_US),
+            ratio(US_PER_REQUEST, FRESH_US, "time/fresh"),
+            figure(FRESH_P99),
+            ratio(P99, FRESH_P99, "p99/fresh"),
             figure(FLOOR_P99),
         ];
         COLUMNS
@@ -254,7 +267,9 @@ impl Workload for ServeParams {
     fn legend(&self) -> Option<&'static str> {
         Some(
             "µs/req is the inverse of the aggregate rate over all clients (time/wasmtime at most 1 is at least \
-             wasmtime's throughput); p99 is the 99th-percentile time of one request, sent to the whole response read",
+             wasmtime's throughput); p99 is the 99th-percentile time of one request, sent to the whole response \
+             read; wasmtime serves up to 128 requests with one instance of a WASI 0.3 service by default, `fresh` is \
+             wasmtime serve --max-instance-reuse-count 1, a fresh instance per request as wrt's",
         )
     }
 
@@ -293,13 +308,22 @@ impl Workload for ServeParams {
     }
 
     fn plot_sides(&self) -> &'static [Side] {
-        &[Side {
-            name: "wasmtime serve",
-            key: "wasmtime_us_per_request",
-            per: 1e6,
-            versus: Some(("time/wasmtime", "us_per_request")),
-            color: PURPLE,
-        }]
+        &[
+            Side {
+                name: "wasmtime serve",
+                key: "wasmtime_us_per_request",
+                per: 1e6,
+                versus: Some(("time/wasmtime", "us_per_request")),
+                color: PURPLE,
+            },
+            Side {
+                name: "wasmtime serve, fresh instances",
+                key: "wasmtime_fresh_us_per_request",
+                per: 1e6,
+                versus: Some(("time/fresh", "us_per_request")),
+                color: CYAN,
+            },
+        ]
     }
 
     fn plot_rates(&self) -> &'static str {
