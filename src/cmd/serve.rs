@@ -33,6 +33,12 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     max_connections: u32,
 
+    /// How long a client may take to send a request's head, from the moment the server waits
+    /// for it; past it the connection is closed, so that a client that sends nothing holds no
+    /// connection slot for long
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = wrt_text::parse_duration)]
+    header_timeout: Duration,
+
     /// After SIGINT or SIGTERM, how long requests in flight may take to finish
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = wrt_text::parse_duration)]
     shutdown_timeout: Duration,
@@ -80,7 +86,12 @@ impl ServeArgs {
             .thread_name("wrt-serve")
             .build()
             .context("failed to start the server's threads")?;
-        let limits = Limits { max_connections: self.max_connections, grace: self.shutdown_timeout, audited };
+        let limits = Limits {
+            max_connections: self.max_connections,
+            header_timeout: self.header_timeout,
+            grace: self.shutdown_timeout,
+            audited,
+        };
         let code = executor.block_on(serve(guest, options, self.addr, limits));
         // Requests cut short hold threads (a guest waiting for a child): not waited for.
         executor.shutdown_background();
@@ -96,6 +107,8 @@ impl ServeArgs {
 struct Limits {
     /// Connections served at once.
     max_connections: u32,
+    /// How long a request's head may take to come.
+    header_timeout: Duration,
     /// How long requests in flight may take to finish after a termination signal.
     grace: Duration,
     /// Whether the options hold an audit log, whose records then name each request.
@@ -107,7 +120,7 @@ struct Limits {
 /// requests in flight. Exits 0 after a graceful shutdown, 128 + the signal when a second
 /// signal cuts it short.
 async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits: Limits) -> anyhow::Result<ExitCode> {
-    let Limits { max_connections, grace, audited } = limits;
+    let Limits { max_connections, header_timeout, grace, audited } = limits;
     let mut interrupt = signal(SignalKind::interrupt()).context("failed to handle SIGINT")?;
     let mut terminate = signal(SignalKind::terminate()).context("failed to handle SIGTERM")?;
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("failed to listen on {addr}"))?;
@@ -156,6 +169,8 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
                     });
                     let connection = hyper::server::conn::http1::Builder::new()
                         .keep_alive(true)
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(header_timeout)
                         .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
                     // A client that goes away, or sends no HTTP, ends its own connection.
                     let _ = connection.await;

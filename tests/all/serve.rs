@@ -315,6 +315,36 @@ fn audit_records_name_the_request() {
     assert!(records.iter().any(|r| r["event"] == "decision" && r["decision"] == "allow"), "{records:?}");
 }
 
+/// `--header-timeout`: a connection that sends nothing, or stays idle after its request, is
+/// closed once the timeout has passed, and its slot serves the next connection.
+#[test]
+fn silent_connections_are_closed_at_the_header_timeout() {
+    let server = Server::start(&["--max-connections", "1", "--header-timeout", "500ms"], SERVE_P3);
+    let closed_within = |stream: &mut TcpStream| {
+        let started = Instant::now();
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        started.elapsed()
+    };
+    // Nothing sent at all.
+    let mut silent = TcpStream::connect(server.addr).unwrap();
+    assert!(closed_within(&mut silent) < Duration::from_secs(10));
+    // Half a request head.
+    let mut half = TcpStream::connect(server.addr).unwrap();
+    half.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+    assert!(closed_within(&mut half) < Duration::from_secs(10));
+    // Idle after a request it kept alive.
+    let mut idle = TcpStream::connect(server.addr).unwrap();
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut status = String::new();
+    BufReader::new(idle.try_clone().unwrap()).read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(closed_within(&mut idle) < Duration::from_secs(10));
+    // The one slot is free again.
+    assert_eq!(server.get("/"), (200, "hello from a WASI 0.3 service\n".to_owned()));
+}
+
 /// `--max-connections 1`: a second connection waits in the listen queue while the first is
 /// open, and is served once it closes.
 #[test]
