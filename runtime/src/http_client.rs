@@ -42,7 +42,11 @@ pub(crate) async fn send(
     });
     let (mut sender, mut connection) = connected.await.map_err(|_| Error::ConnectionTimeout)??;
     // The request line names the path alone: the scheme and authority go to a proxy only.
-    let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    let path = match request.uri().path_and_query().map(|p| p.as_str()) {
+        Some(path) if path.starts_with('/') => path.to_owned(),
+        Some(query) => format!("/{query}"),
+        None => "/".to_owned(),
+    };
     *request.uri_mut() = http::Uri::try_from(path).map_err(|_| Error::HttpRequestUriInvalid)?;
     // The connection is driven while the response's head is awaited; if it ends first, the
     // response may still be there.

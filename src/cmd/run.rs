@@ -44,8 +44,8 @@ pub(crate) struct RunArgs {
     env: Vec<String>,
 
     /// Let the guest's sockets (`wasi:sockets` of WASI 0.2 and 0.3) use these addresses:
-    /// `loopback`, `any`, ADDRESS[/PREFIX][:PORT] or [IPV6][/PREFIX][:PORT]; repeatable. Without
-    /// it the guest reaches no network (see docs/policy.md, "Network")
+    /// `loopback`, `any`, `ADDRESS[/PREFIX][:PORT]` or `[IPV6][/PREFIX][:PORT]`; repeatable. Without
+    /// it the guest reaches no network (docs/policy.md, "The guest's own network")
     #[arg(long = "allow-net", value_name = "RULE", value_parser = net_rules)]
     allow_net: Vec<NetRules>,
 

@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -47,31 +47,6 @@ pub(crate) struct ServeArgs {
     /// `--max-memory` are per request), and the component
     #[command(flatten)]
     run: RunArgs,
-}
-
-/// The requests being answered, and a wake-up for shutdown when the last one ends.
-#[derive(Default)]
-struct InFlight {
-    count: AtomicUsize,
-    idle: tokio::sync::Notify,
-}
-
-/// Counts one request while it lives.
-struct Answering(Arc<InFlight>);
-
-impl Answering {
-    fn new(in_flight: &Arc<InFlight>) -> Self {
-        in_flight.count.fetch_add(1, Ordering::SeqCst);
-        Self(Arc::clone(in_flight))
-    }
-}
-
-impl Drop for Answering {
-    fn drop(&mut self) {
-        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.0.idle.notify_waiters();
-        }
-    }
 }
 
 impl ServeArgs {
@@ -126,9 +101,10 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("failed to listen on {addr}"))?;
     let local = listener.local_addr().context("failed to read the address listened on")?;
     say!("Serving HTTP on http://{local}/");
-    let in_flight = Arc::new(InFlight::default());
     let ids = Arc::new(AtomicU64::new(0));
     let slots = Arc::new(tokio::sync::Semaphore::new(max_connections as usize));
+    // Told to every connection when the server stops accepting.
+    let (stop, _) = tokio::sync::watch::channel(());
     loop {
         // A slot first: past the cap, connections wait in the listen queue, not in memory.
         let slot = tokio::select! {
@@ -149,11 +125,10 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let (guest, options, in_flight, ids) =
-                    (guest.clone(), Arc::clone(&options), Arc::clone(&in_flight), Arc::clone(&ids));
+                let (guest, options, ids) = (guest.clone(), Arc::clone(&options), Arc::clone(&ids));
+                let mut stopping = stop.subscribe();
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |request| {
-                        let answering = Answering::new(&in_flight);
                         let id = ids.fetch_add(1, Ordering::Relaxed) + 1;
                         let guest = guest.clone();
                         // The audit records of this request name it.
@@ -162,9 +137,7 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
                             false => Arc::clone(&options),
                         };
                         async move {
-                            let response = answer(&guest, &options, id, request).await;
-                            drop(answering);
-                            Ok::<_, Infallible>(response)
+                            Ok::<_, Infallible>(answer(&guest, &options, id, request).await)
                         }
                     });
                     let connection = hyper::server::conn::http1::Builder::new()
@@ -172,8 +145,17 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
                         .timer(hyper_util::rt::TokioTimer::new())
                         .header_read_timeout(header_timeout)
                         .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-                    // A client that goes away, or sends no HTTP, ends its own connection.
-                    let _ = connection.await;
+                    let mut connection = std::pin::pin!(connection);
+                    // A client that goes away, or sends no HTTP, ends its own connection; at
+                    // shutdown, a kept-alive connection takes no new request, and closes once
+                    // the one in flight (if any) is answered.
+                    tokio::select! {
+                        _ = connection.as_mut() => {}
+                        _ = stopping.changed() => {
+                            connection.as_mut().graceful_shutdown();
+                            let _ = connection.await;
+                        }
+                    }
                     drop(slot);
                 });
             }
@@ -182,19 +164,15 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
         }
     }
     drop(listener);
-    let drained = async {
-        while in_flight.count.load(Ordering::SeqCst) > 0 {
-            let idle = in_flight.idle.notified();
-            if in_flight.count.load(Ordering::SeqCst) == 0 {
-                break;
-            }
-            idle.await;
-        }
-    };
+    stop.send_replace(());
+    // Every connection holds a slot until it has written its last response and closed: all
+    // slots back means every request in flight was answered.
+    let drained = slots.acquire_many(max_connections);
     tokio::select! {
         _ = drained => Ok(ExitCode::SUCCESS),
         () = tokio::time::sleep(grace) => {
-            say!("wrt: {} requests still in flight after {grace:?}: ending them", in_flight.count.load(Ordering::SeqCst));
+            let open = max_connections as usize - slots.available_permits();
+            say!("wrt: {open} connections still open after {grace:?}: ending their requests");
             Ok(ExitCode::SUCCESS)
         }
         _ = interrupt.recv() => Ok(ExitCode::from(128 + 2)),

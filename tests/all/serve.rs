@@ -315,6 +315,39 @@ fn audit_records_name_the_request() {
     assert!(records.iter().any(|r| r["event"] == "decision" && r["decision"] == "allow"), "{records:?}");
 }
 
+/// At shutdown, a kept-alive connection takes no new request, even while another request is
+/// still being answered: it is closed, and the request in flight finishes.
+#[test]
+fn shutdown_closes_kept_alive_connections() {
+    let server = Server::start(&["--timeout", "4s"], SERVE_P3);
+    let addr = server.addr;
+    let in_flight = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(b"GET /sleep HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response
+    });
+    let mut kept = TcpStream::connect(server.addr).unwrap();
+    kept.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut reader = BufReader::new(kept.try_clone().unwrap());
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    std::thread::sleep(Duration::from_millis(1000));
+    kill(Pid::from_raw(server.child.id() as i32), Signal::SIGINT).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // The server is still answering `/sleep`; the kept-alive connection answers nothing new.
+    let _ = kept.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    kept.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut rest = String::new();
+    let _ = reader.read_to_string(&mut rest);
+    assert_eq!(rest.matches("HTTP/1.1 200").count(), 0, "a request after the signal was answered: {rest}");
+    let answered = in_flight.join().unwrap();
+    assert!(answered.starts_with("HTTP/1.1 504"), "{answered:?}");
+    assert_eq!(server.wait().code(), Some(0));
+}
+
 /// `--header-timeout`: a connection that sends nothing, or stays idle after its request, is
 /// closed once the timeout has passed, and its slot serves the next connection.
 #[test]
