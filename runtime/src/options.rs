@@ -458,6 +458,11 @@ impl RunOptions {
         self
     }
 
+    /// Whether the guest has a network of its own: socket addresses or HTTP servers.
+    fn grants_network(&self) -> bool {
+        !self.network.is_empty() || !self.http_servers.is_empty()
+    }
+
     /// The embedder's id of the request this run serves, written as `"request"` into every
     /// audit record of the run. Default: none.
     pub fn request_id(mut self, id: impl Into<String>) -> Self {
@@ -493,7 +498,9 @@ impl RunOptions {
     /// and process it creates later) can no longer open sockets unless the policy has a rule
     /// that allows the network, create namespaces nor use `io_uring`. `wrt run` turns it on,
     /// as its process runs one guest; a server should turn it on only for threads that run
-    /// nothing but guests.
+    /// nothing but guests. It is ignored for a guest granted a network of its own
+    /// ([`RunOptions::allow_network`], [`RunOptions::allow_http`]), whose sockets are opened on
+    /// its thread.
     pub fn filter_on_guest_thread(mut self, on: bool) -> Self {
         self.filter_on_guest_thread = on;
         self
@@ -648,7 +655,9 @@ impl RunOptions {
             .with_strategy(self.strategy)
             .strict(self.strict_strategy)
             .with_sandbox(self.child_sandbox_of_preopens())
-            .filter_on_spawning_thread(self.filter_on_guest_thread);
+            // A thread with the children's filter opens no socket: not for a guest that has a
+            // network of its own (its sockets and HTTP requests are opened on its thread).
+            .filter_on_spawning_thread(self.filter_on_guest_thread && !self.grants_network());
         let log = match (&self.audit_log, &self.audit_sink) {
             (Some(path), _) => Some(
                 AuditLog::append_to_file(path)

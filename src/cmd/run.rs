@@ -410,6 +410,9 @@ impl RunArgs {
         anyhow::ensure!(!self.allow_precompiled, "`wrt serve` takes no `--allow-precompiled`");
         anyhow::ensure!(self.stats.is_none(), "`wrt serve` takes no `--stats`: a server has no end to report at");
         let (runtime, mut options) = self.settings()?;
+        // The server's threads run its listener and connections too: none of them may keep the
+        // children's filter, which forbids sockets for good.
+        options = options.filter_on_guest_thread(false);
         #[cfg(unix)]
         if let Some(path) = &self.audit_log {
             let file = std::fs::OpenOptions::new()

@@ -214,4 +214,9 @@ fn sockets_reach_only_what_allow_net_grants() {
     let wildcard = listen(&["--allow-net", "loopback"], "0.0.0.0:0");
     assert!(wildcard.starts_with("listen: "), "{wildcard}");
     assert_eq!(listen(&["--allow-net", "any"], "0.0.0.0:0"), "listening\n");
+    // A confined child first: the guest's thread, which `wrt run` lets keep the children's
+    // filter (no sockets), keeps none when the guest has a network of its own.
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run_with(&["--allow-run", "true", "--allow-net", "loopback"], &["spawn-connect", "true", &addr_text]);
+    assert_eq!(stdout(&out), "ran: 0\nconnected\n", "{}", stderr(&out));
 }

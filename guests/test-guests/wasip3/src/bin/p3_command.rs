@@ -11,8 +11,9 @@
 //! - `spawn PROGRAM ARGS...`: runs PROGRAM through `wrt:process` and writes its stdout and exit
 //!   code;
 //! - `connect ADDR`: connects a WASI 0.3 TCP socket to ADDR (IPv4 `a.b.c.d:port`) and writes
-//!   `connected` or the error; `listen ADDR`: listens on ADDR through Rust's std (WASI 0.2's
-//!   sockets) and writes `listening` or the error.
+//!   `connected` or the error; `spawn-connect PROGRAM ADDR`: runs PROGRAM through `wrt:process`
+//!   first, then connects as `connect` does; `listen ADDR`: listens on ADDR through Rust's std
+//!   (WASI 0.2's sockets) and writes `listening` or the error.
 
 use wasip3::cli::{environment, exit, stderr, stdin, stdout};
 use wasip3::filesystem::preopens;
@@ -87,6 +88,13 @@ impl wasip3::exports::cli::run::Guest for Command {
                 print(&text).await;
             }
             "connect" => print(connect(arg(2)).await.as_bytes()).await,
+            "spawn-connect" => {
+                let ran =
+                    wrt_process::Command::new(arg(2)).output().map_err(|e| eprintln_p2(&format!("spawn: {e}")))?;
+                let mut text = format!("ran: {}\n", ran.status.code().map_or("none".to_owned(), |c| c.to_string()));
+                text.push_str(&connect(arg(3)).await);
+                print(text.as_bytes()).await;
+            }
             "listen" => {
                 let answer = match std::net::TcpListener::bind(arg(2)) {
                     Ok(_) => "listening\n".to_owned(),
