@@ -40,7 +40,23 @@ pub fn add(
     // would turn on wit-bindgen's `async` for the SDK too, and their dependencies would change
     // the symbols, so the bytes, of the committed benchmark components.
     for packages in [&["components", "twins"][..], &["wasip3-guests"]] {
-        let status = super::plain_cargo(workspace, target_dir)
+        let mut cargo = super::plain_cargo(workspace, target_dir);
+        if packages == ["wasip3-guests"] {
+            // wit-bindgen's async runtime writes its source paths into panic locations, and
+            // those lie in cargo's registry: named from where the registry is (`CARGO_HOME`), so
+            // that the committed `bench_serve` has the same bytes on every machine.
+            let home = std::env::var_os("CARGO_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
+            if let Some(home) = home {
+                let registry = home.join("registry").join("src");
+                cargo.env(
+                    "CARGO_ENCODED_RUSTFLAGS",
+                    format!("--remap-path-prefix={}=/cargo/registry/src", registry.display()),
+                );
+            }
+        }
+        let status = cargo
             .args(["build", "--release", "--locked", "--target=wasm32-wasip2", "--bins"])
             .args(packages.iter().flat_map(|package| ["-p", package]))
             .status()
