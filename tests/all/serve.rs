@@ -105,6 +105,19 @@ impl Drop for Server {
     }
 }
 
+/// A thread that sends `GET /sleep` (which waits 60 s) on a new connection to `addr` and
+/// returns what the server answered; `must_read` fails it if the read itself fails.
+fn sleep_in_flight(addr: SocketAddr, must_read: bool) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(b"GET /sleep HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut response = String::new();
+        let read = stream.read_to_string(&mut response);
+        assert!(!must_read || read.is_ok(), "{read:?}");
+        response
+    })
+}
+
 /// The body of a chunked response, unchunked.
 fn unchunked(body: &str) -> String {
     let mut rest = body;
@@ -277,13 +290,7 @@ fn outgoing_requests_reach_the_servers_allow_http_names_only() {
 fn a_second_signal_during_the_drain_ends_the_server_at_once() {
     let server = Server::start(&["--timeout", "30s"], SERVE_P3);
     let addr = server.addr;
-    let in_flight = std::thread::spawn(move || {
-        let mut stream = TcpStream::connect(addr).unwrap();
-        stream.write_all(b"GET /sleep HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-        let mut response = String::new();
-        let _ = stream.read_to_string(&mut response);
-        response
-    });
+    let in_flight = sleep_in_flight(addr, false);
     std::thread::sleep(Duration::from_millis(500));
     let pid = Pid::from_raw(server.child.id() as i32);
     kill(pid, Signal::SIGTERM).unwrap();
@@ -321,13 +328,7 @@ fn audit_records_name_the_request() {
 fn shutdown_closes_kept_alive_connections() {
     let server = Server::start(&["--timeout", "4s"], SERVE_P3);
     let addr = server.addr;
-    let in_flight = std::thread::spawn(move || {
-        let mut stream = TcpStream::connect(addr).unwrap();
-        stream.write_all(b"GET /sleep HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-        let mut response = String::new();
-        let _ = stream.read_to_string(&mut response);
-        response
-    });
+    let in_flight = sleep_in_flight(addr, false);
     let mut kept = TcpStream::connect(server.addr).unwrap();
     kept.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
     let mut reader = BufReader::new(kept.try_clone().unwrap());
@@ -409,13 +410,7 @@ fn shutdown_lets_requests_in_flight_finish_and_refuses_new_ones() {
     // take a while to accept it, so the signal comes 1.5 s after it, well before its timeout.
     let server = Server::start(&["--timeout", "5s"], SERVE_P3);
     let addr = server.addr;
-    let in_flight = std::thread::spawn(move || {
-        let mut stream = TcpStream::connect(addr).unwrap();
-        stream.write_all(b"GET /sleep HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        response
-    });
+    let in_flight = sleep_in_flight(addr, true);
     std::thread::sleep(Duration::from_millis(1500));
     kill(Pid::from_raw(server.child.id() as i32), Signal::SIGINT).unwrap();
     std::thread::sleep(Duration::from_millis(300));
