@@ -1,12 +1,16 @@
 //! Compiles every guest program in `programs/` to wasm32-wasip1 with a nested cargo in the guest
-//! workspace `guests/` (its own target directory under `OUT_DIR`, so it never waits on the outer
-//! build's lock), the component guests in `components/` to wasm32-wasip2 (`build/components.rs`),
+//! workspace `guests/` (its own target directory, so it never waits on the outer build's lock), the component guests in `components/` to wasm32-wasip2 (`build/components.rs`),
 //! compiles the AssemblyScript guest in `assemblyscript/` with its pinned `asc` (installed by
 //! `npm ci` on first use), builds the Python and JavaScript components in `python/` and `js/`
 //! (`build/python.rs`, `build/js.rs`), and writes `gen.rs`: one `pub const <NAME>: &str` path
 //! and one `<NAME>_BYTES` per guest (Rust bins, `wat/*.wat`, `asc_buffers` and the components
 //! alike) and a `foreach_<suite>!` macro per name prefix. Folders are this crate's
 //! (`guests/test-guests/`).
+//!
+//! Everything built, the nested target directory and the tools included, goes to one directory
+//! per outer profile (`guests_dir`), not to `OUT_DIR`: `cargo clippy`, `cargo doc` and `cargo
+//! build` each run this script with an `OUT_DIR` of their own, and would each build every guest
+//! from nothing. Only `gen.rs` goes to `OUT_DIR`.
 
 use std::collections::BTreeMap;
 use std::env;
@@ -56,7 +60,14 @@ fn main() {
     let wit = repository.join("wit");
     let sdk = repository.join("sdk");
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
-    let target_dir = out_dir.join("target");
+    let guests_dir = guests_dir(&out_dir);
+    std::fs::create_dir_all(&guests_dir).unwrap_or_else(|e| panic!("create {}: {e}", guests_dir.display()));
+    // Two outer builds at once (an editor's check and a build) share the directory: one builds,
+    // the other waits, then finds everything built.
+    let lock_path = guests_dir.join(".lock");
+    let lock = std::fs::File::create(&lock_path).unwrap_or_else(|e| panic!("create {}: {e}", lock_path.display()));
+    lock.lock().unwrap_or_else(|e| panic!("lock {}: {e}", lock_path.display()));
+    let target_dir = guests_dir.join("target");
 
     for watched in [workspace.join("Cargo.toml"), workspace.join("Cargo.lock"), sdk.clone()] {
         println!("cargo:rerun-if-changed={}", watched.display());
@@ -95,11 +106,11 @@ fn main() {
         }
     }
     components::add(&workspace, &sdk, &fixtures, &wit, &target_dir, &mut guests_by_name);
-    let asc_wasm = build_assemblyscript(&fixtures.join("assemblyscript"), &out_dir);
+    let asc_wasm = build_assemblyscript(&fixtures.join("assemblyscript"), &guests_dir);
     let previous = guests_by_name.insert(ASC_GUEST.to_owned(), asc_wasm);
     assert!(previous.is_none(), "guest `{ASC_GUEST}` exists both as Rust or WAT and as AssemblyScript");
-    add_guests(&mut guests_by_name, python::build(&fixtures, &wit, &out_dir), "Python");
-    add_guests(&mut guests_by_name, js::build(&fixtures, &wit, &out_dir), "JavaScript");
+    add_guests(&mut guests_by_name, python::build(&fixtures, &wit, &guests_dir), "Python");
+    add_guests(&mut guests_by_name, js::build(&fixtures, &wit, &guests_dir), "JavaScript");
 
     let mut generated = String::new();
     let mut suites: BTreeMap<&str, Vec<&str>> = SUITES.iter().map(|s| (*s, Vec::new())).collect();
@@ -130,12 +141,23 @@ fn main() {
     std::fs::write(out_dir.join("gen.rs"), generated).expect("write gen.rs");
 }
 
-/// The AssemblyScript guest's name (and the stem of its `.wasm` in `OUT_DIR`).
+/// Where the guests are built: `wrt-test-guests` in the outer profile's directory (`OUT_DIR` is
+/// `<target>/<profile>/build/<package>-<hash>/out`), shared by the builds of every mode of that
+/// profile; `OUT_DIR` itself if it is not laid out so.
+fn guests_dir(out_dir: &Path) -> PathBuf {
+    let in_build = out_dir.ancestors().nth(2).and_then(Path::file_name) == Some("build".as_ref());
+    match out_dir.ancestors().nth(3) {
+        Some(profile) if in_build => profile.join("wrt-test-guests"),
+        _ => out_dir.to_owned(),
+    }
+}
+
+/// The AssemblyScript guest's name (and the stem of its `.wasm` in the guests' directory).
 const ASC_GUEST: &str = "asc_buffers";
 
 /// Compiles `dir/assembly` with the `asc` pinned in `dir/package-lock.json` (running `npm ci`
-/// first if it is not installed) into `OUT_DIR/asc_buffers.wasm`, and returns that path.
-fn build_assemblyscript(dir: &Path, out_dir: &Path) -> PathBuf {
+/// first if it is not installed) into `guests_dir/asc_buffers.wasm`, and returns that path.
+fn build_assemblyscript(dir: &Path, guests_dir: &Path) -> PathBuf {
     for watched in ["assembly", "asconfig.json", "package.json", "package-lock.json"] {
         println!("cargo:rerun-if-changed={}", dir.join(watched).display());
     }
@@ -149,7 +171,7 @@ fn build_assemblyscript(dir: &Path, out_dir: &Path) -> PathBuf {
         assert!(status.success(), "`npm ci` in {} failed (is the npm registry reachable?)", dir.display());
         assert!(asc.is_file(), "`npm ci` in {} did not install {}", dir.display(), asc.display());
     }
-    let wasm = out_dir.join(format!("{ASC_GUEST}.wasm"));
+    let wasm = guests_dir.join(format!("{ASC_GUEST}.wasm"));
     // `node <script>` rather than the script's `#!/usr/bin/env node`, so a missing node is named.
     let status = Command::new("node")
         .current_dir(dir)

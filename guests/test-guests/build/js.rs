@@ -1,8 +1,9 @@
 //! Builds the JavaScript guests: every `guests/test-guests/js/src/<name>.js` becomes the component
-//! `OUT_DIR/<name>.wasm`, built by componentize-js against the WIT package in `wit/` (world
-//! `command`, or the one a `// world: NAME` line names). componentize-js and jco are installed
-//! with `npm ci` from `guests/test-guests/js/package-lock.json` into `OUT_DIR/js-tools` on first use, and
-//! again when either file changes.
+//! `<guests dir>/<name>.wasm` (the build script's shared directory), built by componentize-js
+//! against the WIT package in `wit/` (world `command`, or the one a `// world: NAME` line names).
+//! componentize-js and jco are installed with `npm ci` from
+//! `guests/test-guests/js/package-lock.json` into `<guests dir>/js-tools` on first use, and again
+//! when either file changes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,20 +11,20 @@ use std::process::Command;
 use crate::stamp::Inputs;
 
 /// The JavaScript guests, as (name, component path).
-pub fn build(fixtures: &Path, wit: &Path, out_dir: &Path) -> Vec<(String, PathBuf)> {
+pub fn build(fixtures: &Path, wit: &Path, guests_dir: &Path) -> Vec<(String, PathBuf)> {
     let dir = fixtures.join("js");
     let wit = wit.to_owned();
     for watched in [dir.join("src"), dir.join("package.json"), dir.join("package-lock.json"), wit.clone()] {
         println!("cargo:rerun-if-changed={}", watched.display());
     }
-    let tools = out_dir.join("js-tools");
+    let tools = guests_dir.join("js-tools");
     let componentize_js = install(&dir, &tools);
 
     let mut built = Vec::new();
     for source in crate::read_dir_sorted(&dir.join("src")) {
         let Some(name) = crate::stem_with_ext(&source, "js") else { continue };
         let world = crate::world_of(&source, "//");
-        let wasm = out_dir.join(format!("{name}.wasm"));
+        let wasm = guests_dir.join(format!("{name}.wasm"));
         let inputs = Inputs::default().file(&dir.join("package-lock.json")).dir(&wit).file(&source).arg(&world);
         if !inputs.up_to_date(&wasm) {
             // `node <script>` rather than the script's `#!/usr/bin/env node`, so a missing node is

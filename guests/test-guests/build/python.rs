@@ -1,8 +1,8 @@
 //! Builds the Python guests: every `guests/test-guests/python/src/<name>.py` becomes the component
-//! `OUT_DIR/<name>.wasm`, built by componentize-py against the WIT package in `wit/` (world
-//! `command`, or the one a `# world: NAME` line names). componentize-py is installed, pinned by
-//! hash (`guests/test-guests/python/requirements.txt`), into a venv under `OUT_DIR` on first use, and
-//! reinstalled when the requirements change.
+//! `<guests dir>/<name>.wasm` (the build script's shared directory), built by componentize-py
+//! against the WIT package in `wit/` (world `command`, or the one a `# world: NAME` line names).
+//! componentize-py is installed, pinned by hash (`guests/test-guests/python/requirements.txt`),
+//! into a venv under that directory on first use, and reinstalled when the requirements change.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,25 +10,25 @@ use std::process::Command;
 use crate::stamp::Inputs;
 
 /// The Python guests, as (name, component path).
-pub fn build(fixtures: &Path, wit: &Path, out_dir: &Path) -> Vec<(String, PathBuf)> {
+pub fn build(fixtures: &Path, wit: &Path, guests_dir: &Path) -> Vec<(String, PathBuf)> {
     let dir = fixtures.join("python");
     let wit = wit.to_owned();
     for watched in [dir.join("src"), dir.join("requirements.txt"), wit.clone()] {
         println!("cargo:rerun-if-changed={}", watched.display());
     }
     let requirements = dir.join("requirements.txt");
-    let componentize_py = install(&requirements, &out_dir.join("python-venv"));
+    let componentize_py = install(&requirements, &guests_dir.join("python-venv"));
 
     let mut built = Vec::new();
     for source in crate::read_dir_sorted(&dir.join("src")) {
         let Some(name) = crate::stem_with_ext(&source, "py") else { continue };
         let world = crate::world_of(&source, "#");
-        let wasm = out_dir.join(format!("{name}.wasm"));
+        let wasm = guests_dir.join(format!("{name}.wasm"));
         let inputs = Inputs::default().file(&requirements).dir(&wit).file(&source).arg(&world);
         if !inputs.up_to_date(&wasm) {
             // componentize-py imports the app to snapshot it, which writes `__pycache__` next to
             // it: build from a copy, so the source tree stays clean.
-            let stage = out_dir.join("python-src").join(&name);
+            let stage = guests_dir.join("python-src").join(&name);
             std::fs::create_dir_all(&stage).unwrap_or_else(|e| panic!("create {}: {e}", stage.display()));
             let staged = stage.join(format!("{name}.py"));
             std::fs::copy(&source, &staged).unwrap_or_else(|e| panic!("copy {}: {e}", source.display()));
