@@ -28,10 +28,12 @@ use crate::sys::memory_pool::MemoryPool;
 /// (components) and read the run's own data from it ([`GuestState::host_data`]).
 pub struct GuestState {
     /// The WASI context: `None` for a guest that imports no WASI function, which never
-    /// reaches it (building one costs about a microsecond per run).
-    pub(crate) wasi: Option<WasiP1Ctx>,
+    /// reaches it (building one costs about a microsecond per run). The contexts are boxed
+    /// (out of line), as is the spawner: the state is moved into the store whole, and each of
+    /// them is several hundred bytes.
+    pub(crate) wasi: Option<Box<WasiP1Ctx>>,
     /// The WASI 0.2 context and resource table of a component (`None` for a core module).
-    pub(crate) p2: Option<p2::P2>,
+    pub(crate) p2: Option<Box<p2::P2>>,
     pub(crate) limiter: Limiter,
     /// When the running call must stop: its deadline, if the run has a timeout, and the run's
     /// cancel token.

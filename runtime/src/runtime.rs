@@ -381,7 +381,7 @@ fn module_linker(
 /// a guest always has a context; the fallback (an empty context: no arguments, environment,
 /// files or stdio) keeps even a broken invariant from panicking.
 fn wasi_of(state: &mut GuestState) -> &mut wasmtime_wasi::p1::WasiP1Ctx {
-    state.wasi.get_or_insert_with(|| wasmtime_wasi::WasiCtxBuilder::new().build_p1())
+    state.wasi.get_or_insert_with(|| Box::new(wasmtime_wasi::WasiCtxBuilder::new().build_p1()))
 }
 
 impl Runtime {

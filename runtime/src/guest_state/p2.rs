@@ -31,7 +31,7 @@ impl WasiView for GuestState {
     /// A component always has a context; the fallback (empty: no arguments, environment, files
     /// or stdio) keeps even a broken invariant from panicking.
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        let p2 = self.p2.get_or_insert_with(|| P2::new(WasiCtx::builder().build(), Default::default()));
+        let p2 = self.p2.get_or_insert_with(|| Box::new(P2::new(WasiCtx::builder().build(), Default::default())));
         WasiCtxView { ctx: &mut p2.ctx, table: &mut p2.table }
     }
 }
@@ -39,7 +39,7 @@ impl WasiView for GuestState {
 impl WasiHttpView for GuestState {
     /// `wasi:http`'s context over the same table as WASI's (its `wasi:io` resources are shared).
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        let p2 = self.p2.get_or_insert_with(|| P2::new(WasiCtx::builder().build(), Default::default()));
+        let p2 = self.p2.get_or_insert_with(|| Box::new(P2::new(WasiCtx::builder().build(), Default::default())));
         WasiHttpCtxView { ctx: &mut p2.http.ctx, table: &mut p2.table, hooks: &mut p2.http.hooks }
     }
 }

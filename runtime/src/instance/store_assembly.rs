@@ -79,12 +79,12 @@ impl Instance {
         let (mut wasi, mut p2) = (None, None);
         match &guest.code {
             Code::Module { wasi: true, .. } => {
-                wasi = Some(wasi_ctx::build(options, &guest.name, deadline.cell(), &captured, mode)?);
+                wasi = Some(Box::new(wasi_ctx::build(options, &guest.name, deadline.cell(), &captured, mode)?));
             }
             Code::Module { .. } => {}
             Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => {
                 let ctx = wasi_ctx::builder(options, &guest.name, deadline.cell(), &captured, mode)?.build();
-                p2 = Some(P2::new(ctx, Http::new(Arc::clone(&options.http_servers))));
+                p2 = Some(Box::new(P2::new(ctx, Http::new(Arc::clone(&options.http_servers)))));
             }
         }
         let inherit = [

@@ -114,8 +114,8 @@ impl ChildEntry {
 pub(crate) struct SpawnState {
     /// `None` for a guest that imports none of wrt's functions and so can start nothing
     /// (`Guest::may_spawn`): building and dropping a spawner was a tenth of a run of such a
-    /// guest.
-    spawner: Option<Spawner>,
+    /// guest. Boxed: a run's state is moved into its store, and a spawner is over 500 bytes.
+    spawner: Option<Box<Spawner>>,
     pub(crate) children: Handles<ChildEntry>,
     pub(crate) denials: DenialReporting,
     pub(crate) guest: String,
@@ -146,7 +146,7 @@ impl SpawnState {
     ) -> Self {
         let drains = Drains::default();
         Self {
-            spawner,
+            spawner: spawner.map(Box::new),
             children: Handles::default(),
             denials,
             guest,
@@ -188,7 +188,7 @@ impl SpawnState {
                 resolved: path.clone(),
                 no_allow_rule: matches!(reason, wrt_host_spawn::Denial::NotAllowed { .. }),
                 allow_rule_would_help: matches!(reason, wrt_host_spawn::Denial::NotAllowed { .. })
-                    && self.spawner.as_ref().is_some_and(|spawner| spawner.allow_rule_would_help(program)),
+                    && self.spawner.as_deref().is_some_and(|spawner| spawner.allow_rule_would_help(program)),
                 reason: message.clone(),
             });
             if let Some(hint) = hint
@@ -214,14 +214,14 @@ impl SpawnState {
     /// The spawner, or the failure of a guest that has none: one that imports none of wrt's
     /// functions, and so cannot ask (`Guest::may_spawn`).
     pub(crate) fn spawner(&self) -> Result<&Spawner, Failure> {
-        self.spawner.as_ref().ok_or_else(|| {
+        self.spawner.as_deref().ok_or_else(|| {
             Failure::new(ErrorCode::Denied, "this guest imports no function of wrt's and starts no program")
         })
     }
 
     /// Its kill switch, if it has a spawner.
     pub(crate) fn kill_switch(&self) -> Option<wrt_host_spawn::KillSwitch> {
-        self.spawner.as_ref().map(Spawner::kill_switch)
+        self.spawner.as_deref().map(Spawner::kill_switch)
     }
 
     /// The failure of a spawn the spawner refused or could not start

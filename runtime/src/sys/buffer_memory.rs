@@ -50,7 +50,9 @@ pub(crate) struct BufferPool {
     peak: AtomicU64,
     /// Bytes of mapped slabs whose blocks are all free.
     empty: AtomicU64,
-    inner: Mutex<[Class; CLASSES]>,
+    /// The [`CLASSES`] size classes, by class; empty until the first pooled block, so that a
+    /// run whose guest takes no buffer builds and drops none of them.
+    inner: Mutex<Vec<Class>>,
 }
 
 /// The slabs of one size class.
@@ -81,7 +83,7 @@ impl BufferPool {
             footprint: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             empty: AtomicU64::new(0),
-            inner: Mutex::default(),
+            inner: Mutex::new(Vec::new()),
         })
     }
 
@@ -108,9 +110,11 @@ impl BufferPool {
             return overhead + round_to_pages(len) as u64;
         };
         let classes = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let has_free = classes[class].partial.iter().any(|&i| {
-            let slab = &classes[class].slabs[i];
-            slab.mapping.is_some() && !slab.free.is_empty()
+        let has_free = classes.get(class).is_some_and(|c| {
+            c.partial.iter().any(|&i| {
+                let slab = &c.slabs[i];
+                slab.mapping.is_some() && !slab.free.is_empty()
+            })
         });
         overhead + if has_free { 0 } else { SLAB as u64 }
     }
@@ -201,6 +205,9 @@ impl Block {
         };
         let cap = 1usize << (class as u32 + MIN_CLASS_SHIFT);
         let mut classes = pool.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if classes.is_empty() {
+            classes.resize_with(CLASSES, Class::default);
+        }
         let c = &mut classes[class];
         // The first slab with a free block; stale entries (unmapped or full) are dropped.
         let mut fresh = false;

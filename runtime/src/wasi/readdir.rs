@@ -123,5 +123,5 @@ fn answer(caller: &mut Caller<'_, GuestState>, fd: i32, buf: i32, len: i32, cook
 
 /// The guest's WASI context.
 fn wasi<'a>(caller: &'a mut Caller<'_, GuestState>) -> wasmtime::Result<&'a mut wasmtime_wasi::p1::WasiP1Ctx> {
-    caller.data_mut().wasi.as_mut().ok_or_else(|| wasmtime::Error::msg("WASI is not available"))
+    caller.data_mut().wasi.as_deref_mut().ok_or_else(|| wasmtime::Error::msg("WASI is not available"))
 }
