@@ -63,7 +63,7 @@ fn ready_now(child: &SharedChild, wanted: Interest) -> bool {
 
 /// What a stream needs of the guest's state.
 fn parts(state: &mut GuestState) -> (StopCell, Arc<AtomicU64>) {
-    (state.stop_cell.clone(), Arc::clone(&state.spawn.shared_stream_bytes))
+    (state.stop_cell.clone(), Arc::clone(state.spawn.shared_stream_bytes.get_or_insert_default()))
 }
 
 /// Marks stream `index` (0 stdin, 1 stdout, 2 stderr) of `handle` taken, and returns its child.

@@ -50,7 +50,7 @@ impl Instance {
             spawns: state.spawn.spawns,
             spawns_refused: state.spawn.refused,
             stream_bytes: state.spawn.stream_bytes
-                + state.spawn.shared_stream_bytes.load(std::sync::atomic::Ordering::Relaxed),
+                + state.spawn.shared_stream_bytes.as_ref().map_or(0, |b| b.load(std::sync::atomic::Ordering::Relaxed)),
             gc_time: accountant.gc_time,
             memory_refusals: state.limiter.refusals,
             fuel_consumed: self.fuel_consumed,

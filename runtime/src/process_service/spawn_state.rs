@@ -132,8 +132,9 @@ pub(crate) struct SpawnState {
     pub(crate) refused: u64,
     /// Bytes the guest wrote to or read from its children's pipes through the ABI.
     pub(crate) stream_bytes: u64,
-    /// The same, through `wasi:io` streams of a component's children, which count them here.
-    pub(crate) shared_stream_bytes: Arc<std::sync::atomic::AtomicU64>,
+    /// The same, through `wasi:io` streams of a component's children, which count them here:
+    /// made for the first such stream.
+    pub(crate) shared_stream_bytes: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl SpawnState {
@@ -156,7 +157,7 @@ impl SpawnState {
             spawns: 0,
             refused: 0,
             stream_bytes: 0,
-            shared_stream_bytes: Arc::default(),
+            shared_stream_bytes: None,
         }
     }
 
