@@ -1,11 +1,11 @@
 //! Compiles every guest program in `programs/` to wasm32-wasip1 with a nested cargo in the guest
-//! workspace `guests/` (its own target directory, so it never waits on the outer build's lock), the component guests in `components/` to wasm32-wasip2 (`build/components.rs`),
-//! compiles the AssemblyScript guest in `assemblyscript/` with its pinned `asc` (installed by
-//! `npm ci` on first use), builds the Python and JavaScript components in `python/` and `js/`
-//! (`build/python.rs`, `build/js.rs`), and writes `gen.rs`: one `pub const <NAME>: &str` path
-//! and one `<NAME>_BYTES` per guest (Rust bins, `wat/*.wat`, `asc_buffers` and the components
-//! alike) and a `foreach_<suite>!` macro per name prefix. Folders are this crate's
-//! (`guests/test-guests/`).
+//! workspace `guests/` (its own target directory, so it never waits on the outer build's lock), the
+//! component guests in `components/` to wasm32-wasip2 (`build/components.rs`), compiles the
+//! AssemblyScript guest in `assemblyscript/` with its pinned `asc` (installed by `npm ci` on first
+//! use), builds the Python and JavaScript components in `python/` and `js/` (`build/python.rs`,
+//! `build/js.rs`), and writes `gen.rs`: one `pub const <NAME>: &str` path and one `<NAME>_BYTES`
+//! per guest (Rust bins, `wat/*.wat`, `asc_buffers` and the components alike) and a
+//! `foreach_<suite>!` macro per name prefix. Folders are this crate's (`guests/test-guests/`).
 //!
 //! Everything built, the nested target directory and the tools included, goes to one directory
 //! per outer profile (`guests_dir`), not to `OUT_DIR`: `cargo clippy`, `cargo doc` and `cargo
