@@ -241,7 +241,9 @@ fn a_services_outgoing_requests_are_refused_before_any_connection() {
     let env = format!("TARGET={}", target.local_addr().unwrap());
     let server = Server::start(&["--env", &env], SERVE_P3);
     let (status, body) = server.get("/fetch");
-    assert_eq!((status, body.as_str()), (200, "refused: ErrorCode::HttpRequestDenied\n"));
+    // The request's transmission future fails too: it was never sent.
+    let refused = "refused: ErrorCode::HttpRequestDenied; transmitted: Err(ErrorCode::HttpRequestDenied)\n";
+    assert_eq!((status, body.as_str()), (200, refused));
     let accepted = target.accept();
     assert!(
         matches!(&accepted, Err(err) if err.kind() == std::io::ErrorKind::WouldBlock),
@@ -269,7 +271,7 @@ fn outgoing_requests_reach_the_servers_allow_http_names_only() {
     });
     let (allow, env) = (addr.to_string(), format!("TARGET={addr}"));
     let server = Server::start(&["--allow-http", &allow, "--env", &env], SERVE_P3);
-    assert_eq!(server.get("/fetch"), (200, "sent: 200 from the target\n".to_owned()));
+    assert_eq!(server.get("/fetch"), (200, "sent: 200 from the target; transmitted: Ok(())\n".to_owned()));
     let head = answered.join().unwrap();
     assert!(head.starts_with("GET / HTTP/1.1\r\n"), "{head}");
     assert!(head.to_ascii_lowercase().contains(&format!("host: {addr}\r\n")), "{head}");
@@ -279,7 +281,8 @@ fn outgoing_requests_reach_the_servers_allow_http_names_only() {
     other.set_nonblocking(true).unwrap();
     let env = format!("TARGET={}", other.local_addr().unwrap());
     let server = Server::start(&["--allow-http", &allow, "--env", &env], SERVE_P3);
-    assert_eq!(server.get("/fetch"), (200, "refused: ErrorCode::HttpRequestDenied\n".to_owned()));
+    let refused = "refused: ErrorCode::HttpRequestDenied; transmitted: Err(ErrorCode::HttpRequestDenied)\n";
+    assert_eq!(server.get("/fetch"), (200, refused.to_owned()));
     let accepted = other.accept();
     assert!(matches!(&accepted, Err(err) if err.kind() == std::io::ErrorKind::WouldBlock), "{accepted:?}");
 }

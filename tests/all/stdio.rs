@@ -47,7 +47,7 @@ fn three_buffers(dir: &Path) -> PathBuf {
 }
 
 fn expected_three() -> Vec<u8> {
-    [b'a', b'b', b'c'].iter().flat_map(|&byte| std::iter::repeat_n(byte, 40000)).collect()
+    b"abc".iter().flat_map(|&byte| std::iter::repeat_n(byte, 40000)).collect()
 }
 
 /// Every buffer of one `fd_write` reaches stdout, in order and whole, whatever stdout is: a pipe

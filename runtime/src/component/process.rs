@@ -287,7 +287,7 @@ mod deps_tests {
         host.expect("`rustc -vV` names the host").trim().to_owned()
     }
 
-    /// The source directory of wasmtime-wasi 48 that this build compiled.
+    /// The source directory of the wasmtime-wasi that this build compiled.
     ///
     /// `cargo metadata` is filtered to the host platform: without the filter it needs every
     /// package of the lock file, Windows-only ones included, which a Linux build never downloads,
@@ -303,8 +303,13 @@ mod deps_tests {
             .split("\"manifest_path\":\"")
             .skip(1)
             .map(|rest| rest.split('"').next().unwrap())
-            .find(|path| path.contains("/wasmtime-wasi-48.") && path.ends_with("Cargo.toml"))
-            .expect("wasmtime-wasi 48 in the dependency graph");
+            .find(|path| {
+                // `.../wasmtime-wasi-VERSION/Cargo.toml`, not `wasmtime-wasi-http` nor `-io`.
+                let dir = path.strip_suffix("/Cargo.toml").and_then(|dir| dir.rsplit('/').next()).unwrap_or("");
+                dir.strip_prefix("wasmtime-wasi-")
+                    .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+            })
+            .expect("wasmtime-wasi in the dependency graph");
         Path::new(manifest).parent().unwrap().to_owned()
     }
 

@@ -16,7 +16,7 @@ const FALLBACK_RESERVATION: usize = 64 << 20;
 /// reservations come from the runtime's [`MemoryPool`] and go back to it, reset, when the
 /// memory drops.
 ///
-/// Install with `Config::with_host_memory` together with `memory_init_cow(false)` (wasmtime 48
+/// Install with `Config::with_host_memory` together with `memory_init_cow(false)` (wasmtime 49
 /// panics on modules with data segments otherwise, wasmtime#10740) and the on-demand allocator
 /// (the pooling allocator ignores memory creators).
 #[derive(Debug, Clone)]
@@ -35,7 +35,7 @@ unsafe impl MemoryCreator for GuestMemoryCreator {
         reserved_size_in_bytes: Option<usize>,
         guard_size_in_bytes: usize,
     ) -> Result<Box<dyn LinearMemory>, String> {
-        // wasmtime 48 always passes `Some`, but the promise that the maximum fits inside the
+        // wasmtime 49 always passes `Some`, but the promise that the maximum fits inside the
         // reservation does not hold when the reservation is small: never reserve less than the
         // minimum, and when no reservation is asked, leave room to grow in place.
         let reserved = match reserved_size_in_bytes {

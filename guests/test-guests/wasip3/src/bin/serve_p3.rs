@@ -11,7 +11,8 @@
 //! - `/spawn`: runs `echo from a child` through `wrt:process` and answers with its stdout;
 //! - `/env`: the value of `GREETING`;
 //! - `/fetch`: sends a request of its own to `http://$TARGET/` and answers with what became of
-//!   it (`sent: STATUS BODY`, or `refused: CODE`).
+//!   it (`sent: STATUS BODY`, or `refused: CODE`) and what its transmission future (the one
+//!   `Request::new` returns) resolved to (`; transmitted: Ok(())`, or `Err(CODE)`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -85,7 +86,7 @@ impl wasip3::exports::http::handler::Guest for Service {
                     .find_map(|(name, value)| (name == "TARGET").then_some(value))
                     .unwrap_or_default();
                 let (_, trailers) = wit_future::new(|| Ok(None));
-                let (outgoing, _sent) = Request::new(Fields::new(), None, trailers, None);
+                let (outgoing, transmitted) = Request::new(Fields::new(), None, trailers, None);
                 let _ = outgoing.set_scheme(Some(&Scheme::Http));
                 let _ = outgoing.set_authority(Some(&target));
                 let _ = outgoing.set_path_with_query(Some("/"));
@@ -98,6 +99,7 @@ impl wasip3::exports::http::handler::Guest for Service {
                     }
                     Err(code) => format!("refused: {code:?}\n"),
                 };
+                let answer = format!("{}; transmitted: {:?}\n", answer.trim_end(), transmitted.await);
                 Ok(respond(answer.into_bytes()))
             }
             _ => {
