@@ -234,6 +234,10 @@ fn wrt_process_in_a_service_follows_the_spawn_policy() {
     assert!(server.logged().iter().any(|line| line.contains("`--allow-run echo`")));
 }
 
+/// What `serve_p3`'s `/fetch` answers when wrt refuses its request: the request's transmission
+/// future fails too, since it was never sent.
+const REFUSED_UNSENT: &str = "refused: ErrorCode::HttpRequestDenied; transmitted: Err(ErrorCode::HttpRequestDenied)\n";
+
 #[test]
 fn a_services_outgoing_requests_are_refused_before_any_connection() {
     let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -241,9 +245,7 @@ fn a_services_outgoing_requests_are_refused_before_any_connection() {
     let env = format!("TARGET={}", target.local_addr().unwrap());
     let server = Server::start(&["--env", &env], SERVE_P3);
     let (status, body) = server.get("/fetch");
-    // The request's transmission future fails too: it was never sent.
-    let refused = "refused: ErrorCode::HttpRequestDenied; transmitted: Err(ErrorCode::HttpRequestDenied)\n";
-    assert_eq!((status, body.as_str()), (200, refused));
+    assert_eq!((status, body.as_str()), (200, REFUSED_UNSENT));
     let accepted = target.accept();
     assert!(
         matches!(&accepted, Err(err) if err.kind() == std::io::ErrorKind::WouldBlock),
@@ -281,8 +283,7 @@ fn outgoing_requests_reach_the_servers_allow_http_names_only() {
     other.set_nonblocking(true).unwrap();
     let env = format!("TARGET={}", other.local_addr().unwrap());
     let server = Server::start(&["--allow-http", &allow, "--env", &env], SERVE_P3);
-    let refused = "refused: ErrorCode::HttpRequestDenied; transmitted: Err(ErrorCode::HttpRequestDenied)\n";
-    assert_eq!(server.get("/fetch"), (200, refused.to_owned()));
+    assert_eq!(server.get("/fetch"), (200, REFUSED_UNSENT.to_owned()));
     let accepted = other.accept();
     assert!(matches!(&accepted, Err(err) if err.kind() == std::io::ErrorKind::WouldBlock), "{accepted:?}");
 }
