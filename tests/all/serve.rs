@@ -246,6 +246,11 @@ fn a_services_outgoing_requests_are_refused_before_any_connection() {
     let server = Server::start(&["--env", &env], SERVE_P3);
     let (status, body) = server.get("/fetch");
     assert_eq!((status, body.as_str()), (200, REFUSED_UNSENT));
+    // The same request with its transmission future dropped by the guest before the send:
+    // refused the same way, and the server goes on.
+    assert_eq!(server.get("/fetch-dropped"), (200, "refused: ErrorCode::HttpRequestDenied\n".to_owned()));
+    assert_eq!(server.get("/").0, 200);
+    assert_eq!(server.logged(), Vec::<String>::new());
     let accepted = target.accept();
     assert!(
         matches!(&accepted, Err(err) if err.kind() == std::io::ErrorKind::WouldBlock),
@@ -255,26 +260,35 @@ fn a_services_outgoing_requests_are_refused_before_any_connection() {
 
 /// An outgoing request to a server that `--allow-http` names goes out over plain HTTP/1.1, its
 /// request line naming the path alone, and the answer (status and body) comes back to the
-/// guest; a request to another port of the same host is still refused before any connection.
+/// guest, also when the guest dropped the request's transmission future before sending it; a
+/// request to another port of the same host is still refused before any connection.
 #[test]
 fn outgoing_requests_reach_the_servers_allow_http_names_only() {
     let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = target.local_addr().unwrap();
+    // Answers two requests, one connection each: the heads it read.
     let answered = std::thread::spawn(move || {
-        let (stream, _) = target.accept().unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut head = String::new();
-        while !head.ends_with("\r\n\r\n") {
-            assert!(reader.read_line(&mut head).unwrap() > 0, "the request ended early: {head:?}");
+        let mut heads = Vec::new();
+        for _ in 0..2 {
+            let (stream, _) = target.accept().unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut head = String::new();
+            while !head.ends_with("\r\n\r\n") {
+                assert!(reader.read_line(&mut head).unwrap() > 0, "the request ended early: {head:?}");
+            }
+            let body = "from the target";
+            write!(reader.get_mut(), "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+            heads.push(head);
         }
-        let body = "from the target";
-        write!(reader.get_mut(), "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-        head
+        heads
     });
     let (allow, env) = (addr.to_string(), format!("TARGET={addr}"));
     let server = Server::start(&["--allow-http", &allow, "--env", &env], SERVE_P3);
     assert_eq!(server.get("/fetch"), (200, "sent: 200 from the target; transmitted: Ok(())\n".to_owned()));
-    let head = answered.join().unwrap();
+    assert_eq!(server.get("/fetch-dropped"), (200, "sent: 200 from the target\n".to_owned()));
+    assert_eq!(server.logged(), Vec::<String>::new());
+    let heads = answered.join().unwrap();
+    let head = &heads[0];
     assert!(head.starts_with("GET / HTTP/1.1\r\n"), "{head}");
     assert!(head.to_ascii_lowercase().contains(&format!("host: {addr}\r\n")), "{head}");
     drop(server);

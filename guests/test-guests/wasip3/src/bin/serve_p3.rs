@@ -12,7 +12,9 @@
 //! - `/env`: the value of `GREETING`;
 //! - `/fetch`: sends a request of its own to `http://$TARGET/` and answers with what became of
 //!   it (`sent: STATUS BODY`, or `refused: CODE`) and what its transmission future (the one
-//!   `Request::new` returns) resolved to (`; transmitted: Ok(())`, or `Err(CODE)`).
+//!   `Request::new` returns) resolved to (`; transmitted: Ok(())`, or `Err(CODE)`);
+//! - `/fetch-dropped`: the same request, its transmission future dropped before it is sent;
+//!   answers with what became of the request alone.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -80,13 +82,20 @@ impl wasip3::exports::http::handler::Guest for Service {
                     .unwrap_or_default();
                 Ok(respond(format!("{value}\n").into_bytes()))
             }
-            "/fetch" => {
+            "/fetch" | "/fetch-dropped" => {
                 let target = wasip3::cli::environment::get_environment()
                     .into_iter()
                     .find_map(|(name, value)| (name == "TARGET").then_some(value))
                     .unwrap_or_default();
                 let (_, trailers) = wit_future::new(|| Ok(None));
                 let (outgoing, transmitted) = Request::new(Fields::new(), None, trailers, None);
+                let transmitted = match path.as_str() {
+                    "/fetch" => Some(transmitted),
+                    _ => {
+                        drop(transmitted);
+                        None
+                    }
+                };
                 let _ = outgoing.set_scheme(Some(&Scheme::Http));
                 let _ = outgoing.set_authority(Some(&target));
                 let _ = outgoing.set_path_with_query(Some("/"));
@@ -99,7 +108,10 @@ impl wasip3::exports::http::handler::Guest for Service {
                     }
                     Err(code) => format!("refused: {code:?}\n"),
                 };
-                let answer = format!("{}; transmitted: {:?}\n", answer.trim_end(), transmitted.await);
+                let answer = match transmitted {
+                    Some(transmitted) => format!("{}; transmitted: {:?}\n", answer.trim_end(), transmitted.await),
+                    None => answer,
+                };
                 Ok(respond(answer.into_bytes()))
             }
             _ => {
