@@ -1,7 +1,9 @@
 //! `wrt bench serve`: requests per second and latency of `wrt serve` answering a `wasi:http`
 //! service (the WASI 0.3 component `bench_serve`, `hello` to every request), against `wasmtime
 //! serve` of the same component and a native hyper server (the floor), each loaded by the same
-//! keep-alive clients ([`http_load`]) in the same run.
+//! keep-alive clients ([`http_load`]) in the same run. Each side runs twice: with a fresh
+//! instance per request, and with up to [`REUSE`] requests per instance (`wasmtime serve`'s
+//! default for a WASI 0.3 service), so that each is compared with the same isolation.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -17,7 +19,7 @@ use crate::run_commands::Clis;
 use crate::sample::Sample;
 use crate::setting::{ParamError, Setting};
 use crate::workload::columns::{Column, Goal, Measure, figure, ratio};
-use crate::workload::compared::{Baseline, CYAN, PURPLE, Side};
+use crate::workload::compared::{BROWN, Baseline, CYAN, PURPLE, Side};
 use crate::workload::{Workload, unknown};
 use crate::{BenchError, guests};
 
@@ -26,6 +28,9 @@ use crate::{BenchError, guests};
 pub const GOAL_OF_WASMTIME: f64 = 1.0;
 /// The goal for the 99th-percentile latency: at most this many times wasmtime's.
 pub const GOAL_P99_OF_WASMTIME: f64 = 1.0;
+/// Requests one instance answers when instances are reused: `wasmtime serve`'s default for a
+/// WASI 0.3 service (`--max-instance-reuse-count`), given to `wrt serve --reuse`.
+pub const REUSE: u32 = 128;
 /// The most clients a configuration takes.
 pub const MAX_CLIENTS: u32 = 256;
 
@@ -113,11 +118,11 @@ fn load_process(server: &ServerProcess, p: &ServeParams) -> Result<Load, BenchEr
 
 /// One round: `wrt serve` and `wasmtime serve` of `bench_serve.wasm` (both binaries fresh copies,
 /// both caches in one temporary directory, [`Clis`]; `-Wcomponent-model-async -Sp3,cli` for
-/// wasmtime, which this WASI 0.3 service needs there), `wasmtime serve` again with a fresh
-/// instance per request as wrt's (`--max-instance-reuse-count 1`; by default wasmtime serves up
-/// to 128 requests of a WASI 0.3 service with one instance), and the native floor, each started,
-/// warmed up, then loaded by the same clients, one server after the other in an order that
-/// rotates from round to round.
+/// wasmtime, which this WASI 0.3 service needs there), each with a fresh instance per request
+/// (wrt's default; `--max-instance-reuse-count 1` for wasmtime) and with up to [`REUSE`]
+/// requests per instance (`--reuse` for wrt; wasmtime's default), and the native floor, each
+/// started, warmed up, then loaded by the same clients, one server after the other in an order
+/// that rotates from round to round.
 pub(crate) fn run_once(p: &ServeParams) -> Result<Sample, BenchError> {
     static ROUND: AtomicUsize = AtomicUsize::new(0);
     let clis = Clis::new()?;
@@ -125,6 +130,9 @@ pub(crate) fn run_once(p: &ServeParams) -> Result<Sample, BenchError> {
     let mut wrt = clis.wrt_serve();
     wrt.args(["--addr", "127.0.0.1:0"]).arg(&service);
     let wrt = ServerProcess::start(wrt)?;
+    let mut wrt_reuse = clis.wrt_serve();
+    wrt_reuse.args(["--addr", "127.0.0.1:0", "--reuse", &REUSE.to_string()]).arg(&service);
+    let wrt_reuse = ServerProcess::start(wrt_reuse)?;
     let wasmtime_serve = |flags: &[&str]| -> Result<Option<ServerProcess>, BenchError> {
         let Some(mut cmd) = clis.wasmtime_serve() else { return Ok(None) };
         cmd.args(["-W", "component-model-async", "-S", "p3,cli", "--addr", "127.0.0.1:0"]).args(flags).arg(&service);
@@ -133,26 +141,29 @@ pub(crate) fn run_once(p: &ServeParams) -> Result<Sample, BenchError> {
     let wasmtime = wasmtime_serve(&[])?;
     let wasmtime_fresh = wasmtime_serve(&["--max-instance-reuse-count", "1"])?;
     let floor = NativeServer::start(HELLO)?;
-    let mut loads: [Option<Load>; 4] = Default::default();
+    let mut loads: [Option<Load>; 5] = Default::default();
     let first = ROUND.fetch_add(1, Ordering::Relaxed);
-    for side in (first..first + 4).map(|i| i % 4) {
+    for side in (first..first + 5).map(|i| i % 5) {
         loads[side] = match side {
-            0 => Some(load_process(&wrt, p)?),
-            1 | 2 => match [&wasmtime, &wasmtime_fresh][side - 1] {
+            0 | 1 => Some(load_process([&wrt, &wrt_reuse][side], p)?),
+            2 | 3 => match [&wasmtime, &wasmtime_fresh][side - 2] {
                 Some(server) => Some(load_process(server, p).map_err(|e| BenchError::Peer(e.to_string()))?),
                 None => None,
             },
             _ => Some(load(floor.addr(), p).map_err(|e| BenchError::Floor(e.to_string()))?),
         };
     }
-    let [wrt_load, wasmtime_load, fresh_load, floor_load] = loads;
+    let [wrt_load, reuse_load, wasmtime_load, fresh_load, floor_load] = loads;
     // wrt serve logs only failed requests: a line means the service failed.
-    let logged = wrt.logged();
-    if !logged.is_empty() {
-        return Err(BenchError::Child(format!("wrt serve logged during the load: `{logged}`")));
+    for server in [&wrt, &wrt_reuse] {
+        let logged = server.logged();
+        if !logged.is_empty() {
+            return Err(BenchError::Child(format!("wrt serve logged during the load: `{logged}`")));
+        }
     }
     let (wrt_load, floor_load) = (wrt_load.expect("measured"), floor_load.expect("measured"));
     let mut extra = figures_of("", &wrt_load);
+    extra.extend(figures_of("reuse_", &reuse_load.expect("measured")));
     extra.extend(figures_of("floor_", &floor_load));
     if let Some(load) = &wasmtime_load {
         extra.extend(figures_of("wasmtime_", load));
@@ -191,6 +202,10 @@ impl Default for ServeParams {
 
 /// µs per request of wrt (of the aggregate rate over all clients).
 const US_PER_REQUEST: Measure = ("us_per_request", "µs/req");
+/// µs per request of `wrt serve --reuse`.
+const REUSE_US: Measure = ("reuse_us_per_request", "reuse µs");
+/// The 99th-percentile latency of `wrt serve --reuse`, µs.
+const REUSE_P99: Measure = ("reuse_p99_us", "reuse p99");
 /// µs per request of `wasmtime serve`.
 const WASMTIME_US: Measure = ("wasmtime_us_per_request", "wasmtime µs");
 /// The 99th-percentile latency of wrt, µs.
@@ -250,15 +265,17 @@ impl Workload for ServeParams {
     fn columns(&self) -> &'static [Column] {
         const COLUMNS: &[Column] = &[
             figure(US_PER_REQUEST),
-            figure(WASMTIME_US),
-            ratio(US_PER_REQUEST, WASMTIME_US, "time/wasmtime"),
-            figure(P99),
-            figure(WASMTIME_P99),
-            ratio(P99, WASMTIME_P99, "p99/wasmtime"),
             figure(FRESH_US),
             ratio(US_PER_REQUEST, FRESH_US, "time/fresh"),
+            figure(P99),
             figure(FRESH_P99),
             ratio(P99, FRESH_P99, "p99/fresh"),
+            figure(REUSE_US),
+            figure(WASMTIME_US),
+            ratio(REUSE_US, WASMTIME_US, "time/wasmtime"),
+            figure(REUSE_P99),
+            figure(WASMTIME_P99),
+            ratio(REUSE_P99, WASMTIME_P99, "p99/wasmtime"),
             figure(FLOOR_P99),
         ];
         COLUMNS
@@ -266,24 +283,37 @@ impl Workload for ServeParams {
 
     fn legend(&self) -> Option<&'static str> {
         Some(
-            "µs/req is the inverse of the aggregate rate over all clients (time/wasmtime at most 1 is at least \
+            "µs/req is the inverse of the aggregate rate over all clients (a time ratio at most 1 is at least \
              wasmtime's throughput); p99 is the 99th-percentile time of one request, sent to the whole response \
-             read; wasmtime serves up to 128 requests with one instance of a WASI 0.3 service by default, `fresh` is \
-             wasmtime serve --max-instance-reuse-count 1, a fresh instance per request as wrt's",
+             read; µs/req and p99 µs are wrt serve's, a fresh instance per request, against `fresh`, wasmtime serve \
+             --max-instance-reuse-count 1; `reuse` is wrt serve --reuse 128, up to 128 requests per instance, against \
+             `wasmtime`, wasmtime serve as it comes (128 for a WASI 0.3 service)",
         )
     }
 
     fn goals(&self) -> &'static [Goal] {
         &[
             Goal {
+                column: "time/fresh",
+                name: "wrt/wasmtime time per request, fresh instances",
+                at_most: GOAL_OF_WASMTIME,
+                unmeasured: NO_WASMTIME_SERVE,
+            },
+            Goal {
+                column: "p99/fresh",
+                name: "wrt/wasmtime p99 latency, fresh instances",
+                at_most: GOAL_P99_OF_WASMTIME,
+                unmeasured: NO_WASMTIME_SERVE,
+            },
+            Goal {
                 column: "time/wasmtime",
-                name: "wrt/wasmtime time per request",
+                name: "wrt/wasmtime time per request, reused instances",
                 at_most: GOAL_OF_WASMTIME,
                 unmeasured: NO_WASMTIME_SERVE,
             },
             Goal {
                 column: "p99/wasmtime",
-                name: "wrt/wasmtime p99 latency",
+                name: "wrt/wasmtime p99 latency, reused instances",
                 at_most: GOAL_P99_OF_WASMTIME,
                 unmeasured: NO_WASMTIME_SERVE,
             },
@@ -309,11 +339,12 @@ impl Workload for ServeParams {
 
     fn plot_sides(&self) -> &'static [Side] {
         &[
+            Side { name: "wrt serve --reuse 128", key: "reuse_us_per_request", per: 1e6, versus: None, color: BROWN },
             Side {
-                name: "wasmtime serve",
+                name: "wasmtime serve, reused instances",
                 key: "wasmtime_us_per_request",
                 per: 1e6,
-                versus: Some(("time/wasmtime", "us_per_request")),
+                versus: Some(("time/wasmtime", "reuse_us_per_request")),
                 color: PURPLE,
             },
             Side {

@@ -126,6 +126,11 @@ impl AuditLog {
         self
     }
 
+    /// Sets the `"request"` label of the records written from now on (`None`: no label).
+    pub(crate) fn set_request(&mut self, request: Option<String>) {
+        self.labels.request = request;
+    }
+
     /// Appends records to the file at `path`, creating it if needed.
     ///
     /// # Errors

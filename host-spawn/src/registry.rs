@@ -126,6 +126,13 @@ impl Shared {
         *self.audit.lock().unwrap_or_else(PoisonError::into_inner) = log;
     }
 
+    /// Sets the `"request"` label of the audit records written from now on, if there is a log.
+    pub(crate) fn set_audit_request(&self, request: Option<String>) {
+        if let Some(log) = self.audit.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+            log.set_request(request);
+        }
+    }
+
     /// Runs `write` on the audit log, if there is one.
     pub(crate) fn audit(&self, write: impl FnOnce(&mut AuditLog) -> io::Result<()>) -> io::Result<()> {
         match self.audit.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {

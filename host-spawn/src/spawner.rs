@@ -302,6 +302,13 @@ impl Spawner {
         self
     }
 
+    /// Names `request` in the `"request"` label of every audit record written from now on
+    /// (`None`: no label), for a spawner that serves one request of the embedder's after
+    /// another; records already written keep theirs. Without an audit log, nothing.
+    pub fn label_request(&self, request: Option<String>) {
+        self.shared.set_audit_request(request);
+    }
+
     /// How many audit records of refused requests (denied, invalid, not found, failed) are
     /// written: past the limit they are counted, and one `"suppressed"` record with the count
     /// is written before the next record let through, or when the spawner is dropped.

@@ -32,7 +32,7 @@ mod store_assembly;
 mod trap;
 
 pub use report::Report;
-pub use serving::{MAX_RESPONSE_BODY, Served};
+pub use serving::{Answered, MAX_RESPONSE_BODY, Served};
 
 /// A guest instantiated in its own store. Its memories live until it is dropped.
 ///

@@ -125,3 +125,15 @@ pub(crate) fn blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         }),
     }
 }
+
+/// Drops `value` on a thread of wrt's runtime's blocking pool, not this one (on this one when
+/// wrt has no runtime): for what costs time to drop (an instance's store unmaps and resets its
+/// memory, ends its children) after its work is done, off the path of a waiting response.
+pub(crate) fn drop_elsewhere<T: Send + 'static>(value: T) {
+    match own() {
+        Some(runtime) => {
+            runtime.spawn_blocking(move || drop(value));
+        }
+        None => drop(value),
+    }
+}

@@ -1,9 +1,11 @@
 //! `wrt serve`: answers HTTP/1.1 requests with a `wasi:http` service component, each request
-//! in a fresh instance under the options `wrt run` takes (timeout, fuel and memory limit per
-//! request; preopens, environment, spawn policy), until `SIGINT` or `SIGTERM`.
+//! in a fresh instance (or, with `--reuse`, in one that answered fewer requests before) under
+//! the options `wrt run` takes (timeout and fuel per request; preopens, environment, spawn
+//! policy), until `SIGINT` or `SIGTERM`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,12 +16,12 @@ use clap::Args;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use tokio::signal::unix::{SignalKind, signal};
-use wrt_runtime::{Guest, GuestStdin, Outcome, RunOptions, Served};
+use wrt_runtime::{Answered, GuestStdin, Outcome, ServicePool};
 
 use super::run::RunArgs;
 
 /// Serve HTTP requests with a `wasi:http` service component (WASI 0.3 `handler` or 0.2
-/// `incoming-handler`), a fresh instance per request
+/// `incoming-handler`), a fresh instance per request unless --reuse says otherwise
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
     /// Where to listen: HOST:PORT (port 0 picks a free port); the URL is the first line wrt
@@ -39,12 +41,21 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = wrt_text::parse_duration)]
     header_timeout: Duration,
 
+    /// How many requests one instance answers, one after another (1: a fresh instance for
+    /// every request). A reused instance keeps its memory, globals and resources from one
+    /// request to the next, and --max-memory holds for the instance; each request still has
+    /// its own --timeout and --fuel, and its children end with it. A request that fails in any
+    /// way (a trap, the timeout, no fuel, a bad answer, a task left running) ends its
+    /// instance, and an instance idle for 1 s ends
+    #[arg(long, value_name = "N", default_value = "1")]
+    reuse: NonZeroU32,
+
     /// After SIGINT or SIGTERM, how long requests in flight may take to finish
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = wrt_text::parse_duration)]
     shutdown_timeout: Duration,
 
-    /// Every option of `wrt run`, for each request's instance (`--timeout`, `--fuel` and
-    /// `--max-memory` are per request), and the component
+    /// Every option of `wrt run`, for each request's instance (`--timeout` and `--fuel` are per
+    /// request, `--max-memory` per instance), and the component
     #[command(flatten)]
     run: RunArgs,
 }
@@ -55,7 +66,7 @@ impl ServeArgs {
         let runtime = runtime.build()?;
         let guest = runtime.load_service_file(&module).map_err(super::run::with_hint)?;
         // A request's instance reads no stdin of wrt's.
-        let options = Arc::new(options.stdin(GuestStdin::Null));
+        let pool = Arc::new(ServicePool::new(guest, options.stdin(GuestStdin::Null), self.reuse)?);
         let executor = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .thread_name("wrt-serve")
@@ -67,7 +78,7 @@ impl ServeArgs {
             grace: self.shutdown_timeout,
             audited,
         };
-        let code = executor.block_on(serve(guest, options, self.addr, limits));
+        let code = executor.block_on(serve(pool, self.addr, limits));
         // Requests cut short hold threads (a guest waiting for a child): not waited for.
         executor.shutdown_background();
         // What the guests started ends with the server: their instances ended their children;
@@ -94,7 +105,7 @@ struct Limits {
 /// `limits.max_connections` connections at once; then waits up to `limits.grace` for the
 /// requests in flight. Exits 0 after a graceful shutdown, 128 + the signal when a second
 /// signal cuts it short.
-async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits: Limits) -> anyhow::Result<ExitCode> {
+async fn serve(pool: Arc<ServicePool>, addr: SocketAddr, limits: Limits) -> anyhow::Result<ExitCode> {
     let Limits { max_connections, header_timeout, grace, audited } = limits;
     let mut interrupt = signal(SignalKind::interrupt()).context("failed to handle SIGINT")?;
     let mut terminate = signal(SignalKind::terminate()).context("failed to handle SIGTERM")?;
@@ -105,6 +116,17 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
     let slots = Arc::new(tokio::sync::Semaphore::new(max_connections as usize));
     // Told to every connection when the server stops accepting.
     let (stop, _) = tokio::sync::watch::channel(());
+    // Instances that waited too long for a request end, so an idle server holds none.
+    let retiring = tokio::spawn({
+        let pool = Arc::clone(&pool);
+        async move {
+            let mut every = tokio::time::interval(wrt_runtime::DEFAULT_IDLE_TIMEOUT / 2);
+            loop {
+                every.tick().await;
+                pool.retire_idle();
+            }
+        }
+    });
     loop {
         // A slot first: past the cap, connections wait in the listen queue, not in memory.
         let slot = tokio::select! {
@@ -125,19 +147,14 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let (guest, options, ids) = (guest.clone(), Arc::clone(&options), Arc::clone(&ids));
+                let (pool, ids) = (Arc::clone(&pool), Arc::clone(&ids));
                 let mut stopping = stop.subscribe();
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |request| {
                         let id = ids.fetch_add(1, Ordering::Relaxed) + 1;
-                        let guest = guest.clone();
-                        // The audit records of this request name it.
-                        let options = match audited {
-                            true => Arc::new(options.as_ref().clone().request_id(id.to_string())),
-                            false => Arc::clone(&options),
-                        };
+                        let pool = Arc::clone(&pool);
                         async move {
-                            Ok::<_, Infallible>(answer(&guest, &options, id, request).await)
+                            Ok::<_, Infallible>(answer(&pool, id, audited, request).await)
                         }
                     });
                     let connection = hyper::server::conn::http1::Builder::new()
@@ -164,6 +181,7 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
         }
     }
     drop(listener);
+    retiring.abort();
     stop.send_replace(());
     // Every connection holds a slot until it has written its last response and closed: all
     // slots back means every request in flight was answered.
@@ -180,26 +198,27 @@ async fn serve(guest: Guest, options: Arc<RunOptions>, addr: SocketAddr, limits:
     }
 }
 
-/// The answer to request `id`: the guest's response, or 500 (504 for the timeout) when it
-/// gave none, said on stderr.
+/// The answer to request `id` (named in the audit records of its spawns when `audited`): the
+/// guest's response, or 500 (504 for the timeout) when it gave none, said on stderr.
 async fn answer(
-    guest: &Guest,
-    options: &RunOptions,
+    pool: &ServicePool,
     id: u64,
+    audited: bool,
     request: http::Request<Incoming>,
 ) -> http::Response<Full<Bytes>> {
-    let served = match guest.serve_async(options, request).await {
-        Ok(served) => served,
+    let label = audited.then(|| id.to_string());
+    let answered = match pool.serve_async(request, label.as_deref()).await {
+        Ok(answered) => answered,
         Err(err) => {
             say!("wrt: request {id}: {}", wrt_text::error_chain(&*err));
             return status(http::StatusCode::INTERNAL_SERVER_ERROR);
         }
     };
-    let Served { report, response } = served;
+    let Answered { outcome, response, .. } = answered;
     match response {
         Ok(response) => response.map(Full::new),
         Err(why) => {
-            let (code, why) = match &report.outcome {
+            let (code, why) = match &outcome {
                 Outcome::TimedOut(after) => (http::StatusCode::GATEWAY_TIMEOUT, format!("timed out after {after:?}")),
                 // The trap's first line: one line a request (the backtrace follows it).
                 Outcome::Trapped(trap) => {

@@ -27,6 +27,7 @@ mod policy_escapes;
 mod py;
 mod refs;
 mod serve;
+mod serve_reuse;
 mod spawn;
 mod stdio;
 mod trap;

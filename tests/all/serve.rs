@@ -1,5 +1,5 @@
 //! `wrt serve`: `wasi:http` services (the WASI 0.3 `serve_p3` and the WASI 0.2 `serve_p2`)
-//! answer requests over loopback, each in a fresh instance; failures
+//! answer requests over loopback, each in a fresh instance (`serve_reuse` tests `--reuse`); failures
 //! of the guest are answered with 5xx and logged while the server goes on; hostile requests
 //! get an HTTP error, not a crash; `SIGINT` and `SIGTERM` shut it down gracefully with status 0.
 
@@ -51,26 +51,19 @@ impl Server {
         Self { child, addr, log }
     }
 
-    /// Sends `raw` (a whole HTTP/1.1 request) on a new connection and returns the status and
-    /// body of the response (the server closes the connection after it: `Connection: close`),
-    /// the body unchunked.
+    /// Where it listens.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// [`send`] to this server.
     fn send(&self, raw: &[u8]) -> (u16, String) {
-        let mut stream = TcpStream::connect(self.addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        stream.write_all(raw).unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let status = response.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
-        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-        match head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-            true => (status, unchunked(body)),
-            false => (status, body.to_owned()),
-        }
+        send(self.addr, raw)
     }
 
     /// `GET path`: its status and body.
     pub(crate) fn get(&self, path: &str) -> (u16, String) {
-        self.send(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())
+        get(self.addr, path)
     }
 
     /// The lines the server logged until now.
@@ -103,6 +96,28 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Sends `raw` (a whole HTTP/1.1 request) to `addr` on a new connection and returns the status
+/// and body of the response (the server closes the connection after it: `Connection: close`),
+/// the body unchunked.
+fn send(addr: SocketAddr, raw: &[u8]) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(raw).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    match head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        true => (status, unchunked(body)),
+        false => (status, body.to_owned()),
+    }
+}
+
+/// `GET path` of the server at `addr`: its status and body.
+pub(crate) fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    send(addr, format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())
 }
 
 /// A thread that sends `GET /sleep` (which waits 60 s) on a new connection to `addr` and

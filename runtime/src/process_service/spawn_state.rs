@@ -220,6 +220,13 @@ impl SpawnState {
         })
     }
 
+    /// Names `request` in the audit records its spawner writes from now on.
+    pub(crate) fn label_request(&self, request: Option<String>) {
+        if let Some(spawner) = &self.spawner {
+            spawner.label_request(request);
+        }
+    }
+
     /// Its kill switch, if it has a spawner.
     pub(crate) fn kill_switch(&self) -> Option<wrt_host_spawn::KillSwitch> {
         self.spawner.as_deref().map(Spawner::kill_switch)

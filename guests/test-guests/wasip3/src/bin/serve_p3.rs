@@ -9,7 +9,14 @@
 //!   end;
 //! - `/sleep`: waits 60 s;
 //! - `/spawn`: runs `echo from a child` through `wrt:process` and answers with its stdout;
+//! - `/spawn-linger`: starts `sleep 30` through `wrt:process`, keeps its handle, and answers
+//!   `started` without waiting for it;
 //! - `/env`: the value of `GREETING`;
+//! - `/nap`: waits 400 ms, then answers `napped`;
+//! - `/linger`: answers `lingering`, and leaves a task of its own that waits 30 s, then adds
+//!   1,000 to the counter `/count` reads;
+//! - `/inflight`: waits 100 ms and answers with the most requests this instance was answering
+//!   at once meanwhile (1 unless requests share an instance at once);
 //! - `/fetch`: sends a request of its own to `http://$TARGET/` and answers with what became of
 //!   it (`sent: STATUS BODY`, or `refused: CODE`) and what its transmission future (the one
 //!   `Request::new` returns) resolved to (`; transmitted: Ok(())`, or `Err(CODE)`);
@@ -27,6 +34,9 @@ struct Service;
 
 /// Requests this instance has answered.
 static ANSWERED: AtomicU32 = AtomicU32::new(0);
+/// `/inflight` requests this instance is answering now, and the most it was at once.
+static IN_FLIGHT: AtomicU32 = AtomicU32::new(0);
+static MOST_IN_FLIGHT: AtomicU32 = AtomicU32::new(0);
 
 impl wasip3::exports::http::handler::Guest for Service {
     async fn handle(request: Request) -> Result<Response, ErrorCode> {
@@ -75,6 +85,32 @@ impl wasip3::exports::http::handler::Guest for Service {
                 Ok(output) => Ok(respond(output.stdout)),
                 Err(err) => Ok(respond(format!("spawn failed: {err}\n").into_bytes())),
             },
+            "/spawn-linger" => match wrt_process::Command::new("sleep").arg("30").spawn() {
+                Ok(child) => {
+                    // Kept, never waited for: the host ends it with the request.
+                    std::mem::forget(child);
+                    Ok(respond(b"started\n".to_vec()))
+                }
+                Err(err) => Ok(respond(format!("spawn failed: {err}\n").into_bytes())),
+            },
+            "/nap" => {
+                wasip3::clocks::monotonic_clock::wait_for(400_000_000).await;
+                Ok(respond(b"napped\n".to_vec()))
+            }
+            "/linger" => {
+                wit_bindgen::spawn_local(async {
+                    wasip3::clocks::monotonic_clock::wait_for(30_000_000_000).await;
+                    ANSWERED.fetch_add(1000, Ordering::SeqCst);
+                });
+                Ok(respond(b"lingering\n".to_vec()))
+            }
+            "/inflight" => {
+                let now = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+                MOST_IN_FLIGHT.fetch_max(now, Ordering::SeqCst);
+                wasip3::clocks::monotonic_clock::wait_for(100_000_000).await;
+                IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+                Ok(respond(format!("{}\n", MOST_IN_FLIGHT.load(Ordering::SeqCst)).into_bytes()))
+            }
             "/env" => {
                 let value = wasip3::cli::environment::get_environment()
                     .into_iter()
