@@ -123,9 +123,11 @@ impl ServicePool {
                 (instance, served)
             }
             None => {
+                // Boxed: instantiation's future is over twice the size of the request's, and
+                // every future this one is part of would carry (and copy) it.
                 let instance = match request_id {
-                    Some(id) => self.guest.instantiate_async(&self.options.clone().request_id(id)).await?,
-                    None => self.guest.instantiate_async(&self.options).await?,
+                    Some(id) => Box::pin(self.guest.instantiate_async(&self.options.clone().request_id(id))).await?,
+                    None => Box::pin(self.guest.instantiate_async(&self.options)).await?,
                 };
                 (instance, 0)
             }

@@ -207,7 +207,8 @@ async fn answer(
     request: http::Request<Incoming>,
 ) -> http::Response<Full<Bytes>> {
     let label = audited.then(|| id.to_string());
-    let answered = match pool.serve_async(request, label.as_deref()).await {
+    // Boxed once here, rather than copied into each future that holds it (hyper's among them).
+    let answered = match Box::pin(pool.serve_async(request, label.as_deref())).await {
         Ok(answered) => answered,
         Err(err) => {
             say!("wrt: request {id}: {}", wrt_text::error_chain(&*err));
