@@ -9,5 +9,6 @@ mod embed_host;
 mod embed_hostile;
 mod embed_streams;
 mod run_async;
+mod serve;
 mod util;
 mod wasip3;
