@@ -243,6 +243,7 @@ mod outcome;
 mod preopen;
 mod preopen_reach;
 mod process_service;
+mod repoll;
 mod runtime;
 mod service_pool;
 mod shown_text;

@@ -25,6 +25,7 @@ use crate::guest_state::GuestState;
 use crate::host_fn::Mode;
 use crate::options::RunOptions;
 use crate::outcome::Outcome;
+use crate::repoll::Repoll;
 use crate::sys::fiber_stack::FiberCount;
 
 /// One call into the guest, as a future borrowing its store.
@@ -287,7 +288,8 @@ impl Instance {
 }
 
 /// Polls `call` until it finishes (`Some`), or until `stop` fires while it waits (`None`).
-/// Each poll of the call enters wrt's tokio runtime, counts the fibers it starts against
+/// The wakes the call gives itself while polled (its event loop's tasks and streams waking each
+/// other) are taken in place ([`Repoll`]). Each poll of the call enters wrt's tokio runtime, counts the fibers it starts against
 /// `fibers` and, with `cpu`, adds the thread's CPU time during the poll to it.
 async fn race<R>(
     mut call: Call<'_, R>,
@@ -296,11 +298,12 @@ async fn race<R>(
     mut cpu: Option<&mut Duration>,
 ) -> Option<wasmtime::Result<R>> {
     let mut stop = pin!(stop);
+    let repoll = Repoll::new();
     poll_fn(|cx| {
         let polled = {
             let _wrt = crate::tokio_runtime::enter_own();
             let before = cpu.is_some().then(thread_cpu_time);
-            let polled = fibers.polling(|| call.as_mut().poll(cx));
+            let polled = repoll.poll(cx, |cx| fibers.polling(|| call.as_mut().poll(cx)));
             if let (Some(total), Some(before)) = (cpu.as_deref_mut(), before) {
                 *total += thread_cpu_time().saturating_sub(before);
             }
