@@ -81,6 +81,12 @@ impl std::fmt::Debug for GuestState {
 }
 
 impl GuestState {
+    /// Bytes the guest holds now: linear memory, tables (past their allowance) and host
+    /// buffers' footprint.
+    pub(crate) fn held_bytes(&self) -> u64 {
+        self.limiter.wasm_bytes().saturating_add(self.external.pool.footprint())
+    }
+
     /// The data the embedder gave this run ([`crate::RunOptions::host_data`]), if it is a `T`.
     pub fn host_data<T: Any>(&self) -> Option<&T> {
         self.host_data.as_deref()?.downcast_ref()

@@ -90,6 +90,21 @@ enum State {
     Ended(Outcome),
 }
 
+/// The most bytes an instance may hold (linear memory, tables, host buffers) and still count as
+/// quick to drop ([`Instance::drops_quickly`]): resetting that much memory takes well under a
+/// millisecond.
+const QUICK_DROP_BYTES: u64 = 8 << 20;
+
+impl Instance {
+    /// Whether dropping this instance is quick enough for an executor's worker: it holds at
+    /// most [`QUICK_DROP_BYTES`] and never started a child (ending a guest that did walks the
+    /// process table).
+    pub(crate) fn drops_quickly(&self) -> bool {
+        let state = self.store.data();
+        !state.spawn.started_any() && state.held_bytes() <= QUICK_DROP_BYTES
+    }
+}
+
 impl std::fmt::Debug for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Instance").field("guest", &self.guest_name).finish_non_exhaustive()

@@ -442,4 +442,18 @@ mod tests {
         shared::<Runtime>();
         shared::<crate::RunOptions>();
     }
+
+    /// An instance of a module whose memory starts at `pages` pages drops quickly (in a task of
+    /// a server's runtime) only when small: 64 KiB is, 64 MiB is not (the line is at 8 MiB).
+    #[test]
+    fn an_instance_drops_quickly_when_it_holds_little_memory_only() {
+        let with_memory = |pages: u32| {
+            let wat = format!(r#"(module (memory {pages}) (func (export "_start")))"#);
+            let guest = Runtime::new().unwrap().load_bytes("memory.wat", wat.as_bytes()).unwrap();
+            guest.instantiate(&crate::RunOptions::new()).unwrap().drops_quickly()
+        };
+        assert!(with_memory(1));
+        assert!(with_memory(100));
+        assert!(!with_memory(1024));
+    }
 }

@@ -126,6 +126,19 @@ pub(crate) fn blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// Drops `value` in a task of the tokio runtime this thread is in, so after the calling task
+/// yields (a server's task, once it has written its response), on the same worker as a rule:
+/// for what is quick to drop, where waking a thread of the blocking pool would cost more than
+/// the drop. Outside any runtime, as [`drop_elsewhere`].
+pub(crate) fn drop_after_task<T: Send + 'static>(value: T) {
+    match Handle::try_current() {
+        Ok(handle) => {
+            handle.spawn(async move { drop(value) });
+        }
+        Err(_) => drop_elsewhere(value),
+    }
+}
+
 /// Drops `value` on a thread of wrt's runtime's blocking pool, not this one (on this one when
 /// wrt has no runtime): for what costs time to drop (an instance's store unmaps and resets its
 /// memory, ends its children) after its work is done, off the path of a waiting response.

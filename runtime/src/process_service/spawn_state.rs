@@ -277,6 +277,13 @@ impl SpawnState {
     }
 }
 
+impl SpawnState {
+    /// Whether the guest ever asked to start a child (its end then walks the process table).
+    pub(crate) fn started_any(&self) -> bool {
+        self.spawns > 0
+    }
+}
+
 impl Drop for SpawnState {
     fn drop(&mut self) {
         self.end_children();

@@ -58,6 +58,26 @@ fn a_pool_of_reuse_one_answers_each_request_in_a_fresh_instance() {
 }
 
 #[test]
+fn a_pool_answers_on_a_current_thread_runtime_where_done_instances_wait_for_its_next_turn() {
+    // A done instance is dropped in a task of the runtime that awaits the request: on a
+    // current-thread runtime that task runs only at its next `block_on`, or at its shutdown.
+    let executor = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let guest = Runtime::new().unwrap().load_service_file(SERVE_P3).unwrap();
+    for reuse in [1, 2] {
+        let pool = ServicePool::new(guest.clone(), RunOptions::new(), NonZeroU32::new(reuse).unwrap()).unwrap();
+        let counts: Vec<String> = (0..4)
+            .map(|_| match get(&executor, &pool, "/count") {
+                (Outcome::Exited(0), Some((200, body))) => body.trim().to_owned(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let expected: Vec<&str> = if reuse == 1 { vec!["1"; 4] } else { vec!["1", "2", "1", "2"] };
+        assert_eq!(counts, expected, "reuse {reuse}");
+    }
+    drop(executor);
+}
+
+#[test]
 fn an_ended_instance_answers_with_the_outcome_that_ended_it() {
     let executor = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let guest = Runtime::new().unwrap().load_service_file(SERVE_P3).unwrap();
