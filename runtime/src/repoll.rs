@@ -15,10 +15,12 @@
 //! guest yielding at its epoch tick, a tokio resource out of its cooperative budget) yields to
 //! the executor after [`IN_PLACE`] or [`MAX_ROUNDS`], whichever comes first.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
+
+use futures::task::AtomicWaker;
 
 /// How long one poll of the executor may go round again in place: longer, and a self-woken
 /// future yields to the executor, as it asked.
@@ -38,8 +40,8 @@ const WOKEN: u8 = 2;
 #[derive(Debug)]
 struct Shared {
     state: AtomicU8,
-    /// The executor's waker of the latest poll.
-    outer: Mutex<Option<Waker>>,
+    /// The executor's waker of the latest poll (taken by the wake that uses it).
+    outer: AtomicWaker,
 }
 
 impl Wake for Shared {
@@ -51,10 +53,8 @@ impl Wake for Shared {
         // A wake racing the end of a poll either flips it to WOKEN before the poll reads its
         // state (and the poll goes round again), or finds IDLE after (and wakes the executor):
         // never lost. One that finds IDLE as a new poll starts wakes the executor for nothing.
-        if let Err(IDLE) = self.state.compare_exchange(POLLING, WOKEN, Ordering::AcqRel, Ordering::Acquire)
-            && let Some(outer) = &*self.outer.lock().unwrap_or_else(PoisonError::into_inner)
-        {
-            outer.wake_by_ref();
+        if let Err(IDLE) = self.state.compare_exchange(POLLING, WOKEN, Ordering::AcqRel, Ordering::Acquire) {
+            self.outer.wake();
         }
     }
 }
@@ -68,7 +68,7 @@ pub(crate) struct Repoll {
 
 impl Repoll {
     pub(crate) fn new() -> Self {
-        let shared = Arc::new(Shared { state: AtomicU8::new(IDLE), outer: Mutex::new(None) });
+        let shared = Arc::new(Shared { state: AtomicU8::new(IDLE), outer: AtomicWaker::new() });
         let waker = Waker::from(Arc::clone(&shared));
         Self { shared, waker }
     }
@@ -77,12 +77,7 @@ impl Repoll {
     /// again at once while the future woke itself during the last round, up to [`IN_PLACE`]
     /// and [`MAX_ROUNDS`]; past those, the executor is woken to poll again later.
     pub(crate) fn poll<T>(&self, cx: &mut Context<'_>, mut poll: impl FnMut(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
-        {
-            let mut outer = self.shared.outer.lock().unwrap_or_else(PoisonError::into_inner);
-            if !outer.as_ref().is_some_and(|outer| outer.will_wake(cx.waker())) {
-                *outer = Some(cx.waker().clone());
-            }
-        }
+        self.shared.outer.register(cx.waker());
         let mut inner = Context::from_waker(&self.waker);
         let started = Instant::now();
         let mut rounds = 1;
