@@ -106,7 +106,8 @@ impl ServicePool {
 
     /// Answers `request` in an instance that waits for one, or in a fresh one; `request_id`,
     /// if given, labels the audit records of the spawns the request makes (as
-    /// [`RunOptions::request_id`]).
+    /// [`RunOptions::request_id`]); without it, the options' own label (if any) does, on a
+    /// reused instance as on a fresh one.
     ///
     /// # Errors
     ///
@@ -117,10 +118,11 @@ impl ServicePool {
         B::Error: Into<wasmtime_wasi_http::Error>,
     {
         let (mut instance, served) = match self.take() {
-            Some(Idle { mut instance, served, .. }) => {
-                if let Some(id) = request_id {
-                    instance.set_request_id(id);
-                }
+            Some(Idle { instance, served, .. }) => {
+                // Relabelled every time, so that a request without an id carries the options'
+                // label (or none), never the one before it's.
+                let label = request_id.map(str::to_owned).or_else(|| self.options.request_id.clone());
+                instance.label_request(label);
                 (instance, served)
             }
             None => {

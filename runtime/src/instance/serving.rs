@@ -153,7 +153,13 @@ impl Instance {
     /// on, as [`RunOptions::request_id`] does for the run's first: for an instance that
     /// answers one request after another ([`Instance::serve_async`]).
     pub fn set_request_id(&mut self, id: impl Into<String>) {
-        self.store.data().spawn.label_request(Some(id.into()));
+        self.label_request(Some(id.into()));
+    }
+
+    /// Labels the audit records of the spawns made from now on with `id`, or with no request
+    /// at all.
+    pub(crate) fn label_request(&self, id: Option<String>) {
+        self.store.data().spawn.label_request(id);
     }
 
     /// Calls the service's handler with `request` and reads the response whole, on the event

@@ -7,8 +7,11 @@
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use wrt_runtime::wrt_host_spawn::{AuditSink, Policy};
 use wrt_runtime::{Answered, InstantiateError, Outcome, RunOptions, Runtime, ServicePool};
 use wrt_test_guests::{P3_HELLO, SERVE_P3};
+
+use crate::util::Collected;
 
 /// `GET path`, answered by `pool`: how the request ended and the response's status and body.
 fn get(executor: &tokio::runtime::Runtime, pool: &ServicePool, path: &str) -> (Outcome, Option<(u16, String)>) {
@@ -75,6 +78,38 @@ fn a_pool_answers_on_a_current_thread_runtime_where_done_instances_wait_for_its_
         assert_eq!(counts, expected, "reuse {reuse}");
     }
     drop(executor);
+}
+
+#[test]
+fn a_reused_instance_labels_each_requests_spawns_with_that_request_only() {
+    let _lock = crate::util::SPAWN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let executor = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let guest = Runtime::new().unwrap().load_service_file(SERVE_P3).unwrap();
+    let collected = Collected::default();
+    let options = RunOptions::new()
+        .spawn_policy(&Policy::deny_all().allow_program("sleep"))
+        .unwrap()
+        .audit_sink(AuditSink::new(collected.clone()));
+    let labelled = |label: &str| options.clone().request_id(label);
+    // Without an id, a request carries the options' label (here none, then "base"), never the
+    // label of the request the instance answered before it.
+    for (options, expected) in [(options.clone(), None), (labelled("base"), Some("base"))] {
+        let pool = ServicePool::new(guest.clone(), options, NonZeroU32::new(3).unwrap()).unwrap();
+        for id in [Some("first"), None, Some("third")] {
+            let request = http::Request::get("http://localhost/spawn-linger").body(String::new()).unwrap();
+            let answered = executor.block_on(pool.serve_async(request, id)).unwrap();
+            assert_eq!(answered.outcome, Outcome::Exited(0), "{answered:?}");
+        }
+        let requests: Vec<Option<String>> = std::mem::take(&mut *collected.0.lock().unwrap())
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| serde_json::from_slice::<serde_json::Value>(line).unwrap())
+            .filter(|record| record["event"] == "decision")
+            .map(|record| record["request"].as_str().map(str::to_owned))
+            .collect();
+        let expected = [Some("first"), expected, Some("third")].map(|label| label.map(str::to_owned));
+        assert_eq!(requests, expected);
+    }
 }
 
 #[test]
