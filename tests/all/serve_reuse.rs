@@ -51,6 +51,32 @@ fn a_request_that_fails_ends_its_instance() {
     assert_eq!(count(&server), 1, "the instance that ran out of fuel answered again");
 }
 
+/// `--max-memory` holds for a reused instance, not for each request: memory one request keeps
+/// counts against the next, so requests that each keep 1 MiB more fail once the instance holds
+/// 16 MiB; the instance that failed ends, and the next request's fresh one starts from nothing.
+#[test]
+fn the_memory_limit_holds_for_a_reused_instance_across_its_requests() {
+    let server = Server::start(&["--reuse", "100", "--max-memory", "16M"], SERVE_P3);
+    let mut kept = 0;
+    let failed_at = loop {
+        let (status, body) = server.get("/grow");
+        if status != 200 {
+            assert_eq!(status, 500, "{body}");
+            break kept + 1;
+        }
+        kept = body.trim().parse::<u32>().unwrap();
+        assert!(kept < 16, "an instance kept {kept} MiB under a limit of 16");
+    };
+    assert!(failed_at > 4, "the limit held for each request, not the instance: failed at {failed_at}");
+    // wrt's one line for the request, beside what the guest wrote to its stderr as it failed.
+    let logged = server.logged();
+    let wrt: Vec<&String> = logged.iter().filter(|line| line.starts_with("wrt: ")).collect();
+    assert_eq!(wrt.len(), 1, "{logged:?}");
+    assert!(wrt[0].contains(&format!("request {failed_at}: trapped")), "{logged:?}");
+    assert_eq!(server.get("/grow"), (200, "1\n".to_owned()), "a fresh instance after the one that failed");
+    assert_eq!(count(&server), 2);
+}
+
 /// A reused instance's requests each get the whole timeout: four requests that wait 400 ms
 /// each are answered by one instance under a timeout of 1 s.
 #[test]

@@ -8,6 +8,8 @@
 //!   terminal escape, a new line and 100,000 bytes; `/trap`: traps; `/spin`: computes without
 //!   end;
 //! - `/sleep`: waits 60 s;
+//! - `/grow`: keeps 1 MiB more for the instance's life (touched, so it is memory) and answers
+//!   with how many MiB it keeps; a request past the memory limit traps;
 //! - `/spawn`: runs `echo from a child` through `wrt:process` and answers with its stdout;
 //! - `/spawn-linger`: starts `sleep 30` through `wrt:process`, keeps its handle, and answers
 //!   `started` without waiting for it;
@@ -31,6 +33,9 @@ use wasip3::{wit_bindgen, wit_future, wit_stream};
 wasip3::http::service::export!(Service);
 
 struct Service;
+
+/// What `/grow` keeps: 1 MiB more per request.
+static KEPT: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
 
 /// Requests this instance has answered.
 static ANSWERED: AtomicU32 = AtomicU32::new(0);
@@ -76,6 +81,11 @@ impl wasip3::exports::http::handler::Guest for Service {
                 loop {
                     x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
                 }
+            }
+            "/grow" => {
+                let mut kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                kept.push(vec![1u8; 1 << 20]);
+                Ok(respond(format!("{}\n", kept.len()).into_bytes()))
             }
             "/sleep" => {
                 wasip3::clocks::monotonic_clock::wait_for(60_000_000_000).await;
