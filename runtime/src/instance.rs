@@ -16,6 +16,7 @@ use crate::cancel::Registration;
 use crate::epoch_ticker::EpochTicker;
 use crate::guest_state::GuestState;
 use crate::outcome::Outcome;
+use crate::repoll::Repoll;
 use crate::stop::RunDeadline;
 use crate::sys::fiber_stack::FiberCount;
 use crate::wasi::ctx::Captured;
@@ -74,6 +75,9 @@ pub struct Instance {
     initialized: bool,
     /// The fibers the run's asynchronous calls hold.
     fibers: FiberCount,
+    /// The waker of the run's asynchronous calls, made at the first (a synchronous run makes
+    /// none): one for all of them, so a call allocates none.
+    repoll: Option<Repoll>,
 }
 
 enum State {

@@ -59,7 +59,10 @@ impl Wake for Shared {
     }
 }
 
-/// Polls one future, for all its life, taking the wakes it gives itself in place.
+/// Polls futures one at a time (an instance's calls, one after another), taking the wakes each
+/// gives itself in place. A waker a finished future left behind that fires later wakes the
+/// executor of the latest poll, or makes a poll in progress go round once more: a spurious
+/// wake, which futures allow.
 #[derive(Debug)]
 pub(crate) struct Repoll {
     shared: Arc<Shared>,

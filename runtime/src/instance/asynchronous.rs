@@ -248,8 +248,9 @@ impl Instance {
         let fuel_before = self.fuel_left();
         let mut cpu = self.cpu_time.map(|_| Duration::ZERO);
         let finished = {
+            let repoll = self.repoll.get_or_insert_with(Repoll::new);
             let call = f(&mut self.store);
-            race(call, stop_signal(deadline, token.clone()), &self.fibers, cpu.as_mut()).await
+            race(call, stop_signal(deadline, token.clone()), &self.fibers, repoll, cpu.as_mut()).await
         };
         if let (Some(total), Some(spent)) = (&mut self.cpu_time, cpu) {
             *total += spent;
@@ -295,10 +296,10 @@ async fn race<R>(
     mut call: Call<'_, R>,
     stop: impl Future<Output = ()>,
     fibers: &FiberCount,
+    repoll: &Repoll,
     mut cpu: Option<&mut Duration>,
 ) -> Option<wasmtime::Result<R>> {
     let mut stop = pin!(stop);
-    let repoll = Repoll::new();
     poll_fn(|cx| {
         let polled = {
             let _wrt = crate::tokio_runtime::enter_own();

@@ -166,6 +166,7 @@ impl Instance {
             cancel,
             initialized: false,
             fibers: FiberCount::default(),
+            repoll: None,
         };
         if options.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
             this.state = State::Ended(Outcome::Cancelled);
