@@ -101,11 +101,12 @@ const QUICK_DROP_BYTES: u64 = 8 << 20;
 
 impl Instance {
     /// Whether dropping this instance is quick enough for an executor's worker: it holds at
-    /// most [`QUICK_DROP_BYTES`] and never started a child (ending a guest that did walks the
-    /// process table).
+    /// most [`QUICK_DROP_BYTES`], never started a child (ending a guest that did walks the
+    /// process table) and had no spawn refused (its end may write held-back refusals to the
+    /// audit log).
     pub(crate) fn drops_quickly(&self) -> bool {
         let state = self.store.data();
-        !state.spawn.started_any() && state.held_bytes() <= QUICK_DROP_BYTES
+        !state.spawn.spawned_or_refused() && state.held_bytes() <= QUICK_DROP_BYTES
     }
 }
 

@@ -12,8 +12,9 @@
 //! being polled, from any thread, makes the poll go round again at once, on this thread; a wake
 //! at any other time goes to the executor's waker, as if the future had been polled with it.
 //! Going round again is bounded, in rounds and in time: a future that keeps waking itself (a
-//! guest yielding at its epoch tick, a tokio resource out of its cooperative budget) yields to
-//! the executor after [`IN_PLACE`] or [`MAX_ROUNDS`], whichever comes first.
+//! guest yielding at its epoch tick) yields to the executor after [`IN_PLACE`] or
+//! [`MAX_ROUNDS`], whichever comes first, and at once when the task has spent its tokio
+//! cooperative budget (tokio's resources then wake themselves until the executor refills it).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -67,19 +68,30 @@ impl Wake for Shared {
 pub(crate) struct Repoll {
     shared: Arc<Shared>,
     waker: Waker,
+    /// How long one poll of the executor may go round ([`IN_PLACE`]).
+    in_place: Duration,
+    /// The most rounds of one poll of the executor ([`MAX_ROUNDS`]).
+    max_rounds: u32,
 }
 
 impl Repoll {
     pub(crate) fn new() -> Self {
+        Self::with_bounds(IN_PLACE, MAX_ROUNDS)
+    }
+
+    fn with_bounds(in_place: Duration, max_rounds: u32) -> Self {
         let shared = Arc::new(Shared { state: AtomicU8::new(IDLE), outer: AtomicWaker::new() });
         let waker = Waker::from(Arc::clone(&shared));
-        Self { shared, waker }
+        Self { shared, waker, in_place, max_rounds }
     }
 
     /// Polls with `poll` (which polls the future with the context it is given) under `cx`:
     /// again at once while the future woke itself during the last round, up to [`IN_PLACE`]
     /// and [`MAX_ROUNDS`]; past those, the executor is woken to poll again later.
     pub(crate) fn poll<T>(&self, cx: &mut Context<'_>, mut poll: impl FnMut(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
+        // Every poll ends IDLE, and a poll is never re-entered: a nested one would register this
+        // waker as its own executor's, and a wake would go round to nothing.
+        debug_assert_eq!(self.shared.state.load(Ordering::Acquire), IDLE, "a nested poll");
         self.shared.outer.register(cx.waker());
         let mut inner = Context::from_waker(&self.waker);
         let started = Instant::now();
@@ -88,10 +100,19 @@ impl Repoll {
             self.shared.state.store(POLLING, Ordering::Release);
             let polled = poll(&mut inner);
             let woken = self.shared.state.swap(IDLE, Ordering::AcqRel) == WOKEN;
-            if polled.is_ready() || !woken {
+            if polled.is_ready() {
+                // The executor's waker is not kept past the future it was for (a kept instance
+                // would hold the last connection's task).
+                drop(self.shared.outer.take());
                 return polled;
             }
-            if rounds == MAX_ROUNDS || started.elapsed() >= IN_PLACE {
+            if !woken {
+                return polled;
+            }
+            if rounds == self.max_rounds
+                || started.elapsed() >= self.in_place
+                || !tokio::task::coop::has_budget_remaining()
+            {
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
@@ -118,11 +139,16 @@ mod tests {
         (Arc::clone(&count), Waker::from(count))
     }
 
+    /// Bounded in rounds only: a preempted test thread must not run out of time.
+    fn rounds_only() -> Repoll {
+        Repoll::with_bounds(Duration::from_secs(3600), MAX_ROUNDS)
+    }
+
     #[test]
     fn a_future_that_wakes_itself_is_polled_again_in_place_without_waking_the_executor() {
         let (count, waker) = counting();
         let mut cx = Context::from_waker(&waker);
-        let repoll = Repoll::new();
+        let repoll = rounds_only();
         let mut polls = 0;
         let polled = repoll.poll(&mut cx, |cx| {
             polls += 1;
@@ -140,7 +166,7 @@ mod tests {
     fn a_future_that_keeps_waking_itself_yields_to_the_executor_after_the_rounds() {
         let (count, waker) = counting();
         let mut cx = Context::from_waker(&waker);
-        let repoll = Repoll::new();
+        let repoll = rounds_only();
         let mut polls = 0;
         let polled: Poll<()> = repoll.poll(&mut cx, |cx| {
             polls += 1;
@@ -186,5 +212,21 @@ mod tests {
         std::thread::spawn(move || saved.wake()).join().expect("the wake returns");
         assert_eq!(first.0.load(Ordering::SeqCst), 0);
         assert_eq!(latest.0.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn the_executor_is_not_kept_past_the_future_it_was_for() {
+        let (count, waker) = counting();
+        let repoll = Repoll::new();
+        let mut saved = None;
+        let polled = repoll.poll(&mut Context::from_waker(&waker), |cx| {
+            saved = Some(cx.waker().clone());
+            Poll::Ready(())
+        });
+        assert_eq!(polled, Poll::Ready(()));
+        drop(waker);
+        assert_eq!(Arc::strong_count(&count), 1, "the executor's waker was let go");
+        saved.expect("polled").wake();
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
     }
 }

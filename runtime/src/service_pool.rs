@@ -30,7 +30,8 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(1);
 /// An instance waits for its next request at most the idle timeout; [`ServicePool::retire_idle`]
 /// ends those that waited longer. Instances that are done are dropped after their request's
 /// answer is ready: in a task of the runtime that awaits [`ServicePool::serve_async`] when they
-/// are small and started no child, on a thread of wrt's own otherwise.
+/// are small and made no spawn request that started or was refused, on a thread of wrt's own
+/// otherwise.
 ///
 /// # Examples
 ///

@@ -278,9 +278,11 @@ impl SpawnState {
 }
 
 impl SpawnState {
-    /// Whether the guest ever asked to start a child (its end then walks the process table).
-    pub(crate) fn started_any(&self) -> bool {
-        self.spawns > 0
+    /// Whether the guest ever started a child (its end then walks the process table) or had a
+    /// spawn refused (its end may then report the refusals a rate limit held back, to the audit
+    /// log's file and the embedder's hook).
+    pub(crate) fn spawned_or_refused(&self) -> bool {
+        self.spawns > 0 || self.refused > 0
     }
 }
 

@@ -85,14 +85,18 @@ impl MemoryPool {
     }
 
     /// Takes back a reservation: reset and kept if there is room among the idle ones, unmapped
-    /// otherwise (or if it cannot be reset).
+    /// otherwise (or if it cannot be reset, or the room was taken while it was reset). The reset
+    /// runs outside the lock: clearing a large memory takes long, and every instantiation and
+    /// every other instance's drop in the runtime waits for the lock.
     fn give(&self, mut reservation: Reservation) {
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < self.limits.idle && reservation.discard().is_ok() {
-            idle.push(reservation);
-            return;
+        let room = |idle: &Vec<Reservation>| idle.len() < self.limits.idle;
+        if room(&self.idle.lock().unwrap_or_else(PoisonError::into_inner)) && reservation.discard().is_ok() {
+            let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+            if room(&idle) {
+                idle.push(reservation);
+                return;
+            }
         }
-        drop(idle);
         self.pooled.fetch_sub(1, Ordering::AcqRel);
         drop(reservation);
     }

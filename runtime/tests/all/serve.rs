@@ -99,6 +99,8 @@ fn a_reused_instance_labels_each_requests_spawns_with_that_request_only() {
             let request = http::Request::get("http://localhost/spawn-linger").body(String::new()).unwrap();
             let answered = executor.block_on(pool.serve_async(request, id)).unwrap();
             assert_eq!(answered.outcome, Outcome::Exited(0), "{answered:?}");
+            // Kept for the next request: the three are one instance's.
+            assert_eq!(pool.idle(), usize::from(id != Some("third")), "{id:?}");
         }
         let requests: Vec<Option<String>> = std::mem::take(&mut *collected.0.lock().unwrap())
             .split(|&b| b == b'\n')
