@@ -6,6 +6,7 @@ use crate::error::InstantiateError;
 use crate::guest_state::GuestState;
 use crate::host_fn::Mode;
 use crate::runtime::Runtime;
+use crate::sys::entry_point::EntryPoint;
 use crate::value::WasmType;
 
 /// A guest compiled and linked by a [`Runtime`] ([`Runtime::load_file`]), ready to run any
@@ -31,8 +32,9 @@ pub(crate) enum Code {
         pre: wasmtime::InstancePre<GuestState>,
         /// Whether it imports WASI preview 1 functions (and needs a WASI context per run).
         wasi: bool,
-        /// The WASI command entry points, `_start` then the empty name, looked up once.
-        entry: [Option<wasmtime::ModuleExport>; 2],
+        /// The WASI command entry point, `_start` or else the empty name, found and type-checked
+        /// once.
+        entry: Option<EntryPoint>,
         /// Its export `memory`, looked up once: a lookup by name each run cost a fortieth of
         /// a run of a WASI guest.
         memory: Option<wasmtime::ModuleExport>,

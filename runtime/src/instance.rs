@@ -18,6 +18,7 @@ use crate::guest_state::GuestState;
 use crate::outcome::Outcome;
 use crate::repoll::Repoll;
 use crate::stop::RunDeadline;
+use crate::sys::entry_point::EntryPoint;
 use crate::sys::fiber_stack::FiberCount;
 use crate::wasi::ctx::Captured;
 #[cfg(doc)]
@@ -61,8 +62,8 @@ pub struct Instance {
     fuel: Option<u64>,
     /// Whether the runtime meters fuel (so a run without a limit gets all it could need).
     metering: bool,
-    /// The guest's command entry points, as the guest looked them up (none for a component).
-    entry: [Option<wasmtime::ModuleExport>; 2],
+    /// The guest's command entry point, as the guest found it (none for a component).
+    entry: Option<EntryPoint>,
     /// When instantiation started ([`Stats::wall_time`]).
     started: Instant,
     /// CPU time of the calls so far, instantiation included ([`Stats::cpu_time`]), when measured.

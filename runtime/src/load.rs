@@ -17,6 +17,7 @@ use crate::guest_state::GuestState;
 use crate::host_fn::Mode;
 use crate::runtime::{Runtime, SlowCompileHook};
 use crate::sys::compiled::Compiled;
+use crate::sys::entry_point::EntryPoint;
 
 /// The error of a guest `name` that does not compile: wasmtime's message and its causes, over
 /// several lines for a syntax error of WebAssembly text (the file, line and column, and the
@@ -174,7 +175,7 @@ impl Runtime {
                 check_collector_hook(name, &module)?;
                 let pre = self.link(name, &module, Mode::Sync)?;
                 let wasi = module.imports().any(|import| import.module() == crate::wasi::original::WASI);
-                let entry = ["_start", ""].map(|name| module.get_export_index(name));
+                let entry = EntryPoint::find(&module, &["_start", ""]);
                 let memory = module.get_export_index("memory");
                 Code::Module { pre, wasi, entry, memory, linked_async: Arc::default() }
             }

@@ -1,10 +1,12 @@
 //! The only place in `wrt-runtime` that runs `unsafe` code: virtual-memory mappings and the
 //! wasmtime traits that hand them to compiled guest code, loading compiled code from the
-//! cache and from artifacts a user vouches for (sealed copies, mapped), the extended attribute that holds the cache's key, and the signal handler that
+//! cache and from artifacts a user vouches for (sealed copies, mapped), a command's entry point
+//! typed without a check per run, the extended attribute that holds the cache's key, and the signal handler that
 //! interrupts a blocked guest thread.
 
 pub(crate) mod buffer_memory;
 pub(crate) mod compiled;
+pub(crate) mod entry_point;
 pub(crate) mod fiber_stack;
 pub(crate) mod file_map;
 pub(crate) mod interrupt;

@@ -59,18 +59,13 @@ impl Instance {
         &mut self,
         instance: wasmtime::Instance,
     ) -> Result<wasmtime::TypedFunc<(), ()>, InstantiateError> {
-        self.entry
-            .iter()
-            .flatten()
-            .find_map(|export| {
-                let func = instance.get_module_export(&mut self.store, export)?.into_func()?;
-                func.typed::<(), ()>(&self.store).ok()
-            })
-            .ok_or_else(|| InstantiateError::NoSuchExport {
+        self.entry.and_then(|entry| entry.func(&mut self.store, instance)).ok_or_else(|| {
+            InstantiateError::NoSuchExport {
                 guest: self.guest_name.clone(),
                 export: "_start".into(),
                 functions: self.exported_functions(),
-            })
+            }
+        })
     }
 
     /// Calls the exported function `name` with `args` as its parameters and returns the

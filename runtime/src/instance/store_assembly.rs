@@ -158,7 +158,7 @@ impl Instance {
             metering: runtime.settings.fuel,
             entry: match &guest.code {
                 Code::Module { entry, .. } => *entry,
-                Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => [None, None],
+                Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => None,
             },
             started,
             cpu_time: options.measure_cpu_time.then_some(Duration::ZERO),

@@ -230,3 +230,18 @@ fn guests_without_wasi_imports_run_the_same_without_a_context() {
     let err = trivial.run(&options).unwrap_err();
     assert!(matches!(err.downcast_ref::<ConfigError>(), Some(ConfigError::Preopen { .. })), "{err:#}");
 }
+
+#[test]
+fn the_entry_point_is_the_first_of_start_and_the_empty_name_that_takes_and_returns_nothing() {
+    let runtime = Runtime::new().unwrap();
+    let run = |wat: &str| runtime.load_bytes("entry.wat", wat.as_bytes()).unwrap().run(&RunOptions::new());
+    // `_start` with a parameter is not an entry point: the empty name is, and it runs (and traps).
+    let report = run(r#"(module (func (export "_start") (param i32)) (func (export "") unreachable))"#).unwrap();
+    assert!(matches!(report.outcome, Outcome::Trapped(_)), "{:?}", report.outcome);
+    // A `_start` that takes and returns nothing runs, whatever the empty name is.
+    let report = run(r#"(module (func (export "_start")) (func (export "") unreachable))"#).unwrap();
+    assert_eq!(report.outcome, Outcome::Exited(0));
+    // Neither takes and returns nothing: no entry point, an error that says so.
+    let err = run(r#"(module (func (export "_start") (result i32) i32.const 1))"#).unwrap_err();
+    assert!(matches!(err.downcast_ref(), Some(InstantiateError::NoSuchExport { .. })), "{err:#}");
+}
