@@ -40,21 +40,21 @@ pub(crate) type Save<'a> = &'a mut (dyn FnMut(&mut Caller<'_, GuestState>) + Sen
 /// The guest's collector hook, looked up once per instance. An export of another type is not
 /// a collector.
 fn guest_gc(caller: &mut Caller<'_, GuestState>) -> Option<TypedFunc<i32, ()>> {
-    if let Some(found) = &caller.data().external.guest_gc {
+    if let Some(found) = &caller.data_mut().external().guest_gc {
         return found.clone();
     }
     let found = caller
         .get_export(GUEST_GC_EXPORT)
         .and_then(wasmtime::Extern::into_func)
         .and_then(|func| func.typed::<i32, ()>(&caller).ok());
-    caller.data_mut().external.guest_gc = Some(found.clone());
+    caller.data_mut().external().guest_gc = Some(found.clone());
     found
 }
 
 /// Whether a collection could free anything: the guest has a collector or holds `externref`
 /// buffers.
 fn can_collect(caller: &mut Caller<'_, GuestState>) -> bool {
-    caller.data().external.accountant.ledger.refs() > 0 || guest_gc(caller).is_some()
+    caller.data_mut().external().accountant.ledger.refs() > 0 || guest_gc(caller).is_some()
 }
 
 /// Runs a collection of `kind`: the guest's own collector, then wasmtime's when the guest holds
@@ -65,13 +65,13 @@ fn can_collect(caller: &mut Caller<'_, GuestState>) -> bool {
 ///
 /// A trap in the guest's collector, or the sandbox's deadline passing in it.
 pub(crate) async fn collect(caller: &mut Caller<'_, GuestState>, kind: Kind) -> wasmtime::Result<()> {
-    if caller.data().external.accountant.collecting {
+    if caller.data_mut().external().accountant.collecting {
         return Ok(());
     }
-    caller.data_mut().external.accountant.collecting = true;
+    caller.data_mut().external().accountant.collecting = true;
     let start = Instant::now();
     let result = run_collectors(caller, kind).await;
-    let accountant = &mut caller.data_mut().external.accountant;
+    let accountant = &mut caller.data_mut().external().accountant;
     accountant.collecting = false;
     accountant.collected(kind, start.elapsed());
     result
@@ -81,7 +81,7 @@ async fn run_collectors(caller: &mut Caller<'_, GuestState>, kind: Kind) -> wasm
     if let Some(gc) = guest_gc(caller) {
         call_wasm(caller.as_context_mut(), &gc, kind as i32).await?;
     }
-    if caller.data().external.accountant.ledger.refs() > 0 {
+    if caller.data_mut().external().accountant.ledger.refs() > 0 {
         match caller.data().mode {
             Mode::Sync => caller.gc(None)?,
             Mode::Async => caller.gc_async(None).await?,
@@ -173,7 +173,7 @@ async fn reserve_collecting(
         return Ok(Err(AllocError::TooLarge { bytes }));
     }
     let pending = match len {
-        Some(len) => caller.data_mut().external.accountant.before_alloc(len as u64),
+        Some(len) => caller.data_mut().external().accountant.before_alloc(len as u64),
         None => None,
     };
     let mut full_collections = 0;
@@ -182,22 +182,22 @@ async fn reserve_collecting(
     let mut saved = 0u64;
     loop {
         let state = caller.data_mut();
-        let needed = len.map_or(0, |len| state.external.pool.growth_for(len));
+        let needed = len.map_or(0, |len| state.external().pool.growth_for(len));
         let room = state.buffer_room();
-        let handles_left = !handle || state.external.buffers.has_room(MAX_LIVE_BUFFERS);
+        let handles_left = !handle || state.external().buffers.has_room(MAX_LIVE_BUFFERS);
         if needed.saturating_add(charged(saved)) <= room && handles_left {
             let pending = if full_collections > 0 { None } else { pending };
             return Ok(Ok(Room { pending }));
         }
         if !trimmed {
-            state.external.pool.trim();
+            state.external().pool.trim();
             trimmed = true;
             continue;
         }
-        let live = state.external.accountant.ledger.live();
-        let footprint = state.external.pool.footprint();
+        let live = state.external().accountant.ledger.live();
+        let footprint = state.external().pool.footprint();
         let refuse = |shortfall| Ok(Err(AllocError::NoRoom { shortfall, full_collections }));
-        let collectable = full_collections < 2 && !state.external.accountant.collecting;
+        let collectable = full_collections < 2 && !state.external().accountant.collecting;
         if !handles_left {
             if !collectable || !can_collect(caller) {
                 return refuse(Shortfall::Handles { max: MAX_LIVE_BUFFERS });
@@ -250,7 +250,7 @@ pub(crate) async fn allocate(
 ///
 /// [`AllocError::MapFailed`] when the host cannot map the bytes.
 pub(crate) fn new_storage(state: &mut GuestState, len: usize) -> Result<Storage, AllocError> {
-    let external = &mut state.external;
+    let external = state.external();
     match Storage::new(&external.pool, &external.accountant.ledger, len) {
         Some(storage) => {
             external.accountant.allocated(len as u64);
@@ -274,23 +274,23 @@ pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result
         return Err(AllocError::TooLarge { bytes: len });
     }
     settle_pulled(state);
-    if let Some(kind) = state.external.accountant.before_alloc(len as u64) {
+    if let Some(kind) = state.external().accountant.before_alloc(len as u64) {
         make_due(state, kind);
     }
-    if !state.external.buffers.has_room(MAX_LIVE_BUFFERS) {
+    if !state.external().buffers.has_room(MAX_LIVE_BUFFERS) {
         make_due(state, Kind::Full);
         return Err(AllocError::NoRoom {
             shortfall: Shortfall::Handles { max: MAX_LIVE_BUFFERS },
             full_collections: 0,
         });
     }
-    if state.external.pool.growth_for(len) > state.buffer_room() {
-        state.external.pool.trim();
+    if state.external().pool.growth_for(len) > state.buffer_room() {
+        state.external().pool.trim();
     }
     let room = state.buffer_room();
-    if state.external.pool.growth_for(len) > room {
+    if state.external().pool.growth_for(len) > room {
         make_due(state, Kind::Full);
-        let (live, footprint) = (state.external.accountant.ledger.live(), state.external.pool.footprint());
+        let (live, footprint) = (state.external().accountant.ledger.live(), state.external().pool.footprint());
         let shortfall = Shortfall::Full { bytes: len, live, footprint, room };
         let err = AllocError::NoRoom { shortfall, full_collections: 0 };
         count_refusal(state, &err);
@@ -301,7 +301,7 @@ pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result
 
 /// Makes a collection of `kind` due (a full one covers a young one).
 fn make_due(state: &mut GuestState, kind: Kind) {
-    let due = &mut state.external.due;
+    let due = &mut state.external().due;
     if *due != Some(Kind::Full) {
         *due = Some(kind);
     }
@@ -311,17 +311,21 @@ fn make_due(state: &mut GuestState, kind: Kind) {
 /// component's next buffer call.
 pub(crate) fn take_due(state: &mut GuestState) -> Option<Kind> {
     settle_pulled(state);
-    let kind = state.external.due.take()?;
-    state.external.accountant.collecting = true;
-    state.external.pulled = Some((kind, Instant::now()));
+    // No collection is ever due for a guest that has taken no buffer.
+    let external = state.external.as_deref_mut()?;
+    let kind = external.due.take()?;
+    external.accountant.collecting = true;
+    external.pulled = Some((kind, Instant::now()));
     Some(kind)
 }
 
 /// Records the collection a component pulled as finished: at its next buffer call, or when the
 /// run ends.
 pub(crate) fn settle_pulled(state: &mut GuestState) {
-    if let Some((kind, since)) = state.external.pulled.take() {
-        let accountant = &mut state.external.accountant;
+    if let Some(external) = state.external.as_deref_mut()
+        && let Some((kind, since)) = external.pulled.take()
+    {
+        let accountant = &mut external.accountant;
         accountant.collecting = false;
         accountant.collected(kind, since.elapsed());
     }

@@ -15,6 +15,7 @@ use wasmtime_wasi::p1::WasiP1Ctx;
 use crate::external::accountant::Accountant;
 use crate::external::buffer::BufferView;
 use crate::external::buffer::DEFAULT_EXTERNAL_LIMIT;
+use crate::external::gc_policy::GcPolicy;
 use crate::limiter::Limiter;
 use crate::process_service::handles::Handles;
 use crate::process_service::spawn_state::SpawnState;
@@ -46,8 +47,11 @@ pub struct GuestState {
     pub(crate) spawn: SpawnState,
     /// The message of the guest's last failed `wrt_v1` call, which `last_error` returns.
     pub(crate) last_error: String,
-    /// The guest's host buffers and their accountant.
-    pub(crate) external: ExternalState,
+    /// The guest's host buffers and their accountant, made at its first buffer call
+    /// ([`GuestState::external`]): a run whose guest takes no buffer builds and drops none of it.
+    pub(crate) external: Option<Box<ExternalState>>,
+    /// What the guest's host buffers are made from, once it takes one.
+    pub(crate) buffer_source: BufferSource,
     /// WASI's own functions, which their wrappers call (`wasi::original`).
     pub(crate) wasi_originals: Option<originals::Originals>,
     /// A core module's exported `memory`, once instantiation has finished (host calls from its
@@ -84,7 +88,24 @@ impl GuestState {
     /// Bytes the guest holds now: linear memory, tables (past their allowance) and host
     /// buffers' footprint.
     pub(crate) fn held_bytes(&self) -> u64 {
-        self.limiter.wasm_bytes().saturating_add(self.external.pool.footprint())
+        self.limiter.wasm_bytes().saturating_add(self.buffer_footprint())
+    }
+
+    /// The guest's host buffers and their accountant, made now if it has none yet; from then on
+    /// their footprint counts against the memory limit.
+    pub(crate) fn external(&mut self) -> &mut ExternalState {
+        let Self { external, buffer_source, limiter, .. } = self;
+        external.get_or_insert_with(|| {
+            let made =
+                ExternalState::new(Accountant::new(buffer_source.gc_policy.clone()), Arc::clone(&buffer_source.slabs));
+            limiter.count_buffers(Arc::clone(&made.pool));
+            Box::new(made)
+        })
+    }
+
+    /// Bytes the guest's host buffers cost the host now: 0 before its first.
+    pub(crate) fn buffer_footprint(&self) -> u64 {
+        self.external.as_ref().map_or(0, |external| external.pool.footprint())
     }
 
     /// The data the embedder gave this run ([`crate::RunOptions::host_data`]), if it is a `T`.
@@ -103,12 +124,19 @@ impl GuestState {
     /// limit after linear memory, tables and the buffers' footprint, or under
     /// [`DEFAULT_EXTERNAL_LIMIT`] without a limit.
     pub(crate) fn buffer_room(&self) -> u64 {
-        let footprint = self.external.pool.footprint();
+        let footprint = self.buffer_footprint();
         match self.limiter.max_memory() {
             Some(max) => max.saturating_sub(self.limiter.wasm_bytes().saturating_add(footprint)),
             None => DEFAULT_EXTERNAL_LIMIT.saturating_sub(footprint),
         }
     }
+}
+
+/// What a guest's host buffers are made from ([`GuestState::external`]): the run's collection
+/// policy and the runtime's slabs.
+pub(crate) struct BufferSource {
+    pub(crate) gc_policy: GcPolicy,
+    pub(crate) slabs: Arc<MemoryPool>,
 }
 
 /// Host buffers of one guest.

@@ -26,7 +26,8 @@ pub(crate) struct RefusedStart {
 #[derive(Debug)]
 pub(crate) struct Limiter {
     max_memory: Option<u64>,
-    buffers: Arc<BufferPool>,
+    /// The guest's host buffers, once it has any (`GuestState::external`).
+    buffers: Option<Arc<BufferPool>>,
     /// Bytes of all linear memories (and the GC heap) now.
     linear: u64,
     /// Bytes of all tables now.
@@ -55,10 +56,10 @@ pub(crate) const MODULE_INSTANCES: usize = 2;
 pub(crate) const COMPONENT_INSTANCES: usize = 10_000;
 
 impl Limiter {
-    pub(crate) fn new(max_memory: Option<u64>, buffers: Arc<BufferPool>, instances: usize) -> Self {
+    pub(crate) fn new(max_memory: Option<u64>, instances: usize) -> Self {
         Self {
             max_memory,
-            buffers,
+            buffers: None,
             linear: 0,
             tables: 0,
             peak_linear: 0,
@@ -67,6 +68,11 @@ impl Limiter {
             refusals: 0,
             instances,
         }
+    }
+
+    /// Counts the footprint of `buffers`, the guest's host buffers, against the limit.
+    pub(crate) fn count_buffers(&mut self, buffers: Arc<BufferPool>) {
+        self.buffers = Some(buffers);
     }
 
     /// The sandbox's memory limit.
@@ -83,7 +89,12 @@ impl Limiter {
     fn fits(&self, linear_growth: u64, table_growth: u64) -> bool {
         let linear = self.linear.saturating_add(linear_growth);
         let tables = self.tables.saturating_add(table_growth).saturating_sub(TABLE_ALLOWANCE);
-        self.max_memory.is_none_or(|max| linear.saturating_add(tables).saturating_add(self.buffers.footprint()) <= max)
+        self.max_memory.is_none_or(|max| linear.saturating_add(tables).saturating_add(self.buffer_bytes()) <= max)
+    }
+
+    /// Bytes the guest's host buffers cost the host now.
+    fn buffer_bytes(&self) -> u64 {
+        self.buffers.as_ref().map_or(0, |pool| pool.footprint())
     }
 }
 
@@ -145,7 +156,10 @@ mod tests {
     #[test]
     fn buffers_and_tables_count_against_the_limit() {
         let pool = BufferPool::new(crate::sys::memory_pool::MemoryPool::new(true, crate::PoolLimits::SLABS), 0);
-        let mut limiter = Limiter::new(Some(3 << 20), Arc::clone(&pool), MODULE_INSTANCES);
+        let mut unbuffered = Limiter::new(Some(3 << 20), MODULE_INSTANCES);
+        assert!(unbuffered.memory_growing(0, 3 << 20, None).unwrap(), "no buffers: all of it is memory's");
+        let mut limiter = Limiter::new(Some(3 << 20), MODULE_INSTANCES);
+        limiter.count_buffers(Arc::clone(&pool));
         assert!(limiter.memory_growing(0, 1 << 20, None).unwrap());
         let block = Block::new(&pool, 1000).unwrap();
         // 1 MiB of memory and a 1 MiB slab: 1 MiB minus the block overhead is left.
@@ -166,8 +180,7 @@ mod tests {
     /// the limit).
     #[test]
     fn a_refused_start_counts_every_memory_created_before() {
-        let pool = BufferPool::new(crate::sys::memory_pool::MemoryPool::new(true, crate::PoolLimits::SLABS), 0);
-        let mut limiter = Limiter::new(Some(64 << 20), pool, MODULE_INSTANCES);
+        let mut limiter = Limiter::new(Some(64 << 20), MODULE_INSTANCES);
         assert!(limiter.memory_growing(0, 40 << 20, None).unwrap());
         assert!(!limiter.memory_growing(0, 40 << 20, None).unwrap());
         assert_eq!(limiter.refused_start, Some(RefusedStart { needed: 80 << 20, memories: 2 }));

@@ -54,7 +54,7 @@ fn unsigned(value: i32) -> usize {
 
 /// The buffer behind `handle`.
 fn view_of(state: &mut GuestState, handle: i32) -> std::result::Result<BufferView, i32> {
-    match state.external.buffers.get(handle) {
+    match state.external().buffers.get(handle) {
         Ok(view) => Ok(view.clone()),
         Err(code) => Err(state.fail(code, format!("`{handle}` is not a buffer handle"))),
     }
@@ -153,7 +153,7 @@ fn refused(state: &mut GuestState, err: &AllocError) -> i32 {
 
 /// Stores `view` under a new handle.
 fn insert(state: &mut GuestState, view: BufferView) -> i32 {
-    match state.external.buffers.insert(view) {
+    match state.external().buffers.insert(view) {
         Ok(handle) => handle,
         Err(code) => state.fail(code, "too many buffer handles"),
     }
@@ -331,7 +331,7 @@ async fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count
         } else if ptr != 0 || len != 0 {
             return Ok(state.fail(ErrorCode::InvalidArgument, format!("part {i}: reserved fields are not 0")));
         } else {
-            match state.external.buffers.get(handle) {
+            match state.external().buffers.get(handle) {
                 Ok(view) => Part::Buffer(view.clone()),
                 Err(code) => return Ok(state.fail(code, format!("part {i}: `{handle}` is not a buffer handle"))),
             }
@@ -376,7 +376,7 @@ async fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count
 
 fn buffer_release(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
     let state = caller.data_mut();
-    match state.external.buffers.remove(buf) {
+    match state.external().buffers.remove(buf) {
         Ok(_) => Ok(0),
         Err(code) => Ok(state.fail(code, format!("`{buf}` is not a buffer handle"))),
     }
@@ -408,7 +408,7 @@ async fn read_buffer(
         Err(err) => return Ok(refused(caller.data_mut(), &err)),
     };
     let state = caller.data_mut();
-    let mut scratch = std::mem::take(&mut state.external.scratch);
+    let mut scratch = std::mem::take(&mut state.external().scratch);
     if scratch.len() < chunk {
         scratch.resize(chunk, 0);
     }
@@ -426,15 +426,15 @@ async fn read_buffer(
             }
         }
         Ok(n) => {
-            state.external.scratch = scratch;
+            state.external().scratch = scratch;
             return Ok(n);
         }
         Err(err) => {
-            state.external.scratch = scratch;
+            state.external().scratch = scratch;
             return Err(err);
         }
     };
-    state.external.scratch = scratch;
+    state.external().scratch = scratch;
     insert_new(&mut caller, made).await
 }
 
@@ -464,7 +464,7 @@ fn write_buffer(mut caller: Caller<'_, GuestState>, handle: i32, buf: i32, offse
 
 /// Wraps `view` in a new `externref`, or records `NO_MEMORY` when wasmtime's GC heap is full.
 fn new_ref(caller: &mut Caller<'_, GuestState>, view: BufferView) -> Result<Ref> {
-    let ledger = std::sync::Arc::clone(&caller.data().external.accountant.ledger);
+    let ledger = std::sync::Arc::clone(&caller.data_mut().external().accountant.ledger);
     match ExternRef::new(&mut *caller, RefBuffer::new(view, &ledger)) {
         Ok(r) => Ok(Some(r)),
         Err(err) if err.is::<GcHeapOutOfMemory<RefBuffer>>() => {

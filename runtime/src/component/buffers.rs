@@ -31,7 +31,7 @@ impl GuestState {
     /// The buffer behind a resource.
     fn buffer_view(&mut self, buf: &Resource<BufferHandle>) -> wasmtime::Result<Result<BufferView, Error>> {
         let handle = self.ctx().table.get(buf)?.0;
-        Ok(match self.external.buffers.get(handle) {
+        Ok(match self.external().buffers.get(handle) {
             Ok(view) => Ok(view.clone()),
             Err(code) => Err(wit_fail(code, format!("`{handle}` is not a buffer handle"))),
         })
@@ -50,14 +50,14 @@ impl GuestState {
 
     /// Stores `view` under a new handle and resource.
     fn buffer_resource(&mut self, view: BufferView) -> Made {
-        let handle = match self.external.buffers.insert(view) {
+        let handle = match self.external().buffers.insert(view) {
             Ok(handle) => handle,
             Err(code) => return Ok(Err(wit_fail(code, "too many buffer handles"))),
         };
         match self.ctx().table.push(BufferHandle(handle)) {
             Ok(buf) => Ok(Ok(buf)),
             Err(err) => {
-                let _ = self.external.buffers.remove(handle);
+                let _ = self.external().buffers.remove(handle);
                 Ok(Err(wit_fail(ErrorCode::NoMemory, format!("too many resources: {err}"))))
             }
         }
@@ -155,7 +155,7 @@ impl HostBuffer for GuestState {
 
     fn drop(&mut self, buf: Resource<BufferHandle>) -> wasmtime::Result<()> {
         let handle = self.ctx().table.delete(buf)?.0;
-        let _ = self.external.buffers.remove(handle);
+        let _ = self.external().buffers.remove(handle);
         Ok(())
     }
 }

@@ -1,7 +1,10 @@
 //! The report of a finished run, and what an instance used so far.
 
+use std::time::Duration;
+
 use super::Instance;
 use crate::capture::Capture;
+use crate::external::accountant::Ledger;
 use crate::outcome::Outcome;
 use crate::stats::Stats;
 
@@ -39,19 +42,21 @@ impl Instance {
     /// What the guest used so far: memory, collections, spawns.
     pub fn stats(&self) -> Stats {
         let state = self.store.data();
-        let accountant = &state.external.accountant;
+        let external = state.external.as_deref();
+        let accountant = external.map(|external| &external.accountant);
+        let ledger = |figure: fn(&Ledger) -> u64| accountant.map_or(0, |a| figure(&a.ledger));
         Stats {
             peak_linear_memory: state.limiter.peak_linear,
-            peak_external: accountant.ledger.peak(),
-            peak_buffer_memory: state.external.pool.peak_footprint(),
-            final_external: accountant.ledger.live(),
-            young_collections: accountant.young_collections,
-            full_collections: accountant.full_collections,
+            peak_external: ledger(Ledger::peak),
+            peak_buffer_memory: external.map_or(0, |external| external.pool.peak_footprint()),
+            final_external: ledger(Ledger::live),
+            young_collections: accountant.map_or(0, |a| a.young_collections),
+            full_collections: accountant.map_or(0, |a| a.full_collections),
             spawns: state.spawn.spawns,
             spawns_refused: state.spawn.refused,
             stream_bytes: state.spawn.stream_bytes
                 + state.spawn.shared_stream_bytes.as_ref().map_or(0, |b| b.load(std::sync::atomic::Ordering::Relaxed)),
-            gc_time: accountant.gc_time,
+            gc_time: accountant.map_or(Duration::ZERO, |a| a.gc_time),
             memory_refusals: state.limiter.refusals,
             fuel_consumed: self.fuel_consumed,
             wall_time: self.started.elapsed(),

@@ -9,12 +9,11 @@ use wasmtime::{Store, Trap};
 use super::{Instance, State};
 use crate::cancel::CancelToken;
 use crate::error::{ConfigError, InstantiateError, chained, wasmtime_causes};
-use crate::external::accountant::Accountant;
 use crate::guest::{Code, Guest};
 use crate::guest_state::http::Http;
 use crate::guest_state::originals::Originals;
 use crate::guest_state::p2::P2;
-use crate::guest_state::{ExternalState, GuestState};
+use crate::guest_state::{BufferSource, GuestState};
 use crate::guest_stdio::{DirectStdio, Stream};
 use crate::host_fn::Mode;
 use crate::limiter::Limiter;
@@ -112,15 +111,13 @@ impl Instance {
         );
         let cancel =
             options.cancel.as_ref().map(|token| token.register(spawn.kill_switch(), Arc::clone(&runtime.ticker)));
-        let accountant = Accountant::new(options.gc_policy.clone());
-        let external = ExternalState::new(accountant, Arc::clone(&runtime.slabs));
         let instances = match guest.code {
             Code::Module { .. } => crate::limiter::MODULE_INSTANCES,
             Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => {
                 crate::limiter::COMPONENT_INSTANCES
             }
         };
-        let limiter = Limiter::new(options.max_memory, Arc::clone(&external.pool), instances);
+        let limiter = Limiter::new(options.max_memory, instances);
         let state = GuestState {
             wasi,
             p2,
@@ -132,7 +129,8 @@ impl Instance {
             memory: None,
             direct_stdio,
             listings: Default::default(),
-            external,
+            external: None,
+            buffer_source: BufferSource { gc_policy: options.gc_policy.clone(), slabs: Arc::clone(&runtime.slabs) },
             wasi_originals: None,
             host_data: options.host_data.clone(),
             mode,

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use wrt_runtime::wrt_host_spawn::Policy;
-use wrt_runtime::{ConfigError, GuestOutput, InstantiateError, LoadError, Outcome, RunOptions, Runtime};
+use wrt_runtime::{ConfigError, GuestOutput, InstantiateError, LoadError, Outcome, RunOptions, Runtime, WasmValue};
 use wrt_test_guests::{CLI_ECHO, CLI_EXIT_CODE};
 
 /// `err`'s whole chain (`{err:#}`), checked to be one line.
@@ -146,7 +146,7 @@ fn an_ended_instance_returns_its_outcome_and_runs_nothing_more() {
     let add = runtime.load_bytes("one.wat", b"(module (func (export \"one\") (result i32) i32.const 1))").unwrap();
     let mut instance = add.instantiate(&RunOptions::new()).unwrap();
     for _ in 0..2 {
-        assert_eq!(instance.invoke("one", &[]).unwrap(), Outcome::Returned(vec![wrt_runtime::WasmValue::I32(1)]));
+        assert_eq!(instance.invoke("one", &[]).unwrap(), Outcome::Returned(vec![WasmValue::I32(1)]));
     }
     assert_eq!(instance.ended(), None);
 }
@@ -244,4 +244,29 @@ fn the_entry_point_is_the_first_of_start_and_the_empty_name_that_takes_and_retur
     // Neither takes and returns nothing: no entry point, an error that says so.
     let err = run(r#"(module (func (export "_start") (result i32) i32.const 1))"#).unwrap_err();
     assert!(matches!(err.downcast_ref(), Some(InstantiateError::NoSuchExport { .. })), "{err:#}");
+}
+
+#[test]
+fn a_guests_first_buffer_counts_against_the_memory_limit_from_then_on() {
+    // A buffer of 3 MiB, then 2 MiB more linear memory under a 4 MiB limit: refused while the
+    // buffer lives, granted once it is released.
+    let wat = r#"(module
+      (import "wrt_v1" "buffer_alloc" (func $alloc (param i32) (result i32)))
+      (import "wrt_v1" "buffer_release" (func $release (param i32) (result i32)))
+      (memory 1)
+      (func (export "grow_beside_a_buffer") (result i32 i32)
+        (local $buf i32)
+        (local.set $buf (call $alloc (i32.const 3145728)))
+        (memory.grow (i32.const 32))
+        (drop (call $release (local.get $buf)))
+        (memory.grow (i32.const 32))))"#;
+    let runtime = Runtime::new().unwrap();
+    let guest = runtime.load_bytes("grow.wat", wat.as_bytes()).unwrap();
+    let report = guest.invoke(&RunOptions::new().max_memory(4 << 20), "grow_beside_a_buffer", &[]).unwrap();
+    assert_eq!(report.outcome, Outcome::Returned(vec![WasmValue::I32(-1), WasmValue::I32(1)]));
+    assert_eq!(report.stats.peak_external, 3 << 20, "{:?}", report.stats);
+    // A run whose guest takes no buffer reports none.
+    let trivial = runtime.load_bytes("trivial.wat", br#"(module (func (export "_start")))"#).unwrap();
+    let stats = trivial.run(&RunOptions::new()).unwrap().stats;
+    assert_eq!((stats.peak_external, stats.peak_buffer_memory, stats.final_external), (0, 0, 0));
 }
