@@ -131,7 +131,7 @@ impl EpochTicker {
         if state.active == 1 && state.idle {
             self.shared.wake.notify_one();
         }
-        Ok(Ticking { shared: Arc::clone(&self.shared), id })
+        Ok(Ticking { shared: Arc::clone(&self.shared), id, ended: false })
     }
 }
 
@@ -195,24 +195,36 @@ fn run(shared: &Shared, engine: &EngineWeak) {
 pub(crate) struct Ticking {
     shared: Arc<Shared>,
     id: u64,
+    /// [`Ticking::finish`] took the call off the ticker already.
+    ended: bool,
 }
 
 impl Ticking {
     /// Ends the guard, and says whether the call's thread was interrupted: then a system call
     /// may have failed with `EINTR` because of the deadline, and the guest ran past it.
-    pub(crate) fn finish(self) -> bool {
-        let state = self.shared.lock();
-        let interrupted = state.calls.iter().any(|call| call.id == self.id && call.interrupted);
-        drop(state);
+    pub(crate) fn finish(mut self) -> bool {
+        self.ended = true;
+        self.end()
+    }
+
+    /// Takes the call off the ticker, under one lock: whether its thread was interrupted.
+    fn end(&self) -> bool {
+        let mut state = self.shared.lock();
+        state.active = state.active.saturating_sub(1);
+        let mut interrupted = false;
+        state.calls.retain(|call| {
+            interrupted |= call.id == self.id && call.interrupted;
+            call.id != self.id
+        });
         interrupted
     }
 }
 
 impl Drop for Ticking {
     fn drop(&mut self) {
-        let mut state = self.shared.lock();
-        state.active = state.active.saturating_sub(1);
-        state.calls.retain(|call| call.id != self.id);
+        if !self.ended {
+            self.end();
+        }
     }
 }
 
@@ -228,5 +240,26 @@ pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guard_leaves_the_ticker_once_whether_finished_or_dropped() {
+        let engine = Engine::default();
+        let ticker = EpochTicker::new(&engine);
+        let active = || ticker.shared.lock().active;
+        let (first, second) = (ticker.tick_anywhere().unwrap(), ticker.tick_anywhere().unwrap());
+        let third = ticker.tick(Instant::now() + Duration::from_secs(60)).unwrap();
+        assert_eq!((active(), ticker.shared.lock().calls.len()), (3, 1));
+        assert!(!third.finish(), "not interrupted");
+        assert_eq!((active(), ticker.shared.lock().calls.len()), (2, 0));
+        assert!(!first.finish());
+        assert_eq!(active(), 1);
+        drop(second);
+        assert_eq!(active(), 0);
     }
 }
