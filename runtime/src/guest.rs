@@ -16,7 +16,8 @@ use crate::value::WasmType;
 pub struct Guest {
     pub(crate) runtime: Runtime,
     pub(crate) code: Code,
-    pub(crate) name: String,
+    /// Its name, shared by its runs (their errors, audit records and `GuestState::guest_name`).
+    pub(crate) name: Arc<str>,
     pub(crate) from_cache: bool,
     /// Whether it imports anything of wrt's own ABI (the `wrt_v1` module, or the
     /// `wrt:process` package): only such a guest can start programs, so only its runs get a
@@ -96,14 +97,14 @@ impl Guest {
         let pre = match &self.code {
             Code::Module { pre, .. } => pre,
             Code::Component { .. } | Code::CommandP3 { .. } | Code::HttpService { .. } => {
-                return Err(InstantiateError::InvokeComponent { guest: self.name.clone() }.into());
+                return Err(InstantiateError::InvokeComponent { guest: self.name.to_string() }.into());
             }
         };
         let module = pre.module();
         match module.get_export(name) {
             Some(wasmtime::ExternType::Func(ty)) => Ok(ty.params().map(|ty| WasmType::of(&ty)).collect()),
             _ => Err(InstantiateError::NoSuchExport {
-                guest: self.name.clone(),
+                guest: self.name.to_string(),
                 export: name.to_owned(),
                 functions: module.exports().filter(|e| e.ty().func().is_some()).map(|e| e.name().to_owned()).collect(),
             }

@@ -58,7 +58,7 @@ pub struct Instance {
     deadline: RunDeadline,
     ticker: Arc<EpochTicker>,
     captured: Captured,
-    guest_name: String,
+    guest_name: Arc<str>,
     fuel: Option<u64>,
     /// Whether the runtime meters fuel (so a run without a limit gets all it could need).
     metering: bool,

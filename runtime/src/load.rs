@@ -190,7 +190,7 @@ impl Runtime {
                 linked_async: Arc::default(),
             },
         };
-        Ok(Guest { runtime: self.clone(), code, name: name.to_owned(), from_cache, may_spawn })
+        Ok(Guest { runtime: self.clone(), code, name: Arc::from(name), from_cache, may_spawn })
     }
 
     /// Links a component once: every import must be one wrt provides (or, with

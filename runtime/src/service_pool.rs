@@ -90,7 +90,7 @@ impl ServicePool {
     /// [`InstantiateError::NotAService`] when `guest` is no service.
     pub fn new(guest: Guest, options: RunOptions, reuse: NonZeroU32) -> crate::Result<Self> {
         if !guest.is_service() {
-            return Err(InstantiateError::NotAService { guest: guest.name.clone() }.into());
+            return Err(InstantiateError::NotAService { guest: guest.name.to_string() }.into());
         }
         let idle = Mutex::new(Vec::new());
         Ok(Self { guest, options, reuse, idle_timeout: DEFAULT_IDLE_TIMEOUT, idle })

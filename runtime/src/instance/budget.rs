@@ -55,7 +55,7 @@ impl Instance {
     /// for.
     pub(super) fn wrong_mode(&self) -> wasmtime::Error {
         let asynchronous = self.store.data().mode == Mode::Async;
-        InstantiateError::WrongMode { guest: self.guest_name.clone(), asynchronous }.into()
+        InstantiateError::WrongMode { guest: self.guest_name.to_string(), asynchronous }.into()
     }
 
     /// Arms the budget of the next call: the one armed at instantiation for the first call, a

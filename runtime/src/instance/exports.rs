@@ -61,7 +61,7 @@ impl Instance {
     ) -> Result<wasmtime::TypedFunc<(), ()>, InstantiateError> {
         self.entry.and_then(|entry| entry.func(&mut self.store, instance)).ok_or_else(|| {
             InstantiateError::NoSuchExport {
-                guest: self.guest_name.clone(),
+                guest: self.guest_name.to_string(),
                 export: "_start".into(),
                 functions: self.exported_functions(),
             }
@@ -86,7 +86,7 @@ impl Instance {
         };
         let ty = func.ty(&self.store);
         let bad_args = |reason: String| InstantiateError::BadInvokeArgs {
-            guest: self.guest_name.clone(),
+            guest: self.guest_name.to_string(),
             export: name.to_owned(),
             reason,
         };
@@ -203,12 +203,12 @@ impl Instance {
         let instance = match &self.state {
             State::Ready(instance) => *instance,
             State::Command(_) | State::CommandAsync(_) | State::CommandP3(_) | State::Service(_) => {
-                return Err(InstantiateError::InvokeComponent { guest: self.guest_name.clone() }.into());
+                return Err(InstantiateError::InvokeComponent { guest: self.guest_name.to_string() }.into());
             }
             State::Ended(outcome) => return Ok(Err(outcome.clone())),
         };
         let func = instance.get_func(&mut self.store, name).ok_or_else(|| InstantiateError::NoSuchExport {
-            guest: self.guest_name.clone(),
+            guest: self.guest_name.to_string(),
             export: name.to_owned(),
             functions: self.exported_functions(),
         })?;
@@ -261,7 +261,7 @@ impl Instance {
     }
 
     fn outside(&self, offset: usize, len: usize, size: usize) -> wasmtime::Error {
-        InstantiateError::MemoryAccess { guest: self.guest_name.clone(), offset, len, size }.into()
+        InstantiateError::MemoryAccess { guest: self.guest_name.to_string(), offset, len, size }.into()
     }
 
     /// The names of the functions the guest exports, in its order.

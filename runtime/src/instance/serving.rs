@@ -69,7 +69,7 @@ impl Guest {
         B::Error: Into<wasmtime_wasi_http::Error>,
     {
         if !self.is_service() {
-            return Err(InstantiateError::NotAService { guest: self.name.clone() }.into());
+            return Err(InstantiateError::NotAService { guest: self.name.to_string() }.into());
         }
         let mut instance = self.instantiate_async(options).await?;
         let Answered { outcome, response } = instance.serve_async(request).await?;
@@ -172,7 +172,7 @@ impl Instance {
         let proxy: Arc<Proxy> = match &self.state {
             State::Service(proxy) => Arc::clone(proxy),
             State::Ended(outcome) => return Ok(Err(outcome.clone())),
-            _ => return Err(InstantiateError::NotAService { guest: self.guest_name.clone() }.into()),
+            _ => return Err(InstantiateError::NotAService { guest: self.guest_name.to_string() }.into()),
         };
         let called = self
             .enter_async(move |store| {
@@ -231,6 +231,6 @@ impl Instance {
 
     /// The error of a run asked of a service's instance.
     pub(super) fn service_not_run(&self) -> wasmtime::Error {
-        InstantiateError::ServiceNotRun { guest: self.guest_name.clone() }.into()
+        InstantiateError::ServiceNotRun { guest: self.guest_name.to_string() }.into()
     }
 }

@@ -27,7 +27,7 @@ use crate::wasi::ctx as wasi_ctx;
 impl Instance {
     pub(crate) fn new(guest: &Guest, options: &RunOptions) -> crate::Result<Self> {
         if let Code::HttpService { .. } = guest.code {
-            return Err(InstantiateError::ServiceNotRun { guest: guest.name.clone() }.into());
+            return Err(InstantiateError::ServiceNotRun { guest: guest.name.to_string() }.into());
         }
         if let Code::CommandP3 { .. } = guest.code {
             // A command of WASI 0.3 runs only asynchronously: this thread waits for it, and
@@ -204,13 +204,16 @@ impl Instance {
             Err(err) => {
                 return Err(match (this.store.data().limiter.refused_start, options.max_memory) {
                     (Some(refused), Some(limit)) if !err.is::<Trap>() => InstantiateError::MemoryLimit {
-                        guest: guest.name.clone(),
+                        guest: guest.name.to_string(),
                         minimum: refused.needed,
                         memories: refused.memories,
                         limit,
                     }
                     .into(),
-                    _ => chained(InstantiateError::Failed { guest: guest.name.clone() }, wasmtime_causes(&err, false)),
+                    _ => chained(
+                        InstantiateError::Failed { guest: guest.name.to_string() },
+                        wasmtime_causes(&err, false),
+                    ),
                 });
             }
         }

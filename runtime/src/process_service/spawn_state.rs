@@ -118,7 +118,7 @@ pub(crate) struct SpawnState {
     spawner: Option<Box<Spawner>>,
     pub(crate) children: Handles<ChildEntry>,
     pub(crate) denials: DenialReporting,
-    pub(crate) guest: String,
+    pub(crate) guest: Arc<str>,
     /// Whether the sandbox's stdin, stdout and stderr are the host's own, so a child may
     /// inherit them.
     pub(crate) inherit: [bool; 3],
@@ -141,7 +141,7 @@ impl SpawnState {
     pub(crate) fn new(
         spawner: Option<Spawner>,
         denials: DenialReporting,
-        guest: String,
+        guest: Arc<str>,
         inherit: [bool; 3],
         captures: [Option<Capture>; 2],
     ) -> Self {
@@ -184,7 +184,7 @@ impl SpawnState {
                 on_suppressed(&self.guest, suppressed_before);
             }
             let hint = hook(&DeniedSpawn {
-                guest: self.guest.clone(),
+                guest: self.guest.to_string(),
                 program: program.to_owned(),
                 resolved: path.clone(),
                 no_allow_rule: matches!(reason, wrt_host_spawn::Denial::NotAllowed { .. }),
