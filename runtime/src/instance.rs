@@ -74,8 +74,9 @@ pub struct Instance {
     cancel: Option<Registration>,
     /// Whether a call has looked for `_initialize` (and run it).
     initialized: bool,
-    /// The fibers the run's asynchronous calls hold.
-    fibers: FiberCount,
+    /// The fibers the run's asynchronous calls hold, counted from the first (a synchronous run
+    /// counts none).
+    fibers: Option<FiberCount>,
     /// The waker of the run's asynchronous calls, made at the first (a synchronous run makes
     /// none): one for all of them, so a call allocates none.
     repoll: Option<Repoll>,

@@ -249,8 +249,9 @@ impl Instance {
         let mut cpu = self.cpu_time.map(|_| Duration::ZERO);
         let finished = {
             let repoll = self.repoll.get_or_insert_with(Repoll::new);
+            let fibers = self.fibers.get_or_insert_with(FiberCount::default);
             let call = f(&mut self.store);
-            race(call, stop_signal(deadline, token.clone()), &self.fibers, repoll, cpu.as_mut()).await
+            race(call, stop_signal(deadline, token.clone()), fibers, repoll, cpu.as_mut()).await
         };
         if let (Some(total), Some(spent)) = (&mut self.cpu_time, cpu) {
             *total += spent;

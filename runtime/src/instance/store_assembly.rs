@@ -21,7 +21,6 @@ use crate::options::RunOptions;
 use crate::outcome::Outcome;
 use crate::process_service::spawn_state::SpawnState;
 use crate::stop::{self, RunDeadline};
-use crate::sys::fiber_stack::FiberCount;
 use crate::wasi::ctx as wasi_ctx;
 
 impl Instance {
@@ -163,7 +162,7 @@ impl Instance {
             fuel_consumed: 0,
             cancel,
             initialized: false,
-            fibers: FiberCount::default(),
+            fibers: None,
             repoll: None,
         };
         if options.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
