@@ -31,6 +31,14 @@ use crate::{BenchError, floor};
 /// median over the runs).
 pub const GOAL_OF_FLOOR: f64 = 1.05;
 
+/// The goal for wrt's own work: the CPU time of the guest's process alone (its children's left
+/// out) per spawn, at most this many times the floor's own.
+pub const OWN_GOAL_OF_FLOOR: f64 = 1.3;
+
+/// The goal for a confined child: a confined guest's spawn + wait at most this many times the
+/// floor's (CPU time, children included).
+pub const CONFINED_GOAL_OF_FLOOR: f64 = 1.10;
+
 /// CPU time so far: this process's, and that of its children it has reaped.
 #[derive(Debug, Clone, Copy)]
 struct Cpu {
@@ -203,6 +211,8 @@ impl Workload for SpawnOverheadParams {
     fn columns(&self) -> &'static [Column] {
         const CPU_US: Measure = ("cpu_us_per_spawn", "CPU µs");
         const FLOOR_CPU_US: Measure = ("floor_cpu_us_per_spawn", "floor CPU µs");
+        const OWN_US: Measure = ("own_us_per_spawn", "wrt µs");
+        const FLOOR_OWN_US: Measure = ("floor_own_us_per_spawn", "floor µs");
         const COLUMNS: &[Column] = &[
             figure(CPU_US),
             figure(FLOOR_CPU_US),
@@ -219,9 +229,10 @@ impl Workload for SpawnOverheadParams {
                 ("floor_wall_us_per_spawn", "the floor's"),
                 "wall/floor",
             ),
-            figure(("own_us_per_spawn", "wrt µs")),
+            figure(OWN_US),
             figure(("host_own_us_per_spawn", "host-spawn µs")),
-            figure(("floor_own_us_per_spawn", "floor µs")),
+            figure(FLOOR_OWN_US),
+            ratio(OWN_US, FLOOR_OWN_US, "own/floor"),
         ];
         COLUMNS
     }
@@ -267,7 +278,21 @@ impl Workload for SpawnOverheadParams {
     }
 
     fn goals(&self) -> &'static [Goal] {
-        &[Goal { column: "CPU/floor", name: "guest CPU/floor", at_most: GOAL_OF_FLOOR, unmeasured: NO_TIME }]
+        &[
+            Goal { column: "CPU/floor", name: "guest CPU/floor", at_most: GOAL_OF_FLOOR, unmeasured: NO_TIME },
+            Goal {
+                column: "confined/floor",
+                name: "confined guest CPU/floor",
+                at_most: CONFINED_GOAL_OF_FLOOR,
+                unmeasured: NO_TIME,
+            },
+            Goal {
+                column: "own/floor",
+                name: "wrt's own CPU/floor's own",
+                at_most: OWN_GOAL_OF_FLOOR,
+                unmeasured: NO_TIME,
+            },
+        ]
     }
 
     /// Its ratios are read against goals.
