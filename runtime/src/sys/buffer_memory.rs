@@ -15,7 +15,7 @@
 //! included; the sandbox's memory limit applies to it.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::mapping::Reservation;
@@ -50,6 +50,9 @@ pub(crate) struct BufferPool {
     peak: AtomicU64,
     /// Bytes of mapped slabs whose blocks are all free.
     empty: AtomicU64,
+    /// Free blocks in mapped slabs, by class: what [`BufferPool::growth_for`] reads without
+    /// taking the lock. Changed only under `inner`'s lock, beside the free lists it counts.
+    free_blocks: [AtomicUsize; CLASSES],
     /// The [`CLASSES`] size classes, by class; empty until the first pooled block, so that a
     /// run whose guest takes no buffer builds and drops none of them.
     inner: Mutex<Vec<Class>>,
@@ -83,6 +86,7 @@ impl BufferPool {
             footprint: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             empty: AtomicU64::new(0),
+            free_blocks: std::array::from_fn(|_| AtomicUsize::new(0)),
             inner: Mutex::new(Vec::new()),
         })
     }
@@ -109,22 +113,37 @@ impl BufferPool {
         let Some(class) = class_of(len) else {
             return overhead + round_to_pages(len) as u64;
         };
-        let classes = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let has_free = classes.get(class).is_some_and(|c| {
-            c.partial.iter().any(|&i| {
-                let slab = &c.slabs[i];
-                slab.mapping.is_some() && !slab.free.is_empty()
-            })
-        });
+        let has_free = self.free_blocks[class].load(Ordering::Relaxed) > 0;
         overhead + if has_free { 0 } else { SLAB as u64 }
+    }
+
+    /// Counts `blocks` more free blocks of `class` in mapped slabs.
+    fn more_free(&self, class: usize, blocks: usize) {
+        self.free_blocks[class].fetch_add(blocks, Ordering::Relaxed);
+    }
+
+    /// Counts `blocks` fewer free blocks of `class` in mapped slabs.
+    fn fewer_free(&self, class: usize, blocks: usize) {
+        self.free_blocks[class].fetch_sub(blocks, Ordering::Relaxed);
+    }
+
+    /// Whether every class's count of free blocks is that of its mapped slabs' free lists.
+    #[cfg(test)]
+    fn free_counts_match(&self) -> bool {
+        let classes = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        classes.iter().enumerate().all(|(class, c)| {
+            let listed: usize = c.slabs.iter().filter(|s| s.mapping.is_some()).map(|s| s.free.len()).sum();
+            self.free_blocks[class].load(Ordering::Relaxed) == listed
+        })
     }
 
     /// Unmaps every slab whose blocks are all free.
     pub(crate) fn trim(&self) {
         let mut classes = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        for class in classes.iter_mut() {
+        for (index, class) in classes.iter_mut().enumerate() {
             for slab in &mut class.slabs {
                 if slab.live == 0 && slab.mapping.take().is_some() {
+                    self.fewer_free(index, slab.free.len());
                     slab.free.clear();
                     self.footprint.fetch_sub(SLAB as u64, Ordering::Relaxed);
                     self.empty.fetch_sub(SLAB as u64, Ordering::Relaxed);
@@ -141,9 +160,11 @@ impl BufferPool {
         let slab = &mut c.slabs[slab_index];
         slab.live -= 1;
         slab.free.push(index);
+        self.more_free(class, 1);
         if slab.live == 0 {
             if self.empty.load(Ordering::Relaxed) + SLAB as u64 > self.retain_empty {
                 slab.mapping = None;
+                self.fewer_free(class, slab.free.len());
                 slab.free.clear();
                 self.footprint.fetch_sub(SLAB as u64, Ordering::Relaxed);
                 return;
@@ -223,6 +244,7 @@ impl Block {
                     pool.grow(SLAB as u64);
                     // Pop from the end: hand out the slab's first block first.
                     let slab = Slab { mapping: Some(mapping), free: (0..(SLAB / cap) as u32).rev().collect(), live: 0 };
+                    pool.more_free(class, slab.free.len());
                     let i = match c.slabs.iter().position(|s| s.mapping.is_none()) {
                         Some(vacant) => {
                             c.slabs[vacant] = slab;
@@ -241,6 +263,7 @@ impl Block {
         };
         let slab = &mut c.slabs[slab_index];
         let index = slab.free.pop()?;
+        pool.fewer_free(class, 1);
         if slab.live == 0 && !fresh {
             pool.empty.fetch_sub(SLAB as u64, Ordering::Relaxed);
         }
@@ -417,6 +440,29 @@ mod tests {
         assert_eq!(pool.footprint(), slab + O, "one slab, fully free but for one block");
         drop(keep);
         assert_eq!(pool.peak_footprint(), 48 * slab + 384 * O);
+        assert!(pool.free_counts_match());
+    }
+
+    #[test]
+    fn the_lock_free_count_of_free_blocks_follows_the_free_lists() {
+        let pool = BufferPool::new(slab_pool(true), 0);
+        let small = SLAB as u64 + O;
+        assert_eq!(pool.growth_for(100), small, "nothing mapped yet");
+        let mut blocks: Vec<Block> = (0..SLAB / 128).map(|_| Block::new(&pool, 100).unwrap()).collect();
+        assert!(pool.free_counts_match());
+        assert_eq!(pool.growth_for(100), small, "the one slab of the class is full");
+        blocks.pop();
+        assert!(pool.free_counts_match());
+        assert_eq!(pool.growth_for(100), O, "one block is free");
+        // Past the warm budget (none here but the minimum), a slab left empty is unmapped.
+        let others: Vec<Block> = (0..40).map(|_| Block::new(&pool, 1 << 20).unwrap()).collect();
+        drop(others);
+        drop(blocks);
+        assert!(pool.free_counts_match());
+        pool.trim();
+        assert!(pool.free_counts_match());
+        assert_eq!(pool.growth_for(100), small);
+        assert_eq!(pool.growth_for(1 << 20), SLAB as u64 + O);
     }
 
     #[test]
