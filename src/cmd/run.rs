@@ -73,8 +73,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "on|off", default_value = "on")]
     gc: OnOff,
 
-    /// Young collection after this many bytes of new host buffers, e.g. `16MiB` (at most half
-    /// the soft limit)
+    /// Young collection after this many bytes of new host buffers, e.g. `8MiB` (the default; at
+    /// most half the soft limit)
     #[arg(long, value_name = "SIZE", value_parser = wrt_text::parse_size)]
     gc_young: Option<u64>,
 

@@ -51,7 +51,7 @@ fn asc_buffers() {
 }
 
 /// The readable-push-buffer-burst analogue: about 375 KiB of host buffers per iteration, all
-/// garbage at its end. Young collections keep the peak within `S + Y` (64 + 16 MiB) and no
+/// garbage at its end. Young collections keep the peak within `S + Y` (64 + 8 MiB) and no
 /// full collection is needed.
 #[test]
 fn asc_burst_young_collections_bound_external() {

@@ -34,7 +34,7 @@ fn ref_basic() {
 #[test]
 fn ref_burst() {
     // 2000 pages of 125 KiB (about 490 MiB of buffers): young collections keep the live bytes
-    // near the young size (16 MiB), below the first full collection's trigger (64 MiB).
+    // near the young size (8 MiB), below the first full collection's trigger (64 MiB).
     let stats = burst_stats(&[], 2000, 122880);
     assert!(json_number(&stats, "young_collections") > 0.0, "{stats}");
     assert!(json_number(&stats, "full_collections") <= 5.0, "{stats}");
