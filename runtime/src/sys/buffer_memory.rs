@@ -388,7 +388,7 @@ impl Block {
     /// When a range leaves its block.
     pub(crate) fn copy_between(dst: &Block, dst_offset: usize, src: &Block, src_offset: usize, len: usize) {
         assert!(dst.contains(dst_offset, len) && src.contains(src_offset, len), "block ranges checked by the caller");
-        // SAFETY: both ranges lie inside their blocks' mappings (asserted above); `ptr::copy`
+        // SAFETY: both ranges lie inside their blocks' mappings (asserted above); `copy_bytes`
         // allows overlap, and no slice of either block is alive (see `copy_in`).
         unsafe { copy_bytes(dst.at(dst_offset), src.at(src_offset), len) };
     }
