@@ -143,7 +143,7 @@ impl PageAligned {
 /// Every byte is copied twice, as in the guests; the buffers are reused, so this is `memcpy`
 /// alone (an allocation per chunk would measure the host allocator's trimming instead, which
 /// varies with what ran before in the process). Every buffer starts on a page
-/// ([`PageAligned`]). Returns the bytes concatenated.
+/// (`PageAligned`). Returns the bytes concatenated.
 pub fn memcpy_burst(chunks: &[Vec<u8>], n: u32) -> u64 {
     let chunks: Vec<PageAligned> = chunks.iter().map(|c| PageAligned::copy_of(c)).collect();
     let total: usize = chunks.iter().map(|c| c.len).sum();
@@ -168,7 +168,7 @@ pub fn memcpy_burst(chunks: &[Vec<u8>], n: u32) -> u64 {
 
 /// The burst with one allocation per iteration: each iteration copies the nine chunks into one
 /// new buffer (one allocation, one copy of every byte), in this process, the chunks and the
-/// buffer starting on a page ([`PageAligned`]). The floor of the criterion `buffer` bench;
+/// buffer starting on a page (`PageAligned`). The floor of the criterion `buffer` bench;
 /// returns the bytes copied.
 pub fn alloc_concat_burst(chunks: &[Vec<u8>], n: u32) -> u64 {
     let chunks: Vec<PageAligned> = chunks.iter().map(|c| PageAligned::copy_of(c)).collect();
