@@ -4,7 +4,8 @@
 //! request is allowed is decided before (`guest_state/http.rs`); this only sends it.
 
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::future::Either;
@@ -59,10 +60,57 @@ pub(crate) async fn send(
         }
     };
     let response = response.map_err(|_| Error::ConnectionReadTimeout)?.map_err(Error::from)?;
-    let response = response.map(|body| body.map_err(Error::from).boxed_unsync());
-    let rest: Box<dyn Future<Output = Result<(), Error>> + Send> = match connection {
-        Some(connection) => Box::new(async move { connection.await.map_err(Error::from) }),
-        None => Box::new(std::future::ready(Ok(()))),
+    let Some(connection) = connection else {
+        let rest: Box<dyn Future<Output = Result<(), Error>> + Send> = Box::new(std::future::ready(Ok(())));
+        return Ok((response.map(|body| body.map_err(Error::from).boxed_unsync()), rest));
     };
+    // The rest of the connection is driven by a task the response's body owns, not by the
+    // future returned: wasmtime-wasi-http drops that future with the request's transmission
+    // future, which a guest may drop before it reads the body.
+    let (ended_tx, ended_rx) = tokio::sync::oneshot::channel();
+    let driver = ConnectionDriver(tokio::spawn(async move {
+        let _ = ended_tx.send(connection.await.map_err(Error::from));
+    }));
+    let response = response.map(|body| BodyWithConnection { body, _driver: driver }.boxed_unsync());
+    // A task ended by the body's drop leaves nothing the guest waits for to report.
+    let rest: Box<dyn Future<Output = Result<(), Error>> + Send> =
+        Box::new(async move { ended_rx.await.unwrap_or(Ok(())) });
     Ok((response, rest))
+}
+
+/// The task that drives a response's connection; dropping it ends the connection.
+#[derive(Debug)]
+struct ConnectionDriver(tokio::task::JoinHandle<()>);
+
+impl Drop for ConnectionDriver {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A response's body, with the task that drives its connection: the connection lasts as long
+/// as the body, whoever else holds or drops the request's futures.
+struct BodyWithConnection {
+    body: hyper::body::Incoming,
+    _driver: ConnectionDriver,
+}
+
+impl http_body::Body for BodyWithConnection {
+    type Data = bytes::Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx).map_err(Error::from)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }

@@ -275,8 +275,9 @@ fn a_services_outgoing_requests_are_refused_before_any_connection() {
 
 /// An outgoing request to a server that `--allow-http` names goes out over plain HTTP/1.1, its
 /// request line naming the path alone, and the answer (status and body) comes back to the
-/// guest, also when the guest dropped the request's transmission future before sending it; a
-/// request to another port of the same host is still refused before any connection.
+/// guest, also when the guest dropped the request's transmission future before sending it and
+/// the body comes well after the head; a request to another port of the same host is still
+/// refused before any connection.
 #[test]
 fn outgoing_requests_reach_the_servers_allow_http_names_only() {
     let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -291,8 +292,13 @@ fn outgoing_requests_reach_the_servers_allow_http_names_only() {
             while !head.ends_with("\r\n\r\n") {
                 assert!(reader.read_line(&mut head).unwrap() > 0, "the request ended early: {head:?}");
             }
+            // The head first, the body later: the guest holds the response before its body
+            // has come, so the connection must outlive the request's transmission future.
             let body = "from the target";
-            write!(reader.get_mut(), "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+            write!(reader.get_mut(), "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).unwrap();
+            reader.get_mut().flush().unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            reader.get_mut().write_all(body.as_bytes()).unwrap();
             heads.push(head);
         }
         heads
