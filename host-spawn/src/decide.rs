@@ -13,7 +13,7 @@ use crate::command::{Command, Stdio, Stream};
 use crate::error::{Denial, InvalidRequest, SpawnError};
 use crate::pin::Sha256;
 use crate::policy::{CompiledPolicy, Grant};
-use crate::resolve::{ResolveError, resolve_id};
+use crate::resolve::{ResolveCache, ResolveError};
 use crate::spawn_step::SpawnStep;
 use crate::strategy::Strategy;
 use crate::sys::{self, CStringArray};
@@ -152,7 +152,12 @@ fn lossy(s: &OsStr) -> String {
 /// exists, is a directory, a dangling symlink or a denied program; only a bare name may be
 /// reported not found (a lookup on the policy's own search path). The canonical path and the
 /// deciding rule go to the audit log only.
-pub(crate) fn decide(policy: &CompiledPolicy, command: &Command, strategy: Strategy) -> Result<Admitted, Box<Refused>> {
+pub(crate) fn decide(
+    policy: &CompiledPolicy,
+    resolved: &ResolveCache,
+    command: &Command,
+    strategy: Strategy,
+) -> Result<Admitted, Box<Refused>> {
     let program = PathBuf::from(command.get_program());
     let mut argv = match validate(command) {
         Ok(argv) => argv,
@@ -164,7 +169,7 @@ pub(crate) fn decide(policy: &CompiledPolicy, command: &Command, strategy: Strat
         reason: Denial::NotAllowed { path: program.clone() },
         program: program.clone(),
     };
-    let (path, id) = match resolve_id(command.get_program(), &policy.search_path) {
+    let (path, id) = match resolved.resolve_id(command.get_program(), &policy.search_path) {
         Ok(found) => found,
         Err(ResolveError::Relative) => {
             return Err(SpawnError::Denied { program, path: None, reason: Denial::RelativeProgram }.into());

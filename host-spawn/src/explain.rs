@@ -13,6 +13,7 @@ use crate::decide::{Admitted, Decision, Refused, decide};
 use crate::error::{PolicyError, SpawnError};
 use crate::limits::Rlimits;
 use crate::policy::{CompiledPolicy, Policy};
+use crate::resolve::ResolveCache;
 use crate::sandbox::{self, ChildSandbox, Confinement};
 use crate::strategy::Strategy;
 
@@ -86,7 +87,7 @@ impl Policy {
 
 /// The spawner's own decision ([`decide`]) on `command`, as an [`Explanation`].
 fn explain(policy: &CompiledPolicy, command: &Command, sandbox: &ChildSandbox) -> Explanation {
-    let admitted = match decide(policy, command, Strategy::PosixSpawn) {
+    let admitted = match decide(policy, &ResolveCache::default(), command, Strategy::PosixSpawn) {
         Ok(admitted) => admitted,
         Err(refused) => {
             let Refused { error, rule, path } = *refused;

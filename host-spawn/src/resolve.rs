@@ -1,11 +1,13 @@
 //! Program resolution: a request's program to the canonical path that will be executed.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use nix::unistd::AccessFlags;
 
@@ -39,6 +41,15 @@ pub(crate) fn resolve(program: &OsStr, search_path: &[PathBuf]) -> Result<PathBu
 /// The canonical path is what the policy checks and what is executed; the identity comes from
 /// the same `stat` that checks it is a regular file, so it costs no further system call.
 pub(crate) fn resolve_id(program: &OsStr, search_path: &[PathBuf]) -> Result<(PathBuf, FileId), ResolveError> {
+    resolve_with(program, search_path, check)
+}
+
+/// [`resolve_id`], with `check` canonicalising and checking each path it tries.
+fn resolve_with(
+    program: &OsStr,
+    search_path: &[PathBuf],
+    mut check: impl FnMut(&Path) -> Result<(PathBuf, FileId), ResolveError>,
+) -> Result<(PathBuf, FileId), ResolveError> {
     if !program.as_bytes().contains(&b'/') {
         let mut not_executable = None;
         for dir in search_path {
@@ -58,6 +69,68 @@ pub(crate) fn resolve_id(program: &OsStr, search_path: &[PathBuf]) -> Result<(Pa
         return Err(ResolveError::Relative);
     }
     check(path)
+}
+
+/// The resolutions a spawner made, kept to spare the next spawn of the same program the
+/// canonicalisation: `realpath` reads every component's link (`/bin/true`: four `readlink`s),
+/// the larger part of a spawn's own system calls beside the spawn and the wait.
+///
+/// An entry maps a path as a request gave it (or as the search path made it of a bare name) to
+/// its canonical path and the identity of the file there. It is used only while the path still
+/// names a regular file of that identity (one `stat`, following links as `realpath` does), and
+/// that file is still executable (`access`, as [`check`] asks): a link re-pointed at another
+/// file, or a program replaced by a new file (as package managers do), is resolved afresh. What
+/// an entry can keep is a link re-pointed at another name of the same file (a hard link or a
+/// bind mount): that file runs under the name it was allowed by. Only what resolved is kept, so
+/// a program that appears earlier on the search path, or a path that stops resolving, is seen
+/// at once.
+///
+/// Each spawner has its own (no guest learns from timing what another started), of at most
+/// [`ResolveCache::MAX_ENTRIES`] paths: a requester that spells programs in ever new ways
+/// empties it, and gains nothing but the cost of resolving.
+#[derive(Debug, Default)]
+pub(crate) struct ResolveCache(Mutex<HashMap<PathBuf, (PathBuf, FileId)>>);
+
+impl ResolveCache {
+    /// How many paths a cache keeps before it starts again empty.
+    pub(crate) const MAX_ENTRIES: usize = 64;
+
+    /// [`resolve_id`], with the resolutions this cache keeps.
+    pub(crate) fn resolve_id(
+        &self,
+        program: &OsStr,
+        search_path: &[PathBuf],
+    ) -> Result<(PathBuf, FileId), ResolveError> {
+        resolve_with(program, search_path, |path| self.check(path))
+    }
+
+    /// [`check`] of `path`, from the entry for it while the entry holds.
+    fn check(&self, path: &Path) -> Result<(PathBuf, FileId), ResolveError> {
+        let kept = self.lock().get(path).cloned();
+        if let Some((canonical, id)) = kept {
+            let same_file = fs::metadata(path).is_ok_and(|meta| meta.is_file() && (meta.dev(), meta.ino()) == id);
+            if same_file && nix::unistd::access(&canonical, AccessFlags::X_OK).is_ok() {
+                return Ok((canonical, id));
+            }
+            self.lock().remove(path);
+        }
+        let found = check(path)?;
+        let mut entries = self.lock();
+        if entries.len() >= Self::MAX_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(path.to_owned(), found.clone());
+        Ok(found)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (PathBuf, FileId)>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
 }
 
 /// Canonicalises `path` and checks it is an executable regular file.
@@ -137,6 +210,74 @@ mod tests {
         let dotted = dir.join("sub/../real");
         fs::create_dir(dir.join("sub")).unwrap();
         assert_eq!(resolve(dotted.as_os_str(), &[]), Ok(dir.join("real")));
+    }
+
+    #[test]
+    fn a_kept_resolution_holds_while_its_path_names_the_same_file() {
+        let (_guard, dir) = bin_dir();
+        let (first, second, link) = (dir.join("first"), dir.join("second"), dir.join("link"));
+        make(&first, 0o755);
+        make(&second, 0o755);
+        symlink(&first, &link).unwrap();
+        let cache = ResolveCache::default();
+        let (path, id) = cache.resolve_id(link.as_os_str(), &[]).unwrap();
+        assert_eq!((path, cache.len()), (first.clone(), 1));
+
+        // Another name of the same file: the kept resolution is used (the file runs under the
+        // name it was allowed by), where resolving afresh names the hard link.
+        let hard = dir.join("hard");
+        fs::hard_link(&first, &hard).unwrap();
+        fs::remove_file(&link).unwrap();
+        symlink(&hard, &link).unwrap();
+        assert_eq!(resolve(link.as_os_str(), &[]), Ok(hard));
+        assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Ok((first.clone(), id)));
+
+        // Re-pointed at another file: resolved afresh.
+        fs::remove_file(&link).unwrap();
+        symlink(&second, &link).unwrap();
+        let (path, second_id) = cache.resolve_id(link.as_os_str(), &[]).unwrap();
+        assert_eq!(path, second);
+        assert_ne!(second_id, id);
+
+        // The program replaced by a new file, as a package manager does: the new file's identity.
+        let new = dir.join("new");
+        make(&new, 0o755);
+        fs::rename(&new, &second).unwrap();
+        let (path, replaced_id) = cache.resolve_id(link.as_os_str(), &[]).unwrap();
+        assert_eq!(path, second);
+        assert_ne!(replaced_id, second_id);
+
+        // No longer executable, then gone: seen at once.
+        fs::set_permissions(&second, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Err(ResolveError::NotExecutable(second.clone())));
+        fs::remove_file(&second).unwrap();
+        assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Err(ResolveError::NotFound));
+        assert_eq!(cache.len(), 0);
+    }
+
+    #[test]
+    fn a_program_that_appears_earlier_on_the_search_path_wins_at_once() {
+        let (_g1, first) = bin_dir();
+        let (_g2, second) = bin_dir();
+        make(&second.join("tool"), 0o755);
+        let cache = ResolveCache::default();
+        let search = [first.clone(), second.clone()];
+        assert_eq!(cache.resolve_id(OsStr::new("tool"), &search).map(|(path, _)| path), Ok(second.join("tool")));
+        make(&first.join("tool"), 0o755);
+        assert_eq!(cache.resolve_id(OsStr::new("tool"), &search).map(|(path, _)| path), Ok(first.join("tool")));
+    }
+
+    #[test]
+    fn a_cache_keeps_at_most_its_bound_of_paths() {
+        let (_guard, dir) = bin_dir();
+        make(&dir.join("real"), 0o755);
+        let cache = ResolveCache::default();
+        for i in 0..=ResolveCache::MAX_ENTRIES * 2 {
+            let link = dir.join(format!("link{i}"));
+            symlink(dir.join("real"), &link).unwrap();
+            assert_eq!(cache.resolve_id(link.as_os_str(), &[]).map(|(path, _)| path), Ok(dir.join("real")));
+            assert!(cache.len() <= ResolveCache::MAX_ENTRIES, "{}", cache.len());
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::outcome::Output;
 use crate::policy::{CompiledPolicy, Grant, Policy};
 use crate::rate_limit::{RateLimit, Verdict};
 use crate::registry::Shared;
+use crate::resolve::ResolveCache;
 use crate::sandbox::{self, ChildSandbox, Confinement};
 use crate::spawn_step::SpawnStep;
 use crate::strategy::{self, Strategy};
@@ -68,6 +69,8 @@ pub struct Spawner {
     /// The `posix_spawn` file actions of the last spawn, for the next one with the same stdio
     /// descriptors and working directory.
     actions: sys::ActionsCache,
+    /// The programs this spawner resolved, for its next spawns of them.
+    resolved: ResolveCache,
     /// How many records of refused requests are written.
     refusals: Mutex<RateLimit>,
     /// What children may reach (on by default).
@@ -249,6 +252,7 @@ impl Spawner {
             strict: false,
             null: OnceLock::new(),
             actions: sys::ActionsCache::default(),
+            resolved: ResolveCache::default(),
             refusals: Mutex::new(RateLimit::default()),
             sandbox: ChildSandbox::off(),
             prepared: sandbox::Prepared::default(),
@@ -399,7 +403,8 @@ impl Spawner {
 
     fn spawn_inner(&self, command: &Command, pipe_stdin: bool) -> Result<Child, SpawnError> {
         let program = PathBuf::from(command.get_program());
-        let Admitted { path, grant, argv, pinned } = match decide(&self.policy, command, self.strategy) {
+        let Admitted { path, grant, argv, pinned } = match decide(&self.policy, &self.resolved, command, self.strategy)
+        {
             Ok(admitted) => admitted,
             Err(refused) => {
                 let Refused { error, path, rule } = *refused;
