@@ -76,14 +76,15 @@ fn resolve_with(
 /// the larger part of a spawn's own system calls beside the spawn and the wait.
 ///
 /// An entry maps a path as a request gave it (or as the search path made it of a bare name) to
-/// its canonical path and the identity of the file there. It is used only while the path still
-/// names a regular file of that identity (one `stat`, following links as `realpath` does), and
-/// that file is still executable (`access`, as [`check`] asks): a link re-pointed at another
-/// file, or a program replaced by a new file (as package managers do), is resolved afresh. What
-/// an entry can keep is a link re-pointed at another name of the same file (a hard link or a
-/// bind mount): that file runs under the name it was allowed by. Only what resolved is kept, so
-/// a program that appears earlier on the search path, or a path that stops resolving, is seen
-/// at once.
+/// its canonical path and the identity of the file there. It is used only while both paths
+/// still name a regular file of that identity (a `stat` of each, following links as `realpath`
+/// does; one when the request gave the canonical path) and that file is still executable
+/// (`access`, as [`check`] asks): a link re-pointed at another file, or a program replaced by a
+/// new file (as package managers do), is resolved afresh, and the identity the deny rules see is
+/// the executed path's at this spawn, as without the cache. What an entry can keep is a link
+/// re-pointed at another name of the same file (a hard link or a bind mount): that file runs
+/// under the name it was allowed by. Only what resolved is kept, so a program that appears
+/// earlier on the search path, or a path that stops resolving, is seen at once.
 ///
 /// Each spawner has its own (no guest learns from timing what another started), of at most
 /// [`ResolveCache::MAX_ENTRIES`] paths: a requester that spells programs in ever new ways
@@ -108,8 +109,12 @@ impl ResolveCache {
     fn check(&self, path: &Path) -> Result<(PathBuf, FileId), ResolveError> {
         let kept = self.lock().get(path).cloned();
         if let Some((canonical, id)) = kept {
-            let same_file = fs::metadata(path).is_ok_and(|meta| meta.is_file() && (meta.dev(), meta.ino()) == id);
-            if same_file && nix::unistd::access(&canonical, AccessFlags::X_OK).is_ok() {
+            let names_it =
+                |path: &Path| fs::metadata(path).is_ok_and(|meta| meta.is_file() && (meta.dev(), meta.ino()) == id);
+            if names_it(path)
+                && (path == canonical || names_it(&canonical))
+                && nix::unistd::access(&canonical, AccessFlags::X_OK).is_ok()
+            {
                 return Ok((canonical, id));
             }
             self.lock().remove(path);
@@ -229,8 +234,15 @@ mod tests {
         fs::hard_link(&first, &hard).unwrap();
         fs::remove_file(&link).unwrap();
         symlink(&hard, &link).unwrap();
-        assert_eq!(resolve(link.as_os_str(), &[]), Ok(hard));
+        assert_eq!(resolve(link.as_os_str(), &[]), Ok(hard.clone()));
         assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Ok((first.clone(), id)));
+
+        // The kept canonical path replaced by another file while the link still names the old
+        // one (through the hard link): resolved afresh, never the new file under the old identity.
+        let replacement = dir.join("replacement");
+        make(&replacement, 0o755);
+        fs::rename(&replacement, &first).unwrap();
+        assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Ok((hard.clone(), id)));
 
         // Re-pointed at another file: resolved afresh.
         fs::remove_file(&link).unwrap();
