@@ -114,3 +114,82 @@ impl http_body::Body for BodyWithConnection {
         self.body.size_hint()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+    use std::net::TcpListener;
+    use std::thread::{self, JoinHandle};
+
+    use super::*;
+
+    const BODY: &str = "from the target";
+
+    fn request() -> http::Request<WasiBody> {
+        let body =
+            http_body_util::Empty::<bytes::Bytes>::new().map_err(|never| -> Error { match never {} }).boxed_unsync();
+        http::Request::get("http://127.0.0.1/").body(body).unwrap()
+    }
+
+    /// A server for one request: it sends the response's head at once and its body after
+    /// `delay` (never, with `None`), then returns whether the client closed the connection
+    /// within five seconds.
+    fn serve_once(delay: Option<Duration>) -> (u16, JoinHandle<bool>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut head = String::new();
+            while !head.ends_with("\r\n\r\n") {
+                assert!(reader.read_line(&mut head).unwrap() > 0, "the request ended early: {head:?}");
+            }
+            let stream = reader.get_mut();
+            write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", BODY.len()).unwrap();
+            stream.flush().unwrap();
+            if let Some(delay) = delay {
+                thread::sleep(delay);
+                stream.write_all(BODY.as_bytes()).unwrap();
+            }
+            stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            match stream.read(&mut [0; 16]) {
+                Ok(0) => true,
+                Err(err) => err.kind() == ErrorKind::ConnectionReset,
+                Ok(_) => false,
+            }
+        });
+        (port, server)
+    }
+
+    fn executor() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap()
+    }
+
+    /// wasmtime-wasi-http drops the future that drives the rest of the connection when the
+    /// guest drops the request's transmission future: the body must come whole all the same.
+    #[test]
+    fn the_body_comes_whole_after_the_future_of_the_rest_is_dropped() {
+        let (port, server) = serve_once(Some(Duration::from_millis(200)));
+        executor().block_on(async {
+            let (response, rest) = send(request(), None, "127.0.0.1".into(), port).await.unwrap();
+            drop(rest);
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(body, BODY.as_bytes());
+        });
+        assert!(server.join().unwrap(), "the connection stayed open after the body was read");
+    }
+
+    /// A body dropped unread ends its connection: no task goes on driving it.
+    #[test]
+    fn a_body_dropped_unread_closes_its_connection() {
+        let (port, server) = serve_once(None);
+        let executor = executor();
+        executor.block_on(async {
+            let (response, rest) = send(request(), None, "127.0.0.1".into(), port).await.unwrap();
+            drop(rest);
+            drop(response);
+        });
+        assert!(server.join().unwrap(), "the connection stayed open after its body was dropped");
+        drop(executor);
+    }
+}
