@@ -93,14 +93,13 @@ impl GuestState {
 
     /// The guest's host buffers and their accountant, made now if it has none yet; from then on
     /// their footprint counts against the memory limit.
+    ///
+    /// Every buffer call reaches it, often several times: the check is inlined, the making
+    /// ([`make_external`]) is not.
+    #[inline]
     pub(crate) fn external(&mut self) -> &mut ExternalState {
         let Self { external, buffer_source, limiter, .. } = self;
-        external.get_or_insert_with(|| {
-            let made =
-                ExternalState::new(Accountant::new(buffer_source.gc_policy.clone()), Arc::clone(&buffer_source.slabs));
-            limiter.count_buffers(Arc::clone(&made.pool));
-            Box::new(made)
-        })
+        external.get_or_insert_with(|| make_external(buffer_source, limiter))
     }
 
     /// Bytes the guest's host buffers cost the host now: 0 before its first.
@@ -117,6 +116,16 @@ impl GuestState {
     pub fn guest_name(&self) -> &str {
         &self.spawn.guest
     }
+}
+
+/// A guest's buffer state, made at its first buffer call ([`GuestState::external`]); from then
+/// on the limiter counts the pool's footprint.
+#[cold]
+#[inline(never)]
+fn make_external(source: &BufferSource, limiter: &mut Limiter) -> Box<ExternalState> {
+    let made = ExternalState::new(Accountant::new(source.gc_policy.clone()), Arc::clone(&source.slabs));
+    limiter.count_buffers(Arc::clone(&made.pool));
+    Box::new(made)
 }
 
 impl GuestState {

@@ -35,7 +35,10 @@ impl Ledger {
 
     pub(crate) fn charge(&self, bytes: u64) {
         let live = self.live.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        self.peak.fetch_max(live, Ordering::Relaxed);
+        // A new peak is rare: read first, so that the common case takes no second bus lock.
+        if live > self.peak.load(Ordering::Relaxed) {
+            self.peak.fetch_max(live, Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn credit(&self, bytes: u64) {
