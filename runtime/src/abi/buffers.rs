@@ -248,23 +248,49 @@ enum Part {
 /// The linear memory that the parts of one `buffer_concat` name: the union of their ranges, so
 /// that parts naming the same bytes are saved once before a collection.
 struct Sources {
-    /// Disjoint ranges of linear memory, in order, each with its offset in `saved`.
+    /// Disjoint ranges of linear memory, in order, each with its offset in `saved`: made when
+    /// the sources are saved (at the hard limit only), so that a call that saves nothing
+    /// allocates nothing for them.
     spans: Vec<(Range<usize>, usize)>,
-    /// How many bytes the spans hold.
+    /// How many bytes the union holds.
     len: usize,
     /// The spans' bytes, once saved.
     saved: Option<Vec<u8>>,
 }
 
+/// The ranges of linear memory that `parts` name, not empty, in order.
+fn memory_ranges(parts: &[Part]) -> impl Iterator<Item = &Range<usize>> {
+    parts.iter().filter_map(|part| match part {
+        Part::Memory(range) if !range.is_empty() => Some(range),
+        _ => None,
+    })
+}
+
 impl Sources {
     fn new(parts: &[Part]) -> Self {
-        let mut ranges: Vec<Range<usize>> = parts
-            .iter()
-            .filter_map(|part| match part {
-                Part::Memory(range) if !range.is_empty() => Some(range.clone()),
-                _ => None,
-            })
-            .collect();
+        Self { spans: Vec::new(), len: Self::union_len(parts), saved: None }
+    }
+
+    /// How many bytes of linear memory `parts` name, each counted once. Parts that already lie
+    /// in order without overlapping (a guest that concatenates its own pieces in order) are
+    /// summed in one pass; any others are merged ([`Sources::spans_of`]).
+    fn union_len(parts: &[Part]) -> usize {
+        let mut end = 0;
+        let mut sum = 0;
+        for range in memory_ranges(parts) {
+            if range.start < end {
+                return Self::spans_of(parts).iter().map(|(span, _)| span.len()).sum();
+            }
+            sum += range.len();
+            end = range.end;
+        }
+        sum
+    }
+
+    /// The union of the ranges of linear memory that `parts` name, as disjoint ranges in order,
+    /// each with its offset in the saved bytes.
+    fn spans_of(parts: &[Part]) -> Vec<(Range<usize>, usize)> {
+        let mut ranges: Vec<Range<usize>> = memory_ranges(parts).cloned().collect();
         ranges.sort_unstable_by_key(|range| range.start);
         let mut spans: Vec<(Range<usize>, usize)> = Vec::new();
         let mut len = 0;
@@ -278,11 +304,12 @@ impl Sources {
             *offset = len;
             len += range.len();
         }
-        Self { spans, len, saved: None }
+        spans
     }
 
-    /// Copies every span out of linear memory.
-    fn save(&mut self, data: &[u8]) {
+    /// Copies every span of `parts`' linear memory out of `data`.
+    fn save(&mut self, parts: &[Part], data: &[u8]) {
+        self.spans = Self::spans_of(parts);
         let mut saved = Vec::with_capacity(self.len);
         for (range, _) in &self.spans {
             saved.extend_from_slice(&data[range.clone()]);
@@ -350,7 +377,7 @@ async fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count
     // however many parts name it, before a collection at the hard limit.
     let mut sources = Sources::new(&parts);
     let save_len = sources.len as u64;
-    let mut save = |caller: &mut Caller<'_, GuestState>| sources.save(memory.data(&*caller));
+    let mut save = |caller: &mut Caller<'_, GuestState>| sources.save(&parts, memory.data(&*caller));
     let (view, room) = match collector::allocate(&mut caller, total, true, save_len, &mut save).await? {
         Ok((storage, room)) => (BufferView::new(storage), room),
         Err(err) => return Ok(refused(caller.data_mut(), &err)),
@@ -533,4 +560,42 @@ fn ref_copy(mut caller: Caller<'_, GuestState>, dst: Ref, offset: i32, src: Ref)
     }
     dst.copy_from(offset, &src);
     Ok(src.len() as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(ranges: &[Range<usize>]) -> Vec<Part> {
+        ranges.iter().cloned().map(Part::Memory).collect()
+    }
+
+    #[test]
+    fn sources_count_each_byte_of_linear_memory_once() {
+        // In order, apart or touching: summed in one pass.
+        assert_eq!(Sources::new(&memory(&[0..10, 20..25, 25..30])).len, 20);
+        // Out of order, overlapping, nested, repeated, empty: merged.
+        assert_eq!(Sources::new(&memory(&[20..25, 0..10])).len, 15);
+        assert_eq!(Sources::new(&memory(&[0..10, 5..15])).len, 15);
+        assert_eq!(Sources::new(&memory(&[0..100, 10..20, 30..40])).len, 100);
+        assert_eq!(Sources::new(&memory(&[0..8, 0..8, 0..8])).len, 8);
+        assert_eq!(Sources::new(&memory(&[4..4, 0..3, 2..2])).len, 3);
+        assert_eq!(Sources::new(&[]).len, 0);
+    }
+
+    #[test]
+    fn saved_sources_give_each_range_its_own_bytes() {
+        let data: Vec<u8> = (0..64).collect();
+        for ranges in [vec![0..10, 20..25, 25..30], vec![20..25, 0..10, 5..15, 22..24]] {
+            let parts = memory(&ranges);
+            let mut sources = Sources::new(&parts);
+            assert!(sources.spans.is_empty(), "nothing is laid out before a save");
+            sources.save(&parts, &data);
+            assert_eq!(sources.saved.as_ref().map(Vec::len), Some(sources.len));
+            let moved = vec![0xff; data.len()];
+            for range in &ranges {
+                assert_eq!(sources.bytes(&moved, range), &data[range.clone()], "{range:?} of {ranges:?}");
+            }
+        }
+    }
 }
