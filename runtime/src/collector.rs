@@ -144,11 +144,34 @@ pub(crate) async fn reserve(
     save_len: u64,
     save: Save<'_>,
 ) -> wasmtime::Result<Result<Room, AllocError>> {
+    if let Some(room) = room_at_once(caller.data_mut(), len, handle) {
+        return Ok(Ok(room));
+    }
     let reserved = reserve_collecting(caller, len, handle, save_len, save).await?;
     if let Err(err) = &reserved {
         count_refusal(caller.data_mut(), err);
     }
     Ok(reserved)
+}
+
+/// The room [`reserve`] finds at its first look, when the buffer and its handle fit as things
+/// stand (no empty slab to give back, no full collection to run first; the policy's collection
+/// may still be asked for): every buffer call but those at the memory limit. `None` sends the
+/// caller to [`reserve`]'s loop. A plain function, inlined into the callers, so that the common
+/// case steps through no future of its own.
+#[inline]
+fn room_at_once(state: &mut GuestState, len: Option<usize>, handle: bool) -> Option<Room> {
+    if len.is_some_and(|len| len > MAX_BUFFER) {
+        return None;
+    }
+    let room = state.buffer_room();
+    let external = state.external();
+    let needed = len.map_or(0, |len| external.pool.growth_for(len));
+    if needed > room || (handle && !external.buffers.has_room(MAX_LIVE_BUFFERS)) {
+        return None;
+    }
+    let pending = len.and_then(|len| external.accountant.before_alloc(len as u64));
+    Some(Room { pending })
 }
 
 /// Counts a buffer refused for want of memory ([`crate::Stats::memory_refusals`]).
@@ -237,9 +260,12 @@ pub(crate) async fn allocate(
     save_len: u64,
     save: Save<'_>,
 ) -> wasmtime::Result<Result<(Storage, Room), AllocError>> {
-    let room = match reserve(caller, Some(len), handle, save_len, save).await? {
-        Ok(room) => room,
-        Err(ret) => return Ok(Err(ret)),
+    let room = match room_at_once(caller.data_mut(), Some(len), handle) {
+        Some(room) => room,
+        None => match reserve(caller, Some(len), handle, save_len, save).await? {
+            Ok(room) => room,
+            Err(ret) => return Ok(Err(ret)),
+        },
     };
     Ok(new_storage(caller.data_mut(), len).map(|storage| (storage, room)))
 }
