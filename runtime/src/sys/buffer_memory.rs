@@ -540,6 +540,44 @@ mod tests {
     }
 
     #[test]
+    fn counters_stay_exact_while_threads_make_and_drop_blocks_at_once() {
+        // The counters change by plain stores under the pool's lock: a change made outside it
+        // would lose updates here, where four threads make and drop blocks of several classes
+        // and blocks mapped on their own at once.
+        let pool = BufferPool::new(slab_pool(true), 0);
+        std::thread::scope(|scope| {
+            for thread in 0..4usize {
+                let pool = &pool;
+                scope.spawn(move || {
+                    let mut held = Vec::new();
+                    for i in 0..5_000usize {
+                        let len = match (i + thread) % 5 {
+                            0 => 64,
+                            1 => 1000,
+                            2 => 5000,
+                            3 => 70_000,
+                            _ => MAX_POOLED + 1 + i % 3,
+                        };
+                        held.push(Block::new(pool, len).unwrap());
+                        if held.len() > 8 {
+                            held.swap_remove(i % held.len());
+                        }
+                    }
+                });
+            }
+        });
+        assert!(pool.free_counts_match());
+        let classes = pool.lock();
+        let mapped = classes.iter().flat_map(|c| &c.slabs).filter(|s| s.mapping.is_some()).count() as u64;
+        drop(classes);
+        assert_eq!(pool.footprint(), mapped * SLAB as u64, "no block is live, so only slabs remain");
+        assert_eq!(pool.empty.load(Ordering::Relaxed), mapped * SLAB as u64, "every slab left is empty");
+        assert!(pool.peak_footprint() >= round_to_pages(MAX_POOLED + 1) as u64 + O + SLAB as u64);
+        pool.trim();
+        assert_eq!(pool.footprint(), 0);
+    }
+
+    #[test]
     fn large_blocks_have_their_own_mapping() {
         let pool = BufferPool::new(slab_pool(true), 0);
         let big = Block::new(&pool, MAX_POOLED + 1).unwrap();
