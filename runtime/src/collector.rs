@@ -13,7 +13,7 @@ use std::time::Instant;
 use wasmtime::{AsContextMut, Caller, TypedFunc};
 
 use crate::external::accountant::Kind;
-use crate::external::buffer::{DEFAULT_EXTERNAL_LIMIT, MAX_BUFFER, Storage};
+use crate::external::buffer::{BufferView, DEFAULT_EXTERNAL_LIMIT, MAX_BUFFER, Storage};
 use crate::external::error::{AllocError, Shortfall};
 use crate::guest_state::GuestState;
 use crate::host_fn::{Mode, call_wasm};
@@ -166,7 +166,7 @@ fn room_at_once(state: &mut GuestState, len: Option<usize>, handle: bool) -> Opt
     }
     let room = state.buffer_room();
     let external = state.external();
-    let needed = len.map_or(0, |len| external.pool.growth_for(len));
+    let needed = len.map_or(0, |len| external.growth_for(len));
     if needed > room || (handle && !external.buffers.has_room(MAX_LIVE_BUFFERS)) {
         return None;
     }
@@ -205,7 +205,7 @@ async fn reserve_collecting(
     let mut saved = 0u64;
     loop {
         let state = caller.data_mut();
-        let needed = len.map_or(0, |len| state.external().pool.growth_for(len));
+        let needed = len.map_or(0, |len| state.external().growth_for(len));
         let room = state.buffer_room();
         let handles_left = !handle || state.external().buffers.has_room(MAX_LIVE_BUFFERS);
         if needed.saturating_add(charged(saved)) <= room && handles_left {
@@ -213,7 +213,7 @@ async fn reserve_collecting(
             return Ok(Ok(Room { pending }));
         }
         if !trimmed {
-            state.external().pool.trim();
+            state.external().trim();
             trimmed = true;
             continue;
         }
@@ -259,7 +259,7 @@ pub(crate) async fn allocate(
     handle: bool,
     save_len: u64,
     save: Save<'_>,
-) -> wasmtime::Result<Result<(Storage, Room), AllocError>> {
+) -> wasmtime::Result<Result<(BufferView, Room), AllocError>> {
     let room = match room_at_once(caller.data_mut(), Some(len), handle) {
         Some(room) => room,
         None => match reserve(caller, Some(len), handle, save_len, save).await? {
@@ -267,23 +267,27 @@ pub(crate) async fn allocate(
             Err(ret) => return Ok(Err(ret)),
         },
     };
-    Ok(new_storage(caller.data_mut(), len).map(|storage| (storage, room)))
+    Ok(new_buffer(caller.data_mut(), len).map(|view| (view, room)))
 }
 
-/// A storage of `len` bytes charged to the guest, without any collection (room was reserved).
+/// A new buffer of `len` bytes charged to the guest, without any collection (room was
+/// reserved): in a storage the guest released, when one of its size class is kept, or in a new
+/// one. Its bytes are not initialised.
 ///
 /// # Errors
 ///
 /// [`AllocError::MapFailed`] when the host cannot map the bytes.
-pub(crate) fn new_storage(state: &mut GuestState, len: usize) -> Result<Storage, AllocError> {
+pub(crate) fn new_buffer(state: &mut GuestState, len: usize) -> Result<BufferView, AllocError> {
     let external = state.external();
-    match Storage::new(&external.pool, &external.accountant.ledger, len) {
-        Some(storage) => {
-            external.accountant.allocated(len as u64);
-            Ok(storage)
-        }
-        None => Err(AllocError::MapFailed { len }),
-    }
+    let view = match external.spares.take(len) {
+        Some(view) => view,
+        None => match Storage::new(&external.pool, &external.accountant.ledger, len) {
+            Some(storage) => BufferView::new(storage),
+            None => return Err(AllocError::MapFailed { len }),
+        },
+    };
+    external.accountant.allocated(len as u64);
+    Ok(view)
 }
 
 /// A storage of `len` bytes for a component's buffer. The component model does not let the
@@ -295,7 +299,7 @@ pub(crate) fn new_storage(state: &mut GuestState, len: usize) -> Result<Storage,
 ///
 /// [`AllocError::TooLarge`] past 1 GiB, [`AllocError::NoRoom`] when the bytes or a handle do
 /// not fit, [`AllocError::MapFailed`] when the host cannot map them.
-pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result<Storage, AllocError> {
+pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result<BufferView, AllocError> {
     if len > MAX_BUFFER {
         return Err(AllocError::TooLarge { bytes: len });
     }
@@ -310,11 +314,11 @@ pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result
             full_collections: 0,
         });
     }
-    if state.external().pool.growth_for(len) > state.buffer_room() {
-        state.external().pool.trim();
+    if state.external().growth_for(len) > state.buffer_room() {
+        state.external().trim();
     }
     let room = state.buffer_room();
-    if state.external().pool.growth_for(len) > room {
+    if state.external().growth_for(len) > room {
         make_due(state, Kind::Full);
         let (live, footprint) = (state.external().accountant.ledger.live(), state.external().pool.footprint());
         let shortfall = Shortfall::Full { bytes: len, live, footprint, room };
@@ -322,7 +326,7 @@ pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result
         count_refusal(state, &err);
         return Err(err);
     }
-    new_storage(state, len)
+    new_buffer(state, len)
 }
 
 /// Makes a collection of `kind` due (a full one covers a young one).

@@ -7,3 +7,4 @@ pub(crate) mod accountant;
 pub(crate) mod buffer;
 pub(crate) mod error;
 pub(crate) mod gc_policy;
+pub(crate) mod spares;

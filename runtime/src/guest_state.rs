@@ -16,6 +16,7 @@ use crate::external::accountant::Accountant;
 use crate::external::buffer::BufferView;
 use crate::external::buffer::DEFAULT_EXTERNAL_LIMIT;
 use crate::external::gc_policy::GcPolicy;
+use crate::external::spares::Spares;
 use crate::limiter::Limiter;
 use crate::process_service::handles::Handles;
 use crate::process_service::spawn_state::SpawnState;
@@ -153,6 +154,8 @@ pub(crate) struct ExternalState {
     pub(crate) accountant: Accountant,
     pub(crate) pool: Arc<BufferPool>,
     pub(crate) buffers: Handles<BufferView>,
+    /// Storages of buffers the guest released, for its next buffers.
+    pub(crate) spares: Spares,
     /// The guest's `wrt_gc` export, once looked up.
     pub(crate) guest_gc: Option<Option<TypedFunc<i32, ()>>>,
     /// Where `read_buffer` reads before the bytes become a buffer.
@@ -173,10 +176,24 @@ impl ExternalState {
             pool: BufferPool::new(slabs, retain),
             accountant,
             buffers: Handles::for_buffers(),
+            spares: Spares::default(),
             guest_gc: None,
             scratch: Vec::new(),
             due: None,
             pulled: None,
         }
+    }
+
+    /// How much the pool's footprint would grow for a new buffer of `len` bytes: nothing when a
+    /// kept storage fits it.
+    pub(crate) fn growth_for(&self, len: usize) -> u64 {
+        if self.spares.has_for(len) { 0 } else { self.pool.growth_for(len) }
+    }
+
+    /// Gives the kept storages back, then unmaps every slab whose blocks are all free: what the
+    /// guest's buffers may take is then all that is left under the limit.
+    pub(crate) fn trim(&mut self) {
+        self.spares.clear();
+        self.pool.trim();
     }
 }

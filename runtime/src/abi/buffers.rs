@@ -102,11 +102,10 @@ async fn new_from_memory(
     };
     let mut saved: Option<Vec<u8>> = None;
     let mut save = |caller: &mut Caller<'_, GuestState>| saved = Some(memory.data(&*caller)[range.clone()].to_vec());
-    let (storage, room) = match collector::allocate(caller, range.len(), handle, range.len() as u64, &mut save).await? {
+    let (view, room) = match collector::allocate(caller, range.len(), handle, range.len() as u64, &mut save).await? {
         Ok(allocated) => allocated,
         Err(err) => return Ok(Err(refused(caller.data_mut(), &err))),
     };
-    let view = BufferView::new(storage);
     match &saved {
         Some(bytes) => view.write(0, bytes),
         // No guest code ran since the range was checked, and linear memory never shrinks.
@@ -122,8 +121,7 @@ async fn new_zeroed(
     handle: bool,
 ) -> Result<std::result::Result<(BufferView, Room), i32>> {
     match collector::allocate(caller, unsigned(len), handle, 0, &mut |_| {}).await? {
-        Ok((storage, room)) => {
-            let view = BufferView::new(storage);
+        Ok((view, room)) => {
             view.zero();
             Ok(Ok((view, room)))
         }
@@ -379,7 +377,7 @@ async fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count
     let save_len = sources.len as u64;
     let mut save = |caller: &mut Caller<'_, GuestState>| sources.save(&parts, memory.data(&*caller));
     let (view, room) = match collector::allocate(&mut caller, total, true, save_len, &mut save).await? {
-        Ok((storage, room)) => (BufferView::new(storage), room),
+        Ok(allocated) => allocated,
         Err(err) => return Ok(refused(caller.data_mut(), &err)),
     };
     let data = memory.data(&caller);
@@ -403,8 +401,12 @@ async fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count
 
 fn buffer_release(mut caller: Caller<'_, GuestState>, buf: i32) -> Result<i32> {
     let state = caller.data_mut();
-    match state.external().buffers.remove(buf) {
-        Ok(_) => Ok(0),
+    let external = state.external();
+    match external.buffers.remove(buf) {
+        Ok(view) => {
+            external.spares.keep(view);
+            Ok(0)
+        }
         Err(code) => Ok(state.fail(code, format!("`{buf}` is not a buffer handle"))),
     }
 }
@@ -443,9 +445,8 @@ async fn read_buffer(
     let made = match read {
         Ok(n) if n > 0 => {
             let n = n as usize;
-            match collector::new_storage(state, n) {
-                Ok(storage) => {
-                    let view = BufferView::new(storage);
+            match collector::new_buffer(state, n) {
+                Ok(view) => {
                     view.write(0, &scratch[..n]);
                     Ok((view, room))
                 }

@@ -39,11 +39,10 @@ impl GuestState {
 
     /// A new buffer of `len` bytes, filled by `fill`, as a resource.
     fn new_buffer(&mut self, len: usize, fill: impl FnOnce(&BufferView)) -> Made {
-        let storage = match allocate_uncollected(self, len) {
-            Ok(storage) => storage,
+        let view = match allocate_uncollected(self, len) {
+            Ok(view) => view,
             Err(err) => return Ok(Err(wit_fail(err.code(), err.to_string()))),
         };
-        let view = BufferView::new(storage);
         fill(&view);
         self.buffer_resource(view)
     }

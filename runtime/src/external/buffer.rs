@@ -37,6 +37,25 @@ impl Drop for Storage {
 }
 
 /// What a handle or an `externref` holds: `len` bytes of a storage from `start`.
+/// A storage no buffer holds any more, kept whole for the guest's next buffer of its size
+/// class (`external::spares`): its bytes are not charged to the ledger, but its block still
+/// counts in the pool's footprint.
+#[derive(Debug)]
+pub(crate) struct Spare(Arc<Storage>);
+
+impl Spare {
+    /// Whether a buffer of `len` bytes may take this storage: its block is what a new block of
+    /// `len` bytes would be.
+    pub(crate) fn fits(&self, len: usize) -> bool {
+        self.0.block.is_class_of(len)
+    }
+
+    /// The usable size of its block.
+    pub(crate) fn capacity(&self) -> usize {
+        self.0.block.capacity()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct BufferView {
     storage: Arc<Storage>,
@@ -53,6 +72,34 @@ impl BufferView {
 
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// The whole storage of a view that is its only one (no slice, no `externref` and no other
+    /// view shares it), uncharged from the ledger, to be made a new buffer later
+    /// ([`BufferView::from_spare`]); `None` (and the view dropped as usual) otherwise.
+    pub(crate) fn into_spare(self) -> Option<Spare> {
+        let mut storage = self.storage;
+        let whole = self.start == 0 && self.len == storage.len;
+        let unique = Arc::get_mut(&mut storage)?;
+        if !whole {
+            return None;
+        }
+        unique.ledger.credit(unique.len as u64);
+        unique.len = 0;
+        Some(Spare(storage))
+    }
+
+    /// A new buffer of `len` bytes in a spare's storage, charged to the ledger. Its bytes are
+    /// the old buffer's until written, as a reused block's are. `len` must fit the block.
+    pub(crate) fn from_spare(spare: Spare, len: usize) -> Self {
+        let Spare(mut storage) = spare;
+        assert!(len <= storage.block.capacity(), "a spare is taken only for its size class");
+        // A spare's storage is unique: `into_spare` checked, and nothing cloned it since.
+        if let Some(unique) = Arc::get_mut(&mut storage) {
+            unique.ledger.charge(len as u64);
+            unique.len = len;
+        }
+        Self { storage, start: 0, len }
     }
 
     /// Whether `offset..offset+len` lies inside the view.

@@ -354,9 +354,14 @@ impl Block {
         Some(Self { ptr, cap, pool: Arc::clone(pool), origin: Origin::Pooled { class, slab: slab_index, index } })
     }
 
+    /// Whether this is a pooled block of `len`'s size class: what a new block of `len` bytes
+    /// would be, so it may stand in for one.
+    pub(crate) fn is_class_of(&self, len: usize) -> bool {
+        matches!(self.origin, Origin::Pooled { class, .. } if class_of(len) == Some(class))
+    }
+
     /// The usable size of the block.
-    #[cfg(test)]
-    fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.cap
     }
 
