@@ -79,6 +79,16 @@ fn create_and_read() -> Result<(), String> {
     let copy = zeroed.to_vec().context("to_vec")?;
     ensure!(&copy[4096..4104] == b"page two" && &copy[copy.len() - 3..] == b"end", "write_at bytes");
     ensure!(copy.iter().filter(|&&b| b != 0).count() == 11, "a failed write wrote something");
+    // A released buffer's storage is kept for the next buffer of its size: that buffer still
+    // starts as zeros, or as the bytes it was made from, never as the old buffer's.
+    let old = Buffer::from_slice(&[0xab; 100_000]).context("from_slice(100,000 bytes)")?;
+    drop(old);
+    let reused = Buffer::zeroed(100_000).context("zeroed(100,000)")?;
+    ensure!(reused.to_vec().context("to_vec")?.iter().all(|&b| b == 0), "a reused storage is not zero");
+    drop(reused);
+    let again = Buffer::from_slice(&[7; 90_000]).context("from_slice(90,000 bytes)")?;
+    ensure!(again.len() == 90_000, "{again:?}");
+    ensure!(again.to_vec().context("to_vec")? == [7; 90_000], "a reused storage kept old bytes");
     let small_zeroed = Buffer::zeroed(10).context("zeroed(10)")?;
     ensure!(!small_zeroed.is_host() && small_zeroed.to_vec().context("to_vec")? == [0; 10], "zeroed(10)");
     let mut inline = Buffer::from_slice(b"0123456789").context("from_slice")?;
