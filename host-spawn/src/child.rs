@@ -528,16 +528,23 @@ impl Child {
         }
         let pid = self.pid();
         let io_err = |source| WaitError::Io { pid, source };
-        let exited = match self.wait_blocking(until).map_err(io_err)? {
-            Some(exited) => exited,
+        let exit = match self.wait_blocking(until).map_err(io_err)? {
+            Some(exit) => exit,
             None => {
                 // A wait with a deadline of its own polls the pidfd with a timeout.
                 self.open_pidfd();
-                self.wait_leader(until).map_err(io_err)?
+                match self.wait_leader(until).map_err(io_err)? {
+                    true => Exit::Seen,
+                    false => return Ok(None),
+                }
             }
         };
-        if !exited {
-            return Ok(None);
+        if exit == Exit::Zombie {
+            match self.shared.reap_zombie(self.id) {
+                Ok(Some(raw)) => return Ok(Some(self.finish(raw))),
+                Ok(None) => {}
+                Err(errno) => return Err(io_err(errno.into())),
+            }
         }
         // The leader has exited; reaping cannot block. Retry briefly in case the exit was
         // seen a moment before it became waitable.
@@ -556,7 +563,7 @@ impl Child {
     /// [`Watchdog`]'s to carry out: its signals end the `waitid`. `None` when the wait has a
     /// deadline, a pidfd is already open (a poll opened it, so polling it costs nothing more),
     /// or the timeout is this handle's to drive (no watchdog): the caller then polls the pidfd.
-    fn wait_blocking(&mut self, until: Option<Instant>) -> io::Result<Option<bool>> {
+    fn wait_blocking(&mut self, until: Option<Instant>) -> io::Result<Option<Exit>> {
         if until.is_some() || self.pidfd.is_some() {
             return Ok(None);
         }
@@ -565,11 +572,14 @@ impl Child {
         if self.watch.is_none() && self.timer.next_due().is_some() {
             return Ok(None);
         }
-        let mut leader = Leader { pid: self.pid, id: self.id, pidfd: None, shared: &self.shared };
+        let leader = Leader { pid: self.pid, id: self.id, pidfd: None, shared: &self.shared };
         loop {
-            match leader.wait_exit(None) {
+            match leader.block_until_exit() {
+                Ok(true) => return Ok(Some(Exit::Zombie)),
                 Ok(false) => {}
-                other => return other.map(Some),
+                // Reaped by something else: the reap says so.
+                Err(Errno::ECHILD) => return Ok(Some(Exit::Seen)),
+                Err(errno) => return Err(errno.into()),
             }
         }
     }
@@ -642,6 +652,16 @@ fn poll_with_pidfd(
         Err(errno) => return Err(errno.into()),
     }
     Ok(len == 2 && fds[1].revents().is_some_and(|r| r.contains(PollFlags::POLLIN)))
+}
+
+/// How a wait saw the leader's exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    /// A blocking `waitid` reported it: the leader is a zombie until it is reaped, so the reap
+    /// need not ask again ([`Shared::reap_zombie`]).
+    Zombie,
+    /// A pidfd, or `ECHILD`, said so: the reap asks, and may have to wait a moment.
+    Seen,
 }
 
 impl Drop for Child {

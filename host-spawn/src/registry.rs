@@ -34,6 +34,15 @@ enum Slot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct ChildId(u64);
 
+/// What a reap knows of the leader's exit before it looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    /// Nothing: it asks (`waitid` with `WNOHANG | WNOWAIT`).
+    Unknown,
+    /// A blocking `waitid` of this leader reported its exit.
+    Zombie,
+}
+
 #[derive(Debug, Default)]
 struct Registry {
     children: HashMap<ChildId, (Pid, Slot)>,
@@ -208,13 +217,25 @@ impl Shared {
     /// Before reaping, `SIGKILL` goes to the process group: the group does not outlive its
     /// leader, so no background process of the child survives it.
     pub(crate) fn try_reap(&self, id: ChildId) -> Result<Option<RawExit>, Errno> {
+        self.reap(id, Exit::Unknown)
+    }
+
+    /// [`Shared::try_reap`] of a child whose exit a blocking `waitid` reported
+    /// ([`Leader::block_until_exit`]): it stays a zombie until it is reaped, and only this
+    /// registry reaps it (under its lock, where its slot says whether it has been), so it is not
+    /// asked again.
+    pub(crate) fn reap_zombie(&self, id: ChildId) -> Result<Option<RawExit>, Errno> {
+        self.reap(id, Exit::Zombie)
+    }
+
+    fn reap(&self, id: ChildId, exit: Exit) -> Result<Option<RawExit>, Errno> {
         let mut registry = self.lock();
         let pid = match registry.children.get(&id) {
             Some(&(_, Slot::Reaped(raw))) => return Ok(Some(raw)),
             Some(&(pid, Slot::Running)) => pid,
             None => return Err(Errno::ECHILD),
         };
-        if !is_zombie(pid)? {
+        if exit == Exit::Unknown && !is_zombie(pid)? {
             return Ok(None);
         }
         // The zombie leader still holds the pgid, so this reaches only its own group.
@@ -331,6 +352,20 @@ pub(crate) fn poll_timeout(timeout: Option<Duration>) -> PollTimeout {
     }
 }
 
+impl Leader<'_> {
+    /// Blocks in `waitid(WEXITED | WNOWAIT)` until the leader exits, leaving it to be reaped:
+    /// `Ok(true)` when `waitid` reported its exit (it is a zombie until
+    /// [`Shared::reap_zombie`]), `Ok(false)` when a signal interrupted the wait (`EINTR`).
+    /// `ECHILD` (something else reaped it) is an error here.
+    pub(crate) fn block_until_exit(&self) -> Result<bool, Errno> {
+        match waitid(Id::Pid(self.pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Ok(_) => Ok(true),
+            Err(Errno::EINTR) => Ok(false),
+            Err(errno) => Err(errno),
+        }
+    }
+}
+
 impl Wait for Leader<'_> {
     fn wait_exit(&mut self, timeout: Option<Duration>) -> io::Result<bool> {
         if let Some(pidfd) = self.pidfd {
@@ -345,9 +380,9 @@ impl Wait for Leader<'_> {
         // short sleeps when the wait has a time limit.
         let exited_flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
         let Some(timeout) = timeout else {
-            return match waitid(Id::Pid(self.pid), exited_flags) {
-                Ok(_) | Err(Errno::ECHILD) => Ok(true),
-                Err(Errno::EINTR) => Ok(false),
+            return match self.block_until_exit() {
+                Ok(reported) => Ok(reported),
+                Err(Errno::ECHILD) => Ok(true),
                 Err(errno) => Err(errno.into()),
             };
         };
