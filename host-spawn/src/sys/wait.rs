@@ -28,10 +28,18 @@ fn timeval(tv: libc::timeval) -> Duration {
 /// least the peak of its memory at any moment until now, so at least what a child started
 /// from it with `vfork` (or `fork`) carried into its `execve`. A child's `ru_maxrss` is the
 /// larger of that and its own peak, so only a figure above this one is the child's own.
+///
+/// Asked with `RUSAGE_THREAD`: Linux reports the same `ru_maxrss` for the calling thread as for
+/// the process (the process's recorded peak and its memory's high-water mark, both shared by
+/// every thread), without summing every thread's CPU time as `RUSAGE_SELF` does.
 pub(crate) fn own_peak_kib() -> u64 {
+    peak_kib(libc::RUSAGE_THREAD)
+}
+
+fn peak_kib(who: c_int) -> u64 {
     let mut usage = MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `usage` is a valid out-parameter for the duration of the call.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == -1 {
+    if unsafe { libc::getrusage(who, usage.as_mut_ptr()) } == -1 {
         return u64::MAX;
     }
     // SAFETY: zero-initialised, and filled in by the successful call.
@@ -62,4 +70,25 @@ pub(crate) fn wait4_nohang(pid: Pid) -> Result<Option<RawExit>, Errno> {
         system_time: timeval(usage.ru_stime),
         max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_threads_peak_is_the_processs_peak_grown_on_another_thread() {
+        let before = own_peak_kib();
+        // More than the peak so far, touched by another thread, raises the process's peak.
+        let size = usize::try_from(before).unwrap() * 1024 + (64 << 20);
+        std::thread::spawn(move || {
+            let block = vec![1u8; size];
+            std::hint::black_box(&block);
+        })
+        .join()
+        .unwrap();
+        let (thread, process) = (own_peak_kib(), peak_kib(libc::RUSAGE_SELF));
+        assert_eq!(thread, process);
+        assert!(thread >= before + (60 << 10), "{before} KiB, then {thread} KiB");
+    }
 }
