@@ -76,21 +76,42 @@ fn resolve_with(
 /// the larger part of a spawn's own system calls beside the spawn and the wait.
 ///
 /// An entry maps a path as a request gave it (or as the search path made it of a bare name) to
-/// its canonical path and the identity of the file there. It is used only while both paths
-/// still name a regular file of that identity (a `stat` of each, following links as `realpath`
-/// does; one when the request gave the canonical path) and that file is still executable
-/// (`access`, as [`check`] asks): a link re-pointed at another file, or a program replaced by a
-/// new file (as package managers do), is resolved afresh, and the identity the deny rules see is
-/// the executed path's at this spawn, as without the cache. What an entry can keep is a link
-/// re-pointed at another name of the same file (a hard link or a bind mount): that file runs
-/// under the name it was allowed by. Only what resolved is kept, so a program that appears
-/// earlier on the search path, or a path that stops resolving, is seen at once.
+/// its canonical path, the identity of the file there and the file's change time (`ctime`) when
+/// [`check`] found it executable. It is used only while the requested path still names a
+/// regular file of that identity, unchanged since (a `stat`, following links as `realpath`
+/// does), and the canonical path still names that file (a second `stat`, none when the request
+/// gave the canonical path): a link re-pointed at another file, or a program replaced by a new
+/// file (as package managers do), is resolved afresh, and the identity the deny rules see is the
+/// executed path's at this spawn, as without the cache. Whatever changes whether the file may be
+/// executed (its mode, owner, ACL) changes its `ctime`, so the `access` check is not asked again
+/// of an unchanged file; a file that stopped being executable for another reason (its mount
+/// remounted `noexec`) is refused by `execve` itself, as a failed spawn rather than a
+/// "not executable" denial. What an entry can keep is a link re-pointed at another name of the
+/// same file (a hard link or a bind mount): that file runs under the name it was allowed by.
+/// Only what resolved is kept, so a program that appears earlier on the search path, or a path
+/// that stops resolving, is seen at once.
 ///
 /// Each spawner has its own (no guest learns from timing what another started), of at most
 /// [`ResolveCache::MAX_ENTRIES`] paths: a requester that spells programs in ever new ways
 /// empties it, and gains nothing but the cost of resolving.
 #[derive(Debug, Default)]
-pub(crate) struct ResolveCache(Mutex<HashMap<PathBuf, (PathBuf, FileId)>>);
+pub(crate) struct ResolveCache(Mutex<HashMap<PathBuf, Kept>>);
+
+/// A kept resolution: the canonical path, the file's identity, and its change time when it was
+/// checked.
+#[derive(Debug, Clone)]
+struct Kept {
+    canonical: PathBuf,
+    id: FileId,
+    changed: Changed,
+}
+
+/// A file's change time (`st_ctime`, seconds and nanoseconds).
+type Changed = (i64, i64);
+
+fn changed(meta: &fs::Metadata) -> Changed {
+    (meta.ctime(), meta.ctime_nsec())
+}
 
 impl ResolveCache {
     /// How many paths a cache keeps before it starts again empty.
@@ -108,27 +129,25 @@ impl ResolveCache {
     /// [`check`] of `path`, from the entry for it while the entry holds.
     fn check(&self, path: &Path) -> Result<(PathBuf, FileId), ResolveError> {
         let kept = self.lock().get(path).cloned();
-        if let Some((canonical, id)) = kept {
-            let names_it =
-                |path: &Path| fs::metadata(path).is_ok_and(|meta| meta.is_file() && (meta.dev(), meta.ino()) == id);
-            if names_it(path)
-                && (path == canonical || names_it(&canonical))
-                && nix::unistd::access(&canonical, AccessFlags::X_OK).is_ok()
-            {
+        if let Some(Kept { canonical, id, changed: when_checked }) = kept {
+            let names_it = |path: &Path| fs::metadata(path).is_ok_and(|meta| (meta.dev(), meta.ino()) == id);
+            let unchanged = fs::metadata(path)
+                .is_ok_and(|meta| meta.is_file() && (meta.dev(), meta.ino()) == id && changed(&meta) == when_checked);
+            if unchanged && (path == canonical || names_it(&canonical)) {
                 return Ok((canonical, id));
             }
             self.lock().remove(path);
         }
-        let found = check(path)?;
+        let (canonical, id, changed) = check_changed(path)?;
         let mut entries = self.lock();
         if entries.len() >= Self::MAX_ENTRIES {
             entries.clear();
         }
-        entries.insert(path.to_owned(), found.clone());
-        Ok(found)
+        entries.insert(path.to_owned(), Kept { canonical: canonical.clone(), id, changed });
+        Ok((canonical, id))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (PathBuf, FileId)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Kept>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -140,6 +159,12 @@ impl ResolveCache {
 
 /// Canonicalises `path` and checks it is an executable regular file.
 fn check(path: &Path) -> Result<(PathBuf, FileId), ResolveError> {
+    check_changed(path).map(|(canonical, id, _)| (canonical, id))
+}
+
+/// [`check`], with the file's change time as its `stat` read it (before `access`: a change in
+/// between shows as a later change time, so a kept entry is checked again).
+fn check_changed(path: &Path) -> Result<(PathBuf, FileId, Changed), ResolveError> {
     let canonical = match fs::canonicalize(path) {
         Ok(canonical) => canonical,
         Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
@@ -147,14 +172,14 @@ fn check(path: &Path) -> Result<(PathBuf, FileId), ResolveError> {
         }
         Err(_) => return Err(ResolveError::NotFound),
     };
-    let id = match fs::metadata(&canonical) {
-        Ok(meta) if meta.is_file() => (meta.dev(), meta.ino()),
+    let (id, changed) = match fs::metadata(&canonical) {
+        Ok(meta) if meta.is_file() => ((meta.dev(), meta.ino()), changed(&meta)),
         _ => return Err(ResolveError::NotExecutable(canonical)),
     };
     if nix::unistd::access(&canonical, AccessFlags::X_OK).is_err() {
         return Err(ResolveError::NotExecutable(canonical));
     }
-    Ok((canonical, id))
+    Ok((canonical, id, changed))
 }
 
 #[cfg(test)]
@@ -223,15 +248,15 @@ mod tests {
         let (first, second, link) = (dir.join("first"), dir.join("second"), dir.join("link"));
         make(&first, 0o755);
         make(&second, 0o755);
+        let hard = dir.join("hard");
+        fs::hard_link(&first, &hard).unwrap();
         symlink(&first, &link).unwrap();
         let cache = ResolveCache::default();
         let (path, id) = cache.resolve_id(link.as_os_str(), &[]).unwrap();
         assert_eq!((path, cache.len()), (first.clone(), 1));
 
-        // Another name of the same file: the kept resolution is used (the file runs under the
-        // name it was allowed by), where resolving afresh names the hard link.
-        let hard = dir.join("hard");
-        fs::hard_link(&first, &hard).unwrap();
+        // Another name of the same file, unchanged: the kept resolution is used (the file runs
+        // under the name it was allowed by), where resolving afresh names the hard link.
         fs::remove_file(&link).unwrap();
         symlink(&hard, &link).unwrap();
         assert_eq!(resolve(link.as_os_str(), &[]), Ok(hard.clone()));
@@ -265,6 +290,34 @@ mod tests {
         fs::remove_file(&second).unwrap();
         assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Err(ResolveError::NotFound));
         assert_eq!(cache.len(), 0);
+    }
+
+    #[test]
+    fn a_kept_resolution_is_checked_again_once_its_file_changes() {
+        let (_guard, dir) = bin_dir();
+        let (tool, link) = (dir.join("tool"), dir.join("link"));
+        make(&tool, 0o755);
+        symlink(&tool, &link).unwrap();
+        let cache = ResolveCache::default();
+        let (_, id) = cache.resolve_id(link.as_os_str(), &[]).unwrap();
+
+        // A new name of the file changes its link count, so its change time: resolved afresh,
+        // the request names the new name's target again.
+        let hard = dir.join("hard");
+        fs::hard_link(&tool, &hard).unwrap();
+        fs::remove_file(&link).unwrap();
+        symlink(&hard, &link).unwrap();
+        assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Ok((hard.clone(), id)));
+
+        // Its mode changed at once after a kept use, then back: each is seen.
+        for round in 0..20 {
+            fs::set_permissions(&hard, fs::Permissions::from_mode(0o644)).unwrap();
+            let refused = cache.resolve_id(link.as_os_str(), &[]);
+            assert_eq!(refused, Err(ResolveError::NotExecutable(hard.clone())), "round {round}");
+            fs::set_permissions(&hard, fs::Permissions::from_mode(0o755)).unwrap();
+            assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Ok((hard.clone(), id)), "round {round}");
+            assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Ok((hard.clone(), id)), "round {round}");
+        }
     }
 
     #[test]
