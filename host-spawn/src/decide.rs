@@ -158,28 +158,29 @@ pub(crate) fn decide(
     command: &Command,
     strategy: Strategy,
 ) -> Result<Admitted, Box<Refused>> {
-    let program = PathBuf::from(command.get_program());
+    // Named in errors only, so made when one is.
+    let program = || PathBuf::from(command.get_program());
     let mut argv = match validate(command) {
         Ok(argv) => argv,
-        Err(reason) => return Err(SpawnError::InvalidRequest { program, reason }.into()),
+        Err(reason) => return Err(SpawnError::InvalidRequest { program: program(), reason }.into()),
     };
     let named = policy.names_allowed(command.get_program());
-    let hidden = || SpawnError::Denied {
-        path: None,
-        reason: Denial::NotAllowed { path: program.clone() },
-        program: program.clone(),
-    };
+    let hidden =
+        || SpawnError::Denied { path: None, reason: Denial::NotAllowed { path: program() }, program: program() };
+
     let (path, id) = match resolved.resolve_id(command.get_program(), &policy.search_path) {
         Ok(found) => found,
         Err(ResolveError::Relative) => {
-            return Err(SpawnError::Denied { program, path: None, reason: Denial::RelativeProgram }.into());
+            return Err(SpawnError::Denied { program: program(), path: None, reason: Denial::RelativeProgram }.into());
         }
-        Err(_) if !named && !policy.audit_only && is_path(&program) => return Err(hidden().into()),
-        Err(ResolveError::NotFound) => return Err(SpawnError::NotFound { program }.into()),
+        Err(_) if !named && !policy.audit_only && is_path(command.get_program()) => return Err(hidden().into()),
+        Err(ResolveError::NotFound) => return Err(SpawnError::NotFound { program: program() }.into()),
         // A bare name no rule names that is not an executable (`..` is the search directory's
         // parent) would reveal where it resolved.
         Err(ResolveError::NotExecutable(_)) if !named && !policy.audit_only => return Err(hidden().into()),
-        Err(ResolveError::NotExecutable(path)) => return Err(SpawnError::NotExecutable { program, path }.into()),
+        Err(ResolveError::NotExecutable(path)) => {
+            return Err(SpawnError::NotExecutable { program: program(), path }.into());
+        }
     };
     let grant = match policy.check(&path, id, command) {
         Ok(grant) => grant,
@@ -189,7 +190,7 @@ pub(crate) fn decide(
             // spelling.
             let error = match reason {
                 Denial::NotAllowed { .. } | Denial::DenyRule { .. } if !named => hidden(),
-                reason => SpawnError::Denied { program, path: Some(path.clone()), reason },
+                reason => SpawnError::Denied { program: program(), path: Some(path.clone()), reason },
             };
             return Err(Box::new(Refused { error, path: Some(path), rule }));
         }
@@ -197,7 +198,7 @@ pub(crate) fn decide(
     let refused = |error| Box::new(Refused { error, path: Some(path.clone()), rule: grant.rule.clone() });
     let pinned = match grant.sha256 {
         None => None,
-        Some(expected) => match open_pinned(&program, &path, expected, grant.rule.as_deref(), strategy) {
+        Some(expected) => match open_pinned(&program(), &path, expected, grant.rule.as_deref(), strategy) {
             Ok(fd) => Some(fd),
             Err(err) => return Err(refused(err)),
         },
@@ -211,8 +212,8 @@ pub(crate) fn decide(
     Ok(Admitted { path, grant, argv, pinned })
 }
 
-fn is_path(program: &Path) -> bool {
-    program.as_os_str().as_bytes().contains(&b'/')
+fn is_path(program: &OsStr) -> bool {
+    program.as_bytes().contains(&b'/')
 }
 
 /// Opens the program at `path`, hashes it, and returns its descriptor if it has the `expected`

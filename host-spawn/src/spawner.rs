@@ -402,7 +402,8 @@ impl Spawner {
     }
 
     fn spawn_inner(&self, command: &Command, pipe_stdin: bool) -> Result<Child, SpawnError> {
-        let program = PathBuf::from(command.get_program());
+        // Named in the errors below only, so made when one is.
+        let program = || PathBuf::from(command.get_program());
         let Admitted { path, grant, argv, pinned } = match decide(&self.policy, &self.resolved, command, self.strategy)
         {
             Ok(admitted) => admitted,
@@ -414,7 +415,8 @@ impl Spawner {
         let reservation = match self.shared.reserve() {
             Ok(reservation) => reservation,
             Err(running) => {
-                let err = SpawnError::TooManyChildren { program, limit: self.shared.max_children(), running };
+                let err =
+                    SpawnError::TooManyChildren { program: program(), limit: self.shared.max_children(), running };
                 return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
             }
         };
@@ -467,7 +469,7 @@ impl Spawner {
         // The last check before any descriptor is opened for the child.
         if let Err(exhausted) = fd_budget::check(fd_budget::needed(command, pipe_stdin, self.null.get().is_some())) {
             let fd_budget::Exhausted { open, needed, limit } = exhausted;
-            let err = SpawnError::TooManyDescriptors { program, open, needed, limit };
+            let err = SpawnError::TooManyDescriptors { program: program(), open, needed, limit };
             return Err(self.refuse(command, Some(&path), grant.rule.as_deref(), err));
         }
         let setup = match StdioSetup::new(command, pipe_stdin, &self.null) {
@@ -514,7 +516,6 @@ impl Spawner {
             fd: pinned.as_ref().map(AsFd::as_fd),
             pty: setup.pty.as_ref().map(|(_, path, targets)| PtyExec { path, targets: *targets }),
         };
-
         // No sweep may run between the child's creation and its registration.
         let gate = match crate::containment::spawn_gate() {
             Ok(gate) => gate,
@@ -562,7 +563,7 @@ impl Spawner {
         let written = self.shared.audit(|log| log.write(&self.record(command, &path, &grant, strategy, pid)));
         if let Err(source) = written {
             drop(child);
-            return Err(SpawnError::Audit { program, source });
+            return Err(SpawnError::Audit { program: program(), source });
         }
         Ok(child)
     }

@@ -149,6 +149,7 @@ impl Policy {
 
         Ok(CompiledPolicy {
             search_path: self.search_path.clone(),
+            default_path: default_path(&self.search_path),
             allow,
             deny,
             env_passthrough: self.env_passthrough.clone(),
@@ -299,6 +300,8 @@ fn canonical_sandbox_path(path: &Path) -> Result<PathBuf, PolicyError> {
 #[derive(Debug)]
 pub struct CompiledPolicy {
     pub(crate) search_path: Vec<PathBuf>,
+    /// The `PATH` a child gets when nothing else sets one ([`default_path`]).
+    default_path: OsString,
     pub(super) allow: HashMap<PathBuf, CompiledRule>,
     /// (canonical path, the file's identity when compiled, rule as written)
     pub(super) deny: Vec<(PathBuf, FileId, PathBuf)>,
@@ -405,7 +408,9 @@ impl CompiledPolicy {
         }
         let requested_cwd = command.get_cwd();
         let with_path = |mut env: BTreeMap<OsString, OsString>| {
-            env.entry(OsString::from("PATH")).or_insert_with(|| self.default_path());
+            if !env.contains_key(OsStr::new("PATH")) {
+                env.insert(OsString::from("PATH"), self.default_path.clone());
+            }
             env
         };
 
@@ -457,14 +462,6 @@ impl CompiledPolicy {
             }
             Err(denied) => Err(denied),
         }
-    }
-
-    /// The `PATH` a child gets when neither the host (`env.passthrough`), the request nor its
-    /// rule sets one: the search path, in order (a directory whose name holds `:`, which
-    /// `PATH` cannot say, left out).
-    fn default_path(&self) -> OsString {
-        let dirs = self.search_path.iter().filter(|dir| !dir.as_os_str().as_bytes().contains(&b':'));
-        std::env::join_paths(dirs).unwrap_or_default()
     }
 
     /// The first variable of the request that changes what a program loads (`LD_*`, glibc's
@@ -527,4 +524,12 @@ impl CompiledPolicy {
         };
         Ok((rule, cwd))
     }
+}
+
+/// The `PATH` a child gets when neither the host (`env.passthrough`), the request nor its rule
+/// sets one: the search path, in order (a directory whose name holds `:`, which `PATH` cannot
+/// say, left out).
+fn default_path(search_path: &[PathBuf]) -> OsString {
+    let dirs = search_path.iter().filter(|dir| !dir.as_os_str().as_bytes().contains(&b':'));
+    std::env::join_paths(dirs).unwrap_or_default()
 }
