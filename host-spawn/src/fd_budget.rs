@@ -40,6 +40,7 @@ pub fn raise_open_files_limit() -> io::Result<u64> {
     let target = nr_open.map_or(hard, |max| hard.min(max));
     if target > soft {
         setrlimit(Resource::RLIMIT_NOFILE, target, hard)?;
+        *LAST_COUNT.lock().unwrap_or_else(PoisonError::into_inner) = None;
         return Ok(target);
     }
     Ok(soft)
@@ -95,28 +96,29 @@ pub(crate) struct Exhausted {
 /// Counting costs a walk of `/proc/self/fd` (about 8 µs with a few descriptors open), so it is
 /// skipped while the process is far from its limit: when even the last count plus
 /// [`MAX_PER_SPAWN`] for every spawn since leaves more than half the limit free, and at most
-/// [`RECOUNT_EVERY`] spawns in a row.
+/// [`RECOUNT_EVERY`] spawns in a row. The limit is read with each count (`getrlimit`), not at
+/// every spawn.
 pub(crate) fn check(needed: u64) -> Result<(), Exhausted> {
-    let Ok((limit, _)) = getrlimit(Resource::RLIMIT_NOFILE) else {
-        return Ok(());
-    };
     let mut last = LAST_COUNT.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(count) = last.as_mut()
         && count.spawns_since < RECOUNT_EVERY
     {
         let estimate = count.open.saturating_add(count.spawns_since.saturating_mul(MAX_PER_SPAWN));
-        if estimate.saturating_mul(2).saturating_add(needed).saturating_add(RESERVED_FDS) <= limit {
+        if estimate.saturating_mul(2).saturating_add(needed).saturating_add(RESERVED_FDS) <= count.limit {
             count.spawns_since += 1;
             return Ok(());
         }
     }
+    let Ok((limit, _)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return Ok(());
+    };
     let open = match open_fds() {
         Ok(open) => open,
         // Not even the directory could be opened: no descriptor is left.
         Err(err) if err.raw_os_error() == Some(libc::EMFILE) => limit,
         Err(_) => return Ok(()),
     };
-    *last = Some(LastCount { open, spawns_since: 1 });
+    *last = Some(LastCount { open, limit, spawns_since: 1 });
     if open.saturating_add(needed).saturating_add(RESERVED_FDS) > limit {
         return Err(Exhausted { open, needed, limit });
     }
@@ -130,6 +132,12 @@ static LAST_COUNT: Mutex<Option<LastCount>> = Mutex::new(None);
 #[derive(Debug, Clone, Copy)]
 struct LastCount {
     open: u64,
+    /// The soft limit read with that count: a limit changed since (by
+    /// [`raise_open_files_limit`], which forgets the count, or by another process's `prlimit`)
+    /// is read again at the next count, at most [`RECOUNT_EVERY`] spawns later and at once when
+    /// the estimate comes near the limit kept. Until then a lowered limit can only make a spawn
+    /// fail with `EMFILE` where the budget would have refused it.
+    limit: u64,
     spawns_since: u64,
 }
 
