@@ -89,7 +89,8 @@ fn resolve_with(
 /// "not executable" denial. What an entry can keep is a link re-pointed at another name of the
 /// same file (a hard link or a bind mount): that file runs under the name it was allowed by.
 /// Only what resolved is kept, so a program that appears earlier on the search path, or a path
-/// that stops resolving, is seen at once.
+/// that stops resolving, is seen at once; a path not kept that names nothing (a search
+/// directory without the program) costs one `stat`.
 ///
 /// Each spawner has its own (no guest learns from timing what another started), of at most
 /// [`ResolveCache::MAX_ENTRIES`] paths: a requester that spells programs in ever new ways
@@ -137,6 +138,15 @@ impl ResolveCache {
                 return Ok((canonical, id));
             }
             self.lock().remove(path);
+        }
+        // A path that names nothing (a search directory without the program, for a bare name
+        // found further down the search path) is known for that after one `stat`, where
+        // `realpath` reads the link of every component first: the same answer, as [`check`]
+        // gives it.
+        if fs::metadata(path)
+            .is_err_and(|err| matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory))
+        {
+            return Err(ResolveError::NotFound);
         }
         let (canonical, id, changed) = check_changed(path)?;
         let mut entries = self.lock();
@@ -330,6 +340,25 @@ mod tests {
         assert_eq!(cache.resolve_id(OsStr::new("tool"), &search).map(|(path, _)| path), Ok(second.join("tool")));
         make(&first.join("tool"), 0o755);
         assert_eq!(cache.resolve_id(OsStr::new("tool"), &search).map(|(path, _)| path), Ok(first.join("tool")));
+    }
+
+    #[test]
+    fn a_cache_answers_as_resolving_does_for_paths_that_name_nothing_runnable() {
+        let (_guard, dir) = bin_dir();
+        make(&dir.join("file"), 0o755);
+        make(&dir.join("plain"), 0o644);
+        symlink(dir.join("missing"), dir.join("dangling")).unwrap();
+        symlink(dir.join("loop"), dir.join("loop")).unwrap();
+        let cache = ResolveCache::default();
+        for name in ["missing", "dangling", "file/below", "loop", "plain", "."] {
+            let path = dir.join(name);
+            assert_eq!(cache.resolve_id(path.as_os_str(), &[]), resolve_id(path.as_os_str(), &[]), "{name}");
+        }
+        assert_eq!(cache.len(), 0, "nothing that failed is kept");
+        assert_eq!(
+            cache.resolve_id(OsStr::new("file"), &[dir.join("missing"), dir.clone()]).map(|(p, _)| p),
+            Ok(dir.join("file"))
+        );
     }
 
     #[test]
