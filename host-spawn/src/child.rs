@@ -104,8 +104,9 @@ pub(crate) struct ChildParts {
     pub(crate) pty: Option<OwnedFd>,
     pub(crate) output_limit: u64,
     pub(crate) started: Instant,
-    /// The spawning process's own peak resident set size just after the start, in KiB
-    /// (`sys::own_peak_kib`).
+    /// At most the spawning process's own peak resident set size just after the start, in KiB
+    /// (`sys::own_peak_at_least_kib`): [`ChildOutcome`] asks for the peak itself only of a
+    /// child whose figure passes this one.
     pub(crate) spawner_peak_kib: u64,
     pub(crate) timeout: Option<Duration>,
     pub(crate) grace: Duration,

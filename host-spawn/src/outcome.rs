@@ -78,8 +78,10 @@ pub struct ResourceUsage {
     /// kernel's figure may be the memory of the process that started it: a child started with
     /// `vfork` (`posix_spawn`, the `vfork-exec` strategy) or `fork` carries the peak of that
     /// process's memory into its `execve`, and its figure is the larger of the two; so only a
-    /// figure above the spawning process's own peak when the child started (by more than
-    /// 8 MiB, the kernel's counters being approximate) is the child's.
+    /// figure above the spawning process's own peak (by more than 8 MiB, the kernel's counters
+    /// being approximate) is the child's. That peak is read when the child is reaped, so a
+    /// child whose own peak lies between the spawning process's peak at its start and at its
+    /// end is `None` too.
     pub max_rss: Option<u64>,
 }
 
@@ -135,9 +137,21 @@ pub struct ChildOutcome {
 /// CPU and summed approximately, so the two figures of one peak can differ by some pages.
 const PEAK_SLACK_KIB: u64 = 8 << 10;
 
+/// Whether a child's `ru_maxrss`, `child_kib`, is its own: above its spawner's peak by more than
+/// [`PEAK_SLACK_KIB`]. `started_kib` is at most the spawner's peak when the child started; a
+/// figure above it is compared with the spawner's peak now (`getrusage`), which is at least the
+/// peak then. So a figure is never taken for the child's when it may be the spawner's, and the
+/// peak is asked for only when the figure may be the child's (a small child beside a large
+/// spawner costs no system call). What this gives up: a child whose own peak lies between the
+/// spawner's peak at its start and the spawner's peak at its end is reported as `None`.
+fn is_own_peak(child_kib: u64, started_kib: u64) -> bool {
+    let above = |peak: u64| child_kib > peak.saturating_add(PEAK_SLACK_KIB);
+    above(started_kib) && above(crate::sys::own_peak_kib())
+}
+
 impl ChildOutcome {
     /// The outcome of `raw`, for a child started by a process whose own peak resident set
-    /// size was `spawner_peak_kib` just after the start.
+    /// size was at least `spawner_peak_kib` just after the start.
     pub(crate) fn from_raw(
         pid: u32,
         raw: RawExit,
@@ -156,8 +170,7 @@ impl ChildOutcome {
             rusage: ResourceUsage {
                 user_time: raw.user_time,
                 system_time: raw.system_time,
-                max_rss: (raw.max_rss_kib > spawner_peak_kib.saturating_add(PEAK_SLACK_KIB))
-                    .then(|| raw.max_rss_kib.saturating_mul(1024)),
+                max_rss: is_own_peak(raw.max_rss_kib, spawner_peak_kib).then(|| raw.max_rss_kib.saturating_mul(1024)),
             },
             strategy,
         }

@@ -554,7 +554,7 @@ impl Spawner {
             pty: pty.map(|(master, _, _)| master),
             output_limit: grant.output_limit,
             started,
-            spawner_peak_kib: sys::own_peak_kib(),
+            spawner_peak_kib: sys::own_peak_at_least_kib(),
             timeout: grant.timeout,
             grace: command.get_kill_grace().map_or(self.policy.kill_grace, |g| g.min(self.policy.kill_grace)),
             shared: Arc::clone(&self.shared),

@@ -50,7 +50,7 @@ pub(crate) use self::posix_spawn::{ActionsCache, posix_spawn};
 pub(crate) use self::probe::{PosixSpawnSupport, posix_spawn_support};
 pub(crate) use self::pty::{open_pty, set_window_size};
 pub(crate) use self::vfork_exec::vfork_exec;
-pub(crate) use self::wait::{RawExit, own_peak_kib, wait4_nohang};
+pub(crate) use self::wait::{RawExit, own_peak_at_least_kib, own_peak_kib, wait4_nohang};
 pub(crate) use imp::{getdents64, is_ignored, pidfd_open, pidfd_send_signal};
 
 /// `-1` and `errno` to `Err`.

@@ -2,6 +2,7 @@
 
 use std::ffi::c_int;
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -33,7 +34,23 @@ fn timeval(tv: libc::timeval) -> Duration {
 /// the process (the process's recorded peak and its memory's high-water mark, both shared by
 /// every thread), without summing every thread's CPU time as `RUSAGE_SELF` does.
 pub(crate) fn own_peak_kib() -> u64 {
-    peak_kib(libc::RUSAGE_THREAD)
+    let peak = peak_kib(libc::RUSAGE_THREAD);
+    if peak != u64::MAX {
+        PEAK_SEEN_KIB.fetch_max(peak, Ordering::Relaxed);
+    }
+    peak
+}
+
+/// The largest figure [`own_peak_kib`] has read, in KiB (0 before the first).
+static PEAK_SEEN_KIB: AtomicU64 = AtomicU64::new(0);
+
+/// At most this process's own peak now, in KiB, without a system call once [`own_peak_kib`]
+/// has run: the largest figure it has read (a peak never falls). 0 if it cannot be read.
+pub(crate) fn own_peak_at_least_kib() -> u64 {
+    match PEAK_SEEN_KIB.load(Ordering::Relaxed) {
+        0 => Some(own_peak_kib()).filter(|&peak| peak != u64::MAX).unwrap_or(0),
+        seen => seen,
+    }
 }
 
 fn peak_kib(who: c_int) -> u64 {
@@ -87,8 +104,11 @@ mod tests {
         })
         .join()
         .unwrap();
+        let seen = own_peak_at_least_kib();
         let (thread, process) = (own_peak_kib(), peak_kib(libc::RUSAGE_SELF));
         assert_eq!(thread, process);
         assert!(thread >= before + (60 << 10), "{before} KiB, then {thread} KiB");
+        assert!((before..=thread).contains(&seen), "{seen} KiB seen, between {before} and {thread}");
+        assert!(own_peak_at_least_kib() >= thread, "at least the last figure read");
     }
 }
