@@ -27,7 +27,7 @@ use crate::error::{KillError, ReadError, ResizeError, WaitError, WriteError};
 use crate::escalation::{self, SystemClock, Timer, Wait};
 use crate::escape::shown;
 use crate::outcome::{ChildOutcome, Truncated};
-use crate::registry::{ChildId, Leader, Shared, poll_timeout};
+use crate::registry::{ChildId, Exit, Leader, Shared, poll_timeout};
 use crate::strategy::Strategy;
 use crate::sys::{RawExit, set_window_size, write_no_sigpipe};
 use crate::watchdog::{Ticket, Watchdog};
@@ -535,7 +535,7 @@ impl Child {
                 // A wait with a deadline of its own polls the pidfd with a timeout.
                 self.open_pidfd();
                 match self.wait_leader(until).map_err(io_err)? {
-                    true => Exit::Seen,
+                    true => Exit::Unknown,
                     false => return Ok(None),
                 }
             }
@@ -579,7 +579,7 @@ impl Child {
                 Ok(true) => return Ok(Some(Exit::Zombie)),
                 Ok(false) => {}
                 // Reaped by something else: the reap says so.
-                Err(Errno::ECHILD) => return Ok(Some(Exit::Seen)),
+                Err(Errno::ECHILD) => return Ok(Some(Exit::Unknown)),
                 Err(errno) => return Err(errno.into()),
             }
         }
@@ -653,16 +653,6 @@ fn poll_with_pidfd(
         Err(errno) => return Err(errno.into()),
     }
     Ok(len == 2 && fds[1].revents().is_some_and(|r| r.contains(PollFlags::POLLIN)))
-}
-
-/// How a wait saw the leader's exit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Exit {
-    /// A blocking `waitid` reported it: the leader is a zombie until it is reaped, so the reap
-    /// need not ask again ([`Shared::reap_zombie`]).
-    Zombie,
-    /// A pidfd, or `ECHILD`, said so: the reap asks, and may have to wait a moment.
-    Seen,
 }
 
 impl Drop for Child {

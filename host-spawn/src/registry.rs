@@ -34,12 +34,15 @@ enum Slot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct ChildId(u64);
 
-/// What a reap knows of the leader's exit before it looks.
+/// What a wait saw of the leader's exit, and so what a reap knows before it looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Exit {
-    /// Nothing: it asks (`waitid` with `WNOHANG | WNOWAIT`).
+pub(crate) enum Exit {
+    /// Not for certain (a pidfd, or `ECHILD`, said it ended): the reap asks (`waitid` with
+    /// `WNOHANG | WNOWAIT`), and may have to wait a moment.
     Unknown,
-    /// A blocking `waitid` of this leader reported its exit.
+    /// A blocking `waitid` of this leader reported its exit ([`Leader::block_until_exit`]): it
+    /// is a zombie until the registry reaps it, so the reap need not ask again
+    /// ([`Shared::reap_zombie`]).
     Zombie,
 }
 
