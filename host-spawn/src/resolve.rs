@@ -330,6 +330,46 @@ mod tests {
         }
     }
 
+    /// An ACL is an extended attribute: setting one (or any other) moves the file's change time,
+    /// so a kept resolution is checked again. Seen here through what only a fresh resolution
+    /// does: a link re-pointed at another name of the same file is then followed to that name.
+    #[test]
+    fn a_kept_resolution_is_checked_again_once_its_extended_attributes_change() {
+        let (_guard, dir) = bin_dir();
+        let (tool, hard, link) = (dir.join("tool"), dir.join("hard"), dir.join("link"));
+        make(&tool, 0o755);
+        fs::hard_link(&tool, &hard).unwrap();
+        symlink(&tool, &link).unwrap();
+        let cache = ResolveCache::default();
+        let (_, id) = cache.resolve_id(link.as_os_str(), &[]).unwrap();
+        fs::remove_file(&link).unwrap();
+        symlink(&hard, &link).unwrap();
+        assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Ok((tool.clone(), id)), "kept while unchanged");
+
+        // The link names `hard`; the kept resolution, `tool`. Each round changes an attribute
+        // (through either name: it is one file), then the link names the other name again.
+        let (mut kept, mut named) = (tool.clone(), hard.clone());
+        for round in 0..4_u8 {
+            // Set by another process, as a user's `setfattr` or `setfacl` would be.
+            let set = std::process::Command::new("/usr/bin/python3")
+                .args(["-c", "import os, sys; os.setxattr(sys.argv[1], 'user.wrt-test', sys.argv[2].encode())"])
+                .arg(&named)
+                .arg(round.to_string())
+                .output()
+                .unwrap();
+            if String::from_utf8_lossy(&set.stderr).contains("Operation not supported") {
+                eprintln!("SKIPPED: {} has no user extended attributes", dir.display());
+                return;
+            }
+            assert!(set.status.success(), "setxattr: {}", String::from_utf8_lossy(&set.stderr));
+            assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Ok((named.clone(), id)), "round {round}");
+            std::mem::swap(&mut kept, &mut named);
+            fs::remove_file(&link).unwrap();
+            symlink(&named, &link).unwrap();
+            assert_eq!(cache.resolve_id(link.as_os_str(), &[]), Ok((kept.clone(), id)), "round {round}: kept");
+        }
+    }
+
     #[test]
     fn a_program_that_appears_earlier_on_the_search_path_wins_at_once() {
         let (_g1, first) = bin_dir();
