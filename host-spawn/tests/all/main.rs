@@ -4,6 +4,7 @@
 //! that fd counts, RSS and process-group checks see only the test's own children.
 
 mod audit;
+mod changed_underneath;
 mod containment;
 mod docs;
 mod explain;
