@@ -73,7 +73,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "on|off", default_value = "on")]
     gc: OnOff,
 
-    /// Young collection after this many bytes of new host buffers, e.g. `8MiB` (the default; at
+    /// Young collection after this many bytes of new host buffers, e.g. `2MiB` (the default; at
     /// most half the soft limit)
     #[arg(long, value_name = "SIZE", value_parser = wrt_text::parse_size)]
     gc_young: Option<u64>,

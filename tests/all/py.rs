@@ -71,7 +71,7 @@ fn py_buffers_live_past_the_memory_limit() {
 /// 500 × 4 MiB of buffers, each garbage at once but in a reference cycle, which Python's own
 /// collector (counting objects, not bytes) frees only after hundreds of them: the guest pulls
 /// the host's young collections (`collection-due`) and runs Python's collector, and 2000 MiB of
-/// buffers go through a 256 MiB sandbox with at most about `Y` (8 MiB) of them live.
+/// buffers go through a 256 MiB sandbox with at most about `Y` (2 MiB) and the newest buffer of them live.
 #[test]
 fn py_buffers_cycles_collected_when_the_host_says() {
     let out = run_component(PY_BUFFERS, &["--stats=json", "--max-memory", "256MiB"], &["cycles", "500", "4194304"]);

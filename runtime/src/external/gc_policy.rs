@@ -40,10 +40,10 @@ pub struct GcPolicy {
 }
 
 impl GcPolicy {
-    /// The default young trigger `Y`: 8 MiB. The buffers made between two young collections are
-    /// the blocks the next ones reuse, so `Y` is a working set, best kept within the last-level
-    /// cache (docs/design.md, "Host buffers and external-memory-aware collection").
-    pub const DEFAULT_YOUNG_TRIGGER: u64 = 8 * MIB;
+    /// The default young trigger `Y`: 2 MiB. The buffers made between two young collections are
+    /// the blocks the next ones reuse, so `Y` is a working set, best kept near the CPU's
+    /// caches (docs/design.md, "Host buffers and external-memory-aware collection").
+    pub const DEFAULT_YOUNG_TRIGGER: u64 = 2 * MIB;
     /// The default floor of the soft limit `S`: 64 MiB (at least 1 MiB is allowed).
     pub const DEFAULT_SOFT_LIMIT: u64 = 64 * MIB;
     /// The default growth factor `f`: 2.
