@@ -19,7 +19,10 @@ use crate::{BenchError, floor, guests, runtime};
 
 pub(crate) fn run_once(p: &BufferParams) -> Result<Sample, BenchError> {
     let policy = if p.gc {
-        GcPolicy::new(p.gc_young, p.gc_soft_limit, p.gc_growth).map_err(|e| BenchError::Guest(e.to_string()))?
+        // The default policy's young trigger adapts; one given with `--gc-young` is kept.
+        let young = p.gc_young_given.then_some(p.gc_young);
+        GcPolicy::with_defaults(young, Some(p.gc_soft_limit), Some(p.gc_growth))
+            .map_err(|e| BenchError::Guest(e.to_string()))?
     } else {
         GcPolicy::disabled()
     };
@@ -75,6 +78,10 @@ pub struct BufferParams {
     pub gc: bool,
     /// Young trigger Y, bytes.
     pub gc_young: u64,
+    /// Whether `gc_young` was given: then it is kept, where the default adapts to the guest's
+    /// collections ([`GcPolicy::young_trigger_adapts`]).
+    #[serde(skip)]
+    pub gc_young_given: bool,
     /// Soft limit floor S, bytes.
     pub gc_soft_limit: u64,
     /// Growth factor f.
@@ -89,6 +96,7 @@ impl Default for BufferParams {
             guest: BufferGuest::Rust,
             gc: true,
             gc_young: GcPolicy::DEFAULT_YOUNG_TRIGGER,
+            gc_young_given: false,
             gc_soft_limit: GcPolicy::DEFAULT_SOFT_LIMIT,
             gc_growth: GcPolicy::DEFAULT_GROWTH_FACTOR,
         }
@@ -132,7 +140,10 @@ impl Workload for BufferParams {
             }
             Setting::Guest(g) => self.guest = g,
             Setting::Gc(on) => self.gc = on,
-            Setting::GcYoung(b) => self.gc_young = b,
+            Setting::GcYoung(b) => {
+                self.gc_young = b;
+                self.gc_young_given = true;
+            }
             Setting::GcSoftLimit(b) => self.gc_soft_limit = b,
             Setting::GcGrowth(f) => self.gc_growth = f,
             other => return Err(workload::unknown(self, other.key())),

@@ -216,6 +216,7 @@ mod tests {
             guest: BufferGuest::Rust,
             gc: true,
             gc_young: 1,
+            gc_young_given: true,
             gc_soft_limit: 1,
             gc_growth: 2.0,
         });
@@ -265,6 +266,7 @@ mod tests {
             guest: BufferGuest::Rust,
             gc: true,
             gc_young: 1,
+            gc_young_given: true,
             gc_soft_limit: 1,
             gc_growth: 2.0,
         });

@@ -44,7 +44,16 @@ fn spawn(heap: u64, strategy: Strategy) -> Params {
 }
 
 fn buffer(guest: BufferGuest) -> Params {
-    Params::Buffer(BufferParams { n: 1, body_size: 1, guest, gc: true, gc_young: 1, gc_soft_limit: 1, gc_growth: 2.0 })
+    Params::Buffer(BufferParams {
+        n: 1,
+        body_size: 1,
+        guest,
+        gc: true,
+        gc_young: 1,
+        gc_young_given: true,
+        gc_soft_limit: 1,
+        gc_growth: 2.0,
+    })
 }
 
 fn spawn_results() -> Vec<ConfigResult<Params>> {

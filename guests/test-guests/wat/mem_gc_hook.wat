@@ -4,7 +4,8 @@
 ;; must not start another collection.
 ;;
 ;; `run(n)` allocates n buffers of 128 KiB and returns how often the host called `wrt_gc`, or
-;; the error code of the first failed allocation.
+;; the error code of the first failed allocation. `run_slow(n, spin)` does the same with a
+;; collector that also counts to `spin` each time, as one with a large heap to mark would take.
 (module
   (import "wrt_v1" "buffer_alloc" (func $alloc (param i32) (result i32)))
   (import "wrt_v1" "buffer_release" (func $release (param i32) (result i32)))
@@ -14,6 +15,9 @@
   (global $oldest (mut i32) (i32.const 0))
   (global $calls (mut i32) (i32.const 0))
   (global $in_hook (mut i32) (i32.const 0))
+  ;; How far the collector counts each time, and what it counted.
+  (global $spin (mut i32) (i32.const 0))
+  (global $counted (mut i32) (i32.const 0))
 
   (func (export "wrt_gc") (param $kind i32)
     (local $h i32)
@@ -34,6 +38,13 @@
         (local.set $h (i32.add (local.get $h) (i32.const 1)))
         (br $next)))
     (global.set $oldest (global.get $newest))
+    (local.set $h (i32.const 0))
+    (block $spun
+      (loop $count
+        (br_if $spun (i32.ge_u (local.get $h) (global.get $spin)))
+        (global.set $counted (i32.add (global.get $counted) (i32.const 1)))
+        (local.set $h (i32.add (local.get $h) (i32.const 1)))
+        (br $count)))
     ;; Allocating from the hook works and collects nothing.
     ;; (At the memory limit, with everything live, it may get NO_MEMORY instead.)
     (local.set $h (call $alloc (i32.const 4096)))
@@ -42,7 +53,7 @@
       (else (if (i32.ne (local.get $h) (i32.const -10)) (then unreachable))))
     (global.set $in_hook (i32.const 0)))
 
-  (func (export "run") (param $n i32) (result i32)
+  (func $run (export "run") (param $n i32) (result i32)
     (local $i i32)
     (local $h i32)
     (block $done
@@ -56,6 +67,10 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $next)))
     (global.get $calls))
+
+  (func (export "run_slow") (param $n i32) (param $spin i32) (result i32)
+    (global.set $spin (local.get $spin))
+    (call $run (local.get $n)))
 
   ;; Keeps every buffer: returns the error code once the limit is reached.
   (func (export "hold") (param $n i32) (result i32)

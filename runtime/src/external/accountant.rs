@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::gc_policy::GcPolicy;
 
@@ -76,6 +76,13 @@ pub(crate) struct Accountant {
     low_since_full: u64,
     /// The soft limit `S`, from the live bytes after the last full collection.
     soft_limit: u64,
+    /// The young trigger in effect: the policy's `Y`, or more while the guest's collections
+    /// are expensive ([`GcPolicy::paced_young_trigger`]).
+    young_trigger: u64,
+    /// When the last collection ended.
+    last_ended: Option<Instant>,
+    /// Whether the last young collection took more than its share of the guest's time.
+    slow_before: bool,
     pub(crate) young_collections: u64,
     pub(crate) full_collections: u64,
     pub(crate) gc_time: Duration,
@@ -86,6 +93,7 @@ pub(crate) struct Accountant {
 impl Accountant {
     pub(crate) fn new(policy: GcPolicy) -> Self {
         let soft_limit = policy.soft_limit_after(0);
+        let young_trigger = policy.young_trigger_for(soft_limit);
         Self {
             policy,
             ledger: Arc::default(),
@@ -93,6 +101,9 @@ impl Accountant {
             allocated_while_collecting: 0,
             low_since_full: 0,
             soft_limit,
+            young_trigger,
+            last_ended: None,
+            slow_before: false,
             young_collections: 0,
             full_collections: 0,
             gc_time: Duration::ZERO,
@@ -100,10 +111,11 @@ impl Accountant {
         }
     }
 
-    /// The young trigger in effect: the policy's, never above `S/2` (by construction, whatever
-    /// `S` is now), unless the policy was built unclamped for experiments.
-    fn young_trigger(&self) -> u64 {
-        self.policy.young_trigger_for(self.soft_limit)
+    /// The young trigger in effect: the policy's, or more while it adapts, never above `S/2`
+    /// (by construction, whatever `S` is now), unless the policy was built unclamped for
+    /// experiments.
+    pub(crate) fn young_trigger(&self) -> u64 {
+        self.young_trigger
     }
 
     /// The collection to run before allocating `request` bytes, if any. Never during a
@@ -131,8 +143,17 @@ impl Accountant {
         }
     }
 
-    /// Records a finished collection.
+    /// Records a finished collection, which took `took` and ended now.
     pub(crate) fn collected(&mut self, kind: Kind, took: Duration) {
+        let ended = Instant::now();
+        let since = self.last_ended.map(|last| ended.saturating_duration_since(last).saturating_sub(took));
+        self.last_ended = Some(ended);
+        self.record(kind, took, since);
+    }
+
+    /// Records a collection that took `took`, `since` after the one before it ended (`None` for
+    /// the first).
+    fn record(&mut self, kind: Kind, took: Duration, since: Option<Duration>) {
         let live = self.ledger.live();
         // What the collector itself allocated survived it: it is the new young generation.
         self.young_bytes = std::mem::take(&mut self.allocated_while_collecting);
@@ -141,11 +162,23 @@ impl Accountant {
             Kind::Young => {
                 self.young_collections += 1;
                 self.low_since_full = self.low_since_full.min(live);
+                if let Some(since) = since {
+                    let (trigger, slow) = self.policy.paced_young_trigger(
+                        self.young_trigger,
+                        self.soft_limit,
+                        (took, since),
+                        self.slow_before,
+                    );
+                    (self.young_trigger, self.slow_before) = (trigger, slow);
+                }
             }
             Kind::Full => {
                 self.full_collections += 1;
                 self.low_since_full = live;
                 self.soft_limit = self.policy.soft_limit_after(live);
+                // `S` may have grown, so `Y` may (but never past `S/2`, nor below `Y`).
+                let least = self.policy.young_trigger_for(self.soft_limit);
+                self.young_trigger = self.young_trigger.clamp(least, least.max(self.soft_limit / 2));
             }
         }
     }
@@ -226,6 +259,40 @@ mod tests {
         a.collected(Kind::Young, Duration::ZERO);
         a.allocated(15 * MIB);
         assert_eq!(a.before_alloc(1), Some(Kind::Young), "1 + 15 MiB since the collection");
+    }
+
+    /// A guest whose young collections take most of its time (a large heap of its own) gets
+    /// them less often, up to every `S/2`, and as often as `Y` again once they are cheap; a
+    /// policy with a young trigger of its own keeps it.
+    #[test]
+    fn young_collections_come_less_often_while_they_are_expensive() {
+        let (ms, y) = (Duration::from_millis, GcPolicy::DEFAULT_YOUNG_TRIGGER);
+        let due_after = |a: &mut Accountant| {
+            let mut bytes = 0;
+            while a.before_alloc(MIB).is_none() {
+                a.allocated(MIB);
+                bytes += MIB;
+            }
+            bytes
+        };
+        let mut a = Accountant::new(GcPolicy::default());
+        assert_eq!(due_after(&mut a), y);
+        a.record(Kind::Young, ms(1), None);
+        assert_eq!(due_after(&mut a), y, "the first collection has no time before it to compare");
+        for _ in 0..6 {
+            a.record(Kind::Young, ms(5), Some(ms(1)));
+        }
+        assert_eq!(due_after(&mut a), 32 * MIB, "S/2");
+        for _ in 0..6 {
+            a.record(Kind::Young, ms(1), Some(ms(100)));
+        }
+        assert_eq!(due_after(&mut a), y);
+
+        let mut fixed = Accountant::new(GcPolicy::new(y, 64 * MIB, 2.0).unwrap());
+        for _ in 0..6 {
+            fixed.record(Kind::Young, ms(5), Some(ms(1)));
+        }
+        assert_eq!(due_after(&mut fixed), y);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! When the host asks for collections of a guest's external memory.
 
+use std::time::Duration;
+
 use crate::error::ConfigError;
 
 const MIB: u64 = 1 << 20;
@@ -13,6 +15,12 @@ const MIB: u64 = 1 << 20;
 ///   lowest point after the last full collection.
 /// - At the hard limit (the sandbox's memory limit): full collection, retry, full collection,
 ///   retry, then the allocation fails with `NO_MEMORY`.
+///
+/// The default policy's young trigger adapts to the guest's collector: it doubles (up to `S/2`)
+/// after the second young collection in a row that took more than a quarter of the guest's time
+/// since the one before, and halves (down to `Y`) after one that took less than a sixteenth, so a guest whose
+/// collections are expensive (a large heap of its own) collects less often. A policy with an
+/// explicit `Y` ([`GcPolicy::new`]) keeps it.
 ///
 /// `Y ≤ S/2` always holds: [`GcPolicy::new`] rejects a young trigger above half the soft limit,
 /// and since `S` only grows from there, the invariant holds for every `S`. A young trigger at
@@ -37,6 +45,8 @@ pub struct GcPolicy {
     growth_factor: f64,
     /// Whether `Y` is clamped to `S/2` (always, outside experiments).
     clamp: bool,
+    /// Whether the young trigger in effect adapts to the cost of the guest's collections.
+    adapts: bool,
 }
 
 impl GcPolicy {
@@ -50,9 +60,14 @@ impl GcPolicy {
     pub const DEFAULT_GROWTH_FACTOR: f64 = 2.0;
     /// The smallest growth factor allowed: 1.5 (V8's 1.1 makes collections continuous).
     pub const MIN_GROWTH_FACTOR: f64 = 1.5;
+    /// An adapting young trigger doubles after a young collection that took more than
+    /// `1 / GROW_SHARE` of the time since the collection before it ended.
+    const GROW_SHARE: u32 = 4;
+    /// ... and halves after one that took less than `1 / SHRINK_SHARE` of it.
+    const SHRINK_SHARE: u32 = 16;
 
     /// A policy with young trigger `Y = young_trigger`, soft limit floor `soft_limit` and growth
-    /// factor `growth_factor`.
+    /// factor `growth_factor`. Its young trigger is `Y` whatever the guest's collections cost.
     ///
     /// # Errors
     ///
@@ -76,13 +91,14 @@ impl GcPolicy {
         if !growth_factor.is_finite() || growth_factor < Self::MIN_GROWTH_FACTOR {
             return bad(format!("the growth factor must be a number of at least 1.5, not {growth_factor}"));
         }
-        Ok(Self { enabled: true, young_trigger, soft_limit, growth_factor, clamp: true })
+        Ok(Self { enabled: true, young_trigger, soft_limit, growth_factor, clamp: true, adapts: false })
     }
 
     /// [`GcPolicy::new`] with the default for each value that is `None`
     /// ([`GcPolicy::DEFAULT_YOUNG_TRIGGER`], [`GcPolicy::DEFAULT_SOFT_LIMIT`],
     /// [`GcPolicy::DEFAULT_GROWTH_FACTOR`]): what `wrt run --gc-young … --gc-soft-limit …
-    /// --gc-growth …` asks for when only some of them are given.
+    /// --gc-growth …` asks for when only some of them are given. Without a young trigger, the
+    /// default one adapts, as [`GcPolicy::default`]'s does.
     ///
     /// # Errors
     ///
@@ -92,11 +108,12 @@ impl GcPolicy {
         soft_limit: Option<u64>,
         growth_factor: Option<f64>,
     ) -> Result<Self, ConfigError> {
-        Self::new(
+        let policy = Self::new(
             young_trigger.unwrap_or(Self::DEFAULT_YOUNG_TRIGGER),
             soft_limit.unwrap_or(Self::DEFAULT_SOFT_LIMIT),
             growth_factor.unwrap_or(Self::DEFAULT_GROWTH_FACTOR),
-        )
+        )?;
+        Ok(Self { adapts: young_trigger.is_none(), ..policy })
     }
 
     /// A policy that never asks for young or soft-limit collections: only the hard limit
@@ -111,7 +128,14 @@ impl GcPolicy {
     /// `gc-experiments` feature; never for production use.
     #[cfg(feature = "gc-experiments")]
     pub fn experimental(young_trigger: u64, soft_limit: u64, growth_factor: f64, clamp: bool) -> Self {
-        Self { enabled: true, young_trigger: young_trigger.max(1), soft_limit: soft_limit.max(1), growth_factor, clamp }
+        Self {
+            enabled: true,
+            young_trigger: young_trigger.max(1),
+            soft_limit: soft_limit.max(1),
+            growth_factor,
+            clamp,
+            adapts: false,
+        }
     }
 
     /// Whether young and soft-limit collections are asked for.
@@ -119,9 +143,15 @@ impl GcPolicy {
         self.enabled
     }
 
-    /// The young trigger `Y`, in bytes.
+    /// The young trigger `Y`, in bytes: the least it is in effect, when it adapts.
     pub fn young_trigger(&self) -> u64 {
         self.young_trigger
+    }
+
+    /// Whether the young trigger in effect adapts to the cost of the guest's collections
+    /// (the default policy's does; one given to [`GcPolicy::new`] does not).
+    pub fn young_trigger_adapts(&self) -> bool {
+        self.adapts
     }
 
     /// The floor of the soft limit `S`, in bytes.
@@ -140,6 +170,36 @@ impl GcPolicy {
         if self.clamp { self.young_trigger.min(soft_limit / 2) } else { self.young_trigger }
     }
 
+    /// The young trigger in effect after a young collection that took `took`, `since` after the
+    /// collection before it ended, when it was `current` and the soft limit is `soft_limit`, and
+    /// whether that collection was slow (took more than a quarter of that time): doubled when it
+    /// was and so was the one before (`slow_before`: one slow collection is as likely a machine
+    /// that paused the guest), halved when it took less than a sixteenth, never below `Y` nor
+    /// above what [`Self::young_trigger_for`] allows once it may grow (`S/2`). `Y` itself when
+    /// the trigger does not adapt.
+    pub(crate) fn paced_young_trigger(
+        &self,
+        current: u64,
+        soft_limit: u64,
+        (took, since): (Duration, Duration),
+        slow_before: bool,
+    ) -> (u64, bool) {
+        let least = self.young_trigger_for(soft_limit);
+        let slow = took.saturating_mul(Self::GROW_SHARE) > since;
+        if !self.adapts {
+            return (least, slow);
+        }
+        let most = if self.clamp { (soft_limit / 2).max(least) } else { u64::MAX };
+        let next = if slow && slow_before {
+            current.saturating_mul(2)
+        } else if took.saturating_mul(Self::SHRINK_SHARE) < since {
+            current / 2
+        } else {
+            current
+        };
+        (next.clamp(least, most), slow)
+    }
+
     /// `S` after a full collection that left `live_after_full` bytes.
     pub(crate) fn soft_limit_after(&self, live_after_full: u64) -> u64 {
         let grown = (live_after_full as f64 * self.growth_factor).min(u64::MAX as f64) as u64;
@@ -155,6 +215,7 @@ impl Default for GcPolicy {
             soft_limit: Self::DEFAULT_SOFT_LIMIT,
             growth_factor: Self::DEFAULT_GROWTH_FACTOR,
             clamp: true,
+            adapts: true,
         }
     }
 }
@@ -167,7 +228,9 @@ mod tests {
     fn default_holds_the_invariant() {
         let p = GcPolicy::default();
         assert!(p.young_trigger() <= p.soft_limit() / 2);
-        assert_eq!(GcPolicy::new(p.young_trigger(), p.soft_limit(), p.growth_factor()).unwrap(), p);
+        let fixed = GcPolicy::new(p.young_trigger(), p.soft_limit(), p.growth_factor()).unwrap();
+        assert_eq!(GcPolicy { adapts: true, ..fixed }, p);
+        assert!(p.young_trigger_adapts() && !fixed.young_trigger_adapts());
     }
 
     #[test]
@@ -193,9 +256,43 @@ mod tests {
         assert_eq!(GcPolicy::with_defaults(None, None, None).unwrap(), GcPolicy::default());
         let p = GcPolicy::with_defaults(Some(MIB), None, Some(3.0)).unwrap();
         assert_eq!((p.young_trigger(), p.soft_limit(), p.growth_factor()), (MIB, 64 * MIB, 3.0));
+        assert!(!p.young_trigger_adapts(), "a young trigger given is kept");
+        assert!(GcPolicy::with_defaults(None, Some(128 * MIB), None).unwrap().young_trigger_adapts());
         // A young trigger above half the default soft limit is refused, as by `new`.
         let err = GcPolicy::with_defaults(Some(33 * MIB), None, None).unwrap_err();
         assert!(matches!(err, ConfigError::BadGcPolicy { .. }), "{err}");
+    }
+
+    #[test]
+    fn an_adapting_young_trigger_follows_the_collections_share_of_time_within_y_and_s_half() {
+        let p = GcPolicy::default();
+        let (y, s) = (p.young_trigger(), p.soft_limit());
+        let ms = Duration::from_millis;
+        let (slow, fast, between) = ((ms(3), ms(10)), (ms(1), ms(100)), (ms(1), ms(12)));
+        let pace = |current, took_since| p.paced_young_trigger(current, s, took_since, true).0;
+        assert_eq!(p.paced_young_trigger(y, s, slow, false), (y, true), "one slow collection is not enough");
+        assert_eq!(p.paced_young_trigger(y, s, slow, true), (2 * y, true));
+        assert_eq!(p.paced_young_trigger(2 * y, s, fast, true), (y, false));
+        let mut trigger = y;
+        let mut seen = vec![trigger];
+        for _ in 0..8 {
+            trigger = pace(trigger, slow);
+            seen.push(trigger);
+        }
+        assert_eq!(seen, [y, 2 * y, 4 * y, 8 * y, 16 * y, s / 2, s / 2, s / 2, s / 2], "doubles up to S/2");
+        assert_eq!(pace(trigger, between), trigger, "kept between a quarter and a sixteenth");
+        assert_eq!(pace(4 * y, between), 4 * y);
+        for expected in [8 * y, 4 * y, 2 * y, y, y] {
+            trigger = pace(trigger, fast);
+            assert_eq!(trigger, expected, "halves down to Y");
+        }
+        // A larger soft limit (after survivors) lets it grow further; never past S/2.
+        assert_eq!(p.paced_young_trigger(s / 2, 4 * s, (ms(2), ms(1)), true).0, s);
+        assert_eq!(p.paced_young_trigger(u64::MAX, 4 * s, (ms(2), ms(1)), true).0, 2 * s);
+        // A policy with its own young trigger keeps it, however slow its collections.
+        let fixed = GcPolicy::new(y, s, 2.0).unwrap();
+        assert_eq!(fixed.paced_young_trigger(y, s, (ms(100), ms(1)), true).0, y);
+        assert_eq!(fixed.paced_young_trigger(4 * y, s, fast, true).0, y);
     }
 
     #[test]
