@@ -6,6 +6,7 @@
 //! Each change would disturb the other tests of this process, so each test runs its probe in a
 //! process of its own: this test binary again, the probe alone.
 
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process;
 
@@ -70,8 +71,10 @@ fn probe_descriptor_limit_lowered_between_counts() {
     assert!(spawn_piped(&spawner, "/bin/true").unwrap().success());
     let before = open_fds();
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
-    // Room for one more descriptor: the first pipe of the spawn cannot be made.
-    setrlimit(Resource::RLIMIT_NOFILE, before as u64 + 1, hard).unwrap();
+    // Room for one more descriptor, the lowest free number (the limit bounds descriptor
+    // numbers, and inherited ones may lie anywhere): the first pipe of the spawn cannot be made.
+    let lowest_free = std::fs::File::open("/dev/null").map(|file| file.as_raw_fd()).unwrap();
+    setrlimit(Resource::RLIMIT_NOFILE, u64::try_from(lowest_free).unwrap() + 1, hard).unwrap();
     let refused = spawn_piped(&spawner, "/bin/true");
     setrlimit(Resource::RLIMIT_NOFILE, soft, hard).unwrap();
     let err = refused.expect_err("a spawn with no descriptors to spare");
