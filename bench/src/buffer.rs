@@ -20,8 +20,7 @@ use crate::{BenchError, floor, guests, runtime};
 pub(crate) fn run_once(p: &BufferParams) -> Result<Sample, BenchError> {
     let policy = if p.gc {
         // The default policy's young trigger adapts; one given with `--gc-young` is kept.
-        let young = p.gc_young_given.then_some(p.gc_young);
-        GcPolicy::with_defaults(young, Some(p.gc_soft_limit), Some(p.gc_growth))
+        GcPolicy::with_defaults(p.gc_young, Some(p.gc_soft_limit), Some(p.gc_growth))
             .map_err(|e| BenchError::Guest(e.to_string()))?
     } else {
         GcPolicy::disabled()
@@ -76,12 +75,10 @@ pub struct BufferParams {
     pub guest: BufferGuest,
     /// Whether the accountant asks for collections.
     pub gc: bool,
-    /// Young trigger Y, bytes.
-    pub gc_young: u64,
-    /// Whether `gc_young` was given: then it is kept, where the default adapts to the guest's
-    /// collections ([`GcPolicy::young_trigger_adapts`]).
-    #[serde(skip)]
-    pub gc_young_given: bool,
+    /// Young trigger Y, bytes, kept whatever the guest's collections cost; `None` (spelled
+    /// `adapting`) for the default, which starts at [`GcPolicy::DEFAULT_YOUNG_TRIGGER`] and adapts
+    /// to them ([`GcPolicy::young_trigger_adapts`]).
+    pub gc_young: Option<u64>,
     /// Soft limit floor S, bytes.
     pub gc_soft_limit: u64,
     /// Growth factor f.
@@ -95,8 +92,7 @@ impl Default for BufferParams {
             body_size: 120 << 10,
             guest: BufferGuest::Rust,
             gc: true,
-            gc_young: GcPolicy::DEFAULT_YOUNG_TRIGGER,
-            gc_young_given: false,
+            gc_young: None,
             gc_soft_limit: GcPolicy::DEFAULT_SOFT_LIMIT,
             gc_growth: GcPolicy::DEFAULT_GROWTH_FACTOR,
         }
@@ -140,10 +136,7 @@ impl Workload for BufferParams {
             }
             Setting::Guest(g) => self.guest = g,
             Setting::Gc(on) => self.gc = on,
-            Setting::GcYoung(b) => {
-                self.gc_young = b;
-                self.gc_young_given = true;
-            }
+            Setting::GcYoung(b) => self.gc_young = b,
             Setting::GcSoftLimit(b) => self.gc_soft_limit = b,
             Setting::GcGrowth(f) => self.gc_growth = f,
             other => return Err(workload::unknown(self, other.key())),
@@ -200,9 +193,9 @@ impl Workload for BufferParams {
     /// A collection policy the runtime would reject.
     fn check(&self) -> Result<(), BenchError> {
         if self.gc {
-            GcPolicy::new(self.gc_young, self.gc_soft_limit, self.gc_growth).map_err(|source| {
-                BenchError::BadConfig { config: workload::key_values(self), source: Box::new(source) }
-            })?;
+            GcPolicy::with_defaults(self.gc_young, Some(self.gc_soft_limit), Some(self.gc_growth)).map_err(
+                |source| BenchError::BadConfig { config: workload::key_values(self), source: Box::new(source) },
+            )?;
         }
         Ok(())
     }

@@ -83,6 +83,7 @@ pub use plan::Plan;
 pub use result::ConfigResult;
 pub use runner::{Bench, CompareResult};
 pub use sample::Sample;
+pub use setting::parse_young_trigger;
 pub use spawn::SpawnGuest;
 pub use workload::Workload;
 

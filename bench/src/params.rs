@@ -215,8 +215,7 @@ mod tests {
             body_size: 1,
             guest: BufferGuest::Rust,
             gc: true,
-            gc_young: 1,
-            gc_young_given: true,
+            gc_young: Some(1),
             gc_soft_limit: 1,
             gc_growth: 2.0,
         });
@@ -227,6 +226,14 @@ mod tests {
         assert_eq!(b.get("n").as_deref(), Some("7"));
         assert!(b.apply("spawns=7").is_err());
         assert_eq!(b.get("guest").as_deref(), Some("assemblyscript"));
+        // A young trigger given is kept; `adapting` names the default, which adapts.
+        assert_eq!(b.get("gc-young").as_deref(), Some("1"));
+        b.apply("gc-young=adapting").unwrap();
+        assert_eq!(b.get("gc-young").as_deref(), Some("adapting"));
+        assert_eq!(Params::Buffer(BufferParams::default()).get("gc-young").as_deref(), Some("adapting"));
+        b.apply("gc-young=2MiB").unwrap();
+        assert_eq!(b.get("gc-young").as_deref(), Some("2MiB"));
+        assert!(matches!(b.apply("gc-young=adapt"), Err(ParamError::BadValue { .. })));
     }
 
     #[test]
@@ -265,8 +272,7 @@ mod tests {
             body_size: 1,
             guest: BufferGuest::Rust,
             gc: true,
-            gc_young: 1,
-            gc_young_given: true,
+            gc_young: Some(1),
             gc_soft_limit: 1,
             gc_growth: 2.0,
         });

@@ -221,8 +221,9 @@ pub enum Setting {
     Guest(BufferGuest),
     /// `gc` (buffer): `on` is true.
     Gc(bool),
-    /// `gc-young` (buffer): bytes.
-    GcYoung(u64),
+    /// `gc-young` (buffer): bytes, kept; `None`, spelled `adapting`, for the default trigger,
+    /// which adapts to the guest's collections.
+    GcYoung(Option<u64>),
     /// `gc-soft-limit` (buffer): bytes.
     GcSoftLimit(u64),
     /// `gc-growth` (buffer).
@@ -294,7 +295,8 @@ impl Setting {
             Setting::BodySize(_) => Setting::BodySize(parse_size(key, value)?),
             Setting::Guest(_) => Setting::Guest(one_of(key, value, &BufferGuest::ALL, BufferGuest::name)?),
             Setting::Gc(_) => Setting::Gc(parse_on_off(key, value)?),
-            Setting::GcYoung(_) => Setting::GcYoung(parse_size(key, value)?),
+            Setting::GcYoung(_) if value == ADAPTING => Setting::GcYoung(None),
+            Setting::GcYoung(_) => Setting::GcYoung(Some(parse_size(key, value)?)),
             Setting::GcSoftLimit(_) => Setting::GcSoftLimit(parse_size(key, value)?),
             Setting::GcGrowth(_) => Setting::GcGrowth(value.parse().map_err(|_| bad(key, value, "not a number"))?),
             Setting::InstantiateGuest(_) => {
@@ -320,7 +322,8 @@ impl Setting {
         match *self {
             Setting::N(n) | Setting::Threads(n) | Setting::Files(n) | Setting::Clients(n) => n.to_string(),
             Setting::Heap(b) | Setting::External(b) | Setting::BodySize(b) => size(b),
-            Setting::GcYoung(b) | Setting::GcSoftLimit(b) => size(b),
+            Setting::GcYoung(Some(b)) | Setting::GcSoftLimit(b) => size(b),
+            Setting::GcYoung(None) => ADAPTING.to_owned(),
             Setting::Strategy(s) => s.flag_value().to_owned(),
             Setting::Dontfork(b) | Setting::Gc(b) | Setting::Sandbox(b) => on_off(b),
             Setting::Method(m) => m.name().to_owned(),
@@ -332,6 +335,18 @@ impl Setting {
             Setting::Case(c) => c.name().to_owned(),
         }
     }
+}
+
+/// How `gc-young` spells the default young trigger, which adapts to the guest's collections.
+pub(crate) const ADAPTING: &str = "adapting";
+
+/// A `gc-young` value: [`ADAPTING`], or a size ([`wrt_text::parse_size`]) that is kept.
+///
+/// # Errors
+///
+/// Neither.
+pub fn parse_young_trigger(value: &str) -> Result<Option<u64>, String> {
+    if value == ADAPTING { Ok(None) } else { wrt_text::parse_size(value).map(Some).map_err(|e| e.to_string()) }
 }
 
 /// `bytes` in the largest binary unit that divides it (`600MiB`, `2GiB`, `0`).

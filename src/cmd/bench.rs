@@ -210,9 +210,10 @@ struct BufferArgs {
     /// Whether the host asks for collections as buffers pile up
     #[arg(long, value_name = "on|off", value_delimiter = ',', default_value = "on")]
     gc: Vec<OnOff>,
-    /// Young collection trigger Y (at most half the soft limit)
-    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = wrt_text::parse_size)]
-    gc_young: Vec<u64>,
+    /// Young collection trigger Y (at most half the soft limit), kept; `adapting` (the default):
+    /// from 2 MiB, adapting to the guest's collections
+    #[arg(long, value_name = "SIZE|adapting", value_delimiter = ',', value_parser = wrt_bench::parse_young_trigger)]
+    gc_young: Vec<Option<u64>>,
     /// Soft limit S
     #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = wrt_text::parse_size)]
     gc_soft_limit: Vec<u64>,

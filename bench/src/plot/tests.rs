@@ -49,8 +49,7 @@ fn buffer(guest: BufferGuest) -> Params {
         body_size: 1,
         guest,
         gc: true,
-        gc_young: 1,
-        gc_young_given: true,
+        gc_young: Some(1),
         gc_soft_limit: 1,
         gc_growth: 2.0,
     })

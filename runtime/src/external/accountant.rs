@@ -77,7 +77,8 @@ pub(crate) struct Accountant {
     /// The soft limit `S`, from the live bytes after the last full collection.
     soft_limit: u64,
     /// The young trigger in effect: the policy's `Y`, or more while the guest's collections
-    /// are expensive ([`GcPolicy::paced_young_trigger`]).
+    /// are expensive ([`GcPolicy::paced_young_trigger`]), never above `S/2` (whatever `S` is
+    /// now), unless the policy was built unclamped for experiments.
     young_trigger: u64,
     /// When the last collection ended.
     last_ended: Option<Instant>,
@@ -111,13 +112,6 @@ impl Accountant {
         }
     }
 
-    /// The young trigger in effect: the policy's, or more while it adapts, never above `S/2`
-    /// (by construction, whatever `S` is now), unless the policy was built unclamped for
-    /// experiments.
-    pub(crate) fn young_trigger(&self) -> u64 {
-        self.young_trigger
-    }
-
     /// The collection to run before allocating `request` bytes, if any. Never during a
     /// collection, and never when the policy is disabled.
     pub(crate) fn before_alloc(&mut self, request: u64) -> Option<Kind> {
@@ -130,8 +124,7 @@ impl Accountant {
         if live - self.low_since_full.min(live) >= self.soft_limit {
             return Some(Kind::Full);
         }
-        let young = self.young_trigger();
-        (self.young_bytes >= young && self.young_bytes >= request).then_some(Kind::Young)
+        (self.young_bytes >= self.young_trigger && self.young_bytes >= request).then_some(Kind::Young)
     }
 
     /// Records an allocation of `bytes` that was charged to the ledger.
@@ -177,8 +170,8 @@ impl Accountant {
                 self.low_since_full = live;
                 self.soft_limit = self.policy.soft_limit_after(live);
                 // `S` may have grown, so `Y` may (but never past `S/2`, nor below `Y`).
-                let least = self.policy.young_trigger_for(self.soft_limit);
-                self.young_trigger = self.young_trigger.clamp(least, least.max(self.soft_limit / 2));
+                let (least, most) = self.policy.young_trigger_bounds(self.soft_limit);
+                self.young_trigger = self.young_trigger.clamp(least, most);
             }
         }
     }

@@ -18,9 +18,9 @@ const MIB: u64 = 1 << 20;
 ///
 /// The default policy's young trigger adapts to the guest's collector: it doubles (up to `S/2`)
 /// after the second young collection in a row that took more than a quarter of the guest's time
-/// since the one before, and halves (down to `Y`) after one that took less than a sixteenth, so a guest whose
-/// collections are expensive (a large heap of its own) collects less often. A policy with an
-/// explicit `Y` ([`GcPolicy::new`]) keeps it.
+/// since the one before, and halves (down to `Y`) after one that took less than a sixteenth, so
+/// a guest whose collections are expensive (a large heap of its own) collects less often. A
+/// policy with an explicit `Y` ([`GcPolicy::new`]) keeps it.
 ///
 /// `Y ≤ S/2` always holds: [`GcPolicy::new`] rejects a young trigger above half the soft limit,
 /// and since `S` only grows from there, the invariant holds for every `S`. A young trigger at
@@ -60,8 +60,8 @@ impl GcPolicy {
     pub const DEFAULT_GROWTH_FACTOR: f64 = 2.0;
     /// The smallest growth factor allowed: 1.5 (V8's 1.1 makes collections continuous).
     pub const MIN_GROWTH_FACTOR: f64 = 1.5;
-    /// An adapting young trigger doubles after a young collection that took more than
-    /// `1 / GROW_SHARE` of the time since the collection before it ended.
+    /// An adapting young trigger doubles after the second young collection in a row that took
+    /// more than `1 / GROW_SHARE` of the time since the collection before it ended.
     const GROW_SHARE: u32 = 4;
     /// ... and halves after one that took less than `1 / SHRINK_SHARE` of it.
     const SHRINK_SHARE: u32 = 16;
@@ -170,6 +170,14 @@ impl GcPolicy {
         if self.clamp { self.young_trigger.min(soft_limit / 2) } else { self.young_trigger }
     }
 
+    /// The least and the most the young trigger in effect may be while the soft limit is
+    /// `soft_limit`: [`Self::young_trigger_for`], and `S/2` once it may grow (no bound when the
+    /// policy was built unclamped for experiments).
+    pub(crate) fn young_trigger_bounds(&self, soft_limit: u64) -> (u64, u64) {
+        let least = self.young_trigger_for(soft_limit);
+        (least, if self.clamp { (soft_limit / 2).max(least) } else { u64::MAX })
+    }
+
     /// The young trigger in effect after a young collection that took `took`, `since` after the
     /// collection before it ended, when it was `current` and the soft limit is `soft_limit`, and
     /// whether that collection was slow (took more than a quarter of that time): doubled when it
@@ -184,12 +192,11 @@ impl GcPolicy {
         (took, since): (Duration, Duration),
         slow_before: bool,
     ) -> (u64, bool) {
-        let least = self.young_trigger_for(soft_limit);
+        let (least, most) = self.young_trigger_bounds(soft_limit);
         let slow = took.saturating_mul(Self::GROW_SHARE) > since;
         if !self.adapts {
             return (least, slow);
         }
-        let most = if self.clamp { (soft_limit / 2).max(least) } else { u64::MAX };
         let next = if slow && slow_before {
             current.saturating_mul(2)
         } else if took.saturating_mul(Self::SHRINK_SHARE) < since {
