@@ -248,7 +248,8 @@ async fn reserve_collecting(
     }
 }
 
-/// [`reserve`], then a new storage of `len` bytes.
+/// [`reserve`], then a new storage of `len` bytes, placed for a copy from address `source`
+/// ([`new_buffer`]).
 ///
 /// # Errors
 ///
@@ -256,6 +257,7 @@ async fn reserve_collecting(
 pub(crate) async fn allocate(
     caller: &mut Caller<'_, GuestState>,
     len: usize,
+    source: Option<usize>,
     handle: bool,
     save_len: u64,
     save: Save<'_>,
@@ -267,21 +269,23 @@ pub(crate) async fn allocate(
             Err(ret) => return Ok(Err(ret)),
         },
     };
-    Ok(new_buffer(caller.data_mut(), len).map(|view| (view, room)))
+    Ok(new_buffer(caller.data_mut(), len, source).map(|view| (view, room)))
 }
 
 /// A new buffer of `len` bytes charged to the guest, without any collection (room was
 /// reserved): in a storage the guest released, when one of its size class is kept, or in a new
-/// one. Its bytes are not initialised.
+/// one. Its bytes are not initialised; they start at the same offset in a cache line as address
+/// `source`, which they are about to be copied from, where the block has room
+/// (`Block::start_for`).
 ///
 /// # Errors
 ///
 /// [`AllocError::MapFailed`] when the host cannot map the bytes.
-pub(crate) fn new_buffer(state: &mut GuestState, len: usize) -> Result<BufferView, AllocError> {
+pub(crate) fn new_buffer(state: &mut GuestState, len: usize, source: Option<usize>) -> Result<BufferView, AllocError> {
     let external = state.external();
-    let view = match external.spares.take(len) {
+    let view = match external.spares.take(len, source) {
         Some(view) => view,
-        None => match Storage::new(&external.pool, &external.accountant.ledger, len) {
+        None => match Storage::new(&external.pool, &external.accountant.ledger, len, source) {
             Some(storage) => BufferView::new(storage),
             None => return Err(AllocError::MapFailed { len }),
         },
@@ -299,7 +303,11 @@ pub(crate) fn new_buffer(state: &mut GuestState, len: usize) -> Result<BufferVie
 ///
 /// [`AllocError::TooLarge`] past 1 GiB, [`AllocError::NoRoom`] when the bytes or a handle do
 /// not fit, [`AllocError::MapFailed`] when the host cannot map them.
-pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result<BufferView, AllocError> {
+pub(crate) fn allocate_uncollected(
+    state: &mut GuestState,
+    len: usize,
+    source: Option<usize>,
+) -> Result<BufferView, AllocError> {
     if len > MAX_BUFFER {
         return Err(AllocError::TooLarge { bytes: len });
     }
@@ -326,7 +334,7 @@ pub(crate) fn allocate_uncollected(state: &mut GuestState, len: usize) -> Result
         count_refusal(state, &err);
         return Err(err);
     }
-    new_buffer(state, len)
+    new_buffer(state, len, source)
 }
 
 /// Makes a collection of `kind` due (a full one covers a young one).

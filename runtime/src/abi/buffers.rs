@@ -10,7 +10,7 @@ use super::guest_memory::guest_memory;
 use super::host::{NONBLOCK, check_read_args, read_child, write_child};
 use super::memory;
 use crate::collector::{self, Room};
-use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer};
+use crate::external::buffer::{BufferView, MAX_BUFFER, RefBuffer, concat_source};
 use crate::external::error::AllocError;
 use crate::guest_state::GuestState;
 use crate::host_fn::{Mode, define};
@@ -102,10 +102,12 @@ async fn new_from_memory(
     };
     let mut saved: Option<Vec<u8>> = None;
     let mut save = |caller: &mut Caller<'_, GuestState>| saved = Some(memory.data(&*caller)[range.clone()].to_vec());
-    let (view, room) = match collector::allocate(caller, range.len(), handle, range.len() as u64, &mut save).await? {
-        Ok(allocated) => allocated,
-        Err(err) => return Ok(Err(refused(caller.data_mut(), &err))),
-    };
+    let source = Some((memory.data_ptr(&*caller) as usize).wrapping_add(range.start));
+    let (view, room) =
+        match collector::allocate(caller, range.len(), source, handle, range.len() as u64, &mut save).await? {
+            Ok(allocated) => allocated,
+            Err(err) => return Ok(Err(refused(caller.data_mut(), &err))),
+        };
     match &saved {
         Some(bytes) => view.write(0, bytes),
         // No guest code ran since the range was checked, and linear memory never shrinks.
@@ -120,7 +122,7 @@ async fn new_zeroed(
     len: i32,
     handle: bool,
 ) -> Result<std::result::Result<(BufferView, Room), i32>> {
-    match collector::allocate(caller, unsigned(len), handle, 0, &mut |_| {}).await? {
+    match collector::allocate(caller, unsigned(len), None, handle, 0, &mut |_| {}).await? {
         Ok((view, room)) => {
             view.zero();
             Ok(Ok((view, room)))
@@ -373,10 +375,15 @@ async fn buffer_concat(mut caller: Caller<'_, GuestState>, parts_ptr: i32, count
     // The parts' bytes are copied before any guest code runs: views are shared (a release in the
     // guest's collector cannot free them), and the linear memory the parts name is saved, once
     // however many parts name it, before a collection at the hard limit.
+    let base = data.as_ptr() as usize;
+    let source = concat_source(parts.iter().map(|part| match part {
+        Part::Buffer(view) => (view.addr(), view.len()),
+        Part::Memory(range) => (base.wrapping_add(range.start), range.len()),
+    }));
     let mut sources = Sources::new(&parts);
     let save_len = sources.len as u64;
     let mut save = |caller: &mut Caller<'_, GuestState>| sources.save(&parts, memory.data(&*caller));
-    let (view, room) = match collector::allocate(&mut caller, total, true, save_len, &mut save).await? {
+    let (view, room) = match collector::allocate(&mut caller, total, source, true, save_len, &mut save).await? {
         Ok(allocated) => allocated,
         Err(err) => return Ok(refused(caller.data_mut(), &err)),
     };
@@ -445,7 +452,7 @@ async fn read_buffer(
     let made = match read {
         Ok(n) if n > 0 => {
             let n = n as usize;
-            match collector::new_buffer(state, n) {
+            match collector::new_buffer(state, n, Some(scratch.as_ptr() as usize)) {
                 Ok(view) => {
                     view.write(0, &scratch[..n]);
                     Ok((view, room))

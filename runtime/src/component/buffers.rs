@@ -17,7 +17,7 @@ use super::wit::bindings::wrt::process::types::{Collection, Error};
 use super::wit::{BufferHandle, wit, wit_fail};
 use crate::collector::{allocate_uncollected, take_due};
 use crate::external::accountant::Kind;
-use crate::external::buffer::BufferView;
+use crate::external::buffer::{BufferView, concat_source};
 use crate::guest_state::GuestState;
 use crate::process_service;
 
@@ -37,9 +37,10 @@ impl GuestState {
         })
     }
 
-    /// A new buffer of `len` bytes, filled by `fill`, as a resource.
-    fn new_buffer(&mut self, len: usize, fill: impl FnOnce(&BufferView)) -> Made {
-        let view = match allocate_uncollected(self, len) {
+    /// A new buffer of `len` bytes, placed for a copy from address `source` and filled by
+    /// `fill`, as a resource.
+    fn new_buffer(&mut self, len: usize, source: Option<usize>, fill: impl FnOnce(&BufferView)) -> Made {
+        let view = match allocate_uncollected(self, len, source) {
             Ok(view) => view,
             Err(err) => return Ok(Err(wit_fail(err.code(), err.to_string()))),
         };
@@ -74,11 +75,11 @@ impl Host for GuestState {
 
 impl HostBuffer for GuestState {
     fn from_bytes(&mut self, bytes: Vec<u8>) -> Made {
-        self.new_buffer(bytes.len(), |view| view.write(0, &bytes))
+        self.new_buffer(bytes.len(), Some(bytes.as_ptr() as usize), |view| view.write(0, &bytes))
     }
 
     fn alloc(&mut self, len: u32) -> Made {
-        self.new_buffer(len as usize, BufferView::zero)
+        self.new_buffer(len as usize, None, BufferView::zero)
     }
 
     fn concat(&mut self, parts: Vec<Resource<BufferHandle>>) -> Made {
@@ -90,7 +91,8 @@ impl HostBuffer for GuestState {
             }
         }
         let total = views.iter().map(BufferView::len).fold(0usize, usize::saturating_add);
-        self.new_buffer(total, |view| {
+        let source = concat_source(views.iter().map(|view| (view.addr(), view.len())));
+        self.new_buffer(total, source, |view| {
             let mut offset = 0;
             for part in &views {
                 view.copy_from(offset, part);
@@ -183,7 +185,7 @@ pub(crate) fn read_buffer(
     if n == 0 {
         return Ok(Ok(None));
     }
-    Ok(state.new_buffer(n, |view| view.write(0, &scratch[..n]))?.map(Some))
+    Ok(state.new_buffer(n, Some(scratch.as_ptr() as usize), |view| view.write(0, &scratch[..n]))?.map(Some))
 }
 
 /// `child.write-buffer`: `buf[offset..]` to the child's stdin.

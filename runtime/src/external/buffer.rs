@@ -16,17 +16,20 @@ pub(crate) const MAX_BUFFER: usize = 1 << 30;
 #[derive(Debug)]
 pub(crate) struct Storage {
     block: Block,
+    /// Where the bytes start in the block ([`Block::start_for`]).
+    start: usize,
     len: usize,
     ledger: Arc<Ledger>,
 }
 
 impl Storage {
-    /// `len` bytes (not initialised: callers fill them) charged to `ledger`, or `None` when the
-    /// host cannot map them.
-    pub(crate) fn new(pool: &Arc<BufferPool>, ledger: &Arc<Ledger>, len: usize) -> Option<Self> {
+    /// `len` bytes (not initialised: callers fill them) charged to `ledger`, placed for a copy
+    /// from address `source` ([`Block::start_for`]), or `None` when the host cannot map them.
+    pub(crate) fn new(pool: &Arc<BufferPool>, ledger: &Arc<Ledger>, len: usize, source: Option<usize>) -> Option<Self> {
         let block = Block::new(pool, len)?;
         ledger.charge(len as u64);
-        Some(Self { block, len, ledger: Arc::clone(ledger) })
+        let start = block.start_for(len, source);
+        Some(Self { block, start, len, ledger: Arc::clone(ledger) })
     }
 }
 
@@ -66,8 +69,13 @@ pub(crate) struct BufferView {
 impl BufferView {
     /// A view of all of `storage`.
     pub(crate) fn new(storage: Storage) -> Self {
-        let len = storage.len;
-        Self { storage: Arc::new(storage), start: 0, len }
+        let (start, len) = (storage.start, storage.len);
+        Self { storage: Arc::new(storage), start, len }
+    }
+
+    /// The address of the view's first byte, for placing a copy of it ([`Block::start_for`]).
+    pub(crate) fn addr(&self) -> usize {
+        self.storage.block.addr().wrapping_add(self.start)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -79,7 +87,7 @@ impl BufferView {
     /// ([`BufferView::from_spare`]); `None` (and the view dropped as usual) otherwise.
     pub(crate) fn into_spare(self) -> Option<Spare> {
         let mut storage = self.storage;
-        let whole = self.start == 0 && self.len == storage.len;
+        let whole = self.start == storage.start && self.len == storage.len;
         let unique = Arc::get_mut(&mut storage)?;
         if !whole {
             return None;
@@ -89,17 +97,19 @@ impl BufferView {
         Some(Spare(storage))
     }
 
-    /// A new buffer of `len` bytes in a spare's storage, charged to the ledger. Its bytes are
-    /// the old buffer's until written, as a reused block's are. `len` must fit the block.
-    pub(crate) fn from_spare(spare: Spare, len: usize) -> Self {
+    /// A new buffer of `len` bytes in a spare's storage, charged to the ledger and placed for a
+    /// copy from address `source` ([`Block::start_for`]). Its bytes are the old buffer's until
+    /// written, as a reused block's are. `len` must fit the block.
+    pub(crate) fn from_spare(spare: Spare, len: usize, source: Option<usize>) -> Self {
         let Spare(mut storage) = spare;
         assert!(len <= storage.block.capacity(), "a spare is taken only for its size class");
         // A spare's storage is unique: `into_spare` checked, and nothing cloned it since.
-        if let Some(unique) = Arc::get_mut(&mut storage) {
-            unique.ledger.charge(len as u64);
-            unique.len = len;
-        }
-        Self { storage, start: 0, len }
+        let unique = Arc::get_mut(&mut storage).expect("a spare's storage is its only reference");
+        unique.ledger.charge(len as u64);
+        unique.len = len;
+        unique.start = unique.block.start_for(len, source);
+        let start = unique.start;
+        Self { storage, start, len }
     }
 
     /// Whether `offset..offset+len` lies inside the view.
@@ -147,6 +157,22 @@ impl BufferView {
     }
 }
 
+/// The address a concatenation of `parts` (each its source's address and length, in order) is
+/// placed for ([`Storage::new`]): where it would start if its largest part lay at its source's
+/// offset in a cache line, so that the largest copy runs between aligned lines. `None` without
+/// parts.
+pub(crate) fn concat_source(parts: impl IntoIterator<Item = (usize, usize)>) -> Option<usize> {
+    let mut offset = 0usize;
+    let mut largest: Option<(usize, usize)> = None;
+    for (addr, len) in parts {
+        if largest.is_none_or(|(_, most)| len > most) {
+            largest = Some((addr.wrapping_sub(offset), len));
+        }
+        offset = offset.wrapping_add(len);
+    }
+    largest.map(|(start, _)| start)
+}
+
 /// A buffer held by wasm as an `externref`: counted in the ledger's `refs` while it lives, so
 /// collections know to run wasmtime's collector, which is what drops it.
 #[derive(Debug)]
@@ -177,7 +203,7 @@ mod tests {
     fn slices_share_bytes_and_the_last_view_frees_them() {
         let pool = BufferPool::new(MemoryPool::new(true, PoolLimits::SLABS), 0);
         let ledger = Arc::new(Ledger::default());
-        let whole = BufferView::new(Storage::new(&pool, &ledger, 1000).unwrap());
+        let whole = BufferView::new(Storage::new(&pool, &ledger, 1000, None).unwrap());
         whole.zero();
         assert_eq!(ledger.live(), 1000);
         let part = whole.slice(10, 20).unwrap();
@@ -197,7 +223,7 @@ mod tests {
     fn copy_from_an_overlapping_view() {
         let pool = BufferPool::new(MemoryPool::new(true, PoolLimits::SLABS), 0);
         let ledger = Arc::new(Ledger::default());
-        let whole = BufferView::new(Storage::new(&pool, &ledger, 8).unwrap());
+        let whole = BufferView::new(Storage::new(&pool, &ledger, 8, None).unwrap());
         whole.write(0, b"abcdefgh");
         whole.copy_from(2, &whole.slice(0, 6).unwrap());
         whole.with_bytes(0, |b| assert_eq!(b, b"ababcdef"));
@@ -205,5 +231,39 @@ mod tests {
         assert_eq!(ledger.refs(), 1);
         drop(r);
         assert_eq!(ledger.refs(), 0);
+    }
+
+    #[test]
+    fn a_buffer_starts_at_its_sources_offset_in_a_cache_line_where_its_block_has_room() {
+        let pool = BufferPool::new(MemoryPool::new(true, PoolLimits::SLABS), 0);
+        let ledger = Arc::new(Ledger::default());
+        let source = 0x7000_1234_5678usize;
+        // 120 KiB in the 128 KiB class: room to spare.
+        let placed = BufferView::new(Storage::new(&pool, &ledger, 120 << 10, Some(source)).unwrap());
+        assert_eq!(placed.addr() % 64, source % 64);
+        assert_ne!(placed.addr() % 64, 0, "the source lies off a line, so the buffer does");
+        placed.write(0, &[7; 120 << 10]);
+        placed.with_bytes(0, |bytes| assert!(bytes.len() == 120 << 10 && bytes.iter().all(|&b| b == 7)));
+        // A buffer that fills its block, or one made from nowhere, starts at the block's start.
+        let full = BufferView::new(Storage::new(&pool, &ledger, 1024, Some(source)).unwrap());
+        assert_eq!(full.addr() % 1024, 0);
+        assert_eq!(BufferView::new(Storage::new(&pool, &ledger, 1000, None).unwrap()).addr() % 1024, 0);
+        // Made a spare (whole, at its start) and a buffer again, placed for its new source.
+        let spare = placed.into_spare().expect("its only view, whole");
+        let again = BufferView::from_spare(spare, 100 << 10, Some(source + 5));
+        assert_eq!((again.addr() % 64, again.len()), ((source + 5) % 64, 100 << 10));
+        assert_eq!(ledger.live(), (100 << 10) + 1024, "the new buffer and `full`");
+        assert!(again.slice(1, 10).unwrap().into_spare().is_none(), "a part is not the storage");
+        assert!(again.into_spare().is_some(), "a placed view is whole");
+    }
+
+    #[test]
+    fn a_concatenation_is_placed_for_its_largest_part() {
+        assert_eq!(concat_source([]), None);
+        // The 100-byte part lies at 0x1005 and 30 bytes into the concatenation.
+        assert_eq!(concat_source([(0x500, 10), (0x900, 20), (0x1005, 100), (0x2000, 99)]), Some(0x1005 - 30));
+        // Of two parts as large, the first.
+        assert_eq!(concat_source([(0x40, 8), (0x83, 8)]), Some(0x40));
+        assert_eq!(concat_source([(3, 1)]), Some(3));
     }
 }

@@ -44,10 +44,11 @@ impl Spares {
         self.kept.iter().any(|spare| spare.fits(len))
     }
 
-    /// A new buffer of `len` bytes in the newest kept storage of its size class, if any.
-    pub(crate) fn take(&mut self, len: usize) -> Option<BufferView> {
+    /// A new buffer of `len` bytes in the newest kept storage of its size class, if any, placed
+    /// for a copy from address `source` ([`BufferView::from_spare`]).
+    pub(crate) fn take(&mut self, len: usize, source: Option<usize>) -> Option<BufferView> {
         let index = self.kept.iter().rposition(|spare| spare.fits(len))?;
-        Some(BufferView::from_spare(self.kept.swap_remove(index), len))
+        Some(BufferView::from_spare(self.kept.swap_remove(index), len, source))
     }
 
     /// Gives every kept storage back to the pool.
@@ -77,7 +78,7 @@ mod tests {
     }
 
     fn buffer(pool: &Arc<BufferPool>, ledger: &Arc<Ledger>, len: usize) -> BufferView {
-        BufferView::new(Storage::new(pool, ledger, len).unwrap())
+        BufferView::new(Storage::new(pool, ledger, len, None).unwrap())
     }
 
     #[test]
@@ -92,8 +93,8 @@ mod tests {
         assert_eq!(ledger.live(), 0, "a kept storage holds no live buffer");
         assert_eq!(pool.footprint(), footprint, "its block still counts in the footprint");
         assert!(!spares.has_for(512) && !spares.has_for(1025), "1000 bytes are in the 1 KiB class");
-        assert!(spares.take(2000).is_none());
-        let again = spares.take(1024).unwrap();
+        assert!(spares.take(2000, None).is_none());
+        let again = spares.take(1024, None).unwrap();
         assert_eq!((again.len(), ledger.live(), spares.len()), (1024, 1024, 0));
         let mut bytes = [0; 9];
         again.read(0, &mut bytes);
