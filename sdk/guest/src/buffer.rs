@@ -327,11 +327,11 @@ impl Buffer {
     }
 }
 
-/// [`Buffer::concat`], with the host call `host_concat(records, len)` (which returns a buffer of
-/// `len` bytes) as a parameter.
+/// [`Buffer::concat`], with the host call `host_concat(records, len)` (the parts' records, as
+/// [`ConcatPart::encode`] makes them; it returns a buffer of `len` bytes) as a parameter.
 fn concat_with(
     parts: &[&Buffer],
-    mut host_concat: impl FnMut(&[ConcatPart<'_>], usize) -> io::Result<HostBuffer>,
+    mut host_concat: impl FnMut(&[[i32; 3]], usize) -> io::Result<HostBuffer>,
 ) -> io::Result<Buffer> {
     let Some(total) = parts.iter().try_fold(0_usize, |sum, part| sum.checked_add(part.len())) else {
         let context = format!("cannot concatenate {} parts: their length overflows", parts.len());
@@ -345,24 +345,43 @@ fn concat_with(
         }
         return Ok(Buffer(Repr::Inline(inline)));
     }
-    let parts: Vec<&Buffer> = parts.iter().copied().filter(|part| !part.is_empty()).collect();
+    let mut parts = parts.iter().copied().filter(|part| !part.is_empty()).peekable();
+    // The records of a call of up to `STACK_PARTS` parts are built on the stack, so a
+    // concatenation allocates nothing in linear memory; more spill into `heap`.
+    let mut stack = [[0_i32; 3]; STACK_PARTS];
+    let mut heap = Vec::new();
     let mut done: Option<HostBuffer> = None;
-    let mut rest = &parts[..];
-    let mut records = Vec::with_capacity(parts.len().min(MAX_CONCAT_PARTS));
-    while done.is_none() || !rest.is_empty() {
+    loop {
         // Past 1024 parts, each call starts with the result of the previous one.
         let room = MAX_CONCAT_PARTS - usize::from(done.is_some());
-        let (now, later) = rest.split_at(rest.len().min(room));
-        records.clear();
-        records.extend(done.as_ref().map(|done| ConcatPart::Host(done.handle)));
-        records.extend(now.iter().map(|part| part.as_part()));
-        let len = done.as_ref().map_or(0, |done| done.len) + now.iter().map(|part| part.len()).sum::<usize>();
-        done = Some(host_concat(&records, len)?);
-        rest = later;
+        let previous = done.as_ref().map(|done| (ConcatPart::Host(done.handle), done.len));
+        let now = parts.by_ref().take(room).map(|part| (part.as_part(), part.len()));
+        let (mut count, mut len) = (0, 0);
+        heap.clear();
+        for (part, part_len) in previous.into_iter().chain(now) {
+            match count.cmp(&STACK_PARTS) {
+                std::cmp::Ordering::Less => stack[count] = part.encode(),
+                std::cmp::Ordering::Equal => {
+                    heap.extend_from_slice(&stack);
+                    heap.push(part.encode());
+                }
+                std::cmp::Ordering::Greater => heap.push(part.encode()),
+            }
+            count += 1;
+            len += part_len;
+        }
+        let records = if count <= STACK_PARTS { &stack[..count] } else { &heap[..] };
+        done = Some(host_concat(records, len)?);
+        if parts.peek().is_none() {
+            break;
+        }
     }
     let done = done.expect("the loop ran at least once");
     Ok(Buffer(Repr::Host(done)))
 }
+
+/// How many parts' records a `buffer_concat` call builds on the stack (192 bytes).
+const STACK_PARTS: usize = 16;
 
 /// `start..end` from range bounds, if it lies within `0..=len`.
 fn bounds(start: Bound<usize>, end: Bound<usize>, len: usize) -> Option<(usize, usize)> {

@@ -286,13 +286,13 @@ impl ConcatPart<'_> {
     }
 }
 
-/// `buffer_concat`: a new host buffer holding `parts` one after another (at most
-/// [`MAX_CONCAT_PARTS`]).
-pub(crate) fn buffer_concat(parts: &[ConcatPart<'_>]) -> i32 {
+/// `buffer_concat`: a new host buffer holding the parts `records` describe ([`ConcatPart::encode`])
+/// one after another (at most [`MAX_CONCAT_PARTS`]). The caller keeps every linear part it
+/// encoded borrowed until this returns.
+pub(crate) fn buffer_concat(records: &[[i32; 3]]) -> i32 {
     // `[i32; 3]` is 12 bytes, and wasm32 is little-endian: the array is the ABI's part records.
-    let records: Vec<[i32; 3]> = parts.iter().map(ConcatPart::encode).collect();
     // SAFETY: the host reads the `records.len()` records at `records.as_ptr()` and, for each
-    // linear part, the bytes it points at; `records` lives until the call returns and `parts`
+    // linear part, the bytes it points at; `records` lives until the call returns and the caller
     // borrows each linear range for the call.
     unsafe { wrt_buffer_concat(addr(records.as_ptr()), len(records.len())) }
 }

@@ -145,7 +145,7 @@ fn small_concatenations_stay_inline() {
 fn fake_concat(parts: &[&Buffer]) -> (Buffer, Vec<Vec<[i32; 3]>>) {
     let mut calls = Vec::new();
     let buffer = concat_with(parts, |records, len| {
-        calls.push(records.iter().map(ConcatPart::encode).collect());
+        calls.push(records.to_vec());
         Ok(HostBuffer { handle: 1000 + calls.len() as i32 - 1, len })
     })
     .unwrap();
@@ -197,6 +197,14 @@ fn concat_of_many_parts_takes_several_calls() {
     // Exactly 1024 parts: one call.
     let (_, calls) = fake_concat(&refs[..1024]);
     assert_eq!(calls.len(), 1);
+
+    // Around the records built on the stack (16): every part, in order, once.
+    for n in [15, 16, 17, 18, 33] {
+        let (joined, calls) = fake_concat(&refs[..n]);
+        assert_eq!(joined.len(), 100 * n);
+        let handles: Vec<i32> = calls[0].iter().map(|record| record[0]).collect();
+        assert_eq!(handles, (0..n as i32).map(|i| 0x4000_0000 + i).collect::<Vec<_>>(), "{n} parts");
+    }
 }
 
 #[test]
