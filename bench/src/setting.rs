@@ -340,7 +340,8 @@ impl Setting {
 /// How `gc-young` spells the default young trigger, which adapts to the guest's collections.
 pub(crate) const ADAPTING: &str = "adapting";
 
-/// A `gc-young` value: [`ADAPTING`], or a size ([`wrt_text::parse_size`]) that is kept.
+/// A `gc-young` value: `adapting` (the default trigger, which adapts to the guest's collections),
+/// or a size ([`wrt_text::parse_size`]) that is kept.
 ///
 /// # Errors
 ///
