@@ -4,6 +4,7 @@
 
 pub(crate) mod buffers;
 pub(crate) mod clock;
+pub(crate) mod file_streams;
 pub(crate) mod link;
 pub(crate) mod process;
 pub(crate) mod streams;

@@ -421,6 +421,33 @@ fn component_bench_tree_search() {
     }
 }
 
+/// A component's reads of a file in a synchronous run are made on the guest's own thread: Rust
+/// 1.97's standard library reads with the non-blocking `read`, which wasmtime's own file stream
+/// answers by reading on another thread while the guest waits in `poll`.
+#[test]
+fn a_components_file_reads_run_on_the_guests_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes: Vec<u8> = (0..300_000_u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(dir.path().join("big.bin"), &bytes).unwrap();
+    let spec = format!("{}::/t", dir.path().display());
+    let Some((out, trace)) = crate::util::wrt_under_strace(
+        "a_components_file_reads_run_on_the_guests_thread",
+        "execve,pread64",
+        ["run", "--ro-dir", &spec, COMPONENT_BENCH_TREE_SEARCH, "hexdump", "/t/big.bin"],
+    ) else {
+        return;
+    };
+    assert_code(&out, 0);
+    let dump = stdout(&out);
+    assert_eq!(dump.lines().count(), 300_000 / 16 + 1, "one line per 16 bytes, then the size");
+    assert_eq!(dump.lines().last(), Some("000493e0"));
+    let pid = trace.split_whitespace().next().expect("the trace names wrt's pid first");
+    let reads: Vec<&str> = trace.lines().filter(|l| l.contains("pread64(")).collect();
+    assert!(reads.len() >= 300_000 / 65_536, "{} reads of a 300,000-byte file:\n{trace}", reads.len());
+    let elsewhere: Vec<&&str> = reads.iter().filter(|l| l.split_whitespace().next() != Some(pid)).collect();
+    assert!(elsewhere.is_empty(), "reads on a thread other than the guest's ({pid}):\n{trace}");
+}
+
 #[test]
 fn component_ops() {
     let (core, component) = (crate::spawn::run_ops(SPAWN_OPS), crate::spawn::run_ops(COMPONENT_OPS));

@@ -1,6 +1,7 @@
 //! The linker of components: WASI 0.2.12 (whose `exit-with-code` is stable, so a guest that
 //! calls it exits with its code), the deadline-aware clock subscriptions and `wrt:process`; for
-//! asynchronous runs WASI 0.3.0 too. A WASI 0.3 command imports both versions (Rust's std
+//! synchronous runs file reads on the guest's thread (`file_streams`), for asynchronous runs
+//! WASI 0.3.0 too. A WASI 0.3 command imports both versions (Rust's std
 //! speaks 0.2 on `wasm32-wasip2`), and it runs only asynchronously: its `run` is an async
 //! function.
 
@@ -29,6 +30,7 @@ pub(crate) fn linker(
         match mode {
             Mode::Sync => {
                 wasmtime_wasi::p2::add_to_linker_sync(linker)?;
+                super::file_streams::add_to_linker(linker)?;
                 if http {
                     wasmtime_wasi_http::p2::add_only_http_to_linker_sync(linker)?;
                 }
