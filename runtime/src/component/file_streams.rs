@@ -25,6 +25,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
 use wasmtime_wasi::p2::{DynInputStream, InputStream, Pollable, StreamError, StreamResult};
 
 use crate::guest_state::GuestState;
+use crate::stop::StopCell;
 
 /// The instance whose `read-via-stream` is replaced.
 const FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
@@ -53,12 +54,13 @@ fn read_via_stream(
     descriptor: &Resource<Descriptor>,
     offset: u64,
 ) -> wasmtime::Result<Result<Resource<DynInputStream>, ErrorCode>> {
+    let stop = store.data().stop_cell.clone();
     let table = store.data_mut().ctx().table;
     let file = match table.get(descriptor)? {
         Descriptor::File(file) => std::sync::Arc::clone(&file.file),
         Descriptor::Dir(_) => return Ok(Err(ErrorCode::IsDirectory)),
     };
-    let stream: DynInputStream = Box::new(FileReader::new(file, offset));
+    let stream: DynInputStream = Box::new(FileReader::new(file, offset, stop));
     Ok(Ok(table.push(stream)?))
 }
 
@@ -69,11 +71,14 @@ pub(crate) struct FileReader {
     position: u64,
     /// The end of the file was read, or a read failed (reported once, then closed).
     closed: bool,
+    /// The run's deadline and cancel: a read the deadline's signal interrupts (`EINTR`) fails
+    /// once they have passed, rather than being made again.
+    stop: StopCell,
 }
 
 impl FileReader {
-    pub(crate) fn new(file: std::sync::Arc<std::fs::File>, position: u64) -> Self {
-        Self { file, position, closed: false }
+    pub(crate) fn new(file: std::sync::Arc<std::fs::File>, position: u64, stop: StopCell) -> Self {
+        Self { file, position, closed: false, stop }
     }
 }
 
@@ -100,7 +105,7 @@ impl InputStream for FileReader {
                     self.position += n as u64;
                     return Ok(buf.freeze());
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted && !self.stop.passed() => {}
                 Err(e) => {
                     self.closed = true;
                     return Err(StreamError::LastOperationFailed(e.into()));
@@ -124,7 +129,7 @@ mod tests {
     fn reader_over(bytes: &[u8], position: u64) -> FileReader {
         let mut file = tempfile::tempfile().expect("a temporary file");
         file.write_all(bytes).expect("written");
-        FileReader::new(std::sync::Arc::new(file), position)
+        FileReader::new(std::sync::Arc::new(file), position, StopCell::default())
     }
 
     #[test]
@@ -168,7 +173,7 @@ mod tests {
         let path = dir.path().join("w");
         std::fs::write(&path, b"bytes").expect("written");
         let file = std::fs::OpenOptions::new().write(true).open(&path).expect("opened");
-        let mut reader = FileReader::new(std::sync::Arc::new(file), 0);
+        let mut reader = FileReader::new(std::sync::Arc::new(file), 0, StopCell::default());
         assert!(matches!(reader.read(4), Err(StreamError::LastOperationFailed(_))));
         assert!(matches!(reader.read(4), Err(StreamError::Closed)));
     }
