@@ -448,6 +448,25 @@ fn a_components_file_reads_run_on_the_guests_thread() {
     assert!(elsewhere.is_empty(), "reads on a thread other than the guest's ({pid}):\n{trace}");
 }
 
+/// A component's read of a FIFO, which a writer holds open but never writes to, fails at once
+/// (a FIFO cannot be read at an offset: ESPIPE) rather than blocking the guest's thread while it
+/// waits for data.
+#[test]
+fn a_components_read_of_a_silent_fifo_fails_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let _writer = std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap();
+    let spec = format!("{}::/t", dir.path().display());
+    let (out, elapsed) = crate::util::output_within(
+        wrt().args(["run", "--timeout", "20s", "--ro-dir", &spec, COMPONENT_BENCH_TREE_SEARCH, "hexdump", "/t/fifo"]),
+        Duration::from_secs(60),
+    );
+    assert_code(&out, 1);
+    assert!(stderr(&out).contains("/t/fifo: ") && stderr(&out).contains("os error 29"), "{}", stderr(&out));
+    assert!(elapsed < Duration::from_secs(15), "took {elapsed:?}");
+}
+
 #[test]
 fn component_ops() {
     let (core, component) = (crate::spawn::run_ops(SPAWN_OPS), crate::spawn::run_ops(COMPONENT_OPS));
